@@ -1,0 +1,228 @@
+#include "config/cfg.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int hs_cfg_err(const hs_ynode *n, hs_err *err, const char *path, const char *key, const char *fmt, ...)
+{
+	char msg[768];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	const char *sep = (path && *path && key && *key) ? "." : "";
+	return hs_err_set(err, HS_EINPUT, "%s:%d:%d: %s%s%s: %s", n ? n->file : "?", n ? n->line : 0,
+			  n ? n->col : 0, path ? path : "", sep, key ? key : "", msg);
+}
+
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 63 || lb > 63)
+		return 99;
+	size_t row[64];
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t prev = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t cur = row[j];
+			size_t sub = prev + (a[i - 1] != b[j - 1]);
+			size_t del = row[j] + 1, ins = row[j - 1] + 1;
+			row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+			prev = cur;
+		}
+	}
+	return row[lb];
+}
+
+const char *hs_cfg_suggest(const char *word, const char *const *cands)
+{
+	const char *best = NULL;
+	size_t bd = 99, len = strlen(word);
+	size_t limit = len / 3 > 2 ? len / 3 : 2;
+	for (; *cands; cands++) {
+		size_t d = edit_distance(word, *cands);
+		if (d < bd) {
+			bd = d;
+			best = *cands;
+		}
+	}
+	return bd <= limit ? best : NULL;
+}
+
+static const char *kind_word(const hs_ynode *n)
+{
+	return n->kind == HS_Y_MAP ? "a mapping" : n->kind == HS_Y_SEQ ? "a list" : "a scalar";
+}
+
+int hs_cfg_known(const hs_ynode *map, const char *path, const char *const *known, const char *what, hs_err *err)
+{
+	if (!map || map->kind != HS_Y_MAP)
+		return hs_cfg_err(map, err, path, "", "found %s (expected %s)", map ? kind_word(map) : "nothing",
+				  what);
+	for (size_t i = 0; i < map->n; i++) {
+		const char *k = map->keys[i]->str;
+		int ok = 0;
+		for (const char *const *c = known; *c; c++)
+			if (strcmp(*c, k) == 0)
+				ok = 1;
+		if (ok)
+			continue;
+		const char *s = hs_cfg_suggest(k, known);
+		char list[512] = "";
+		size_t len = 0;
+		for (const char *const *c = known; *c && len < sizeof list - 40; c++)
+			len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", c == known ? "" : ", ", *c);
+		if (s)
+			return hs_cfg_err(map->keys[i], err, path, k, "unknown key (did you mean '%s'?)", s);
+		return hs_cfg_err(map->keys[i], err, path, k, "unknown key (expected one of: %s)", list);
+	}
+	return 0;
+}
+
+static const hs_ynode *scalar_at(const hs_ynode *map, const char *path, const char *key, int required,
+				 hs_err *err, int *missing)
+{
+	const hs_ynode *n = hs_yaml_get(map, key);
+	*missing = 0;
+	if (!n || (n->kind == HS_Y_SCALAR && !n->quoted && (n->str[0] == 0 || strcmp(n->str, "~") == 0 ||
+							     strcmp(n->str, "null") == 0))) {
+		*missing = 1;
+		if (required)
+			hs_cfg_err(n ? n : map, err, path, key, "missing required key");
+		return NULL;
+	}
+	if (n->kind != HS_Y_SCALAR) {
+		hs_cfg_err(n, err, path, key, "found %s (expected a single value)", kind_word(n));
+		return NULL;
+	}
+	return n;
+}
+
+int hs_cfg_node_num(const hs_ynode *n, const char *path, const char *key, enum hs_unit u, double lo, double hi,
+		    double *out, hs_err *err)
+{
+	if (n->kind != HS_Y_SCALAR)
+		return hs_cfg_err(n, err, path, key, "found %s (expected %s)", kind_word(n), hs_units_expect(u));
+	char why[256];
+	double v;
+	if (hs_units_parse(n->str, u, &v, why, sizeof why))
+		return hs_cfg_err(n, err, path, key, "%s (expected %s)", why, hs_units_expect(u));
+	if (v < lo || v > hi) {
+		if (hi >= 1e300)
+			return hs_cfg_err(n, err, path, key, "'%s' is out of range (expected at least %g)", n->str, lo);
+		return hs_cfg_err(n, err, path, key, "'%s' is out of range (expected %g to %g)", n->str, lo, hi);
+	}
+	*out = v;
+	return 0;
+}
+
+int hs_cfg_num(const hs_ynode *map, const char *path, const char *key, enum hs_unit u, double lo, double hi,
+	       double def, int required, double *out, hs_err *err)
+{
+	int missing;
+	const hs_ynode *n = scalar_at(map, path, key, required, err, &missing);
+	if (!n) {
+		if (missing && !required) {
+			*out = def;
+			return 0;
+		}
+		return -1;
+	}
+	return hs_cfg_node_num(n, path, key, u, lo, hi, out, err);
+}
+
+int hs_cfg_int(const hs_ynode *map, const char *path, const char *key, int64_t lo, int64_t hi, int64_t def,
+	       int required, int64_t *out, hs_err *err)
+{
+	int missing;
+	const hs_ynode *n = scalar_at(map, path, key, required, err, &missing);
+	if (!n) {
+		if (missing && !required) {
+			*out = def;
+			return 0;
+		}
+		return -1;
+	}
+	double v;
+	if (hs_cfg_node_num(n, path, key, HS_U_COUNT, (double)lo, (double)hi, &v, err))
+		return -1;
+	if (v != floor(v))
+		return hs_cfg_err(n, err, path, key, "'%s' is not a whole number", n->str);
+	*out = (int64_t)v;
+	return 0;
+}
+
+int hs_cfg_bool(const hs_ynode *map, const char *path, const char *key, int def, int *out, hs_err *err)
+{
+	int missing;
+	const hs_ynode *n = scalar_at(map, path, key, 0, err, &missing);
+	if (!n) {
+		if (missing) {
+			*out = def;
+			return 0;
+		}
+		return -1;
+	}
+	static const char *const t[] = {"true", "yes", "on", "True", "TRUE", NULL};
+	static const char *const f[] = {"false", "no", "off", "False", "FALSE", NULL};
+	for (int i = 0; t[i]; i++)
+		if (strcmp(n->str, t[i]) == 0) {
+			*out = 1;
+			return 0;
+		}
+	for (int i = 0; f[i]; i++)
+		if (strcmp(n->str, f[i]) == 0) {
+			*out = 0;
+			return 0;
+		}
+	return hs_cfg_err(n, err, path, key, "'%s' is not a boolean (expected true or false)", n->str);
+}
+
+int hs_cfg_str(const hs_ynode *map, const char *path, const char *key, const char *def, int required,
+	       const char **out, hs_err *err)
+{
+	int missing;
+	const hs_ynode *n = scalar_at(map, path, key, required, err, &missing);
+	if (!n) {
+		if (missing && !required) {
+			*out = def;
+			return 0;
+		}
+		return -1;
+	}
+	*out = n->str;
+	return 0;
+}
+
+int hs_cfg_enum(const hs_ynode *map, const char *path, const char *key, const char *const *names, int def,
+		int *out, hs_err *err)
+{
+	const char *s;
+	if (hs_cfg_str(map, path, key, NULL, 0, &s, err))
+		return -1;
+	if (!s) {
+		*out = def;
+		return 0;
+	}
+	for (int i = 0; names[i]; i++)
+		if (strcmp(names[i], s) == 0) {
+			*out = i;
+			return 0;
+		}
+	const hs_ynode *n = hs_yaml_get(map, key);
+	const char *sug = hs_cfg_suggest(s, names);
+	char list[512] = "";
+	size_t len = 0;
+	for (int i = 0; names[i] && len < sizeof list - 40; i++)
+		len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", names[i]);
+	if (sug)
+		return hs_cfg_err(n, err, path, key, "'%s' is not known (did you mean '%s'? expected one of: %s)", s,
+				  sug, list);
+	return hs_cfg_err(n, err, path, key, "'%s' is not known (expected one of: %s)", s, list);
+}

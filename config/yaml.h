@@ -1,0 +1,47 @@
+/* hs_yaml: a YAML document as a small tree of nodes that remember where they came from.
+ *
+ * libyaml parses; this module keeps every scalar, mapping and sequence with its file, line and column so
+ * that any later check can say "file:line:col: key.path: what is wrong". Each mapping value also carries a
+ * `used` mark: the reader marks what it consumed, and hs_cfg reports what nobody asked for as an unknown key.
+ * Anchors and aliases are rejected (scenarios do not need them, and they make positions ambiguous). */
+#ifndef HS_YAML_H
+#define HS_YAML_H
+
+#include <stddef.h>
+
+#include "sim/err.h"
+
+enum hs_ykind { HS_Y_SCALAR, HS_Y_MAP, HS_Y_SEQ };
+
+typedef struct hs_ynode hs_ynode;
+struct hs_ynode {
+	enum hs_ykind kind;
+	int line, col;       /* 1-based position of the node's start */
+	const char *file;    /* borrowed from the document */
+	char *str;           /* HS_Y_SCALAR: the text; NULL for others */
+	int quoted;          /* scalar was quoted: never a number or a null */
+	size_t n;            /* HS_Y_MAP: pairs; HS_Y_SEQ: items */
+	hs_ynode **keys;     /* HS_Y_MAP: key nodes (scalars) */
+	hs_ynode **vals;     /* HS_Y_MAP: values; HS_Y_SEQ: items */
+	int used;            /* set by readers when consumed (for unknown-key reporting) */
+};
+
+typedef struct hs_ydoc hs_ydoc;
+
+/* Parse a file. NULL on error, with "file:line:col: message" in err (HS_EINPUT). */
+hs_ydoc *hs_yaml_load_file(const char *path, hs_err *err);
+/* Parse a string; `name` stands for the file name in messages. */
+hs_ydoc *hs_yaml_load_string(const char *text, size_t len, const char *name, hs_err *err);
+void hs_yaml_free(hs_ydoc *doc);
+hs_ynode *hs_yaml_root(hs_ydoc *doc);
+const char *hs_yaml_name(const hs_ydoc *doc);
+
+/* Mapping lookup by key; NULL when absent or when `map` is not a mapping. Does not mark used. */
+hs_ynode *hs_yaml_get(const hs_ynode *map, const char *key);
+
+/* Apply a `--set a.b.c=value` override: walk mappings by dotted path (creating missing ones) and put the
+ * value there; the value is parsed as YAML, so `--set model={preset: gpt3-1.3b}` works. Sequence items are
+ * addressed by index (`cluster.groups.0.nodes=4`). The new nodes are positioned at "<--set>:1:col". */
+int hs_yaml_set(hs_ydoc *doc, const char *assignment, hs_err *err);
+
+#endif
