@@ -1,0 +1,31 @@
+/* Memory per rank: weights, gradients, optimizer states (sharded by ZeRO stage), activations (Korthikanti et
+ * al. 2022, "Reducing Activation Recomputation in Large Transformer Models", Eq. 1-6, for each recompute mode and
+ * with sequence parallelism), the schedule's in-flight micro-batches, communication buffers and logits. */
+#ifndef HS_MEMORY_H
+#define HS_MEMORY_H
+
+#include "models/model.h"
+#include "models/ops.h"
+
+typedef struct hs_mem_cfg {
+	hs_layer_cfg layer;   /* tp, cp, ep, sp, micro_batch, seq_len, dtype, recompute */
+	int pp, dp;
+	int zero_stage;       /* 0 none, 1 optimizer states, 2 + gradients, 3 + weights (FSDP) */
+	int layers_on_rank;   /* transformer layers this rank holds */
+	int first_stage, last_stage; /* holds embedding / output head */
+	int in_flight;        /* micro-batches whose activations are live at peak (1F1B: pp - stage) */
+	double comm_buffer_bytes;
+} hs_mem_cfg;
+
+typedef struct hs_mem {
+	double weights, grads, optimizer, activations, logits, comm_buffers;
+	double total;
+} hs_mem;
+
+/* Bytes per parameter: bf16 weights 2, grads 2 (fp32 accumulation 4 when dtype is fp32), Adam 12 (fp32 master,
+ * m, v); divided by dp for the sharded parts. */
+void hs_memory_rank(const hs_model *m, const hs_mem_cfg *c, hs_mem *out);
+/* Activation bytes of one layer for one micro-batch (Korthikanti Eq. 2-6). */
+double hs_memory_layer_activations(const hs_model *m, const hs_layer_cfg *c);
+
+#endif

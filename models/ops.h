@@ -1,0 +1,89 @@
+/* hs_op: the kernels one transformer layer runs on one rank, with exact shapes, FLOPs and bytes moved,
+ * for a given parallel split (TP with or without sequence parallelism, CP, EP) and phase.
+ *
+ * Backward is split into input-gradient (dgrad) and weight-gradient (wgrad) parts so zero-bubble schedules
+ * can place them separately. Communication that sits inside a layer (TP all-reduce / all-gather /
+ * reduce-scatter, EP all-to-all, CP ring exchanges) appears as HS_OP_COMM entries at the point where it
+ * blocks the computation. */
+#ifndef HS_OPS_H
+#define HS_OPS_H
+
+#include <stddef.h>
+
+#include "models/model.h"
+#include "sim/dtype.h"
+
+enum hs_op_kind {
+	HS_OP_GEMM,      /* m, n, k (batched GEMMs: count = batch) */
+	HS_OP_ATTN,      /* flash attention: b, h, s, d, causal */
+	HS_OP_MEM,       /* memory-bound: norm, activation, dropout, residual add, rotary, softmax, embedding */
+	HS_OP_COMM,      /* collective inside the layer */
+	HS_OP_OPTIMIZER, /* memory-bound optimizer update over `bytes` */
+};
+
+enum hs_coll_op {
+	HS_COLL_ALL_REDUCE,
+	HS_COLL_ALL_GATHER,
+	HS_COLL_REDUCE_SCATTER,
+	HS_COLL_ALL_TO_ALL,
+	HS_COLL_BROADCAST,
+	HS_COLL_REDUCE,
+	HS_COLL_SENDRECV,
+	HS_COLL_OP_COUNT
+};
+
+enum hs_group { HS_GROUP_TP, HS_GROUP_CP, HS_GROUP_DP, HS_GROUP_EP, HS_GROUP_PP, HS_GROUP_COUNT };
+
+enum hs_phase { HS_PH_FWD, HS_PH_BWD_INPUT, HS_PH_BWD_WEIGHT, HS_PH_RECOMPUTE };
+
+typedef struct hs_op {
+	enum hs_op_kind kind;
+	const char *name;  /* static string: "qkv", "attn", "proj", "fc1", "fc2", "ln1", "tp_ar", ... */
+	enum hs_dtype dtype;
+	double m, n, k;    /* GEMM */
+	double count;      /* how many identical kernels (GEMM batches, per-expert GEMMs) */
+	double b, h, s, d; /* attention */
+	int causal;
+	int bwd;           /* attention backward */
+	double flops;      /* total for this entry (count included) */
+	double bytes;      /* bytes moved to/from memory (MEM, OPTIMIZER) or sent per rank (COMM) */
+	enum hs_coll_op coll;
+	enum hs_group group;
+	int recompute;     /* this op re-runs forward work (counts for HFU, not MFU) */
+} hs_op;
+
+typedef struct hs_oplist {
+	hs_op *ops;
+	size_t n, cap;
+} hs_oplist;
+
+/* Parallel split and options that change a layer's ops. */
+typedef struct hs_layer_cfg {
+	int tp, cp, ep;
+	int sequence_parallel;
+	int micro_batch;
+	int seq_len;
+	enum hs_dtype dtype;      /* activations / GEMMs (bf16, or fp8 for GEMMs when fp8 is on) */
+	int fp8_gemms;
+	enum { HS_RC_NONE, HS_RC_SELECTIVE, HS_RC_FULL } recompute;
+	int flash_attention;      /* 1: fused attention kernel (default); 0: materialised scores */
+} hs_layer_cfg;
+
+void hs_oplist_free(hs_oplist *l);
+void hs_oplist_clear(hs_oplist *l);
+
+/* Append the ops of transformer layer `layer` (0-based; MoE layers per model) in `phase`. For
+ * HS_PH_RECOMPUTE, the forward work that the recompute mode re-runs before backward (none, the attention
+ * core for selective, the whole layer for full). */
+void hs_ops_layer(const hs_model *m, const hs_layer_cfg *c, int layer, enum hs_phase phase, hs_oplist *out);
+/* Embedding lookup (first stage) and the output projection + loss (last stage). */
+void hs_ops_embedding(const hs_model *m, const hs_layer_cfg *c, enum hs_phase phase, hs_oplist *out);
+void hs_ops_head(const hs_model *m, const hs_layer_cfg *c, enum hs_phase phase, hs_oplist *out);
+/* Adam with fp32 master weights over `params` parameters held by this rank. */
+void hs_ops_optimizer(double params, hs_oplist *out);
+
+/* Model FLOPs of one training step (forward + backward, no recompute) for `tokens` tokens: the 6 * params *
+ * tokens term (active params for MoE) plus attention's 12 * layers * hidden * seq * tokens (halved when causal). */
+double hs_model_flops_per_step(const hs_model *m, double tokens, int seq_len, int causal);
+
+#endif
