@@ -1,0 +1,49 @@
+/* hs_cluster: the machine a scenario runs on. A list of node groups (each with its GPU type, GPUs per node,
+ * scale-up domain and NICs) joined by a scale-out fabric; devices are numbered 0..ngpus-1 group by group,
+ * node by node. Built from a scenario's `cluster:` mapping; the links and routes behind it are the
+ * network models' business (sim/net.h). */
+#ifndef HS_CLUSTER_H
+#define HS_CLUSTER_H
+
+#include "config/yaml.h"
+#include "sim/err.h"
+#include "sim/time.h"
+#include "topology/device.h"
+
+typedef struct hs_cluster hs_cluster;
+
+typedef struct hs_node_group {
+	char name[64];
+	int nodes;
+	int gpus_per_node;
+	hs_device_type gpu;
+	/* scale-up: per GPU, per direction */
+	char scaleup_kind[32]; /* nvswitch, nvlink-mesh, pcie, xgmi, ... */
+	double scaleup_bw;     /* bytes/s */
+	double scaleup_lat;    /* seconds */
+	/* scale-out NICs */
+	double nic_bw;         /* bytes/s per NIC per direction */
+	int nics_per_node;
+	double nic_lat;        /* seconds */
+} hs_node_group;
+
+typedef struct hs_fabric_spec {
+	char kind[32];         /* fat-tree, rail-optimized, ... */
+	int tiers;
+	double oversubscription; /* >= 1 */
+	double latency;        /* seconds per switch hop */
+} hs_fabric_spec;
+
+/* Parse and build. Errors name file:line:col and the key path ("cluster.groups[0].nic.bandwidth"). */
+hs_cluster *hs_cluster_from_yaml(const hs_ynode *cluster, const char *path, hs_err *err);
+void hs_cluster_free(hs_cluster *c);
+
+int hs_cluster_ngpus(const hs_cluster *c);
+int hs_cluster_ngroups(const hs_cluster *c);
+const hs_node_group *hs_cluster_group(const hs_cluster *c, int g);
+const hs_fabric_spec *hs_cluster_fabric(const hs_cluster *c);
+int hs_cluster_group_of(const hs_cluster *c, int gpu); /* node group of a device */
+int hs_cluster_node_of(const hs_cluster *c, int gpu);  /* global node index of a device */
+const hs_device_type *hs_cluster_device(const hs_cluster *c, int gpu);
+
+#endif
