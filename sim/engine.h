@@ -14,7 +14,11 @@
 
 typedef struct hs_engine hs_engine;
 typedef void (*hs_handler)(hs_engine *eng, void *ctx, uint64_t arg);
-typedef uint64_t hs_event_id; /* 0 is never a valid id */
+/* Names a scheduled event: its time and sequence number. The zero id names no event. */
+typedef struct hs_event_id {
+	hs_time t;
+	uint64_t seq;
+} hs_event_id;
 
 hs_engine *hs_engine_create(void);
 void hs_engine_destroy(hs_engine *eng);
@@ -25,7 +29,7 @@ hs_event_id hs_engine_at(hs_engine *eng, hs_time at, hs_handler fn, void *ctx, u
 /* Schedule `delay` picoseconds from now. */
 hs_event_id hs_engine_after(hs_engine *eng, hs_time delay, hs_handler fn, void *ctx, uint64_t arg);
 /* Cancel a pending event. Returns 1 if it was pending and is now cancelled, 0 if it already ran, was
- * cancelled before, or the id is unknown. */
+ * cancelled before, or the id is the zero id. */
 int hs_engine_cancel(hs_engine *eng, hs_event_id id);
 
 /* Run events whose time is <= until (HS_TIME_MAX: until the queue is empty or hs_engine_stop is called).

@@ -96,7 +96,7 @@ START_TEST(cancel_removes_only_that_event)
 	/* a stale id must not cancel a recycled slot */
 	hs_event_id c = hs_engine_at(e, 40, rec, &l, 4);
 	ck_assert_int_eq(hs_engine_cancel(e, a), 0);
-	ck_assert_int_eq(hs_engine_cancel(e, 0), 0);
+	ck_assert_int_eq(hs_engine_cancel(e, (hs_event_id){0, 0}), 0);
 	hs_engine_run(e, HS_TIME_MAX);
 	ck_assert_int_eq(l.n, 3);
 	(void)c;
@@ -173,6 +173,69 @@ START_TEST(deterministic_and_monotone)
 }
 END_TEST
 
+/* Scheduling between the clock and the next pending event after a bounded run must still order correctly. */
+START_TEST(schedule_after_bounded_run)
+{
+	hs_engine *e = hs_engine_create();
+	struct log l = {0};
+	hs_engine_at(e, 100, rec, &l, 1);
+	hs_engine_at(e, 1000, rec, &l, 4);
+	hs_engine_run(e, 500); /* runs 100; 1000 stays pending */
+	hs_engine_at(e, 600, rec, &l, 2);
+	hs_engine_at(e, 600, rec, &l, 3);
+	hs_engine_at(e, 1000, rec, &l, 5);
+	hs_engine_run(e, HS_TIME_MAX);
+	ck_assert_int_eq(l.n, 5);
+	for (int i = 0; i < 5; i++)
+		ck_assert_uint_eq(l.args[i], (uint64_t)i + 1);
+	hs_engine_destroy(e);
+}
+END_TEST
+
+/* Against a reference: every event runs in (time, seq) order, cancelled ones never. */
+struct refrun {
+	hs_time t[4096];
+	uint64_t seq[4096];
+	int n;
+};
+static void refrec(hs_engine *e, void *ctx, uint64_t arg)
+{
+	struct refrun *r = ctx;
+	r->t[r->n] = hs_engine_now(e);
+	r->seq[r->n++] = arg;
+}
+START_TEST(matches_reference_order)
+{
+	hs_engine *e = hs_engine_create();
+	static struct refrun r;
+	r.n = 0;
+	uint64_t s = 12345;
+	hs_event_id ids[3000];
+	int cancelled[3000] = {0};
+	for (int i = 0; i < 3000; i++)
+		ids[i] = hs_engine_at(e, xs(&s) % 200 * 1000 + (xs(&s) % 3), refrec, &r, (uint64_t)i);
+	int nc = 0;
+	for (int i = 0; i < 3000; i += 7) {
+		ck_assert_int_eq(hs_engine_cancel(e, ids[i]), 1);
+		cancelled[i] = 1;
+		nc++;
+	}
+	ck_assert_uint_eq(hs_engine_pending(e), (size_t)(3000 - nc));
+	hs_engine_run(e, HS_TIME_MAX);
+	ck_assert_int_eq(r.n, 3000 - nc);
+	for (int k = 0; k < r.n; k++) {
+		ck_assert_int_eq(cancelled[r.seq[k]], 0);
+		ck_assert_uint_eq(r.t[k], ids[r.seq[k]].t);
+		if (k > 0) {
+			ck_assert(r.t[k] >= r.t[k - 1]);
+			if (r.t[k] == r.t[k - 1])
+				ck_assert(r.seq[k] > r.seq[k - 1]);
+		}
+	}
+	hs_engine_destroy(e);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("engine");
@@ -183,6 +246,8 @@ static Suite *suite(void)
 	tcase_add_test(t, cancel_removes_only_that_event);
 	tcase_add_test(t, run_until_stops_at_bound);
 	tcase_add_test(t, deterministic_and_monotone);
+	tcase_add_test(t, schedule_after_bounded_run);
+	tcase_add_test(t, matches_reference_order);
 	suite_add_tcase(s, t);
 	return s;
 }
