@@ -9,6 +9,7 @@
 
 #include "sim/dtype.h"
 #include "sim/err.h"
+#include "config/yaml.h"
 #include "topology/device.h"
 
 typedef struct hs_profile hs_profile;
@@ -28,5 +29,21 @@ double hs_profile_mem_time(const hs_profile *p, const hs_device_type *dev, doubl
 double hs_profile_attn_time(const hs_profile *p, const hs_device_type *dev, double b, double h, double s,
 			    double d, int causal, int bwd);
 double hs_profile_launch(const hs_profile *p);
+
+/* Extensions (calib/ issue 5) */
+/* A memory-bound op by name ("add", "gelu", "layernorm", "softmax", "dropout", ...): the copy curve slowed by
+ * the op's measured factor at large sizes; unknown names run at copy speed. */
+double hs_profile_mem_op_time(const hs_profile *p, const hs_device_type *dev, const char *op, double bytes);
+int hs_profile_is_derived(const hs_profile *p);
+/* The device the curves were measured on (for derived profiles: the source's device). */
+const char *hs_profile_device(const hs_profile *p);
+/* A profile for `target` derived from `src` (measured on `src_dev`): same efficiency curves, the datasheet
+ * ratios recorded, marked derived. */
+hs_profile *hs_profile_derive(const hs_profile *src, const hs_device_type *src_dev, const hs_device_type *target,
+			      hs_err *err);
+/* Write as YAML through a temporary file and rename, so no half-written profile is left behind. */
+int hs_profile_save(const hs_profile *p, const char *path, hs_err *err);
+/* Parse from a YAML document already loaded (`path` names it in messages). */
+hs_profile *hs_profile_from_yaml(const hs_ynode *root, hs_err *err);
 
 #endif

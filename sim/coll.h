@@ -26,9 +26,23 @@ const char *hs_coll_algo_name(enum hs_coll_algo a); /* "auto", "ring", "tree", .
 int hs_coll_op_parse(const char *s);                /* -1 if unknown */
 int hs_coll_algo_parse(const char *s);              /* -1 if unknown */
 
-/* Seconds for `op` over devices ranks[0..n-1] of cluster `c`, idle network. n == 1 costs 0. */
+/* Seconds for `op` over devices ranks[0..n-1] of cluster `c`, idle network. n == 1 costs 0.
+ * This is the physical closed form: hop latencies and the bottleneck bandwidth of the links the algorithm
+ * uses (a ring all-reduce is exactly 2(n-1)(alpha + S/(nB))), with no protocol overheads; hs_coll_nccl_time
+ * (sim/coll_nccl.h) adds NCCL's channels, protocols and launch latencies. An algorithm the operation lacks
+ * runs the operation's default (hs_coll_default_algo), as NCCL does; AUTO takes the fastest supported one.
+ * Returns -1 when a rank is outside the cluster or repeated (hs_coll_check says why). */
 double hs_coll_time(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_algo algo, const int *ranks, int n,
 		    double bytes);
+
+/* 0 when ranks[0..n-1] is a valid group of `c` (distinct devices inside the cluster), else -1 and why. */
+int hs_coll_check(const hs_cluster *c, const int *ranks, int n, hs_err *err);
+/* Whether `algo` implements `op` on this group (AUTO always does). */
+int hs_coll_supported(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_algo algo, const int *ranks, int n);
+/* Ring for the reductions and gathers, direct for all-to-all and send/recv. */
+enum hs_coll_algo hs_coll_default_algo(enum hs_coll_op op);
+/* The algorithm AUTO picks for this call (the fastest by the same closed forms). */
+enum hs_coll_algo hs_coll_auto_algo(const hs_cluster *c, enum hs_coll_op op, const int *ranks, int n, double bytes);
 
 /* nccl-tests' bus-bandwidth factor for `op` over n ranks: busbw = algbw * factor. */
 double hs_coll_busbw_factor(enum hs_coll_op op, int n);

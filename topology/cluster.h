@@ -45,5 +45,9 @@ const hs_fabric_spec *hs_cluster_fabric(const hs_cluster *c);
 int hs_cluster_group_of(const hs_cluster *c, int gpu); /* node group of a device */
 int hs_cluster_node_of(const hs_cluster *c, int gpu);  /* global node index of a device */
 const hs_device_type *hs_cluster_device(const hs_cluster *c, int gpu);
+int hs_cluster_nnodes(const hs_cluster *c);
+int hs_cluster_local_rank(const hs_cluster *c, int gpu); /* index of a device inside its node */
+int hs_cluster_first_gpu(const hs_cluster *c, int g);    /* first device of group g */
+int hs_cluster_first_node(const hs_cluster *c, int g);   /* first global node of group g */
 
 #endif

@@ -1,0 +1,29 @@
+/* Double binary tree (NCCL's tree): a chain of the node's ranks inside each node, two complementary binary
+ * trees across nodes, each carrying half the data; reduce goes up while broadcast comes down, pipelined.
+ *
+ * Latency: up and down the tree, 2((ppn-1) intra hops + ceil(log2 nnodes) inter hops).
+ * Bandwidth: a rank in the middle of a chain sends S (its half in each tree, once up and once down), so
+ * scale-up carries 2S per GPU when ppn >= 3 and S when ppn == 2. Across nodes a node is interior in one tree
+ * and a leaf in the other: its NICs send 2S (4 tree edges x S/2), except for two nodes where each tree is a
+ * single edge and a node sends S. Only all-reduce uses the tree, as in NCCL. */
+#include <math.h>
+
+#include "sim/coll_impl.h"
+
+static int supports(const hs_coll_grp *g, enum hs_coll_op op)
+{
+	(void)g;
+	return op == HS_COLL_ALL_REDUCE;
+}
+
+static double tree_time(const hs_coll_grp *g, enum hs_coll_op op, double S)
+{
+	(void)op;
+	int p = g->ppn, N = g->nnodes;
+	double lat = 2.0 * ((p - 1) * g->lat_up + (N > 1 ? ceil(log2((double)N)) * g->lat_net : 0));
+	double t_up = p >= 3 ? 2 * S / g->bw_up : p == 2 ? S / g->bw_up : 0;
+	double t_net = N > 2 ? 2 * S / g->bw_node : N == 2 ? S / g->bw_node : 0;
+	return lat + (t_up > t_net ? t_up : t_net);
+}
+
+const hs_coll_algo_ops hs_coll_tree = {HS_ALGO_TREE, supports, tree_time};

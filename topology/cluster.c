@@ -1,0 +1,251 @@
+/* hs_cluster: parse a scenario's `cluster:` mapping into node groups and a fabric, and answer where each
+ * device lives. Every key, unit and default is documented in docs/topology.md. */
+#include "topology/cluster.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/cfg.h"
+#include "sim/alloc.h"
+
+struct hs_cluster {
+	int ngroups;
+	hs_node_group *groups;
+	hs_fabric_spec fabric;
+	int ngpus, nnodes;
+	int *gpu0;  /* ngroups+1: first device of each group (prefix sums) */
+	int *node0; /* ngroups+1: first global node of each group */
+};
+
+/* Scale-up kinds a group may name. The analytical models only need bandwidth and latency; the topology
+ * builders (topology/topo.c) use the kind to lay out links. */
+static const char *const scaleup_kinds[] = {"nvswitch", "nvl72", "nvlink-mesh", "nvlink-bridge", "pcie",
+					    "xgmi", "none", NULL};
+static const char *const fabric_kinds[] = {"fat-tree", "rail-optimized", "dragonfly", "torus2d", "torus3d",
+					   "multi-plane", "wan", "none", NULL};
+
+/* Defaults when a key is absent (docs/topology.md). Latencies are typical one-hop figures: NVLink through
+ * an NVSwitch ~1-2 us end to end as NCCL sees it; a RDMA NIC send/receive ~3 us; one switch hop ~1 us as the
+ * scenario example writes it. */
+#define DEF_SCALEUP_LAT 2e-6
+#define DEF_NIC_BW (400e9 / 8) /* 400 Gb/s, the NDR/CX-7 NIC of an H100 HGX node */
+#define DEF_NIC_LAT 3e-6
+#define DEF_FABRIC_LAT 1e-6
+
+static int parse_scaleup(const hs_ynode *m, const char *path, hs_node_group *g, hs_err *err)
+{
+	static const char *const known[] = {"kind", "bandwidth", "latency", NULL};
+	if (hs_cfg_known(m, path, known, "a mapping such as {kind: nvswitch, bandwidth: 450 GB/s, latency: 2 us}",
+			 err))
+		return -1;
+	int k;
+	if (hs_cfg_enum(m, path, "kind", scaleup_kinds, 0, &k, err))
+		return -1;
+	snprintf(g->scaleup_kind, sizeof g->scaleup_kind, "%s", scaleup_kinds[k]);
+	double def_bw = g->gpu.scaleup_bw > 0 ? g->gpu.scaleup_bw : 0;
+	/* A bandwidth must be positive: 1 B/s is the floor so that "0" is an error, not a division by zero. */
+	if (hs_cfg_num(m, path, "bandwidth", HS_U_BW, 1, 1e18, def_bw, def_bw <= 0 && g->gpus_per_node > 1,
+		       &g->scaleup_bw, err))
+		return -1;
+	if (g->scaleup_bw <= 0)
+		g->scaleup_bw = 1e18; /* one GPU per node: never used */
+	return hs_cfg_num(m, path, "latency", HS_U_TIME, 0, 1, DEF_SCALEUP_LAT, 0, &g->scaleup_lat, err);
+}
+
+static int parse_nic(const hs_ynode *m, const char *path, hs_node_group *g, hs_err *err)
+{
+	static const char *const known[] = {"bandwidth", "per_node", "latency", NULL};
+	if (hs_cfg_known(m, path, known, "a mapping such as {bandwidth: 400 Gb/s, per_node: 8, latency: 3 us}", err))
+		return -1;
+	int64_t per;
+	if (hs_cfg_num(m, path, "bandwidth", HS_U_BW, 1, 1e18, DEF_NIC_BW, 0, &g->nic_bw, err) ||
+	    hs_cfg_int(m, path, "per_node", 1, 1024, g->gpus_per_node, 0, &per, err) ||
+	    hs_cfg_num(m, path, "latency", HS_U_TIME, 0, 1, DEF_NIC_LAT, 0, &g->nic_lat, err))
+		return -1;
+	g->nics_per_node = (int)per;
+	return 0;
+}
+
+static int parse_group(const hs_ynode *m, const char *path, int idx, hs_node_group *g, hs_err *err)
+{
+	static const char *const known[] = {"name", "nodes", "gpus_per_node", "gpu", "scaleup", "nic", NULL};
+	if (hs_cfg_known(m, path, known, "a node group mapping {name, nodes, gpus_per_node, gpu, scaleup, nic}",
+			 err))
+		return -1;
+	memset(g, 0, sizeof *g);
+	const char *name;
+	char defname[32];
+	snprintf(defname, sizeof defname, "group%d", idx);
+	int64_t nodes, gpn;
+	if (hs_cfg_str(m, path, "name", defname, 0, &name, err) ||
+	    hs_cfg_int(m, path, "nodes", 1, 1 << 20, 1, 0, &nodes, err) ||
+	    hs_cfg_int(m, path, "gpus_per_node", 1, 1024, 8, 0, &gpn, err))
+		return -1;
+	if (strlen(name) >= sizeof g->name)
+		return hs_cfg_err(hs_yaml_get(m, "name"), err, path, "name", "'%s' is too long (expected at most %zu characters)",
+				  name, sizeof g->name - 1);
+	snprintf(g->name, sizeof g->name, "%s", name);
+	g->nodes = (int)nodes;
+	g->gpus_per_node = (int)gpn;
+	if ((int64_t)g->nodes * g->gpus_per_node > (1 << 24))
+		return hs_cfg_err(m, err, path, "", "%d nodes x %d GPUs is too large (expected at most %d devices)",
+				  g->nodes, g->gpus_per_node, 1 << 24);
+
+	char sub[256];
+	const hs_ynode *gpu = hs_yaml_get(m, "gpu");
+	snprintf(sub, sizeof sub, "%s.gpu", path);
+	if (!gpu)
+		return hs_cfg_err(m, err, path, "gpu", "missing required key (expected a built-in device name such as "
+				  "H100-SXM-80GB, or a mapping that defines one)");
+	if (hs_device_from_yaml(gpu, sub, &g->gpu, err))
+		return -1;
+
+	/* Scale-up and NIC mappings are optional; absent ones take every default. */
+	static const hs_ynode empty = {.kind = HS_Y_MAP};
+	const hs_ynode *su = hs_yaml_get(m, "scaleup");
+	snprintf(sub, sizeof sub, "%s.scaleup", path);
+	if (parse_scaleup(su ? su : &empty, sub, g, err))
+		return -1;
+	const hs_ynode *nic = hs_yaml_get(m, "nic");
+	snprintf(sub, sizeof sub, "%s.nic", path);
+	if (parse_nic(nic ? nic : &empty, sub, g, err))
+		return -1;
+	return 0;
+}
+
+static int parse_fabric(const hs_ynode *m, const char *path, hs_fabric_spec *f, hs_err *err)
+{
+	static const char *const known[] = {"kind", "tiers", "oversubscription", "latency", NULL};
+	if (hs_cfg_known(m, path, known,
+			 "a mapping such as {kind: fat-tree, tiers: 2, oversubscription: 1, latency: 1 us}", err))
+		return -1;
+	int k;
+	int64_t tiers;
+	if (hs_cfg_enum(m, path, "kind", fabric_kinds, 0, &k, err) ||
+	    hs_cfg_int(m, path, "tiers", 1, 3, 2, 0, &tiers, err) ||
+	    hs_cfg_num(m, path, "oversubscription", HS_U_COUNT, 1, 1e6, 1, 0, &f->oversubscription, err) ||
+	    hs_cfg_num(m, path, "latency", HS_U_TIME, 0, 1, DEF_FABRIC_LAT, 0, &f->latency, err))
+		return -1;
+	snprintf(f->kind, sizeof f->kind, "%s", fabric_kinds[k]);
+	f->tiers = (int)tiers;
+	return 0;
+}
+
+hs_cluster *hs_cluster_from_yaml(const hs_ynode *cl, const char *path, hs_err *err)
+{
+	static const char *const known[] = {"groups", "fabric", NULL};
+	if (!path || !*path)
+		path = "cluster";
+	if (!cl) {
+		hs_err_set(err, HS_EINPUT, "%s: missing (expected a mapping with groups: and fabric:)", path);
+		return NULL;
+	}
+	if (hs_cfg_known(cl, path, known, "a mapping with groups: and fabric:", err))
+		return NULL;
+	const hs_ynode *gs = hs_yaml_get(cl, "groups");
+	if (!gs) {
+		hs_cfg_err(cl, err, path, "groups", "missing required key (expected a list of node groups)");
+		return NULL;
+	}
+	if (gs->kind != HS_Y_SEQ || gs->n == 0) {
+		hs_cfg_err(gs, err, path, "groups", "expected a non-empty list of node groups");
+		return NULL;
+	}
+	hs_cluster *c = hs_xcalloc(1, sizeof *c);
+	c->ngroups = (int)gs->n;
+	c->groups = hs_xcalloc(gs->n, sizeof *c->groups);
+	c->gpu0 = hs_xcalloc(gs->n + 1, sizeof *c->gpu0);
+	c->node0 = hs_xcalloc(gs->n + 1, sizeof *c->node0);
+	char sub[256];
+	for (size_t i = 0; i < gs->n; i++) {
+		snprintf(sub, sizeof sub, "%s.groups[%zu]", path, i);
+		if (parse_group(gs->vals[i], sub, (int)i, &c->groups[i], err))
+			goto fail;
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(c->groups[j].name, c->groups[i].name) == 0) {
+				hs_cfg_err(hs_yaml_get(gs->vals[i], "name") ? hs_yaml_get(gs->vals[i], "name")
+									     : gs->vals[i],
+					   err, sub, "name", "'%s' is already the name of groups[%zu] (expected unique names)",
+					   c->groups[i].name, j);
+				goto fail;
+			}
+		int64_t ng = (int64_t)c->gpu0[i] + (int64_t)c->groups[i].nodes * c->groups[i].gpus_per_node;
+		if (ng > (1 << 24)) {
+			hs_cfg_err(gs->vals[i], err, sub, "", "the cluster exceeds %d devices", 1 << 24);
+			goto fail;
+		}
+		c->gpu0[i + 1] = (int)ng;
+		c->node0[i + 1] = c->node0[i] + c->groups[i].nodes;
+	}
+	c->ngpus = c->gpu0[c->ngroups];
+	c->nnodes = c->node0[c->ngroups];
+
+	static const hs_ynode empty = {.kind = HS_Y_MAP};
+	const hs_ynode *fab = hs_yaml_get(cl, "fabric");
+	snprintf(sub, sizeof sub, "%s.fabric", path);
+	if (parse_fabric(fab ? fab : &empty, sub, &c->fabric, err))
+		goto fail;
+	return c;
+fail:
+	hs_cluster_free(c);
+	return NULL;
+}
+
+void hs_cluster_free(hs_cluster *c)
+{
+	if (!c)
+		return;
+	free(c->groups);
+	free(c->gpu0);
+	free(c->node0);
+	free(c);
+}
+
+int hs_cluster_ngpus(const hs_cluster *c) { return c->ngpus; }
+int hs_cluster_ngroups(const hs_cluster *c) { return c->ngroups; }
+int hs_cluster_nnodes(const hs_cluster *c) { return c->nnodes; }
+const hs_node_group *hs_cluster_group(const hs_cluster *c, int g) { return &c->groups[g]; }
+const hs_fabric_spec *hs_cluster_fabric(const hs_cluster *c) { return &c->fabric; }
+
+int hs_cluster_group_of(const hs_cluster *c, int gpu)
+{
+	if (gpu < 0 || gpu >= c->ngpus)
+		return -1;
+	/* Binary search over the prefix sums: clusters have few groups, but devices are many. */
+	int lo = 0, hi = c->ngroups - 1;
+	while (lo < hi) {
+		int mid = (lo + hi + 1) / 2;
+		if (c->gpu0[mid] <= gpu)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+int hs_cluster_node_of(const hs_cluster *c, int gpu)
+{
+	int g = hs_cluster_group_of(c, gpu);
+	if (g < 0)
+		return -1;
+	return c->node0[g] + (gpu - c->gpu0[g]) / c->groups[g].gpus_per_node;
+}
+
+int hs_cluster_local_rank(const hs_cluster *c, int gpu)
+{
+	int g = hs_cluster_group_of(c, gpu);
+	if (g < 0)
+		return -1;
+	return (gpu - c->gpu0[g]) % c->groups[g].gpus_per_node;
+}
+
+int hs_cluster_first_gpu(const hs_cluster *c, int g) { return c->gpu0[g]; }
+int hs_cluster_first_node(const hs_cluster *c, int g) { return c->node0[g]; }
+
+const hs_device_type *hs_cluster_device(const hs_cluster *c, int gpu)
+{
+	int g = hs_cluster_group_of(c, gpu);
+	return g < 0 ? NULL : &c->groups[g].gpu;
+}
