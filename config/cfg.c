@@ -115,8 +115,8 @@ int hs_cfg_node_num(const hs_ynode *n, const char *path, const char *key, enum h
 		return hs_cfg_err(n, err, path, key, "%s (expected %s)", why, hs_units_expect(u));
 	if (v < lo || v > hi) {
 		if (hi >= 1e300)
-			return hs_cfg_err(n, err, path, key, "'%s' is out of range (expected at least %g)", n->str, lo);
-		return hs_cfg_err(n, err, path, key, "'%s' is out of range (expected %g to %g)", n->str, lo, hi);
+			return hs_cfg_err(n, err, path, key, "'%s' is out of range (expected at least %.15g)", n->str, lo);
+		return hs_cfg_err(n, err, path, key, "'%s' is out of range (expected %.15g to %.15g)", n->str, lo, hi);
 	}
 	*out = v;
 	return 0;
