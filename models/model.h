@@ -24,6 +24,18 @@ typedef struct hs_model {
 	int shared_experts;  /* always-active experts per MoE layer */
 	int expert_ffn;      /* inner size of one expert */
 	int dense_layers;    /* leading layers that stay dense (DeepSeek-V3: 3) */
+	/* Added by the models layer (compatible: zero means the modern default for a preset's family; see
+	 * docs/models.md). A full YAML shape defaults these from gated_mlp: GPT style when not gated. */
+	int bias;            /* linear layers carry biases (GPT); 0: none (Llama) */
+	int rmsnorm;         /* RMSNorm (weight only); 0: LayerNorm (weight and bias) */
+	int learned_pos;     /* learned absolute position embedding (seq_len x hidden); 0: rotary */
+	int dropout;         /* dropout after attention probabilities, projection and MLP (GPT, Korthikanti) */
+	/* Multi-head latent attention (DeepSeek-V2/V3); kv_lora_rank == 0 means ordinary MHA/GQA/MQA.
+	 * With MLA, head_dim is the query/key head size (nope + rope) and v_head_dim the value head size. */
+	int q_lora_rank;     /* 0: queries projected directly from hidden */
+	int kv_lora_rank;
+	int rope_head_dim;   /* the rotary part of head_dim */
+	int v_head_dim;
 } hs_model;
 
 /* Fill *out from a preset name ("gpt3-175b", "llama3-8b", ...); -1 if unknown. */
@@ -38,5 +50,24 @@ double hs_model_params(const hs_model *m);           /* everything */
 double hs_model_params_layer(const hs_model *m, int layer); /* one transformer layer (norms included) */
 double hs_model_params_embedding(const hs_model *m); /* input embedding (+ output projection if untied) */
 double hs_model_params_active(const hs_model *m);    /* per token: routed experts counted top_k times */
+/* Parameters that are GEMM weights doing work per token: the weight matrices of every layer (routed experts
+ * counted top_k times, router included) and the output projection (counted even when tied); no norms, no
+ * biases, no embedding lookup or position table. 6 x this x tokens is the dense part of the model FLOPs. */
+double hs_model_params_matmul_active(const hs_model *m);
+/* Parameters of one layer held by one rank: attention and dense MLP split by tp (KV heads replicated when
+ * tp > kv_heads; MLA down-projections, router and norms replicated), routed experts split over ep and then tp
+ * (expert tensor parallelism = tp). `expert` != NULL receives the routed-expert part (sharded by ZeRO over the
+ * expert-data-parallel group, which is smaller). */
+double hs_model_params_layer_rank(const hs_model *m, int layer, int tp, int ep, double *expert);
+/* Layers that are MoE: experts > 0 and layer >= dense_layers. */
+int hs_model_layer_is_moe(const hs_model *m, int layer);
+
+/* Whether the model splits as asked; -1 with HS_EINPUT and a message naming the numbers (no file:line prefix;
+ * the caller adds it): heads % tp, kv_heads vs tp (kv_heads % tp == 0, or tp % kv_heads == 0 and the KV heads
+ * are replicated), ffn and expert_ffn % tp, layers % (pp * vstages), seq_len % cp (and % 2cp for the
+ * load-balanced causal split), ep <= experts and experts % ep, ep > 1 on a dense model. Pass 1 for an unused
+ * degree; vstages 0 counts as 1. */
+int hs_model_check_parallel(const hs_model *m, int tp, int pp, int vstages, int cp, int ep, int seq_len,
+			    hs_err *err);
 
 #endif

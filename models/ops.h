@@ -42,11 +42,17 @@ typedef struct hs_op {
 	enum hs_dtype dtype;
 	double m, n, k;    /* GEMM */
 	double count;      /* how many identical kernels (GEMM batches, per-expert GEMMs) */
-	double b, h, s, d; /* attention */
+	double b, h, s, d; /* attention: batch, query heads on this rank, query length, head size (MLA: the mean of
+			    * the query/key and value head sizes, so that 4*b*h*s*s_kv*d is exact) */
+	double s_kv;       /* attention: key length (s x cp with context parallelism: local queries, all keys) */
 	int causal;
 	int bwd;           /* attention backward */
 	double flops;      /* total for this entry (count included) */
-	double bytes;      /* bytes moved to/from memory (MEM, OPTIMIZER) or sent per rank (COMM) */
+	double bytes;      /* MEM, OPTIMIZER: bytes read + written. COMM: the collective's size as nccl-tests
+			    * counts it: all-reduce, broadcast, reduce: the buffer; all-gather: the gathered output;
+			    * reduce-scatter: the whole input; all-to-all: what one rank sends in all (its own share
+			    * included); send/recv: the message. GEMM, ATTN: the least traffic (operands read and
+			    * result written once, fp32 results for wgrad). */
 	enum hs_coll_op coll;
 	enum hs_group group;
 	int recompute;     /* this op re-runs forward work (counts for HFU, not MFU) */

@@ -1,0 +1,402 @@
+/* hs_ops: a transformer layer, the embedding, the head and the optimizer as lists of kernels.
+ *
+ * One walk over the layer in forward order describes every kernel once; each step knows its forward form,
+ * its input-gradient form and its weight-gradient form. The phase picks which form is appended, and the
+ * backward phases append the walk reversed. Conventions (docs/models.md):
+ *   - GEMM forward: m = tokens on the rank (micro_batch x seq_len / cp), n = output features (split by tp
+ *     for column-parallel layers), k = input features (split by tp for row-parallel layers).
+ *     dgrad: (m, k, n); wgrad: (k, n, m) with the reduction over tokens. Each has the forward's FLOPs.
+ *   - Attention: flash attention, causal; backward = 2x forward FLOPs (the kernel's recomputation of the
+ *     scores is its own business and belongs to its time model).
+ *   - TP: Megatron column (QKV, FC1) then row (proj, FC2) splits. Without sequence parallelism: all-reduce
+ *     after each row-parallel GEMM (forward) and after each column-parallel dgrad (backward). With it: the
+ *     all-reduce becomes reduce-scatter after the row-parallel GEMM and all-gather before the column-parallel
+ *     one, norms / dropout / residual adds work on tokens / tp, and backward re-gathers the layer input for
+ *     the weight gradient (Korthikanti et al. 2022, section 4.2.2).
+ *   - KV heads: per rank kv_heads / tp, or 1 replicated head when tp > kv_heads (vLLM and TensorRT-LLM do
+ *     this; Megatron-core requires kv_heads % tp == 0 instead). MLA down-projections and the MoE router are
+ *     replicated on every TP rank.
+ *   - CP: each rank holds seq/cp queries (two chunks, load-balanced for the causal mask) and gathers K and V
+ *     of the whole sequence (all-gather in forward, reduce-scatter of dK, dV in backward), as Llama 3's
+ *     context parallelism does; its attention does 1/cp of the causal work.
+ *   - EP: routed experts are split over ep ranks (and each expert over tp); with uniform routing each rank
+ *     runs micro_batch x seq x top_k token-expert pairs over experts / ep local experts. */
+#include "models/ops.h"
+
+#include <stdlib.h>
+
+#include "sim/alloc.h"
+
+void hs_oplist_free(hs_oplist *l)
+{
+	free(l->ops);
+	l->ops = NULL;
+	l->n = l->cap = 0;
+}
+
+void hs_oplist_clear(hs_oplist *l) { l->n = 0; }
+
+static void push(hs_oplist *l, const hs_op *op)
+{
+	hs_xgrow(&l->ops, &l->cap, l->n + 1, sizeof *l->ops);
+	l->ops[l->n++] = *op;
+}
+
+/* The walk's state. */
+struct walk {
+	const hs_model *m;
+	const hs_layer_cfg *c;
+	enum hs_phase ph;
+	double t, tok, tok_sp, h, adt; /* tp, tokens, tokens per rank in sequence-parallel regions, hidden,
+					* activation bytes */
+	enum hs_dtype act, gemm;
+	hs_oplist tmp; /* this phase's ops in forward order */
+};
+
+/* Whether forward-form ops of a step run in this phase (FWD, or RECOMPUTE when the mode re-runs them). */
+static int runs_fwd(const struct walk *w, int core)
+{
+	if (w->ph == HS_PH_FWD)
+		return 1;
+	if (w->ph != HS_PH_RECOMPUTE)
+		return 0;
+	return w->c->recompute == HS_RC_FULL || (w->c->recompute == HS_RC_SELECTIVE && core);
+}
+
+static hs_op base(const struct walk *w, enum hs_op_kind k, const char *name, enum hs_dtype dt)
+{
+	hs_op o = {0};
+	o.kind = k;
+	o.name = name;
+	o.dtype = dt;
+	o.count = 1;
+	o.recompute = w->ph == HS_PH_RECOMPUTE;
+	return o;
+}
+
+static void gemm_op(struct walk *w, const char *name, double m, double n, double k, double count, double cbytes)
+{
+	hs_op o = base(w, HS_OP_GEMM, name, w->gemm);
+	o.m = m;
+	o.n = n;
+	o.k = k;
+	o.count = count;
+	o.flops = 2 * m * n * k * count;
+	o.bytes = count * ((m * k + k * n) * hs_dtype_bytes(w->gemm) + m * n * cbytes);
+	push(&w->tmp, &o);
+}
+
+/* A GEMM step: names[0] forward, [1] dgrad, [2] wgrad. `weightless`: both operands are activations
+ * (attention scores without flash): both gradients are input gradients. */
+static void gemm(struct walk *w, const char *const names[3], double m, double n, double k, double count, int core,
+		 int weightless)
+{
+	if (runs_fwd(w, core))
+		gemm_op(w, names[0], m, n, k, count, w->adt);
+	else if (w->ph == HS_PH_BWD_INPUT) {
+		if (weightless)
+			gemm_op(w, names[2], k, n, m, count, w->adt);
+		gemm_op(w, names[1], m, k, n, count, w->adt);
+	} else if (w->ph == HS_PH_BWD_WEIGHT && !weightless) {
+		gemm_op(w, names[2], k, n, m, count, 4); /* accumulated into fp32 main grads */
+	}
+}
+#define G(x) ((const char *const[3]){x, x "_dgrad", x "_wgrad"})
+
+/* Flash attention over b x h heads, s queries against s_kv keys; hkv and dv for the bytes of K and V. */
+static void attn(struct walk *w, double b, double h, double s, double skv, double d, double hkv, double dv)
+{
+	int fwd = runs_fwd(w, 1), bwd = w->ph == HS_PH_BWD_INPUT;
+	if (!fwd && !bwd)
+		return;
+	hs_op o = base(w, HS_OP_ATTN, bwd ? "attn_bwd" : "attn", w->act);
+	o.b = b;
+	o.h = h;
+	o.s = s;
+	o.s_kv = skv;
+	o.d = d;
+	o.causal = 1;
+	o.bwd = bwd;
+	/* a causal block of s local queries against s_kv keys does half the s x s_kv products (with cp, the
+	 * load-balanced split gives every rank the same half) */
+	o.flops = 4 * b * h * s * skv * d * 0.5 * (bwd ? 2 : 1);
+	double io = (2 * b * h * s * d + 2 * b * hkv * skv * dv) * w->adt; /* Q, O; K, V */
+	o.bytes = bwd ? 2 * io : io;
+	push(&w->tmp, &o);
+}
+
+/* A memory-bound step; `bwd_weight`: its backward is a weight gradient (embedding) instead of an input
+ * gradient. */
+static void mem(struct walk *w, const char *const names[2], double fbytes, double bbytes, double flops, int core,
+		int bwd_weight)
+{
+	int fwd = runs_fwd(w, core);
+	int bwd = w->ph == (bwd_weight ? HS_PH_BWD_WEIGHT : HS_PH_BWD_INPUT);
+	if (!fwd && !bwd)
+		return;
+	hs_op o = base(w, HS_OP_MEM, fwd ? names[0] : names[1], w->act);
+	o.bytes = fwd ? fbytes : bbytes;
+	o.flops = fwd ? flops : 2 * flops;
+	push(&w->tmp, &o);
+}
+#define M(x) ((const char *const[2]){x, x "_bwd"})
+
+static void comm_op(struct walk *w, const char *name, enum hs_coll_op coll, enum hs_group g, double bytes)
+{
+	hs_op o = base(w, HS_OP_COMM, name, w->act);
+	o.coll = coll;
+	o.group = g;
+	o.bytes = bytes;
+	push(&w->tmp, &o);
+}
+
+/* Megatron's f: identity forward / all-reduce backward; with SP all-gather forward / reduce-scatter
+ * backward, plus the re-gather of the input for the weight gradient. `bytes`: the full tokens x hidden. */
+static void tp_f(struct walk *w, const char *const names[4], double bytes)
+{
+	if (w->t <= 1)
+		return;
+	int sp = w->c->sequence_parallel;
+	if (runs_fwd(w, 0) && sp)
+		comm_op(w, names[0], HS_COLL_ALL_GATHER, HS_GROUP_TP, bytes);
+	if (w->ph == HS_PH_BWD_INPUT) {
+		/* appended in forward order, run reversed: grad reduction first, then the re-gather */
+		if (sp)
+			comm_op(w, names[3], HS_COLL_ALL_GATHER, HS_GROUP_TP, bytes);
+		comm_op(w, names[sp ? 2 : 1], sp ? HS_COLL_REDUCE_SCATTER : HS_COLL_ALL_REDUCE, HS_GROUP_TP, bytes);
+	}
+}
+#define F(x) ((const char *const[4]){x "_ag", x "_ar_grad", x "_rs_grad", x "_ag_wgrad"})
+
+/* Megatron's g: all-reduce forward / identity backward; with SP reduce-scatter forward / all-gather
+ * backward. */
+static void tp_g(struct walk *w, const char *const names[3], double bytes)
+{
+	if (w->t <= 1)
+		return;
+	int sp = w->c->sequence_parallel;
+	if (runs_fwd(w, 0))
+		comm_op(w, names[sp ? 1 : 0], sp ? HS_COLL_REDUCE_SCATTER : HS_COLL_ALL_REDUCE, HS_GROUP_TP, bytes);
+	else if (w->ph == HS_PH_BWD_INPUT && sp)
+		comm_op(w, names[2], HS_COLL_ALL_GATHER, HS_GROUP_TP, bytes);
+}
+#define GG(x) ((const char *const[3]){x "_ar", x "_rs", x "_ag_grad"})
+
+/* A collective with a forward and a backward form (EP all-to-all, CP gathers). */
+static void comm2(struct walk *w, const char *const names[2], enum hs_coll_op fc, enum hs_coll_op bc,
+		  enum hs_group g, double bytes, int core)
+{
+	if (runs_fwd(w, core))
+		comm_op(w, names[0], fc, g, bytes);
+	else if (w->ph == HS_PH_BWD_INPUT)
+		comm_op(w, names[1], bc, g, bytes);
+}
+
+static void walk_init(struct walk *w, const hs_model *m, const hs_layer_cfg *c, enum hs_phase ph)
+{
+	w->m = m;
+	w->c = c;
+	w->ph = ph;
+	w->t = c->tp > 0 ? c->tp : 1;
+	double cp = c->cp > 0 ? c->cp : 1, b = c->micro_batch > 0 ? c->micro_batch : 1;
+	double seq = c->seq_len > 0 ? c->seq_len : m->seq_len;
+	w->tok = b * seq / cp;
+	w->tok_sp = c->sequence_parallel ? w->tok / w->t : w->tok;
+	w->h = m->hidden;
+	w->act = c->dtype;
+	w->gemm = c->fp8_gemms ? HS_FP8 : c->dtype;
+	w->adt = hs_dtype_bytes(c->dtype);
+	w->tmp = (hs_oplist){0};
+}
+
+static void walk_finish(struct walk *w, hs_oplist *out)
+{
+	int rev = w->ph == HS_PH_BWD_INPUT || w->ph == HS_PH_BWD_WEIGHT;
+	for (size_t i = 0; i < w->tmp.n; i++)
+		push(out, &w->tmp.ops[rev ? w->tmp.n - 1 - i : i]);
+	hs_oplist_free(&w->tmp);
+}
+
+/* Norm over n elements. */
+static void norm(struct walk *w, const char *const names[2], double n)
+{
+	mem(w, names, 2 * n * w->adt, 3 * n * w->adt, (w->m->rmsnorm ? 4 : 5) * n, 0, 0);
+}
+
+static void dropout(struct walk *w, const char *const names[2], double n, int core)
+{
+	if (w->m->dropout)
+		mem(w, names, n * (2 * w->adt + 1), n * (2 * w->adt + 1), 2 * n, core, 0);
+}
+
+static void add(struct walk *w, const char *const names[2], double n)
+{
+	mem(w, names, 3 * n * w->adt, 3 * n * w->adt, n, 0, 0);
+}
+
+/* Activation over tokens x f outputs (gated: reads 2f inputs). */
+static void activation(struct walk *w, const char *const names[2], double n)
+{
+	double in = w->m->gated_mlp ? 2 : 1;
+	mem(w, names, (in + 1) * n * w->adt, (2 * in + 1) * n * w->adt, 8 * n, 0, 0);
+}
+
+static void mlp(struct walk *w, const char *const fc1[3], const char *const act[2], const char *const fc2[3],
+		double tok, double f, double count)
+{
+	double mult = w->m->gated_mlp ? 2 : 1;
+	gemm(w, fc1, tok, mult * f / w->t, w->h, count, 0, 0);
+	activation(w, act, tok * count * f / w->t);
+	gemm(w, fc2, tok, w->h, f / w->t, count, 0, 0);
+}
+
+static void attention(struct walk *w)
+{
+	const hs_model *m = w->m;
+	const hs_layer_cfg *c = w->c;
+	double t = w->t, tok = w->tok, h = w->h, hd = m->head_dim;
+	double qr = m->heads / t;
+	double kvr, dv, rope;
+	if (m->kv_lora_rank) {
+		kvr = qr;
+		dv = m->v_head_dim;
+		rope = m->rope_head_dim;
+		if (m->q_lora_rank) {
+			gemm(w, G("q_down"), tok, m->q_lora_rank, h, 1, 0, 0);
+			norm(w, M("q_norm"), tok * m->q_lora_rank);
+			gemm(w, G("q_up"), tok, qr * hd, m->q_lora_rank, 1, 0, 0);
+		} else {
+			gemm(w, G("q"), tok, qr * hd, h, 1, 0, 0);
+		}
+		gemm(w, G("kv_down"), tok, m->kv_lora_rank + rope, h, 1, 0, 0);
+		norm(w, M("kv_norm"), tok * m->kv_lora_rank);
+		gemm(w, G("kv_up"), tok, qr * (hd - rope + dv), m->kv_lora_rank, 1, 0, 0);
+		if (!m->learned_pos) /* rotary on the rope part: per query head, one shared key head */
+			mem(w, M("rope"), 2 * tok * (qr + 1) * rope * w->adt, 2 * tok * (qr + 1) * rope * w->adt,
+			    3 * tok * (qr + 1) * rope, 0, 0);
+	} else {
+		kvr = m->kv_heads >= t ? m->kv_heads / t : 1;
+		dv = hd;
+		gemm(w, G("qkv"), tok, (qr + 2 * kvr) * hd, h, 1, 0, 0);
+		if (!m->learned_pos)
+			mem(w, M("rope"), 2 * tok * (qr + kvr) * hd * w->adt, 2 * tok * (qr + kvr) * hd * w->adt,
+			    3 * tok * (qr + kvr) * hd, 0, 0);
+	}
+	double cp = c->cp > 0 ? c->cp : 1, b = c->micro_batch > 0 ? c->micro_batch : 1;
+	double s = tok / b, skv = s * cp;
+	if (cp > 1)
+		comm2(w, (const char *const[2]){"cp_kv_ag", "cp_dkv_rs"}, HS_COLL_ALL_GATHER, HS_COLL_REDUCE_SCATTER,
+		      HS_GROUP_CP, b * skv * kvr * (hd + dv) * w->adt, 1);
+	if (c->flash_attention) {
+		attn(w, b, qr, s, skv, (hd + dv) / 2, kvr, (hd + dv) / 2);
+	} else {
+		/* materialised scores: batched QK^T, softmax, dropout, PV over every (query, key) pair */
+		double n = b * qr * s * skv;
+		gemm(w, G("score"), s, skv, hd, b * qr, 1, 1);
+		mem(w, M("softmax"), 2 * n * w->adt, 3 * n * w->adt, 5 * n, 1, 0);
+		dropout(w, M("attn_drop"), n, 1);
+		gemm(w, G("attn_v"), s, dv, skv, b * qr, 1, 1);
+	}
+	gemm(w, G("proj"), tok, h, qr * dv, 1, 0, 0);
+}
+
+static void moe(struct walk *w)
+{
+	const hs_model *m = w->m;
+	double ep = w->c->ep > 0 ? w->c->ep : 1, tok = w->tok, h = w->h, E = m->experts, k = m->top_k;
+	gemm(w, G("router"), tok, E, h, 1, 0, 0);
+	mem(w, M("router_topk"), 2 * tok * E * 4, 2 * tok * E * 4, 10 * tok * E, 0, 0);
+	mem(w, M("permute"), (1 + k) * tok * h * w->adt, (1 + k) * tok * h * w->adt, 0, 0, 0);
+	if (ep > 1)
+		comm2(w, (const char *const[2]){"ep_dispatch", "ep_dispatch_bwd"}, HS_COLL_ALL_TO_ALL,
+		      HS_COLL_ALL_TO_ALL, HS_GROUP_EP, tok * k * h * w->adt, 0);
+	/* uniform routing: ep ranks x tok x top_k pairs over E experts, E / ep of them here */
+	double per_expert = tok * k * ep / E;
+	mlp(w, G("expert_fc1"), M("expert_act"), G("expert_fc2"), per_expert, m->expert_ffn, E / ep);
+	if (ep > 1)
+		comm2(w, (const char *const[2]){"ep_combine", "ep_combine_bwd"}, HS_COLL_ALL_TO_ALL,
+		      HS_COLL_ALL_TO_ALL, HS_GROUP_EP, tok * k * h * w->adt, 0);
+	mem(w, M("unpermute"), (1 + k) * tok * h * w->adt, (1 + k) * tok * h * w->adt, 2 * k * tok * h, 0, 0);
+	if (m->shared_experts)
+		mlp(w, G("shared_fc1"), M("shared_act"), G("shared_fc2"), tok,
+		    (double)m->shared_experts * m->expert_ffn, 1);
+}
+
+void hs_ops_layer(const hs_model *m, const hs_layer_cfg *c, int layer, enum hs_phase phase, hs_oplist *out)
+{
+	struct walk w;
+	walk_init(&w, m, c, phase);
+	if (phase == HS_PH_RECOMPUTE && c->recompute == HS_RC_NONE)
+		return;
+	double full = w.tok * w.h * w.adt, spn = w.tok_sp * w.h;
+	norm(&w, M("ln1"), spn);
+	tp_f(&w, F("tp_attn_in"), full);
+	attention(&w);
+	tp_g(&w, GG("tp_attn_out"), full);
+	dropout(&w, M("drop1"), spn, 0);
+	add(&w, M("add1"), spn);
+	norm(&w, M("ln2"), spn);
+	tp_f(&w, F("tp_mlp_in"), full);
+	if (hs_model_layer_is_moe(m, layer))
+		moe(&w);
+	else
+		mlp(&w, G("fc1"), M("act"), G("fc2"), w.tok, m->ffn, 1);
+	tp_g(&w, GG("tp_mlp_out"), full);
+	dropout(&w, M("drop2"), spn, 0);
+	add(&w, M("add2"), spn);
+	walk_finish(&w, out);
+}
+
+void hs_ops_embedding(const hs_model *m, const hs_layer_cfg *c, enum hs_phase phase, hs_oplist *out)
+{
+	struct walk w;
+	walk_init(&w, m, c, phase);
+	if (phase == HS_PH_RECOMPUTE)
+		return;
+	double n = w.tok * w.h, spn = w.tok_sp * w.h;
+	/* vocab-parallel lookup: each TP rank fills the rows of its vocabulary slice, then the ranks sum */
+	mem(&w, M("embed"), 2 * n * w.adt, n * (w.adt + 8), 0, 0, 1);
+	tp_g(&w, GG("tp_embed"), n * w.adt);
+	if (m->learned_pos)
+		mem(&w, M("pos_embed"), 3 * spn * w.adt, spn * (w.adt + 8), spn, 0, 1);
+	dropout(&w, M("embed_drop"), spn, 0);
+	walk_finish(&w, out);
+}
+
+void hs_ops_head(const hs_model *m, const hs_layer_cfg *c, enum hs_phase phase, hs_oplist *out)
+{
+	struct walk w;
+	walk_init(&w, m, c, phase);
+	if (phase == HS_PH_RECOMPUTE)
+		return;
+	double vr = m->vocab / w.t, logits = w.tok * vr;
+	norm(&w, M("ln_f"), w.tok_sp * w.h);
+	tp_f(&w, F("tp_head_in"), w.tok * w.h * w.adt);
+	gemm(&w, G("head"), w.tok, vr, w.h, 1, 0, 0);
+	/* vocab-parallel cross entropy in fp32 (Megatron): read logits, keep exp in fp32 for backward; three
+	 * small TP all-reduces (max, sum of exp, target logit) of one fp32 per token */
+	mem(&w, M("ce"), logits * (w.adt + 8), logits * (4 + w.adt), 5 * logits, 0, 0);
+	if (w.t > 1 && runs_fwd(&w, 0))
+		comm_op(&w, "ce_ar", HS_COLL_ALL_REDUCE, HS_GROUP_TP, 3 * w.tok * 4);
+	walk_finish(&w, out);
+}
+
+void hs_ops_optimizer(double params, hs_oplist *out)
+{
+	/* grad-norm for clipping reads the bf16 grads once; Adam reads grad (2) + fp32 master, m, v (12) and
+	 * writes master, m, v (12) + the bf16 weight copy (2): 28 bytes and about 12 FLOPs per parameter */
+	hs_op g = {.kind = HS_OP_MEM, .name = "grad_norm", .dtype = HS_FP32, .count = 1, .bytes = 2 * params,
+		   .flops = 2 * params};
+	hs_op a = {.kind = HS_OP_OPTIMIZER, .name = "adam", .dtype = HS_FP32, .count = 1, .bytes = 28 * params,
+		   .flops = 12 * params};
+	push(out, &g);
+	push(out, &a);
+}
+
+double hs_model_flops_per_step(const hs_model *m, double tokens, int seq_len, int causal)
+{
+	double dqk = m->head_dim, dv = m->kv_lora_rank ? m->v_head_dim : m->head_dim;
+	/* per layer and token, forward: QK^T 2 s H dqk + PV 2 s H dv; backward twice that */
+	double attn = 3.0 * 2 * seq_len * m->heads * (dqk + dv) * (causal ? 0.5 : 1) * m->layers * tokens;
+	return 6 * hs_model_params_matmul_active(m) * tokens + attn;
+}

@@ -1,0 +1,221 @@
+/* hs_sched: the pipeline schedules (see schedule.h). Each builder appends a stage's items in order. */
+#include "models/schedule.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/alloc.h"
+
+const char *const hs_sched_names[] = {"gpipe", "1f1b", "interleaved", "zb-h1", NULL};
+
+int hs_sched_parse(const char *name)
+{
+	for (int i = 0; hs_sched_names[i]; i++)
+		if (strcmp(name, hs_sched_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+const char *hs_sched_name(enum hs_sched_kind k) { return k >= 0 && k < HS_SCHED_COUNT ? hs_sched_names[k] : "?"; }
+
+struct list {
+	hs_sched_item *v;
+	size_t n, cap;
+};
+
+static void add(struct list *l, int mb, int chunk, enum hs_si_kind kind)
+{
+	hs_xgrow(&l->v, &l->cap, l->n + 1, sizeof *l->v);
+	l->v[l->n++] = (hs_sched_item){mb, chunk, kind};
+}
+
+static void gpipe(struct list *l, int m)
+{
+	for (int i = 0; i < m; i++)
+		add(l, i, 0, HS_SI_FWD);
+	for (int i = 0; i < m; i++)
+		add(l, i, 0, HS_SI_BWD);
+}
+
+static void one_f_one_b(struct list *l, int pp, int s, int m, enum hs_si_kind bwd)
+{
+	int warm = pp - s - 1 < m ? pp - s - 1 : m;
+	for (int i = 0; i < warm; i++)
+		add(l, i, 0, HS_SI_FWD);
+	for (int i = 0; i < m - warm; i++) {
+		add(l, warm + i, 0, HS_SI_FWD);
+		add(l, i, 0, bwd);
+	}
+	for (int i = m - warm; i < m; i++)
+		add(l, i, 0, bwd);
+}
+
+/* Megatron-LM schedules.py, forward_backward_pipelining_with_interleaving: virtual micro-batch k maps to a
+ * chunk (groups of pp micro-batches per chunk, backward chunks reversed) and a micro-batch. */
+static void vmb(int k, int pp, int v, int fwd, int *mb, int *chunk)
+{
+	int in_group = k % (pp * v);
+	int c = in_group / pp;
+	*chunk = fwd ? c : v - c - 1;
+	*mb = k / (pp * v) * pp + k % pp;
+}
+
+static void interleaved(struct list *l, int pp, int s, int m, int v)
+{
+	int total = m * v, warm;
+	if (m == pp)
+		warm = total;
+	else {
+		warm = (pp - s - 1) * 2 + (v - 1) * pp;
+		if (warm > total)
+			warm = total;
+	}
+	int mb, c;
+	for (int k = 0; k < warm; k++) {
+		vmb(k, pp, v, 1, &mb, &c);
+		add(l, mb, c, HS_SI_FWD);
+	}
+	for (int k = 0; k < total - warm; k++) {
+		vmb(k + warm, pp, v, 1, &mb, &c);
+		add(l, mb, c, HS_SI_FWD);
+		vmb(k, pp, v, 0, &mb, &c);
+		add(l, mb, c, HS_SI_BWD);
+	}
+	for (int k = total - warm; k < total; k++) {
+		vmb(k, pp, v, 0, &mb, &c);
+		add(l, mb, c, HS_SI_BWD);
+	}
+}
+
+/* ZB-H1: run every stage's 1F1B order (B = input gradient) in unit time, and let each stage run a pending
+ * W whenever its next F or B is not ready yet, or before an F that would hold more than pp - s micro-batches
+ * between F and W. Unit time F = B = W is the assumption under which Qi et al. hand-craft ZB-H1; with it the
+ * fill never delays an F or B (everything finishes on integer times). */
+static void zb_h1(struct list *out, int pp, int stage, int m)
+{
+	struct list *base = hs_xcalloc((size_t)pp, sizeof *base);
+	int *pos = hs_xcalloc((size_t)pp, sizeof *pos);       /* next base item per stage */
+	int *wnext = hs_xcalloc((size_t)pp, sizeof *wnext);   /* next micro-batch to W (W runs in B order) */
+	int *bdone = hs_xcalloc((size_t)pp, sizeof *bdone);   /* B's finished (in order) */
+	int *fdone = hs_xcalloc((size_t)pp, sizeof *fdone);   /* F's started */
+	int *busy = hs_xcalloc((size_t)pp, sizeof *busy);     /* stage busy until */
+	/* finish time of F and B per (stage, mb), -1 = not yet */
+	long *ff = hs_xmalloc(sizeof *ff * (size_t)pp * (size_t)m);
+	long *bf = hs_xmalloc(sizeof *bf * (size_t)pp * (size_t)m);
+	for (size_t i = 0; i < (size_t)pp * (size_t)m; i++)
+		ff[i] = bf[i] = -1;
+	for (int s = 0; s < pp; s++)
+		one_f_one_b(&base[s], pp, s, m, HS_SI_BWD_INPUT);
+	int left = pp * 3 * m;
+	long bound = 4L * (3L * m + pp) + 16; /* the run takes at most 3m + 2pp: a guard, not a limit */
+	for (long t = 0; left > 0 && t < bound; t++) {
+		for (int s = 0; s < pp; s++) {
+			if (busy[s] > t)
+				continue;
+			int ready = 0;
+			hs_sched_item *it = pos[s] < (int)base[s].n ? &base[s].v[pos[s]] : NULL;
+			if (it) {
+				long dep;
+				if (it->kind == HS_SI_FWD)
+					dep = s == 0 ? 0 : ff[(size_t)(s - 1) * m + it->mb];
+				else
+					dep = s == pp - 1 ? ff[(size_t)s * m + it->mb] : bf[(size_t)(s + 1) * m + it->mb];
+				ready = dep >= 0 && dep <= t;
+			}
+			int wpending = wnext[s] < bdone[s];
+			int held = fdone[s] - wnext[s];
+			int wfirst = wpending && (!ready || (it->kind == HS_SI_FWD && held >= pp - s));
+			if (wfirst) {
+				if (s == stage)
+					add(out, wnext[s], 0, HS_SI_BWD_WEIGHT);
+				wnext[s]++;
+			} else if (ready) {
+				if (s == stage)
+					add(out, it->mb, 0, it->kind);
+				if (it->kind == HS_SI_FWD) {
+					ff[(size_t)s * m + it->mb] = t + 1;
+					fdone[s]++;
+				} else {
+					bf[(size_t)s * m + it->mb] = t + 1;
+					bdone[s]++;
+				}
+				pos[s]++;
+			} else {
+				continue;
+			}
+			busy[s] = (int)t + 1;
+			left--;
+		}
+	}
+	for (int s = 0; s < pp; s++)
+		free(base[s].v);
+	free(base);
+	free(pos);
+	free(wnext);
+	free(bdone);
+	free(fdone);
+	free(busy);
+	free(ff);
+	free(bf);
+}
+
+int hs_sched_build(enum hs_sched_kind k, int pp, int stage, int micro_batches, int vstages, hs_sched_item **items,
+		   size_t *n, hs_err *err)
+{
+	*items = NULL;
+	*n = 0;
+	if (k < 0 || k >= HS_SCHED_COUNT)
+		return hs_err_set(err, HS_EINPUT, "unknown pipeline schedule %d", (int)k);
+	if (pp < 1 || stage < 0 || stage >= pp || micro_batches < 1)
+		return hs_err_set(err, HS_EINPUT, "pipeline schedule: bad arguments (pp %d, stage %d, micro-batches %d)",
+				  pp, stage, micro_batches);
+	int v = k == HS_SCHED_INTERLEAVED ? vstages : 1;
+	if (k == HS_SCHED_INTERLEAVED) {
+		if (vstages < 1)
+			return hs_err_set(err, HS_EINPUT, "interleaved schedule: virtual stages %d (expected >= 1)",
+					  vstages);
+		if (micro_batches % pp)
+			return hs_err_set(err, HS_EINFEASIBLE,
+					  "interleaved 1F1B needs micro-batches (%d) divisible by pp (%d)", micro_batches,
+					  pp);
+	}
+	struct list l = {0};
+	switch (k) {
+	case HS_SCHED_GPIPE:
+		gpipe(&l, micro_batches);
+		break;
+	case HS_SCHED_1F1B:
+		one_f_one_b(&l, pp, stage, micro_batches, HS_SI_BWD);
+		break;
+	case HS_SCHED_INTERLEAVED:
+		interleaved(&l, pp, stage, micro_batches, v);
+		break;
+	case HS_SCHED_ZB_H1:
+		zb_h1(&l, pp, stage, micro_batches);
+		break;
+	default:
+		break;
+	}
+	*items = l.v;
+	*n = l.n;
+	return 0;
+}
+
+int hs_sched_in_flight(enum hs_sched_kind k, int pp, int stage, int micro_batches, int vstages)
+{
+	hs_sched_item *it;
+	size_t n;
+	hs_err e = {0};
+	if (hs_sched_build(k, pp, stage, micro_batches, vstages, &it, &n, &e))
+		return -1;
+	int cur = 0, peak = 0;
+	enum hs_si_kind release = k == HS_SCHED_ZB_H1 ? HS_SI_BWD_WEIGHT : HS_SI_BWD;
+	for (size_t i = 0; i < n; i++) {
+		if (it[i].kind == HS_SI_FWD && ++cur > peak)
+			peak = cur;
+		else if (it[i].kind == release)
+			cur--;
+	}
+	free(it);
+	return peak;
+}
