@@ -151,7 +151,8 @@ double hs_profile_attn_time(const hs_profile *p, const hs_device_type *dev, doub
 	if (b <= 0 || h <= 0 || s <= 0 || d <= 0)
 		return 0;
 	const hs_attn_fit *a = &p->attn[bwd ? HS_ATTN_BWD : HS_ATTN_FWD];
-	double eff = a->emax * s / (s + a->s_half) * d / (d + a->d_half);
+	/* emax is the asymptote as s and d grow; what a real shape reaches stays below the peak */
+	double eff = fmin(a->emax * s / (s + a->s_half) * d / (d + a->d_half), 1);
 	if (!(eff > 0))
 		eff = 0.5;
 	return p->attn_launch + hs_profile_attn_flops(b, h, s, d, causal, bwd) / (peak_of(p, dev, HS_BF16) * eff);
@@ -276,7 +277,7 @@ static int read_attn_pass(const hs_ynode *a, const char *key, hs_attn_fit *f, hs
 	if (!m)
 		return hs_cfg_err(a, err, "attention", key, "missing required key");
 	return hs_cfg_known(m, path, known, "a mapping", err) ||
-			       hs_cfg_num(m, path, "efficiency", HS_U_COUNT, 1e-6, 1, 0, 1, &f->emax, err) ||
+			       hs_cfg_num(m, path, "efficiency", HS_U_COUNT, 1e-6, 4, 0, 1, &f->emax, err) ||
 			       hs_cfg_num(m, path, "seq_half", HS_U_COUNT, 0, 1e9, 0, 0, &f->s_half, err) ||
 			       hs_cfg_num(m, path, "dim_half", HS_U_COUNT, 0, 1e6, 0, 0, &f->d_half, err)
 		       ? -1
