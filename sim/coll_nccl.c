@@ -156,9 +156,11 @@ static const enum hs_coll_algo nccl_algos[] = {HS_ALGO_RING, HS_ALGO_TREE, HS_AL
 
 /* NCCL runs ring and tree (all-reduce), NVLS/SHARP (all-reduce) and direct (all-to-all, send/recv); the
  * others are ours and enter AUTO only when asked for by name. */
-static int nccl_has(enum hs_coll_algo a)
+static int nccl_has(enum hs_coll_algo a, enum hs_coll_op op)
 {
-	return a == HS_ALGO_RING || a == HS_ALGO_TREE || a == HS_ALGO_INSWITCH || a == HS_ALGO_DIRECT;
+	if (a == HS_ALGO_DIRECT)
+		return op == HS_COLL_ALL_TO_ALL || op == HS_COLL_SENDRECV;
+	return a == HS_ALGO_RING || a == HS_ALGO_TREE || a == HS_ALGO_INSWITCH;
 }
 
 static double one(const hs_coll_grp *g, const hs_coll_grp *e, enum hs_coll_op op, enum hs_coll_algo a, int p,
@@ -169,10 +171,23 @@ static double one(const hs_coll_grp *g, const hs_coll_grp *e, enum hs_coll_op op
 		return INFINITY;
 	enum hs_coll_algo ran;
 	double tb = hs_coll_grp_time(e, op, a, S, &ran);
-	if (a == HS_ALGO_TREE)
-		tb /= 0.9;
+	if (ran == HS_ALGO_TREE) {
+		/* NCCL's tuner rates a tree at half its bus bandwidth times 0.9 (ratio .5 in tuning.cc), the bus
+		 * bandwidth being the slowest per-GPU link of the path, whatever the node count */
+		double B = INFINITY;
+		if (e->ppn > 1)
+			B = e->bw_up;
+		if (e->nnodes > 1 && e->bw_node < B)
+			B = e->bw_node;
+		tb = S / (0.45 * B);
+	}
 	tb /= f;
 	double lat = latency(g, op, ran, p);
+	/* NCCL's "plateau effect of ring": an inter-node Simple ring all-reduce pays 1.9x its latency once each
+	 * rank's share passes 4 KiB (tuning.cc, ncclTopoGetAlgoTime, NCCL 2.8-2.18) */
+	if (ran == HS_ALGO_RING && p == P_SIMPLE && g->nnodes > 1 && op == HS_COLL_ALL_REDUCE &&
+	    S >= g->n / 16.0 * 65536)
+		lat *= 1.9;
 	if (lat_out)
 		*lat_out = lat;
 	if (bw_out)
@@ -199,7 +214,7 @@ double hs_coll_nccl_time(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_a
 	int bp = P_SIMPLE;
 	for (size_t i = 0; i < sizeof nccl_algos / sizeof *nccl_algos; i++) {
 		enum hs_coll_algo a = nccl_algos[i];
-		if (algo == HS_ALGO_AUTO ? !nccl_has(a) : a != algo)
+		if (algo == HS_ALGO_AUTO ? !nccl_has(a, op) : a != algo)
 			continue;
 		const hs_coll_algo_ops *ops = a == HS_ALGO_RING		    ? &hs_coll_ring
 					      : a == HS_ALGO_TREE	    ? &hs_coll_tree
