@@ -128,10 +128,11 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 	qsort(sorted, (size_t)n, sizeof *sorted, cmp_int);
 	for (int i = 1; i < n; i++)
 		if (sorted[i] == sorted[i - 1]) {
+			int dup = sorted[i];
 			free(nodes);
 			free(sorted);
 			return hs_err_set(err, HS_EINPUT, "device %d appears twice in the group (expected distinct devices)",
-					  sorted[i]);
+					  dup);
 		}
 	qsort(nodes, (size_t)n, sizeof *nodes, cmp_int);
 	const hs_fabric_spec *f = hs_cluster_fabric(c);
