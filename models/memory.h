@@ -13,8 +13,13 @@ typedef struct hs_mem_cfg {
 	int zero_stage;       /* 0 none, 1 optimizer states, 2 + gradients, 3 + weights (FSDP) */
 	int layers_on_rank;   /* transformer layers this rank holds */
 	int first_stage, last_stage; /* holds embedding / output head */
-	int in_flight;        /* micro-batches whose activations are live at peak (1F1B: pp - stage) */
+	int in_flight;        /* micro-batches whose activations are live at peak (1F1B: pp - stage); with
+			       * vstages > 1, (micro-batch, chunk) pairs as hs_sched_in_flight counts them */
 	double comm_buffer_bytes;
+	/* Added by the models layer (zero keeps the old meaning): */
+	int first_layer;      /* this rank's layers are [first_layer, first_layer + layers_on_rank) (MoE models
+			       * whose first layers are dense need it) */
+	int vstages;          /* model chunks per rank (interleaving); 0 or 1: none */
 } hs_mem_cfg;
 
 typedef struct hs_mem {
@@ -25,7 +30,9 @@ typedef struct hs_mem {
 /* Bytes per parameter: bf16 weights 2, grads 2 (fp32 accumulation 4 when dtype is fp32), Adam 12 (fp32 master,
  * m, v); divided by dp for the sharded parts. */
 void hs_memory_rank(const hs_model *m, const hs_mem_cfg *c, hs_mem *out);
-/* Activation bytes of one layer for one micro-batch (Korthikanti Eq. 2-6). */
+/* Activation bytes of one layer for one micro-batch (Korthikanti Eq. 2-6), for the model's typical (last)
+ * layer; _at for a given layer (dense or MoE). */
 double hs_memory_layer_activations(const hs_model *m, const hs_layer_cfg *c);
+double hs_memory_layer_activations_at(const hs_model *m, const hs_layer_cfg *c, int layer);
 
 #endif

@@ -88,8 +88,8 @@ static void interleaved(struct list *l, int pp, int s, int m, int v)
 }
 
 /* ZB-H1: run every stage's 1F1B order (B = input gradient) in unit time, and let each stage run a pending
- * W whenever its next F or B is not ready yet, or before an F that would hold more than pp - s micro-batches
- * between F and W. Unit time F = B = W is the assumption under which Qi et al. hand-craft ZB-H1; with it the
+ * W whenever its next F or B is not ready yet, or before an F that would hold more than pp micro-batches
+ * between F and W (the same number on every worker, as Qi et al. keep it). Unit time F = B = W is the assumption under which Qi et al. hand-craft ZB-H1; with it the
  * fill never delays an F or B (everything finishes on integer times). */
 static void zb_h1(struct list *out, int pp, int stage, int m)
 {
@@ -124,7 +124,7 @@ static void zb_h1(struct list *out, int pp, int stage, int m)
 			}
 			int wpending = wnext[s] < bdone[s];
 			int held = fdone[s] - wnext[s];
-			int wfirst = wpending && (!ready || (it->kind == HS_SI_FWD && held >= pp - s));
+			int wfirst = wpending && (!ready || (it->kind == HS_SI_FWD && held >= pp));
 			if (wfirst) {
 				if (s == stage)
 					add(out, wnext[s], 0, HS_SI_BWD_WEIGHT);

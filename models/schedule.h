@@ -40,14 +40,17 @@ const char *hs_sched_name(enum hs_sched_kind k);
  *         m == pp).
  *   ZB_H1: Qi et al. 2023, "Zero Bubble Pipeline Parallelism", ZB-H1: 1F1B's order of F and B (B = input
  *         gradient only), with each W (weight gradient) placed in the slots where the stage would wait, found
- *         by a unit-time (F = B = W) run of all stages; at most pp - stage micro-batches are between F and W
- *         (1F1B's activation memory). */
+ *         by a unit-time (F = B = W) run of all stages; every stage holds at most pp micro-batches between F and W
+ *         (Qi et al.: "all workers maintain the same number of in-flight micro-batches", so the peak over
+ *         workers is 1F1B's, its first stage's pp). Its bubble is then (pp - 1) units against 1F1B's
+ *         3 (pp - 1). */
 int hs_sched_build(enum hs_sched_kind k, int pp, int stage, int micro_batches, int vstages, hs_sched_item **items,
 		   size_t *n, hs_err *err);
 
 /* Peak number of (micro-batch, chunk) forwards whose activations are held (forward done, backward not; for
  * ZB-H1 until the weight gradient), over the stage's item list; -1 on bad arguments. Multiply by the layers
- * of one chunk for activation memory. 1F1B: min(pp - stage, m); GPipe: m. */
+ * of one chunk for activation memory. 1F1B: min(pp - stage, m); GPipe: m; ZB-H1: up to pp on every stage;
+ * interleaved: Megatron's warm-up + 1 chunks (m v when m == pp). */
 int hs_sched_in_flight(enum hs_sched_kind k, int pp, int stage, int micro_batches, int vstages);
 
 #endif

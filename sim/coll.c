@@ -102,8 +102,6 @@ static int cmp_int(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static int is_inswitch_kind(const char *k) { return strcmp(k, "nvswitch") == 0 || strcmp(k, "nvl72") == 0; }
-
 /* Switch hops of the worst inter-node path: up to the top tier and down again. */
 static int fabric_switch_hops(const hs_fabric_spec *f) { return 2 * (f->tiers > 0 ? f->tiers : 1) - 1; }
 
@@ -130,10 +128,11 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 	qsort(sorted, (size_t)n, sizeof *sorted, cmp_int);
 	for (int i = 1; i < n; i++)
 		if (sorted[i] == sorted[i - 1]) {
+			int dup = sorted[i];
 			free(nodes);
 			free(sorted);
 			return hs_err_set(err, HS_EINPUT, "device %d appears twice in the group (expected distinct devices)",
-					  sorted[i]);
+					  dup);
 		}
 	qsort(nodes, (size_t)n, sizeof *nodes, cmp_int);
 	const hs_fabric_spec *f = hs_cluster_fabric(c);
@@ -142,7 +141,7 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 	g->bw_nic = INFINITY;
 	g->ppn_min = n;
 	g->inswitch_up = 1;
-	g->inswitch_net = 0;
+	g->inswitch_net = f->reduce;
 	for (int i = 0; i < n;) {
 		int j = i;
 		while (j < n && nodes[j] == nodes[i])
@@ -166,8 +165,12 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 			if (ng->scaleup_lat > g->lat_up)
 				g->lat_up = ng->scaleup_lat;
 		}
-		if (!is_inswitch_kind(ng->scaleup_kind))
+		if (!ng->scaleup_reduce)
 			g->inswitch_up = 0;
+		if (!ng->scaleup_p2p && k > 1)
+			g->host_bounce = 1;
+		if (strcmp(ng->scaleup_kind, "pcie") == 0 && k > 1)
+			g->up_pcie = 1;
 		double nic_total = ng->nic_bw * ng->nics_per_node;
 		double per_gpu = nic_total / ng->gpus_per_node;
 		double avail = k * per_gpu < nic_total ? k * per_gpu : nic_total;

@@ -21,6 +21,8 @@ typedef struct hs_coll_grp {
 	double lat_net; /* seconds per inter-node hop: NIC + switch hops of the fabric (max) */
 	int inswitch_up;  /* every spanned node's scale-up can reduce in the switch (NVLS) */
 	int inswitch_net; /* the fabric can reduce in the switch (SHARP) */
+	int host_bounce;  /* some node's ranks reach each other only through host memory (PCIe without P2P) */
+	int up_pcie;      /* some node's scale-up is PCIe */
 } hs_coll_grp;
 
 typedef struct hs_coll_algo_ops {

@@ -36,7 +36,7 @@ static const char *const fabric_kinds[] = {"fat-tree", "rail-optimized", "dragon
 
 static int parse_scaleup(const hs_ynode *m, const char *path, hs_node_group *g, hs_err *err)
 {
-	static const char *const known[] = {"kind", "bandwidth", "latency", NULL};
+	static const char *const known[] = {"kind", "bandwidth", "latency", "p2p", "in_switch_reduction", NULL};
 	if (hs_cfg_known(m, path, known, "a mapping such as {kind: nvswitch, bandwidth: 450 GB/s, latency: 2 us}",
 			 err))
 		return -1;
@@ -51,6 +51,16 @@ static int parse_scaleup(const hs_ynode *m, const char *path, hs_node_group *g, 
 		return -1;
 	if (g->scaleup_bw <= 0)
 		g->scaleup_bw = 1e18; /* one GPU per node: never used */
+	if (hs_cfg_bool(m, path, "p2p", 1, &g->scaleup_p2p, err) ||
+	    hs_cfg_bool(m, path, "in_switch_reduction", strcmp(g->scaleup_kind, "nvl72") == 0, &g->scaleup_reduce, err))
+		return -1;
+	if (g->scaleup_reduce && strcmp(g->scaleup_kind, "nvswitch") != 0 && strcmp(g->scaleup_kind, "nvl72") != 0)
+		return hs_cfg_err(hs_yaml_get(m, "in_switch_reduction"), err, path, "in_switch_reduction",
+				  "scale-up kind '%s' has no switch to reduce in (expected nvswitch or nvl72)",
+				  g->scaleup_kind);
+	if (!g->scaleup_p2p && strcmp(g->scaleup_kind, "pcie") != 0)
+		return hs_cfg_err(hs_yaml_get(m, "p2p"), err, path, "p2p",
+				  "only a PCIe scale-up can lack peer-to-peer (kind is '%s')", g->scaleup_kind);
 	return hs_cfg_num(m, path, "latency", HS_U_TIME, 0, 1, DEF_SCALEUP_LAT, 0, &g->scaleup_lat, err);
 }
 
@@ -117,7 +127,7 @@ static int parse_group(const hs_ynode *m, const char *path, int idx, hs_node_gro
 
 static int parse_fabric(const hs_ynode *m, const char *path, hs_fabric_spec *f, hs_err *err)
 {
-	static const char *const known[] = {"kind", "tiers", "oversubscription", "latency", NULL};
+	static const char *const known[] = {"kind", "tiers", "oversubscription", "latency", "in_network_reduction", NULL};
 	if (hs_cfg_known(m, path, known,
 			 "a mapping such as {kind: fat-tree, tiers: 2, oversubscription: 1, latency: 1 us}", err))
 		return -1;
@@ -126,7 +136,8 @@ static int parse_fabric(const hs_ynode *m, const char *path, hs_fabric_spec *f, 
 	if (hs_cfg_enum(m, path, "kind", fabric_kinds, 0, &k, err) ||
 	    hs_cfg_int(m, path, "tiers", 1, 3, 2, 0, &tiers, err) ||
 	    hs_cfg_num(m, path, "oversubscription", HS_U_COUNT, 1, 1e6, 1, 0, &f->oversubscription, err) ||
-	    hs_cfg_num(m, path, "latency", HS_U_TIME, 0, 1, DEF_FABRIC_LAT, 0, &f->latency, err))
+	    hs_cfg_num(m, path, "latency", HS_U_TIME, 0, 1, DEF_FABRIC_LAT, 0, &f->latency, err) ||
+	    hs_cfg_bool(m, path, "in_network_reduction", 0, &f->reduce, err))
 		return -1;
 	snprintf(f->kind, sizeof f->kind, "%s", fabric_kinds[k]);
 	f->tiers = (int)tiers;

@@ -21,6 +21,8 @@ typedef struct hs_node_group {
 	char scaleup_kind[32]; /* nvswitch, nvlink-mesh, pcie, xgmi, ... */
 	double scaleup_bw;     /* bytes/s */
 	double scaleup_lat;    /* seconds */
+	int scaleup_p2p;       /* GPUs reach each other directly (0: PCIe without P2P, through host memory) */
+	int scaleup_reduce;    /* the scale-up switch reduces (NVLS); default on for nvl72 */
 	/* scale-out NICs */
 	double nic_bw;         /* bytes/s per NIC per direction */
 	int nics_per_node;
@@ -32,6 +34,7 @@ typedef struct hs_fabric_spec {
 	int tiers;
 	double oversubscription; /* >= 1 */
 	double latency;        /* seconds per switch hop */
+	int reduce;            /* the switches reduce in the network (SHARP) */
 } hs_fabric_spec;
 
 /* Parse and build. Errors name file:line:col and the key path ("cluster.groups[0].nic.bandwidth"). */

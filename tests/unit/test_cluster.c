@@ -3,7 +3,6 @@
 #include <string.h>
 
 #include "config/yaml.h"
-#include "hs_test_device_stub.h"
 #include "topology/cluster.h"
 
 static hs_cluster *load(const char *text, hs_err *err, hs_ydoc **docp)
@@ -80,24 +79,24 @@ struct bad {
 };
 
 static const struct bad bads[] = {
-	{"cluster: {groups: [{gpu: H100, nodez: 2}]}\n", "t.yaml:1:32: cluster.groups[0].nodez: unknown key (did you mean 'nodes'?)"},
-	{"cluster: {groups: [{gpu: H100, nic: {bandwidth: 0 Gb/s}}]}\n", "cluster.groups[0].nic.bandwidth: '0 Gb/s' is out of range"},
-	{"cluster: {groups: [{gpu: H100, nic: {bandwidth: -5 GB/s}}]}\n", "cluster.groups[0].nic.bandwidth"},
-	{"cluster: {groups: [{gpu: H100, scaleup: {bandwidth: 0}}]}\n", "cluster.groups[0].scaleup.bandwidth"},
-	{"cluster: {groups: [{gpu: H100, scaleup: {kind: nvswich}}]}\n", "did you mean 'nvswitch'?"},
-	{"cluster: {groups: [{gpu: H100, scaleup: {bandwith: 1 GB/s}}]}\n", "did you mean 'bandwidth'?"},
-	{"cluster: {groups: [{gpu: H100, nodes: 0}]}\n", "cluster.groups[0].nodes: '0' is out of range"},
-	{"cluster: {groups: [{gpu: H100, nodes: 1.5}]}\n", "not a whole number"},
+	{"cluster: {groups: [{gpu: H100-SXM-80GB, nodez: 2}]}\n", "t.yaml:1:41: cluster.groups[0].nodez: unknown key (did you mean 'nodes'?)"},
+	{"cluster: {groups: [{gpu: H100-SXM-80GB, nic: {bandwidth: 0 Gb/s}}]}\n", "cluster.groups[0].nic.bandwidth: '0 Gb/s' is out of range"},
+	{"cluster: {groups: [{gpu: H100-SXM-80GB, nic: {bandwidth: -5 GB/s}}]}\n", "cluster.groups[0].nic.bandwidth"},
+	{"cluster: {groups: [{gpu: H100-SXM-80GB, scaleup: {bandwidth: 0}}]}\n", "cluster.groups[0].scaleup.bandwidth"},
+	{"cluster: {groups: [{gpu: H100-SXM-80GB, scaleup: {kind: nvswich}}]}\n", "did you mean 'nvswitch'?"},
+	{"cluster: {groups: [{gpu: H100-SXM-80GB, scaleup: {bandwith: 1 GB/s}}]}\n", "did you mean 'bandwidth'?"},
+	{"cluster: {groups: [{gpu: H100-SXM-80GB, nodes: 0}]}\n", "cluster.groups[0].nodes: '0' is out of range"},
+	{"cluster: {groups: [{gpu: H100-SXM-80GB, nodes: 1.5}]}\n", "not a whole number"},
 	{"cluster: {groups: [{nodes: 2}]}\n", "cluster.groups[0].gpu: missing required key"},
 	{"cluster: {groups: []}\n", "cluster.groups: expected a non-empty list"},
 	{"cluster: {fabric: {kind: fat-tree}}\n", "cluster.groups: missing required key"},
-	{"cluster: {groups: [{gpu: H100, name: a}, {gpu: H100, name: a}]}\n", "already the name of groups[0]"},
-	{"cluster: {groups: [{gpu: H100}], fabric: {kind: fat-tre}}\n", "did you mean 'fat-tree'?"},
-	{"cluster: {groups: [{gpu: H100}], fabric: {oversubscription: 0.5}}\n", "cluster.fabric.oversubscription"},
-	{"cluster: {groups: [{gpu: H100}], fabric: {tiers: 4}}\n", "cluster.fabric.tiers: '4' is out of range"},
-	{"cluster: {groups: [{gpu: H100}], fabrik: {}}\n", "cluster.fabrik: unknown key (did you mean 'fabric'?)"},
+	{"cluster: {groups: [{gpu: H100-SXM-80GB, name: a}, {gpu: H100-SXM-80GB, name: a}]}\n", "already the name of groups[0]"},
+	{"cluster: {groups: [{gpu: H100-SXM-80GB}], fabric: {kind: fat-tre}}\n", "did you mean 'fat-tree'?"},
+	{"cluster: {groups: [{gpu: H100-SXM-80GB}], fabric: {oversubscription: 0.5}}\n", "cluster.fabric.oversubscription"},
+	{"cluster: {groups: [{gpu: H100-SXM-80GB}], fabric: {tiers: 4}}\n", "cluster.fabric.tiers: '4' is out of range"},
+	{"cluster: {groups: [{gpu: H100-SXM-80GB}], fabrik: {}}\n", "cluster.fabrik: unknown key (did you mean 'fabric'?)"},
 	{"cluster: {groups: [{gpu: NOPE}]}\n", "unknown device type 'NOPE'"},
-	{"cluster: {groups: [{gpu: H100, nic: 5}]}\n", "cluster.groups[0].nic: found a scalar"},
+	{"cluster: {groups: [{gpu: H100-SXM-80GB, nic: 5}]}\n", "cluster.groups[0].nic: found a scalar"},
 	{"cluster: 3\n", "cluster: found a scalar"},
 };
 

@@ -1,10 +1,10 @@
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "config/yaml.h"
-#include "hs_test_device_stub.h"
 #include "sim/coll.h"
 #include "topology/cluster.h"
 
@@ -153,7 +153,7 @@ START_TEST(more_bandwidth_never_slower)
 	char a[512], b[512];
 	const char *fmt = "cluster:\n"
 			  "  groups:\n"
-			  "    - {name: g, nodes: 4, gpus_per_node: 4, gpu: X,\n"
+			  "    - {name: g, nodes: 4, gpus_per_node: 4, gpu: H100-SXM-80GB,\n"
 			  "       scaleup: {kind: nvswitch, bandwidth: %s, latency: 2 us},\n"
 			  "       nic: {bandwidth: %s, per_node: 4, latency: 3 us}}\n";
 	snprintf(a, sizeof a, fmt, "100 GB/s", "100 Gb/s");

@@ -1,0 +1,121 @@
+/* hs_memory: bytes per rank (see memory.h).
+ *
+ * Activations follow Korthikanti et al. 2022 section 4, term by term, so that a GPT layer (MHA, 4h GELU MLP,
+ * dropout, materialised attention scores) gives their equations exactly:
+ *   no parallelism (Eq. 1):          s b h (34 + 5 a s / h)
+ *   tensor parallel (Eq. 2):         s b h (10 + 24/t + 5 a s / (h t))
+ *   + sequence parallel (Eq. 4):     s b h / t (34 + 5 a s / h)
+ *   selective recompute + SP (Eq. 6): 34 s b h / t   (without SP: s b h (10 + 24/t))
+ *   full recompute (section 4.3):    2 s b h per layer (the layer input; / t with SP)
+ * The terms, per token, for a layer with activation size B bytes (2 in the paper), masks of 1 byte:
+ *   norm inputs 2Bh, QKV input Bh, Q and K B(q + kv), V B kv_v, projection input B q_v, attention dropout
+ *   mask h, FC1 input Bh, activation input B mult f, FC2 input B f, MLP dropout mask h;
+ *   scores: softmax output B a s_kv, with dropout also its mask a s_kv and output B a s_kv.
+ * Generalisations: GQA and MLA through the per-rank head sizes; gated MLPs store both FC1 outputs; models
+ * without dropout store no masks; flash attention stores no scores (as selective recompute); MoE layers store
+ * the permuted tokens (top_k copies), the experts' activation and FC2 inputs for top_k pairs, and the shared
+ * experts like a dense MLP; context parallelism divides the tokens by cp, attention keeps all s keys. */
+#include "models/memory.h"
+
+static double dt_bytes(const hs_layer_cfg *c) { return hs_dtype_bytes(c->dtype); }
+
+/* Per-token activation bytes of one layer on one rank, without recomputation. `scores`: include the
+ * materialised attention scores. */
+static double per_token(const hs_model *m, const hs_layer_cfg *c, int layer, int scores, double skv)
+{
+	double B = dt_bytes(c), t = c->tp > 0 ? c->tp : 1, h = m->hidden, hd = m->head_dim;
+	double rep = c->sequence_parallel ? t : 1; /* the parts outside TP regions are split only with SP */
+	double qr = m->heads / t, kvr, dv;
+	double x = 0;
+	if (m->kv_lora_rank) {
+		kvr = qr;
+		dv = m->v_head_dim;
+		x += B * (m->q_lora_rank + m->kv_lora_rank); /* latent inputs of the up-projections (replicated) */
+	} else {
+		kvr = m->kv_heads >= t ? m->kv_heads / t : 1;
+		dv = hd;
+	}
+	double mask = m->dropout ? 1 : 0;
+	x += (2 * B * h + B * h + mask * h + B * h + mask * h) / rep; /* norms, QKV in, masks, FC1 in */
+	x += B * (qr + kvr) * hd + B * kvr * dv + B * qr * dv;         /* Q, K, V, projection input */
+	double mult = m->gated_mlp ? 2 : 1;
+	if (hs_model_layer_is_moe(m, layer)) {
+		double k = m->top_k, f = m->expert_ffn;
+		x += B * k * h;                          /* permuted tokens: the experts' FC1 inputs */
+		x += B * k * (mult * f + f) / t;          /* activation and FC2 inputs of top_k pairs */
+		x += B * m->shared_experts * f * (mult + 1) / t;
+		x += 4.0 * m->experts;                    /* router probabilities, fp32 */
+	} else {
+		x += B * (mult * m->ffn + m->ffn) / t;
+	}
+	if (scores)
+		x += qr * skv * (B + (m->dropout ? 1 + B : 0));
+	return x;
+}
+
+double hs_memory_layer_activations_at(const hs_model *m, const hs_layer_cfg *c, int layer)
+{
+	double t = c->tp > 0 ? c->tp : 1, cp = c->cp > 0 ? c->cp : 1, b = c->micro_batch > 0 ? c->micro_batch : 1;
+	double seq = c->seq_len > 0 ? c->seq_len : m->seq_len;
+	double tok = b * seq / cp;
+	if (c->recompute == HS_RC_FULL)
+		return tok * dt_bytes(c) * m->hidden / (c->sequence_parallel ? t : 1);
+	int scores = !c->flash_attention && c->recompute == HS_RC_NONE;
+	return tok * per_token(m, c, layer, scores, seq);
+}
+
+double hs_memory_layer_activations(const hs_model *m, const hs_layer_cfg *c)
+{
+	return hs_memory_layer_activations_at(m, c, m->layers - 1);
+}
+
+void hs_memory_rank(const hs_model *m, const hs_mem_cfg *c, hs_mem *out)
+{
+	const hs_layer_cfg *lc = &c->layer;
+	double t = lc->tp > 0 ? lc->tp : 1, ep = lc->ep > 0 ? lc->ep : 1, cp = lc->cp > 0 ? lc->cp : 1;
+	double dp = c->dp > 0 ? c->dp : 1, h = m->hidden, V = m->vocab;
+	double b = lc->micro_batch > 0 ? lc->micro_batch : 1, seq = lc->seq_len > 0 ? lc->seq_len : m->seq_len;
+	double tok = b * seq / cp, rep = lc->sequence_parallel ? t : 1;
+	/* parameters held: dense ones shard (ZeRO) over dp x cp, routed experts over (dp x cp) / ep */
+	double dense = 0, expert = 0, act = 0, act_max = 0;
+	for (int l = c->first_layer; l < c->first_layer + c->layers_on_rank && l < m->layers; l++) {
+		double e;
+		dense += hs_model_params_layer_rank(m, l, (int)t, (int)ep, &e) - e;
+		expert += e;
+		double a = hs_memory_layer_activations_at(m, lc, l);
+		act += a;
+		hs_layer_cfg none = *lc;
+		none.recompute = HS_RC_NONE;
+		double full = hs_memory_layer_activations_at(m, &none, l);
+		if (full > act_max)
+			act_max = full;
+	}
+	if (c->first_stage)
+		dense += V * h / t + (m->learned_pos ? seq * h : 0);
+	if (c->last_stage) {
+		dense += m->rmsnorm ? h : 2 * h;
+		if (!m->tied_embeddings || !c->first_stage)
+			dense += V * h / t;
+	}
+	double nd = dp * cp, nde = nd / ep > 1 ? nd / ep : 1;
+	double wb = lc->dtype == HS_FP32 ? 4 : 2, gb = wb, ob = 12;
+	int z = c->zero_stage;
+	out->weights = wb * (z >= 3 ? dense / nd + expert / nde : dense + expert);
+	out->grads = gb * (z >= 2 ? dense / nd + expert / nde : dense + expert);
+	out->optimizer = ob * (z >= 1 ? dense / nd + expert / nde : dense + expert);
+
+	/* activations: the in-flight micro-batches (chunks) of this rank's layers */
+	double inflight = c->in_flight > 0 ? c->in_flight : 1, v = c->vstages > 1 ? c->vstages : 1;
+	out->activations = act / v * inflight;
+	if (c->first_stage && m->dropout) /* embedding dropout mask */
+		out->activations += tok * h / rep * inflight;
+	if (lc->recompute == HS_RC_FULL) /* the layer being recomputed in backward */
+		out->activations += act_max;
+	/* the output layer, its norm and the fp32 cross entropy of one micro-batch: Korthikanti's
+	 * 4 s b h / t (1 + v / h) */
+	out->logits = c->last_stage ? 4 * tok * (h / rep + V / t) : 0;
+	out->comm_buffers = c->comm_buffer_bytes;
+	if (z >= 3 && c->layers_on_rank > 0) /* ZeRO-3 gathers a layer ahead: two unsharded layers */
+		out->comm_buffers += 2 * wb * (dense + expert) / c->layers_on_rank;
+	out->total = out->weights + out->grads + out->optimizer + out->activations + out->logits + out->comm_buffers;
+}
