@@ -20,7 +20,8 @@ int hs_cmd_fail(const char *cmd, const hs_err *err);
 /* Check that stdout was written without error (a full disk, a closed pipe) before exiting 0. */
 int hs_cmd_finish(int status);
 
-extern const hs_cmd_usage hs_usage_run, hs_usage_version, hs_usage_help;
+extern const hs_cmd_usage hs_usage_run, hs_usage_version, hs_usage_help, hs_usage_validate;
+int cmd_validate(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_help(int argc, char **argv);

@@ -1,0 +1,259 @@
+#include "config/scenario.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/cfg.h"
+#include "models/schedule.h"
+#include "sim/alloc.h"
+#include "sim/coll.h"
+
+static const char *const top_keys[] = {"name", "kind", "description", "cluster", "model", "training",
+				       "parallelism", "simulation", NULL};
+static const char *const training_keys[] = {"seq_len", "global_batch", "micro_batch", "precision", "optimizer",
+					    NULL};
+static const char *const par_keys[] = {"tp", "pp", "dp", "cp", "ep", "virtual_stages", "recompute",
+				       "sequence_parallel", "schedule", "zero", "dp_bucket", "memory_reserve",
+				       NULL};
+static const char *const sim_keys[] = {"fidelity", "seed", "symmetry", "collective_algorithm", NULL};
+static const char *const precisions[] = {"bf16", "fp16", "fp8", "fp32", NULL};
+static const char *const optimizers[] = {"adam", NULL};
+static const char *const recomputes[] = {"none", "selective", "full", NULL};
+static const char *const fidelities[] = {"analytical", "flow", "packet", NULL};
+static const char *const kinds[] = {"training", "fabric", NULL};
+
+const hs_ynode *hs_scenario_node(const hs_scenario *s, const char *dotted)
+{
+	const hs_ynode *n = hs_yaml_root(s->doc), *last = n;
+	char buf[256];
+	snprintf(buf, sizeof buf, "%s", dotted);
+	char *save = NULL;
+	for (char *t = strtok_r(buf, ".", &save); t && n; t = strtok_r(NULL, ".", &save)) {
+		n = hs_yaml_get(n, t);
+		if (n)
+			last = n;
+	}
+	return last;
+}
+
+int hs_scenario_is_fabric(hs_ydoc *doc)
+{
+	const hs_ynode *k = hs_yaml_get(hs_yaml_root(doc), "kind");
+	return k && k->kind == HS_Y_SCALAR && strcmp(k->str, "fabric") == 0;
+}
+
+static int load_training(hs_scenario *s, const hs_ynode *root, hs_err *err)
+{
+	const hs_ynode *t = hs_yaml_get(root, "training");
+	if (!t)
+		return hs_cfg_err(root, err, "training", "", "missing section (expected {seq_len, global_batch, "
+							     "micro_batch, precision, optimizer})");
+	if (hs_cfg_known(t, "training", training_keys, "a mapping of training settings", err))
+		return -1;
+	int64_t v;
+	if (hs_cfg_int(t, "training", "seq_len", 1, 1 << 24, s->model.seq_len, 0, &v, err))
+		return -1;
+	s->train.seq_len = (int)v;
+	if (s->train.seq_len <= 0)
+		return hs_cfg_err(t, err, "training", "seq_len",
+				  "missing, and the model sets no default sequence length (expected a positive integer)");
+	if (hs_cfg_int(t, "training", "global_batch", 1, INT64_C(1) << 40, 0, 1, &s->train.global_batch, err))
+		return -1;
+	if (hs_cfg_int(t, "training", "micro_batch", 1, 1 << 20, 1, 0, &v, err))
+		return -1;
+	s->train.micro_batch = (int)v;
+	int prec, opt;
+	if (hs_cfg_enum(t, "training", "precision", precisions, 0, &prec, err) ||
+	    hs_cfg_enum(t, "training", "optimizer", optimizers, 0, &opt, err))
+		return -1;
+	s->train.dtype = prec == 1 ? HS_FP16 : prec == 3 ? HS_FP32 : HS_BF16;
+	s->train.fp8_gemms = prec == 2;
+	return 0;
+}
+
+static int load_parallel(hs_scenario *s, const hs_ynode *root, hs_err *err)
+{
+	const hs_ynode *p = hs_yaml_get(root, "parallelism");
+	static const hs_ynode empty = {.kind = HS_Y_MAP, .file = "", .line = 0, .col = 0};
+	if (!p)
+		p = &empty;
+	if (hs_cfg_known(p, "parallelism", par_keys, "a mapping of parallel sizes and options", err))
+		return -1;
+	int64_t tp, pp, dp, cp, ep, vs, zero;
+	if (hs_cfg_int(p, "parallelism", "tp", 1, 1 << 20, 1, 0, &tp, err) ||
+	    hs_cfg_int(p, "parallelism", "pp", 1, 1 << 20, 1, 0, &pp, err) ||
+	    hs_cfg_int(p, "parallelism", "cp", 1, 1 << 20, 1, 0, &cp, err) ||
+	    hs_cfg_int(p, "parallelism", "ep", 1, 1 << 20, 1, 0, &ep, err) ||
+	    hs_cfg_int(p, "parallelism", "dp", 0, 1 << 24, 0, 0, &dp, err) ||
+	    hs_cfg_int(p, "parallelism", "virtual_stages", 1, 1024, 1, 0, &vs, err) ||
+	    hs_cfg_int(p, "parallelism", "zero", 0, 3, 0, 0, &zero, err))
+		return -1;
+	int ngpus = hs_cluster_ngpus(s->cluster);
+	const hs_ynode *ndp = hs_yaml_get(p, "dp");
+	if (dp == 0) { /* not given: whatever the cluster leaves */
+		int64_t inner = tp * pp * cp;
+		if (ngpus % inner)
+			return hs_cfg_err(p, err, "parallelism", "",
+					  "tp x pp x cp = %lld does not divide the cluster's %d GPUs (expected a "
+					  "product that divides it, or an explicit dp)",
+					  (long long)inner, ngpus);
+		dp = ngpus / inner;
+	}
+	if (tp * pp * cp * dp != ngpus)
+		return hs_cfg_err(ndp ? ndp : p, err, "parallelism", ndp ? "dp" : "",
+				  "tp x cp x dp x pp = %lld x %lld x %lld x %lld = %lld, but the cluster has %d GPUs "
+				  "(expected the product to equal the GPU count)",
+				  (long long)tp, (long long)cp, (long long)dp, (long long)pp,
+				  (long long)(tp * pp * cp * dp), ngpus);
+	s->par.tp = (int)tp, s->par.pp = (int)pp, s->par.dp = (int)dp, s->par.cp = (int)cp;
+	s->par.ep = (int)ep, s->par.vstages = (int)vs, s->par.zero = (int)zero;
+	if (ep > 1 && (dp * cp) % ep)
+		return hs_cfg_err(hs_yaml_get(p, "ep"), err, "parallelism", "ep",
+				  "ep = %lld does not divide dp x cp = %lld (expected experts sharded across "
+				  "data-parallel ranks)",
+				  (long long)ep, (long long)(dp * cp));
+	if (hs_cfg_enum(p, "parallelism", "recompute", recomputes, 0, &s->par.recompute, err) ||
+	    hs_cfg_bool(p, "parallelism", "sequence_parallel", 0, &s->par.sequence_parallel, err))
+		return -1;
+	const char *sched;
+	if (hs_cfg_str(p, "parallelism", "schedule", vs > 1 ? "interleaved" : "1f1b", 0, &sched, err))
+		return -1;
+	s->par.schedule = hs_sched_parse(sched);
+	if (s->par.schedule < 0) {
+		const char *sug = hs_cfg_suggest(sched, hs_sched_names);
+		return hs_cfg_err(hs_yaml_get(p, "schedule"), err, "parallelism", "schedule",
+				  "'%s' is not a known schedule%s%s%s (expected gpipe, 1f1b, interleaved or zb-h1)",
+				  sched, sug ? " (did you mean '" : "", sug ? sug : "", sug ? "'?)" : "");
+	}
+	if (s->par.schedule == HS_SCHED_INTERLEAVED && vs < 2)
+		return hs_cfg_err(hs_yaml_get(p, "schedule"), err, "parallelism", "schedule",
+				  "interleaved needs virtual_stages >= 2 (expected parallelism.virtual_stages)");
+	if (s->par.schedule != HS_SCHED_INTERLEAVED && vs > 1)
+		return hs_cfg_err(hs_yaml_get(p, "virtual_stages"), err, "parallelism", "virtual_stages",
+				  "virtual stages need schedule: interleaved (found %s)", sched);
+	if (hs_cfg_num(p, "parallelism", "dp_bucket", HS_U_BYTES, 1, 1e15, 40e6, 0, &s->par.dp_bucket_bytes, err) ||
+	    hs_cfg_num(p, "parallelism", "memory_reserve", HS_U_BYTES, 0, 1e15, 2.0 * (1 << 30), 0,
+		       &s->par.memory_reserve, err))
+		return -1;
+
+	/* Divisibility of the model by the strategy (exit 2, as issue 4 asks for these). */
+	hs_err e2 = {0};
+	if (hs_model_check_parallel(&s->model, s->par.tp, s->par.pp, s->par.vstages, s->par.cp, s->par.ep,
+				    s->train.seq_len, &e2))
+		return hs_cfg_err(p, err, "parallelism", "", "%s", e2.msg);
+	int64_t per_step = (int64_t)s->par.dp * s->train.micro_batch;
+	if (s->train.global_batch % per_step)
+		return hs_cfg_err(hs_scenario_node(s, "training.global_batch"), err, "training", "global_batch",
+				  "%lld is not divisible by dp x micro_batch = %d x %d = %lld (expected a multiple)",
+				  (long long)s->train.global_batch, s->par.dp, s->train.micro_batch,
+				  (long long)per_step);
+	int64_t m = s->train.global_batch / per_step;
+	if (m > 1000000)
+		return hs_cfg_err(hs_scenario_node(s, "training.global_batch"), err, "training", "global_batch",
+				  "%lld micro-batches per step is more than hetsim simulates (expected at most 1e6)",
+				  (long long)m);
+	s->par.micro_batches = (int)m;
+	if (s->par.schedule == HS_SCHED_INTERLEAVED && m % s->par.pp)
+		return hs_cfg_err(hs_scenario_node(s, "parallelism.schedule"), err, "parallelism", "schedule",
+				  "interleaved 1F1B needs micro-batches (%lld) divisible by pp (%d)", (long long)m,
+				  s->par.pp);
+	if (s->par.sequence_parallel && s->par.tp == 1)
+		s->par.sequence_parallel = 0; /* nothing to shard: SP with TP 1 is the plain layout */
+	return 0;
+}
+
+static int load_sim(hs_scenario *s, const hs_ynode *root, hs_err *err)
+{
+	const hs_ynode *n = hs_yaml_get(root, "simulation");
+	static const hs_ynode empty = {.kind = HS_Y_MAP, .file = "", .line = 0, .col = 0};
+	if (!n)
+		n = &empty;
+	if (hs_cfg_known(n, "simulation", sim_keys, "a mapping of simulation options", err))
+		return -1;
+	int fid;
+	int64_t seed;
+	if (hs_cfg_enum(n, "simulation", "fidelity", fidelities, 0, &fid, err) ||
+	    hs_cfg_int(n, "simulation", "seed", 0, INT64_MAX, 1, 0, &seed, err) ||
+	    hs_cfg_bool(n, "simulation", "symmetry", 1, &s->sim.symmetry, err))
+		return -1;
+	const char *algo;
+	if (hs_cfg_str(n, "simulation", "collective_algorithm", "auto", 0, &algo, err))
+		return -1;
+	s->sim.coll_algo = hs_coll_algo_parse(algo);
+	if (s->sim.coll_algo < 0)
+		return hs_cfg_err(hs_yaml_get(n, "collective_algorithm"), err, "simulation", "collective_algorithm",
+				  "'%s' is not an algorithm (expected auto, ring, tree, halving_doubling, direct, "
+				  "hierarchical or inswitch)",
+				  algo);
+	s->sim.fidelity = (enum hs_fidelity)fid;
+	s->sim.seed = (uint64_t)seed;
+	s->sim.steps = 1;
+	if (fid != HS_FID_ANALYTICAL)
+		return hs_cfg_err(hs_yaml_get(n, "fidelity"), err, "simulation", "fidelity",
+				  "'%s' is not available for training scenarios yet (expected analytical)",
+				  fidelities[fid]);
+	return 0;
+}
+
+hs_scenario *hs_scenario_load(const char *path, const struct hs_strlist *sets, hs_err *err)
+{
+	hs_scenario *s = hs_xcalloc(1, sizeof *s);
+	s->path = path;
+	s->doc = hs_yaml_load_file(path, err);
+	if (!s->doc)
+		goto fail;
+	for (int i = 0; sets && i < sets->n; i++)
+		if (hs_yaml_set(s->doc, sets->v[i], err))
+			goto fail;
+	const hs_ynode *root = hs_yaml_root(s->doc);
+	if (hs_cfg_known(root, "", top_keys, "a scenario mapping with cluster, model, training, parallelism", err))
+		goto fail;
+	int kind;
+	if (hs_cfg_enum(root, "", "kind", kinds, 0, &kind, err))
+		goto fail;
+	if (kind != 0) {
+		hs_cfg_err(hs_yaml_get(root, "kind"), err, "", "kind", "a fabric experiment is not a training "
+								  "scenario (run it with `hetsim run`)");
+		goto fail;
+	}
+	const char *name;
+	if (hs_cfg_str(root, "", "name", NULL, 0, &name, err))
+		goto fail;
+	if (!name) {
+		const char *b = strrchr(path, '/');
+		name = b ? b + 1 : path;
+	}
+	snprintf(s->name, sizeof s->name, "%s", name);
+	const hs_ynode *c = hs_yaml_get(root, "cluster");
+	if (!c) {
+		hs_cfg_err(root, err, "cluster", "", "missing section (expected {groups: [...], fabric: {...}})");
+		goto fail;
+	}
+	s->cluster = hs_cluster_from_yaml(c, "cluster", err);
+	if (!s->cluster)
+		goto fail;
+	const hs_ynode *m = hs_yaml_get(root, "model");
+	if (!m) {
+		hs_cfg_err(root, err, "model", "", "missing (expected a preset name or a shape)");
+		goto fail;
+	}
+	if (hs_model_from_yaml(m, "model", &s->model, err))
+		goto fail;
+	if (load_training(s, root, err) || load_parallel(s, root, err) || load_sim(s, root, err))
+		goto fail;
+	return s;
+fail:
+	hs_scenario_free(s);
+	return NULL;
+}
+
+void hs_scenario_free(hs_scenario *s)
+{
+	if (!s)
+		return;
+	hs_cluster_free(s->cluster);
+	hs_yaml_free(s->doc);
+	free(s);
+}

@@ -1,0 +1,69 @@
+/* hs_scenario: a training scenario loaded from YAML and checked: the cluster, the model, the training
+ * settings, the parallel strategy and the simulation options. Every key is documented in docs/scenario.md.
+ * `--set a.b=v` overrides are applied to the YAML tree before anything is read, so they get the same checks.
+ * The document stays alive with the scenario so that later checks (memory, divisibility) can point at the
+ * line of the key that caused them. */
+#ifndef HS_SCENARIO_H
+#define HS_SCENARIO_H
+
+#include <stdint.h>
+
+#include "config/yaml.h"
+#include "models/model.h"
+#include "models/ops.h"
+#include "sim/err.h"
+#include "sim/opt.h"
+#include "topology/cluster.h"
+
+enum hs_fidelity { HS_FID_ANALYTICAL, HS_FID_FLOW, HS_FID_PACKET };
+
+typedef struct hs_training {
+	int seq_len;
+	int64_t global_batch;  /* sequences per step */
+	int micro_batch;       /* sequences per micro-batch */
+	enum hs_dtype dtype;   /* activations and weights (bf16 or fp16; fp32 for full precision) */
+	int fp8_gemms;         /* precision: fp8 => GEMMs in fp8, activations bf16 */
+} hs_training;
+
+typedef struct hs_parallel {
+	int tp, pp, dp, cp, ep;
+	int vstages;           /* model chunks per pipeline rank (interleaved schedule) */
+	int recompute;         /* HS_RC_* */
+	int sequence_parallel;
+	int schedule;          /* enum hs_sched_kind */
+	int zero;              /* 0..3 */
+	int micro_batches;     /* derived: global_batch / (dp * micro_batch) */
+	double dp_bucket_bytes;/* gradient bucket size for overlapped DP reduction */
+	double memory_reserve; /* bytes kept free on each device (framework, fragmentation) */
+} hs_parallel;
+
+typedef struct hs_simopts {
+	enum hs_fidelity fidelity;
+	uint64_t seed;
+	int steps;
+	int symmetry;          /* simulate one representative per equivalence class */
+	int coll_algo;         /* enum hs_coll_algo for every collective (HS_ALGO_AUTO: as NCCL's tuner picks) */
+} hs_simopts;
+
+typedef struct hs_scenario {
+	hs_ydoc *doc;
+	const char *path;
+	char name[128];
+	hs_cluster *cluster;
+	hs_model model;
+	hs_training train;
+	hs_parallel par;
+	hs_simopts sim;
+} hs_scenario;
+
+/* Load, apply overrides, check. Returns NULL with err (HS_EINPUT, or HS_EINFEASIBLE for a strategy that
+ * cannot run on this cluster). */
+hs_scenario *hs_scenario_load(const char *path, const struct hs_strlist *sets, hs_err *err);
+void hs_scenario_free(hs_scenario *s);
+/* Position of a key for later messages ("parallelism.tp"); the root when absent. */
+const hs_ynode *hs_scenario_node(const hs_scenario *s, const char *dotted);
+
+/* Is this document a fabric experiment (`kind: fabric`) rather than a training scenario? */
+int hs_scenario_is_fabric(hs_ydoc *doc);
+
+#endif

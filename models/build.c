@@ -1,0 +1,386 @@
+/* Strategy -> task graph.
+ *
+ * For every pipeline stage the schedule (models/schedule.h) gives the order of forward and backward work
+ * items; each item becomes a compute task on the stage's compute stream. A forward item sends its output
+ * activations to the next model chunk (a SEND task on the p2p stream), and the receiving item depends on that
+ * send; backward items send input gradients the other way. Gradient reduction across data parallelism is
+ * overlapped with the last micro-batch's backward pass, one bucket at a time, as PyTorch DDP and Megatron do:
+ * that backward is split into slices (one per bucket) and each slice's bucket is reduced on the comm stream
+ * while the next slice computes. The optimizer step waits for every bucket.
+ *
+ * Tasks are appended in a topological order: the stages' item lists are walked round-robin, each stage
+ * advancing while the items it needs from its neighbours already exist. */
+#include "models/build.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/schedule.h"
+#include "sim/alloc.h"
+
+int hs_build_rank(const hs_parallel *p, int t, int c, int d, int stage)
+{
+	return t + p->tp * (c + p->cp * (d + p->dp * stage));
+}
+
+void hs_build_free(hs_build *b)
+{
+	if (!b)
+		return;
+	hs_graph_free(&b->graph);
+	free(b->stages);
+	b->stages = NULL;
+}
+
+/* Parameters one rank holds for transformer layer `l` (TP shards the matrices, EP the routed experts;
+ * norms are replicated but small, and are counted in full). */
+static double layer_params_rank(const hs_model *m, const hs_parallel *p, int l)
+{
+	double total = hs_model_params_layer(m, l);
+	int moe = m->experts > 0 && l >= m->dense_layers;
+	if (!moe)
+		return total / p->tp;
+	double mats = m->gated_mlp ? 3.0 : 2.0;
+	double routed = (double)m->experts * mats * m->hidden * m->expert_ffn;
+	return (total - routed) / p->tp + routed / ((double)p->ep * p->tp);
+}
+
+struct ctx {
+	const hs_scenario *s;
+	hs_build *b;
+	hs_graph *g;
+	hs_layer_cfg lc;
+	int pp, v, nchunks, lpc; /* chunks per rank, global chunks, layers per chunk */
+	/* per (stage, chunk): op lists in the graph */
+	uint32_t (*fwd)[2], (*bwd)[2], (*bin)[2], (*bwt)[2]; /* [stage*v+chunk] = {first, count} */
+	hs_oplist tmp;
+};
+
+static void ops_chunk(struct ctx *c, int stage, int chunk, enum hs_phase ph, int with_recompute)
+{
+	const hs_model *m = &c->s->model;
+	int gchunk = chunk * c->pp + stage;
+	hs_oplist_clear(&c->tmp);
+	int first = gchunk == 0, last = gchunk == c->nchunks - 1;
+	if (ph == HS_PH_FWD) {
+		if (first)
+			hs_ops_embedding(m, &c->lc, ph, &c->tmp);
+		for (int i = 0; i < c->lpc; i++)
+			hs_ops_layer(m, &c->lc, gchunk * c->lpc + i, ph, &c->tmp);
+		if (last)
+			hs_ops_head(m, &c->lc, ph, &c->tmp);
+		return;
+	}
+	/* backward runs the layers in reverse: head first, embedding last */
+	if (last)
+		hs_ops_head(m, &c->lc, ph, &c->tmp);
+	for (int i = c->lpc - 1; i >= 0; i--) {
+		if (with_recompute)
+			hs_ops_layer(m, &c->lc, gchunk * c->lpc + i, HS_PH_RECOMPUTE, &c->tmp);
+		hs_ops_layer(m, &c->lc, gchunk * c->lpc + i, ph, &c->tmp);
+	}
+	if (first)
+		hs_ops_embedding(m, &c->lc, ph, &c->tmp);
+}
+
+static void store(struct ctx *c, uint32_t (*dst)[2], int idx)
+{
+	dst[idx][0] = hs_graph_add_ops(c->g, &c->tmp);
+	dst[idx][1] = (uint32_t)c->tmp.n;
+}
+
+static void build_oplists(struct ctx *c)
+{
+	size_t n = (size_t)c->pp * c->v;
+	c->fwd = hs_xcalloc(n, sizeof *c->fwd);
+	c->bwd = hs_xcalloc(n, sizeof *c->bwd);
+	c->bin = hs_xcalloc(n, sizeof *c->bin);
+	c->bwt = hs_xcalloc(n, sizeof *c->bwt);
+	for (int s = 0; s < c->pp; s++)
+		for (int k = 0; k < c->v; k++) {
+			int idx = s * c->v + k;
+			ops_chunk(c, s, k, HS_PH_FWD, 0);
+			store(c, c->fwd, idx);
+			/* combined backward: recompute, then input and weight gradients layer by layer */
+			hs_oplist_clear(&c->tmp);
+			const hs_model *m = &c->s->model;
+			int gchunk = k * c->pp + s;
+			if (gchunk == c->nchunks - 1) {
+				hs_ops_head(m, &c->lc, HS_PH_BWD_INPUT, &c->tmp);
+				hs_ops_head(m, &c->lc, HS_PH_BWD_WEIGHT, &c->tmp);
+			}
+			for (int i = c->lpc - 1; i >= 0; i--) {
+				int l = gchunk * c->lpc + i;
+				hs_ops_layer(m, &c->lc, l, HS_PH_RECOMPUTE, &c->tmp);
+				hs_ops_layer(m, &c->lc, l, HS_PH_BWD_INPUT, &c->tmp);
+				hs_ops_layer(m, &c->lc, l, HS_PH_BWD_WEIGHT, &c->tmp);
+			}
+			if (gchunk == 0) {
+				hs_ops_embedding(m, &c->lc, HS_PH_BWD_INPUT, &c->tmp);
+				hs_ops_embedding(m, &c->lc, HS_PH_BWD_WEIGHT, &c->tmp);
+			}
+			store(c, c->bwd, idx);
+			ops_chunk(c, s, k, HS_PH_BWD_INPUT, 1);
+			store(c, c->bin, idx);
+			ops_chunk(c, s, k, HS_PH_BWD_WEIGHT, 0);
+			store(c, c->bwt, idx);
+		}
+}
+
+/* Per-rep walk state. */
+struct walk {
+	hs_sched_item *items;
+	size_t n, pos;
+	int stage, rep, dp_index;
+	/* index of the SEND task produced by (mb, chunk) forward / backward; UINT32_MAX when not yet built */
+	uint32_t *fsend, *bsend, *ftask, *btask;
+	uint32_t last_compute;
+	uint32_t *bucket_colls;
+	size_t nbucket_colls, capbc;
+};
+
+#define NONE UINT32_MAX
+
+static double chunk_grad_bytes(struct ctx *c, int stage, int chunk)
+{
+	const hs_model *m = &c->s->model;
+	int gchunk = chunk * c->pp + stage;
+	double params = 0;
+	for (int i = 0; i < c->lpc; i++)
+		params += layer_params_rank(m, &c->s->par, gchunk * c->lpc + i);
+	/* the input embedding on the first chunk; the output projection on the last unless it is tied (then
+	 * the last stage holds its own copy of the shared matrix, as Megatron does when pp > 1) */
+	if (gchunk == 0)
+		params += (double)m->vocab * m->hidden / c->s->par.tp;
+	if (gchunk == c->nchunks - 1 && (!m->tied_embeddings || c->nchunks > 1))
+		params += (double)m->vocab * m->hidden / c->s->par.tp;
+	/* fp32 gradients: Megatron reduces bf16/fp16 training's gradients in fp32 by default
+	 * (accumulate_allreduce_grads_in_fp32), as does PyTorch AMP with fp32 parameters. */
+	return params * 4.0;
+}
+
+int hs_build_step(const hs_scenario *s, int symmetry, hs_build *out, hs_err *err)
+{
+	memset(out, 0, sizeof *out);
+	const hs_parallel *p = &s->par;
+	struct ctx c = {.s = s, .b = out, .g = &out->graph, .pp = p->pp, .v = p->vstages};
+	c.nchunks = p->pp * p->vstages;
+	c.lpc = s->model.layers / c.nchunks;
+	c.lc = (hs_layer_cfg){.tp = p->tp, .cp = p->cp, .ep = p->ep, .sequence_parallel = p->sequence_parallel,
+			      .micro_batch = s->train.micro_batch, .seq_len = s->train.seq_len,
+			      .dtype = s->train.dtype, .fp8_gemms = s->train.fp8_gemms, .recompute = p->recompute,
+			      .flash_attention = 1};
+	out->pp = p->pp;
+	out->stages = hs_xcalloc((size_t)p->pp, sizeof *out->stages);
+	double tokens = (double)s->train.global_batch * s->train.seq_len;
+	out->model_flops = hs_model_flops_per_step(&s->model, tokens, s->train.seq_len, 1);
+	build_oplists(&c);
+
+	hs_graph *g = c.g;
+	int ndp = symmetry ? 1 : p->dp;
+	g->nreps = p->pp * ndp;
+	g->reps = hs_xcalloc((size_t)g->nreps, sizeof *g->reps);
+	int m = p->micro_batches, v = c.v;
+	struct walk *w = hs_xcalloc((size_t)g->nreps, sizeof *w);
+	int rc = 0;
+	for (int r = 0; r < g->nreps; r++) {
+		w[r].stage = r / ndp;
+		w[r].dp_index = r % ndp;
+		w[r].rep = r;
+		g->reps[r] = (hs_rep){.stage = w[r].stage, .dp_index = w[r].dp_index,
+				      .multiplicity = p->tp * p->cp * (symmetry ? p->dp : 1)};
+		if (hs_sched_build(p->schedule, p->pp, w[r].stage, m, v, &w[r].items, &w[r].n, err)) {
+			rc = -1;
+			goto out;
+		}
+		size_t nmc = (size_t)m * v;
+		w[r].fsend = hs_xmalloc(nmc * sizeof(uint32_t));
+		w[r].bsend = hs_xmalloc(nmc * sizeof(uint32_t));
+		w[r].ftask = hs_xmalloc(nmc * sizeof(uint32_t));
+		w[r].btask = hs_xmalloc(nmc * sizeof(uint32_t));
+		for (size_t i = 0; i < nmc; i++)
+			w[r].fsend[i] = w[r].bsend[i] = w[r].ftask[i] = w[r].btask[i] = NONE;
+		w[r].last_compute = NONE;
+	}
+
+	/* Activation bytes between stages: micro_batch x seq/cp x hidden, divided by tp under sequence
+	 * parallelism (Megatron scatters them across the TP group). */
+	double act_bytes = (double)s->train.micro_batch * s->train.seq_len / p->cp * s->model.hidden *
+			   hs_dtype_bytes(s->train.dtype) / (p->sequence_parallel ? p->tp : 1);
+	int zb = p->schedule == HS_SCHED_ZB_H1;
+	/* Rendezvous ids for DP collectives across replicas: (stage, chunk, bucket slice) -> id; the parameter
+	 * all-gather of stage s takes pp * v * 16 + s. With symmetry a collective has one member: no id. */
+	int grad_ids = p->pp * v * 16;
+	int progress = 1;
+	while (progress) {
+		progress = 0;
+		for (int r = 0; r < g->nreps; r++) {
+			struct walk *W = &w[r];
+			while (W->pos < W->n) {
+				hs_sched_item it = W->items[W->pos];
+				int idx = it.mb * v + it.chunk;
+				int gchunk = it.chunk * p->pp + W->stage;
+				int fwd = it.kind == HS_SI_FWD;
+				uint32_t need = NONE;
+				int have = 1;
+				if (fwd && gchunk > 0) {
+					int ps = (gchunk - 1) % p->pp, pc = (gchunk - 1) / p->pp;
+					need = w[ps * ndp + W->dp_index].fsend[it.mb * v + pc];
+					have = need != NONE;
+				} else if ((it.kind == HS_SI_BWD || it.kind == HS_SI_BWD_INPUT) && gchunk < c.nchunks - 1) {
+					int ns = (gchunk + 1) % p->pp, nc = (gchunk + 1) / p->pp;
+					need = w[ns * ndp + W->dp_index].bsend[it.mb * v + nc];
+					have = need != NONE;
+				}
+				if (!have)
+					break;
+				int sidx = W->stage * v + it.chunk;
+				uint32_t(*ol)[2] = fwd ? c.fwd : it.kind == HS_SI_BWD ? c.bwd
+							 : it.kind == HS_SI_BWD_INPUT ? c.bin : c.bwt;
+				/* the last backward item of a chunk finalises its gradients: slice it by bucket */
+				int finalises = 0;
+				/* gradients are final after the weight-gradient part: the last BWD, or the last
+				 * BWD_WEIGHT under zero-bubble schedules */
+				if (it.kind == (zb ? HS_SI_BWD_WEIGHT : HS_SI_BWD)) {
+					int lastmb = 1;
+					for (size_t q = W->pos + 1; q < W->n; q++)
+						if (W->items[q].chunk == it.chunk && W->items[q].kind == it.kind)
+							lastmb = 0;
+					finalises = lastmb && p->dp > 1;
+				}
+				int nslices = 1;
+				double gbytes = 0;
+				if (finalises) {
+					gbytes = chunk_grad_bytes(&c, W->stage, it.chunk);
+					nslices = (int)ceil(gbytes / p->dp_bucket_bytes);
+					if (nslices < 1)
+						nslices = 1;
+					if (nslices > 16)
+						nslices = 16;
+				}
+				uint32_t first_slice = NONE, tk = NONE;
+				for (int sl = 0; sl < nslices; sl++) {
+					hs_task t = {.kind = HS_T_COMPUTE, .stream = HS_S_COMPUTE,
+						     .what = fwd ? HS_W_FWD
+							 : it.kind == HS_SI_BWD ? HS_W_BWD
+							 : it.kind == HS_SI_BWD_INPUT ? HS_W_BWD_INPUT : HS_W_BWD_WEIGHT,
+						     .rep = r, .peer = -1, .mb = it.mb, .chunk = it.chunk,
+						     .op_first = ol[sidx][0], .op_count = ol[sidx][1],
+						     .scale = 1.0 / nslices, .rendezvous = -1};
+					tk = hs_graph_add(g, &t);
+					if (sl == 0) {
+						first_slice = tk;
+						if (need != NONE)
+							hs_graph_dep(g, tk, need);
+						if (!fwd && W->ftask[idx] != NONE)
+							hs_graph_dep(g, tk, W->ftask[idx]);
+					}
+					if (finalises) {
+						hs_task cl = {.kind = HS_T_COLL, .stream = HS_S_COMM,
+							      .what = HS_W_GRAD_REDUCE, .group = HS_GROUP_DP,
+							      .coll = p->zero >= 1 ? HS_COLL_REDUCE_SCATTER
+										   : HS_COLL_ALL_REDUCE,
+							      .rep = r, .peer = -1, .mb = it.mb, .chunk = it.chunk,
+							      .bytes = gbytes / nslices,
+							      .rendezvous = symmetry ? -1
+										     : (sidx * 16 + sl)};
+						uint32_t ci = hs_graph_add(g, &cl);
+						hs_graph_dep(g, ci, tk);
+						hs_xgrow(&W->bucket_colls, &W->capbc, W->nbucket_colls + 1, sizeof(uint32_t));
+						W->bucket_colls[W->nbucket_colls++] = ci;
+					}
+				}
+				(void)first_slice;
+				W->last_compute = tk;
+				if (fwd)
+					W->ftask[idx] = tk;
+				else
+					W->btask[idx] = tk;
+				/* send activations forward / input gradients backward */
+				int sends = fwd ? gchunk < c.nchunks - 1
+						: (it.kind != HS_SI_BWD_WEIGHT && gchunk > 0);
+				if (sends) {
+					int tg = fwd ? gchunk + 1 : gchunk - 1;
+					int peer = (tg % p->pp) * ndp + W->dp_index;
+					hs_task st = {.kind = HS_T_SEND, .stream = HS_S_P2P, .what = HS_W_P2P, .rep = r,
+						      .peer = peer, .mb = it.mb, .chunk = it.chunk, .bytes = act_bytes,
+						      .rendezvous = -1};
+					uint32_t si = hs_graph_add(g, &st);
+					hs_graph_dep(g, si, tk);
+					if (fwd)
+						W->fsend[idx] = si;
+					else
+						W->bsend[idx] = si;
+				}
+				W->pos++;
+				progress = 1;
+			}
+		}
+	}
+	for (int r = 0; r < g->nreps; r++)
+		if (w[r].pos < w[r].n) {
+			rc = hs_err_set(err, HS_EINTERNAL, "internal error: pipeline schedule deadlocks at stage %d "
+							   "item %zu",
+					w[r].stage, w[r].pos);
+			goto out;
+		}
+	if (!symmetry)
+		g->nrendezvous = grad_ids + p->pp;
+
+	/* Optimizer step after every gradient bucket; then ZeRO gathers updated parameters. */
+	for (int r = 0; r < g->nreps; r++) {
+		struct walk *W = &w[r];
+		int st = W->stage;
+		double params = 0;
+		for (int k = 0; k < v; k++)
+			params += chunk_grad_bytes(&c, st, k) / 4.0;
+		double shard = p->zero >= 1 ? params / p->dp : params;
+		hs_oplist_clear(&c.tmp);
+		hs_ops_optimizer(shard, &c.tmp);
+		hs_task t = {.kind = HS_T_COMPUTE, .stream = HS_S_COMPUTE, .what = HS_W_OPTIMIZER, .rep = r,
+			     .peer = -1, .op_first = hs_graph_add_ops(g, &c.tmp), .op_count = (uint32_t)c.tmp.n,
+			     .scale = 1.0, .rendezvous = -1};
+		uint32_t ot = hs_graph_add(g, &t);
+		if (W->last_compute != NONE)
+			hs_graph_dep(g, ot, W->last_compute);
+		for (size_t q = 0; q < W->nbucket_colls; q++)
+			hs_graph_dep(g, ot, W->bucket_colls[q]);
+		if (p->zero >= 1 && p->dp > 1) {
+			hs_task ag = {.kind = HS_T_COLL, .stream = HS_S_COMM, .what = HS_W_PARAM_GATHER,
+				      .group = HS_GROUP_DP, .coll = HS_COLL_ALL_GATHER, .rep = r, .peer = -1,
+				      .bytes = params * hs_dtype_bytes(s->train.dtype),
+				      .rendezvous = symmetry ? -1 : grad_ids + st};
+			uint32_t ai = hs_graph_add(g, &ag);
+			hs_graph_dep(g, ai, ot);
+		}
+		hs_stage_info *si = &out->stages[st];
+		si->params = params;
+		si->grad_bytes = params * 4.0;
+		si->layers = c.lpc * v;
+		si->in_flight = hs_sched_in_flight(p->schedule, p->pp, st, m, v);
+		hs_mem_cfg mc = {.layer = c.lc, .pp = p->pp, .dp = p->dp, .zero_stage = p->zero,
+				 .layers_on_rank = si->layers, .first_stage = st == 0, .last_stage = st == p->pp - 1,
+				 .in_flight = si->in_flight, .comm_buffer_bytes = 0, .vstages = v,
+				 .first_layer = st * c.lpc};
+		hs_memory_rank(&s->model, &mc, &si->mem);
+	}
+out:
+	for (int r = 0; r < g->nreps; r++) {
+		free(w[r].items);
+		free(w[r].fsend);
+		free(w[r].bsend);
+		free(w[r].ftask);
+		free(w[r].btask);
+		free(w[r].bucket_colls);
+	}
+	free(w);
+	free(c.fwd);
+	free(c.bwd);
+	free(c.bin);
+	free(c.bwt);
+	hs_oplist_free(&c.tmp);
+	if (rc)
+		hs_build_free(out);
+	return rc;
+}

@@ -1,0 +1,424 @@
+#include "sim/exec.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calib/profile.h"
+#include "sim/alloc.h"
+#include "sim/coll.h"
+#include "sim/engine.h"
+
+struct tstate {
+	uint32_t waiting;  /* dependencies not yet done */
+	uint32_t cause;    /* the dependency that completed last */
+	double start, end; /* seconds */
+	double dur;
+	uint8_t done, started;
+};
+
+struct rep {
+	const hs_device_type *dev;
+	const hs_profile *prof;
+	int ngroup;          /* node group of its device (memo key) */
+	uint32_t *queue[HS_S_COUNT];
+	size_t qn[HS_S_COUNT], qcap[HS_S_COUNT], qpos[HS_S_COUNT];
+	int busy[HS_S_COUNT];
+	double idle_since;   /* compute stream */
+	int grp_n[HS_GROUP_COUNT];
+	int *grp[HS_GROUP_COUNT];
+	hs_rep_result *res;
+};
+
+struct rv {
+	int members, arrived;
+	uint32_t *tasks;
+};
+
+/* op-range cost memo: (stage, node group, first, count) -> compute seconds, comm seconds by group, flops */
+struct memo {
+	uint64_t key;
+	uint32_t first, count;
+	double comp, comm[HS_GROUP_COUNT], flops;
+	int used;
+};
+
+struct ex {
+	const hs_scenario *s;
+	const hs_graph *g;
+	hs_engine *eng;
+	struct tstate *ts;
+	struct rep *reps;
+	uint32_t *succ, *succ_first; /* CSR successors */
+	struct rv *rv;
+	struct memo *memo;
+	size_t memocap;
+	hs_profile **profiles;
+	int nprofiles;
+	hs_err *err;
+};
+
+static const hs_profile *profile_for(struct ex *x, const hs_device_type *dev)
+{
+	for (int i = 0; i < x->nprofiles; i++)
+		if (strcmp(hs_profile_name(x->profiles[i]), dev->profile) == 0)
+			return x->profiles[i];
+	hs_profile *p = hs_profile_load(dev->profile, x->err);
+	if (!p)
+		return NULL;
+	x->profiles = hs_xrealloc(x->profiles, (size_t)(x->nprofiles + 1) * sizeof *x->profiles);
+	x->profiles[x->nprofiles++] = p;
+	return p;
+}
+
+static double op_time(struct ex *x, struct rep *r, const hs_op *o, int *is_comm)
+{
+	*is_comm = 0;
+	switch (o->kind) {
+	case HS_OP_GEMM:
+		return hs_profile_gemm_time(r->prof, r->dev, o->m, o->n, o->k, o->dtype) * (o->count > 0 ? o->count : 1);
+	case HS_OP_ATTN:
+		return hs_profile_attn_time(r->prof, r->dev, o->b, o->h, o->s, o->d, o->causal, o->bwd);
+	case HS_OP_MEM:
+	case HS_OP_OPTIMIZER:
+		return hs_profile_mem_time(r->prof, r->dev, o->bytes);
+	case HS_OP_COMM:
+		*is_comm = 1;
+		if (r->grp_n[o->group] <= 1)
+			return 0;
+		return hs_coll_time(x->s->cluster, o->coll, (enum hs_coll_algo)x->s->sim.coll_algo, r->grp[o->group], r->grp_n[o->group],
+				    o->bytes);
+	}
+	return 0;
+}
+
+static struct memo *range_cost(struct ex *x, struct rep *r, int stage, uint32_t first, uint32_t count)
+{
+	uint64_t key = ((uint64_t)(uint32_t)stage << 32) | (uint32_t)r->ngroup;
+	uint64_t h = (key * 0x9e3779b97f4a7c15ull) ^ (first * 0xbf58476d1ce4e5b9ull) ^ count;
+	size_t i = (size_t)(h >> 20) & (x->memocap - 1);
+	for (;; i = (i + 1) & (x->memocap - 1)) {
+		struct memo *m = &x->memo[i];
+		if (!m->used)
+			break;
+		if (m->key == key && m->first == first && m->count == count)
+			return m;
+	}
+	struct memo *m = &x->memo[i];
+	memset(m, 0, sizeof *m);
+	m->used = 1;
+	m->key = key, m->first = first, m->count = count;
+	for (uint32_t k = first; k < first + count; k++) {
+		const hs_op *o = &x->g->ops[k];
+		int comm;
+		double t = op_time(x, r, o, &comm);
+		if (comm)
+			m->comm[o->group] += t;
+		else {
+			m->comp += t;
+			m->flops += o->flops;
+		}
+	}
+	return m;
+}
+
+static void on_done(hs_engine *eng, void *ctx, uint64_t arg);
+
+static void begin(struct ex *x, uint32_t ti, double dur)
+{
+	struct tstate *st = &x->ts[ti];
+	const hs_task *t = &x->g->tasks[ti];
+	struct rep *r = &x->reps[t->rep];
+	double now = hs_time_to_s(hs_engine_now(x->eng));
+	st->started = 1;
+	st->start = now;
+	st->dur = dur;
+	r->busy[t->stream] = 1;
+	if (t->stream == HS_S_COMPUTE) {
+		double gap = now - r->idle_since;
+		if (gap > 0) {
+			const hs_task *c = st->cause != UINT32_MAX ? &x->g->tasks[st->cause] : NULL;
+			if (c && c->kind == HS_T_SEND) {
+				double xfer = x->ts[st->cause].dur;
+				double e = gap < xfer ? gap : xfer;
+				r->res->exposed_s[HS_GROUP_PP] += e;
+				r->res->bubble_s += gap - e;
+			} else if (c && c->kind == HS_T_COLL) {
+				r->res->exposed_s[c->group] += gap;
+			} else {
+				r->res->bubble_s += gap;
+			}
+		}
+	}
+	hs_engine_after(x->eng, hs_time_from_s(dur), on_done, x, ti);
+}
+
+static double comm_time(struct ex *x, const hs_task *t)
+{
+	struct rep *r = &x->reps[t->rep];
+	if (t->kind == HS_T_SEND) {
+		const hs_parallel *p = &x->s->par;
+		const hs_rep *a = &x->g->reps[t->rep], *b = &x->g->reps[t->peer];
+		int ranks[2] = {hs_build_rank(p, 0, 0, a->dp_index, a->stage),
+				hs_build_rank(p, 0, 0, b->dp_index, b->stage)};
+		return hs_coll_time(x->s->cluster, HS_COLL_SENDRECV, HS_ALGO_AUTO, ranks, 2, t->bytes);
+	}
+	if (r->grp_n[t->group] <= 1)
+		return 0;
+	return hs_coll_time(x->s->cluster, (enum hs_coll_op)t->coll, (enum hs_coll_algo)x->s->sim.coll_algo,
+			    r->grp[t->group],
+			    r->grp_n[t->group], t->bytes);
+}
+
+static void try_start(struct ex *x, int rep, int stream)
+{
+	struct rep *r = &x->reps[rep];
+	if (r->busy[stream] || r->qpos[stream] >= r->qn[stream])
+		return;
+	uint32_t ti = r->queue[stream][r->qpos[stream]];
+	struct tstate *st = &x->ts[ti];
+	if (st->waiting)
+		return;
+	const hs_task *t = &x->g->tasks[ti];
+	if (t->kind == HS_T_COMPUTE) {
+		struct memo *m = range_cost(x, r, x->g->reps[rep].stage, t->op_first, t->op_count);
+		r->res->compute_s += m->comp * t->scale;
+		if (t->what == HS_W_OPTIMIZER)
+			r->res->optimizer_s += m->comp * t->scale;
+		for (int k = 0; k < HS_GROUP_COUNT; k++)
+			r->res->exposed_s[k] += m->comm[k] * t->scale;
+		r->res->flops += m->flops * t->scale;
+		double d = m->comp;
+		for (int k = 0; k < HS_GROUP_COUNT; k++)
+			d += m->comm[k];
+		begin(x, ti, d * t->scale);
+		return;
+	}
+	if (t->kind == HS_T_COLL && t->rendezvous >= 0) {
+		/* occupy the stream while waiting for the other members, as a collective kernel does */
+		struct rv *v = &x->rv[t->rendezvous];
+		r->busy[stream] = 1;
+		v->tasks[v->arrived++] = ti;
+		if (v->arrived < v->members)
+			return;
+		double d = comm_time(x, t);
+		for (int k = 0; k < v->members; k++)
+			begin(x, v->tasks[k], d);
+		return;
+	}
+	begin(x, ti, comm_time(x, t));
+}
+
+static void on_done(hs_engine *eng, void *ctx, uint64_t ti)
+{
+	struct ex *x = ctx;
+	struct tstate *st = &x->ts[ti];
+	const hs_task *t = &x->g->tasks[ti];
+	struct rep *r = &x->reps[t->rep];
+	double now = hs_time_to_s(hs_engine_now(eng));
+	st->done = 1;
+	st->end = now;
+	r->busy[t->stream] = 0;
+	r->qpos[t->stream]++;
+	if (now > r->res->finish_s)
+		r->res->finish_s = now;
+	if (t->stream == HS_S_COMPUTE)
+		r->idle_since = now;
+	for (uint32_t k = x->succ_first[ti]; k < x->succ_first[ti + 1]; k++) {
+		uint32_t s = x->succ[k];
+		x->ts[s].cause = (uint32_t)ti;
+		if (--x->ts[s].waiting == 0) {
+			const hs_task *n = &x->g->tasks[s];
+			try_start(x, n->rep, n->stream);
+		}
+	}
+	try_start(x, t->rep, t->stream);
+}
+
+/* The slowest device among the ranks a rep stands for bounds its synchronous work. */
+static const hs_device_type *rep_device(const hs_scenario *s, const hs_rep *rp, int symmetry, int *ngroup)
+{
+	const hs_parallel *p = &s->par;
+	const hs_device_type *best = NULL;
+	int d0 = symmetry ? 0 : rp->dp_index, d1 = symmetry ? p->dp : rp->dp_index + 1;
+	for (int d = d0; d < d1; d++)
+		for (int c = 0; c < p->cp; c++)
+			for (int t = 0; t < p->tp; t++) {
+				int g = hs_build_rank(p, t, c, d, rp->stage);
+				const hs_device_type *dv = hs_cluster_device(s->cluster, g);
+				double a = dv->peak_flops[s->train.dtype], b = best ? best->peak_flops[s->train.dtype] : 0;
+				if (!best || a < b || (a == b && dv->hbm_bw < best->hbm_bw)) {
+					best = dv;
+					*ngroup = hs_cluster_group_of(s->cluster, g);
+				}
+			}
+	return best;
+}
+
+static void rep_groups(const hs_scenario *s, struct rep *r, const hs_rep *rp)
+{
+	const hs_parallel *p = &s->par;
+	int d = rp->dp_index, st = rp->stage;
+	int sizes[HS_GROUP_COUNT] = {[HS_GROUP_TP] = p->tp, [HS_GROUP_CP] = p->cp, [HS_GROUP_DP] = p->dp,
+				     [HS_GROUP_EP] = p->ep, [HS_GROUP_PP] = p->pp};
+	for (int k = 0; k < HS_GROUP_COUNT; k++) {
+		r->grp_n[k] = sizes[k];
+		r->grp[k] = hs_xmalloc((size_t)sizes[k] * sizeof(int));
+		for (int i = 0; i < sizes[k]; i++) {
+			switch (k) {
+			case HS_GROUP_TP: r->grp[k][i] = hs_build_rank(p, i, 0, d, st); break;
+			case HS_GROUP_CP: r->grp[k][i] = hs_build_rank(p, 0, i, d, st); break;
+			case HS_GROUP_DP: r->grp[k][i] = hs_build_rank(p, 0, 0, i, st); break;
+			case HS_GROUP_EP: /* ep consecutive data-parallel replicas (Megatron's expert groups) */
+				r->grp[k][i] = hs_build_rank(p, 0, 0, (d / p->ep) * p->ep + i, st);
+				break;
+			case HS_GROUP_PP: r->grp[k][i] = hs_build_rank(p, 0, 0, d, i); break;
+			}
+		}
+	}
+}
+
+int hs_exec_step(const hs_scenario *s, const hs_build *b, hs_result *out, hs_err *err)
+{
+	memset(out, 0, sizeof *out);
+	const hs_graph *g = &b->graph;
+	int symmetry = g->nrendezvous == 0 && (g->nreps == s->par.pp);
+	struct ex x = {.s = s, .g = g, .err = err};
+	int rc = -1;
+	x.eng = hs_engine_create();
+	x.ts = hs_xcalloc(g->ntasks ? g->ntasks : 1, sizeof *x.ts);
+	x.reps = hs_xcalloc((size_t)g->nreps, sizeof *x.reps);
+	out->reps = hs_xcalloc((size_t)g->nreps, sizeof *out->reps);
+	out->nreps = g->nreps;
+	/* distinct op ranges: about 5 per (stage, chunk) and node group; keep the table under half full */
+	x.memocap = 1024;
+	while (x.memocap < (size_t)(16 * (g->nreps + 1) * (s->par.vstages + 1) * (hs_cluster_ngroups(s->cluster) + 1)))
+		x.memocap *= 2;
+	x.memo = hs_xcalloc(x.memocap, sizeof *x.memo);
+
+	for (int i = 0; i < g->nreps; i++) {
+		struct rep *r = &x.reps[i];
+		const hs_rep *rp = &g->reps[i];
+		r->res = &out->reps[i];
+		r->res->stage = rp->stage;
+		r->res->dp_index = rp->dp_index;
+		r->dev = rep_device(s, rp, symmetry, &r->ngroup);
+		r->res->device = r->dev->name;
+		r->prof = profile_for(&x, r->dev);
+		if (!r->prof)
+			goto out;
+		rep_groups(s, r, rp);
+		const hs_stage_info *si = &b->stages[rp->stage];
+		r->res->mem_bytes = si->mem.total;
+		r->res->mem_capacity = r->dev->hbm_bytes - s->par.memory_reserve;
+	}
+	/* stream queues, successor lists, rendezvous membership */
+	x.succ_first = hs_xcalloc(g->ntasks + 1, sizeof *x.succ_first);
+	for (size_t i = 0; i < g->ntasks; i++) {
+		const hs_task *t = &g->tasks[i];
+		struct rep *r = &x.reps[t->rep];
+		hs_xgrow(&r->queue[t->stream], &r->qcap[t->stream], r->qn[t->stream] + 1, sizeof(uint32_t));
+		r->queue[t->stream][r->qn[t->stream]++] = (uint32_t)i;
+		x.ts[i].waiting = t->dep_count;
+		x.ts[i].cause = UINT32_MAX;
+		for (uint32_t k = 0; k < t->dep_count; k++)
+			x.succ_first[g->deps[t->dep_first + k] + 1]++;
+	}
+	for (size_t i = 0; i < g->ntasks; i++)
+		x.succ_first[i + 1] += x.succ_first[i];
+	x.succ = hs_xmalloc((g->ndeps ? g->ndeps : 1) * sizeof *x.succ);
+	uint32_t *fill = hs_xcalloc(g->ntasks + 1, sizeof *fill);
+	for (size_t i = 0; i < g->ntasks; i++) {
+		const hs_task *t = &g->tasks[i];
+		for (uint32_t k = 0; k < t->dep_count; k++) {
+			uint32_t d = g->deps[t->dep_first + k];
+			x.succ[x.succ_first[d] + fill[d]++] = (uint32_t)i;
+		}
+	}
+	free(fill);
+	if (g->nrendezvous) {
+		x.rv = hs_xcalloc((size_t)g->nrendezvous, sizeof *x.rv);
+		for (size_t i = 0; i < g->ntasks; i++)
+			if (g->tasks[i].kind == HS_T_COLL && g->tasks[i].rendezvous >= 0)
+				x.rv[g->tasks[i].rendezvous].members++;
+		for (int i = 0; i < g->nrendezvous; i++)
+			x.rv[i].tasks = hs_xcalloc((size_t)x.rv[i].members + 1, sizeof(uint32_t));
+	}
+
+	for (int i = 0; i < g->nreps; i++)
+		for (int k = 0; k < HS_S_COUNT; k++)
+			try_start(&x, i, k);
+	hs_engine_run(x.eng, HS_TIME_MAX);
+
+	for (size_t i = 0; i < g->ntasks; i++)
+		if (!x.ts[i].done) {
+			hs_err_set(err, HS_EINTERNAL, "internal error: task %zu (rep %d, stream %d) never ran: the graph "
+						      "deadlocks",
+				   i, g->tasks[i].rep, g->tasks[i].stream);
+			goto out;
+		}
+	/* results */
+	out->events = hs_engine_executed(x.eng);
+	out->tasks = g->ntasks;
+	for (int i = 0; i < g->nreps; i++) {
+		hs_rep_result *rr = &out->reps[i];
+		double acc = rr->compute_s + rr->bubble_s;
+		for (int k = 0; k < HS_GROUP_COUNT; k++)
+			acc += rr->exposed_s[k];
+		/* communication that ends after the compute stream (parameter all-gather after the optimizer) */
+		if (rr->finish_s > acc)
+			rr->exposed_s[HS_GROUP_DP] += rr->finish_s - acc;
+		if (rr->finish_s > out->step_time_s) {
+			out->step_time_s = rr->finish_s;
+			out->critical_rep = i;
+		}
+		if (rr->mem_bytes > out->mem_peak_bytes) {
+			out->mem_peak_bytes = rr->mem_bytes;
+			out->mem_peak_rep = i;
+		}
+		out->hw_flops += rr->flops * g->reps[i].multiplicity;
+	}
+	int n = hs_cluster_ngpus(s->cluster);
+	for (int i = 0; i < n; i++)
+		out->peak_flops += hs_cluster_device(s->cluster, i)->peak_flops[s->train.dtype];
+	out->model_flops = b->model_flops;
+	double tokens = (double)s->train.global_batch * s->train.seq_len;
+	if (out->step_time_s > 0) {
+		out->mfu = out->model_flops / (out->step_time_s * out->peak_flops);
+		out->hfu = out->hw_flops / (out->step_time_s * out->peak_flops);
+		out->tokens_per_s = tokens / out->step_time_s;
+	}
+	rc = 0;
+out:
+	for (int i = 0; i < g->nreps; i++) {
+		for (int k = 0; k < HS_S_COUNT; k++)
+			free(x.reps[i].queue[k]);
+		for (int k = 0; k < HS_GROUP_COUNT; k++)
+			free(x.reps[i].grp[k]);
+	}
+	if (x.rv)
+		for (int i = 0; i < g->nrendezvous; i++)
+			free(x.rv[i].tasks);
+	free(x.rv);
+	for (int i = 0; i < x.nprofiles; i++)
+		hs_profile_free(x.profiles[i]);
+	free(x.profiles);
+	free(x.reps);
+	free(x.ts);
+	free(x.succ);
+	free(x.succ_first);
+	free(x.memo);
+	hs_engine_destroy(x.eng);
+	if (rc)
+		hs_result_free(out);
+	return rc;
+}
+
+void hs_result_free(hs_result *r)
+{
+	if (!r)
+		return;
+	free(r->reps);
+	r->reps = NULL;
+}

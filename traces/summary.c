@@ -1,0 +1,166 @@
+#include "traces/summary.h"
+
+#include <string.h>
+
+#include "models/schedule.h"
+#include "traces/json.h"
+
+static const char *const group_names[HS_GROUP_COUNT] = {"tp", "cp", "dp", "ep", "pp"};
+static const char *const rc_names[] = {"none", "selective", "full"};
+
+static double exposed_total(const hs_rep_result *r)
+{
+	double t = 0;
+	for (int k = 0; k < HS_GROUP_COUNT; k++)
+		t += r->exposed_s[k];
+	return t;
+}
+
+static void fmt_bytes(char *buf, size_t n, double b)
+{
+	snprintf(buf, n, "%.1f GiB", b / 1073741824.0);
+}
+
+static void write_text(FILE *f, const hs_scenario *s, const hs_build *b, const hs_result *r, int detail,
+		       double wall_s)
+{
+	const hs_parallel *p = &s->par;
+	fprintf(f, "scenario      %s\n", s->name);
+	fprintf(f, "cluster       %d GPUs:", hs_cluster_ngpus(s->cluster));
+	for (int i = 0; i < hs_cluster_ngroups(s->cluster); i++) {
+		const hs_node_group *g = hs_cluster_group(s->cluster, i);
+		fprintf(f, "%s %d x %d %s", i ? "," : "", g->nodes, g->gpus_per_node, g->gpu.name);
+	}
+	fprintf(f, "\n");
+	fprintf(f, "model         %s, %.2f B parameters, seq %d, global batch %lld\n", s->model.name,
+		hs_model_params(&s->model) / 1e9, s->train.seq_len, (long long)s->train.global_batch);
+	fprintf(f, "parallelism   TP %d  PP %d  DP %d", p->tp, p->pp, p->dp);
+	if (p->cp > 1)
+		fprintf(f, "  CP %d", p->cp);
+	if (p->ep > 1)
+		fprintf(f, "  EP %d", p->ep);
+	fprintf(f, "  %s%s, %d micro-batches of %d, recompute %s%s%s\n", hs_sched_names[p->schedule],
+		p->vstages > 1 ? " (virtual stages)" : "", p->micro_batches, s->train.micro_batch,
+		rc_names[p->recompute], p->sequence_parallel ? ", sequence parallel" : "",
+		p->zero ? (p->zero == 1 ? ", ZeRO-1" : p->zero == 2 ? ", ZeRO-2" : ", ZeRO-3") : "");
+	fprintf(f, "\n");
+	fprintf(f, "step time     %.4f s\n", r->step_time_s);
+	fprintf(f, "tokens/s      %.0f\n", r->tokens_per_s);
+	fprintf(f, "MFU / HFU     %.1f%% / %.1f%%\n", 100 * r->mfu, 100 * r->hfu);
+	char m1[32], m2[32];
+	const hs_rep_result *mp = &r->reps[r->mem_peak_rep];
+	fmt_bytes(m1, sizeof m1, mp->mem_bytes);
+	fmt_bytes(m2, sizeof m2, mp->mem_capacity);
+	fprintf(f, "memory peak   %s per GPU of %s usable (stage %d, %s)\n", m1, m2, mp->stage, mp->device);
+	const hs_rep_result *c = &r->reps[r->critical_rep];
+	double st = r->step_time_s > 0 ? r->step_time_s : 1;
+	fprintf(f, "\nbreakdown of the critical rank (stage %d):\n", c->stage);
+	fprintf(f, "  compute           %9.4f s  %5.1f%%\n", c->compute_s, 100 * c->compute_s / st);
+	double ex = exposed_total(c);
+	fprintf(f, "  exposed comm      %9.4f s  %5.1f%%  (", ex, 100 * ex / st);
+	int any = 0;
+	for (int k = 0; k < HS_GROUP_COUNT; k++)
+		if (c->exposed_s[k] > 0) {
+			fprintf(f, "%s%s %.4f", any ? ", " : "", group_names[k], c->exposed_s[k]);
+			any = 1;
+		}
+	fprintf(f, "%s)\n", any ? "" : "none");
+	fprintf(f, "  pipeline bubble   %9.4f s  %5.1f%%\n", c->bubble_s, 100 * c->bubble_s / st);
+	if (detail) {
+		fprintf(f, "\nper simulated rank (one per %s):\n", r->nreps == p->pp ? "stage" : "stage and replica");
+		fprintf(f, "  %5s %4s %-16s %10s %10s %10s %10s %10s %9s\n", "stage", "dp", "device", "finish_s",
+			"compute_s", "exposed_s", "bubble_s", "TFLOP", "mem_GiB");
+		for (int i = 0; i < r->nreps; i++) {
+			const hs_rep_result *q = &r->reps[i];
+			fprintf(f, "  %5d %4d %-16s %10.4f %10.4f %10.4f %10.4f %10.2f %9.1f\n", q->stage, q->dp_index,
+				q->device, q->finish_s, q->compute_s, exposed_total(q), q->bubble_s, q->flops / 1e12,
+				q->mem_bytes / 1073741824.0);
+		}
+		fprintf(f, "\nmemory per stage (GiB per GPU):\n  %5s %8s %8s %8s %11s %8s %8s\n", "stage", "weights",
+			"grads", "optim", "activations", "logits", "total");
+		for (int i = 0; i < b->pp; i++) {
+			const hs_mem *m = &b->stages[i].mem;
+			double G = 1073741824.0;
+			fprintf(f, "  %5d %8.2f %8.2f %8.2f %11.2f %8.2f %8.2f\n", i, m->weights / G, m->grads / G,
+				m->optimizer / G, m->activations / G, m->logits / G, m->total / G);
+		}
+	}
+	fprintf(f, "\nsimulated %llu events (%llu tasks) in %.3f s\n", (unsigned long long)r->events,
+		(unsigned long long)r->tasks, wall_s);
+}
+
+static void write_json(FILE *f, const hs_scenario *s, const hs_build *b, const hs_result *r, int detail,
+		       double wall_s)
+{
+	hs_json j;
+	hs_json_init(&j, f);
+	const hs_rep_result *c = &r->reps[r->critical_rep];
+	hs_json_obj(&j);
+	hs_json_kstr(&j, "scenario", s->name);
+	hs_json_knum(&j, "step_time_s", r->step_time_s);
+	hs_json_knum(&j, "mfu", r->mfu);
+	hs_json_knum(&j, "hfu", r->hfu);
+	hs_json_knum(&j, "tokens_per_s", r->tokens_per_s);
+	hs_json_knum(&j, "memory_peak_bytes", r->mem_peak_bytes);
+	hs_json_knum(&j, "model_flops", r->model_flops);
+	hs_json_knum(&j, "hardware_flops", r->hw_flops);
+	hs_json_key(&j, "breakdown");
+	hs_json_obj(&j);
+	hs_json_kint(&j, "critical_stage", c->stage);
+	hs_json_knum(&j, "compute_s", c->compute_s);
+	hs_json_knum(&j, "exposed_comm_s", exposed_total(c));
+	hs_json_key(&j, "exposed_comm_by_kind_s");
+	hs_json_obj(&j);
+	for (int k = 0; k < HS_GROUP_COUNT; k++)
+		hs_json_knum(&j, group_names[k], c->exposed_s[k]);
+	hs_json_end_obj(&j);
+	hs_json_knum(&j, "bubble_s", c->bubble_s);
+	hs_json_end_obj(&j);
+	hs_json_key(&j, "parallelism");
+	hs_json_obj(&j);
+	hs_json_kint(&j, "tp", s->par.tp);
+	hs_json_kint(&j, "pp", s->par.pp);
+	hs_json_kint(&j, "dp", s->par.dp);
+	hs_json_kint(&j, "cp", s->par.cp);
+	hs_json_kint(&j, "ep", s->par.ep);
+	hs_json_kint(&j, "micro_batches", s->par.micro_batches);
+	hs_json_kstr(&j, "schedule", hs_sched_names[s->par.schedule]);
+	hs_json_kstr(&j, "recompute", rc_names[s->par.recompute]);
+	hs_json_end_obj(&j);
+	if (detail) {
+		hs_json_key(&j, "ranks");
+		hs_json_arr(&j);
+		for (int i = 0; i < r->nreps; i++) {
+			const hs_rep_result *q = &r->reps[i];
+			hs_json_obj(&j);
+			hs_json_kint(&j, "stage", q->stage);
+			hs_json_kint(&j, "dp_index", q->dp_index);
+			hs_json_kstr(&j, "device", q->device);
+			hs_json_knum(&j, "finish_s", q->finish_s);
+			hs_json_knum(&j, "compute_s", q->compute_s);
+			hs_json_knum(&j, "exposed_comm_s", exposed_total(q));
+			hs_json_knum(&j, "bubble_s", q->bubble_s);
+			hs_json_knum(&j, "memory_bytes", q->mem_bytes);
+			hs_json_end_obj(&j);
+		}
+		hs_json_end_arr(&j);
+		(void)b;
+	}
+	hs_json_kint(&j, "events", (long long)r->events);
+	hs_json_knum(&j, "wall_s", wall_s);
+	hs_json_end_obj(&j);
+}
+
+static const hs_summary_format formats[] = {
+	{"text", write_text},
+	{"json", write_json},
+	{NULL, NULL},
+};
+
+const hs_summary_format *hs_summary_format_find(const char *name)
+{
+	for (const hs_summary_format *f = formats; f->name; f++)
+		if (strcmp(f->name, name) == 0)
+			return f;
+	return NULL;
+}
