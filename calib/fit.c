@@ -75,9 +75,6 @@ int hs_fit_nlinear(int np, double *x, int nobs, int (*f)(const double *x, double
 	if (st == GSL_SUCCESS)
 		st = gsl_multifit_nlinear_driver(500, 1e-10, 1e-10, 1e-12, NULL, NULL, &info, ws);
 	const gsl_vector *xr = gsl_multifit_nlinear_position(ws);
-	if (getenv("HS_FIT_DEBUG"))
-		fprintf(stderr, "nlinear: status %d (%s), info %d, iterations %zu\n", st, gsl_strerror(st), info,
-			gsl_multifit_nlinear_niter(ws));
 	int ok = st == GSL_SUCCESS || st == GSL_EMAXITER; /* an iteration cap still leaves the best point */
 	for (int i = 0; ok && i < np; i++) {
 		x[i] = gsl_vector_get(xr, (size_t)i);

@@ -90,7 +90,7 @@ static char *lex_string(struct lex *x)
 			put_utf8(&o, cp);
 			break;
 		}
-		default: lerr(x, x->s - 1, "unknown escape in a string"); goto fail;
+		default: lerr(x, x->s - 2, "unknown escape in a string"); goto fail;
 		}
 	}
 	if (x->s >= x->end) {

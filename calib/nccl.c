@@ -164,16 +164,19 @@ int hs_nccl_parse(const char *text, size_t len, const char *name, hs_nccl_log *o
 		hs_nccl_row r = {0};
 		r.line = line;
 		if (m < 6) {
+			lerr(err, name, line, "too few columns", NULL);
 			free(copy);
-			return lerr(err, name, line, "too few columns", NULL);
+			return -1;
 		}
 		if (parse_num(t[0], &r.bytes) || !is_uint(t[1]) || parse_num(t[1], &r.count)) {
+			lerr(err, name, line, "expected a size and an element count", t[1]);
 			free(copy);
-			return lerr(err, name, line, "expected a size and an element count", t[1]);
+			return -1;
 		}
 		if (!in_list(t[2], types)) {
+			lerr(err, name, line, "unknown data type", t[2]);
 			free(copy);
-			return lerr(err, name, line, "unknown data type", t[2]);
+			return -1;
 		}
 		if (!out->dtype[0])
 			snprintf(out->dtype, sizeof out->dtype, "%s", t[2]);
@@ -191,21 +194,24 @@ int hs_nccl_parse(const char *text, size_t len, const char *name, hs_nccl_log *o
 		if (root) {
 			double rv;
 			if (i >= m || parse_num(t[i], &rv) || rv != floor(rv)) {
+				lerr(err, name, line, "expected a root rank", i < m ? t[i] : NULL);
 				free(copy);
-				return lerr(err, name, line, "expected a root rank", i < m ? t[i] : NULL);
+				return -1;
 			}
 			i++;
 		}
 		/* out-of-place: time algbw busbw [#wrong]; then in-place: time algbw busbw [#wrong] */
 		double v[3];
 		if (m - i < 3) {
+			lerr(err, name, line, "expected time, algbw and busbw", NULL);
 			free(copy);
-			return lerr(err, name, line, "expected time, algbw and busbw", NULL);
+			return -1;
 		}
 		for (int q = 0; q < 3; q++)
 			if (parse_num(t[i + q], &v[q]) || v[q] < 0) {
+				lerr(err, name, line, "expected a non-negative number", t[i + q]);
 				free(copy);
-				return lerr(err, name, line, "expected a non-negative number", t[i + q]);
+				return -1;
 			}
 		r.t = v[0] * 1e-6;
 		r.algbw = v[1] * 1e9;
@@ -214,13 +220,15 @@ int hs_nccl_parse(const char *text, size_t len, const char *name, hs_nccl_log *o
 		int rest = m - i;
 		/* rest: 0 | 1 = #wrong | 3 = in-place t a b | 4 = #wrong + in-place | 5 = both #wrong */
 		if (rest != 0 && rest != 1 && rest != 3 && rest != 4 && rest != 5) {
+			lerr(err, name, line, "unexpected number of columns", t[i]);
 			free(copy);
-			return lerr(err, name, line, "unexpected number of columns", t[i]);
+			return -1;
 		}
 		if (rest == 1 || rest == 4 || rest == 5) {
 			if (!(is_uint(t[i]) || strcmp(t[i], "N/A") == 0)) {
+				lerr(err, name, line, "expected #wrong (an integer or N/A)", t[i]);
 				free(copy);
-				return lerr(err, name, line, "expected #wrong (an integer or N/A)", t[i]);
+				return -1;
 			}
 			i++;
 		}
@@ -228,27 +236,31 @@ int hs_nccl_parse(const char *text, size_t len, const char *name, hs_nccl_log *o
 			double w[3];
 			for (int q = 0; q < 3; q++)
 				if (parse_num(t[i + q], &w[q]) || w[q] < 0) {
+					lerr(err, name, line, "expected a non-negative in-place number", t[i + q]);
 					free(copy);
-					return lerr(err, name, line, "expected a non-negative in-place number", t[i + q]);
+					return -1;
 				}
 			r.t_inplace = w[0] * 1e-6;
 			i += 3;
 			if (rest == 5) {
 				if (!(is_uint(t[i]) || strcmp(t[i], "N/A") == 0)) {
+					lerr(err, name, line, "expected #wrong (an integer or N/A)", t[i]);
 					free(copy);
-					return lerr(err, name, line, "expected #wrong (an integer or N/A)", t[i]);
+					return -1;
 				}
 				i++;
 			}
 		}
 		rest = m - i;
 		if (rest != 0) {
+			lerr(err, name, line, "unexpected columns", t[i]);
 			free(copy);
-			return lerr(err, name, line, "unexpected columns", t[i]);
+			return -1;
 		}
 		if (r.bytes > 0 && !(r.t > 0)) {
+			lerr(err, name, line, "zero time for a non-empty message", NULL);
 			free(copy);
-			return lerr(err, name, line, "zero time for a non-empty message", NULL);
+			return -1;
 		}
 		hs_xgrow(&out->rows, &cap, out->n + 1, sizeof *out->rows);
 		out->rows[out->n++] = r;

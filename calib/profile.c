@@ -342,19 +342,24 @@ hs_profile *hs_profile_from_yaml(const hs_ynode *root, hs_err *err)
 		if (hs_cfg_num(r, "ratios", "memory_bandwidth", HS_U_COUNT, 0, 1e6, 0, 0, &p->ratio_hbm_bw, err))
 			goto fail;
 	}
+	/* each section is checked as it is read, so the first problem in file order is the one reported */
 	if (!(g = hs_yaml_get(root, "gemm"))) {
 		hs_cfg_err(root, err, "", "gemm", "missing required key");
 		goto fail;
 	}
+	if (read_gemm(g, p, err))
+		goto fail;
 	if (!(m = hs_yaml_get(root, "memory"))) {
 		hs_cfg_err(root, err, "", "memory", "missing required key");
 		goto fail;
 	}
+	if (read_memory(m, p, err))
+		goto fail;
 	if (!(a = hs_yaml_get(root, "attention"))) {
 		hs_cfg_err(root, err, "", "attention", "missing required key");
 		goto fail;
 	}
-	if (read_gemm(g, p, err) || read_memory(m, p, err) || read_attention(a, p, err))
+	if (read_attention(a, p, err))
 		goto fail;
 	return p;
 fail:
