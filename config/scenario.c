@@ -199,14 +199,22 @@ static int load_sim(hs_scenario *s, const hs_ynode *root, hs_err *err)
 
 hs_scenario *hs_scenario_load(const char *path, const struct hs_strlist *sets, hs_err *err)
 {
+	hs_ydoc *doc = hs_yaml_load_file(path, err);
+	if (!doc)
+		return NULL;
+	for (int i = 0; sets && i < sets->n; i++)
+		if (hs_yaml_set(doc, sets->v[i], err)) {
+			hs_yaml_free(doc);
+			return NULL;
+		}
+	return hs_scenario_from_doc(doc, path, err);
+}
+
+hs_scenario *hs_scenario_from_doc(hs_ydoc *doc, const char *path, hs_err *err)
+{
 	hs_scenario *s = hs_xcalloc(1, sizeof *s);
 	s->path = path;
-	s->doc = hs_yaml_load_file(path, err);
-	if (!s->doc)
-		goto fail;
-	for (int i = 0; sets && i < sets->n; i++)
-		if (hs_yaml_set(s->doc, sets->v[i], err))
-			goto fail;
+	s->doc = doc;
 	const hs_ynode *root = hs_yaml_root(s->doc);
 	if (hs_cfg_known(root, "", top_keys, "a scenario mapping with cluster, model, training, parallelism", err))
 		goto fail;

@@ -59,6 +59,8 @@ typedef struct hs_scenario {
 /* Load, apply overrides, check. Returns NULL with err (HS_EINPUT, or HS_EINFEASIBLE for a strategy that
  * cannot run on this cluster). */
 hs_scenario *hs_scenario_load(const char *path, const struct hs_strlist *sets, hs_err *err);
+/* The same from a parsed document, which the scenario takes over (freed with it, also on failure). */
+hs_scenario *hs_scenario_from_doc(hs_ydoc *doc, const char *path, hs_err *err);
 void hs_scenario_free(hs_scenario *s);
 /* Position of a key for later messages ("parallelism.tp"); the root when absent. */
 const hs_ynode *hs_scenario_node(const hs_scenario *s, const char *dotted);

@@ -1,0 +1,36 @@
+/* libFuzzer harness: arbitrary bytes as a scenario file, through the YAML reader, every section's checks,
+ * the task-graph builder and the executor (a tiny cluster keeps a valid input cheap). Any crash, leak or
+ * sanitizer report is a bug; errors are fine. Build and run with `make fuzz`. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "config/scenario.h"
+#include "models/build.h"
+#include "sim/exec.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	hs_err err = {0};
+	hs_ydoc *doc = hs_yaml_load_string((const char *)data, size, "fuzz.yaml", &err);
+	if (!doc)
+		return 0;
+	/* also exercise --set on whatever parsed */
+	hs_yaml_set(doc, "simulation.seed=3", &err);
+	hs_err_clear(&err);
+	hs_scenario *s = hs_scenario_from_doc(doc, "fuzz.yaml", &err);
+	if (!s)
+		return 0;
+	/* bound the work a valid input may ask for */
+	if (hs_cluster_ngpus(s->cluster) <= 4096 && s->par.micro_batches <= 256 && s->model.layers <= 256) {
+		hs_build b;
+		if (hs_build_step(s, 1, &b, &err) == 0) {
+			hs_result r;
+			if (hs_exec_step(s, &b, &r, &err) == 0)
+				hs_result_free(&r);
+			hs_build_free(&b);
+		}
+	}
+	hs_scenario_free(s);
+	return 0;
+}
