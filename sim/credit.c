@@ -19,7 +19,7 @@ const hs_credit_scheme *hs_credit_find(const char *name)
 	return NULL;
 }
 
-void hs_credit_defaults(hs_credit_cfg *c, int64_t rxbuf, double ingress_rate, hs_time atomic_time)
+void hs_credit_defaults(hs_credit_cfg *c, int64_t rxbuf, int64_t atomic_depth)
 {
 	if (!c->cell)
 		c->cell = 64;
@@ -31,9 +31,6 @@ void hs_credit_defaults(hs_credit_cfg *c, int64_t rxbuf, double ingress_rate, hs
 		c->atomic_bytes = rxbuf;
 	if (!c->resp)
 		c->resp = rxbuf;
-	if (!c->atomic) {
-		double horizon = (double)rxbuf / ingress_rate; /* ps */
-		double n = atomic_time ? horizon / (double)atomic_time : 1;
-		c->atomic = n < 1 ? 1 : (int64_t)n;
-	}
+	if (!c->atomic)
+		c->atomic = atomic_depth < 1 ? 1 : atomic_depth;
 }

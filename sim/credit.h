@@ -48,13 +48,12 @@ typedef struct hs_credit_cfg {
 	int64_t hbm;          /* per-resource and vector HBM pool, bytes (default: receive buffer) */
 	int64_t atomic_bytes; /* per-resource atomic pool, bytes (default: receive buffer) */
 	int64_t resp;         /* per-resource and vector response pool, bytes (default: receive buffer) */
-	int64_t atomic;       /* vector atomic pool, atomic executions (default: horizon / atomic service time) */
+	int64_t atomic;       /* vector atomic pool, atomic executions (default: the atomic queue depth) */
 } hs_credit_cfg;
 
-/* Fill zero fields: byte pools default to the receive buffer; the vector atomic pool gets the number of
- * atomics the engine executes in the time the links take to fill the receive buffer (the same time horizon
- * that a receive-buffer-sized byte pool stands for), at least 1. */
-void hs_credit_defaults(hs_credit_cfg *c, int64_t rxbuf, double ingress_rate, hs_time atomic_time);
+/* Fill zero fields: byte pools default to the receive buffer (the buffer they protect); the vector atomic
+ * pool defaults to the depth of the atomic engine's queue (the queue it protects). */
+void hs_credit_defaults(hs_credit_cfg *c, int64_t rxbuf, int64_t atomic_depth);
 
 /* Whole cells covering `b` bytes, in bytes (0 stays 0). */
 static inline int64_t hs_credit_cells(const hs_credit_cfg *c, int64_t b)

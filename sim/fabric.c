@@ -78,7 +78,8 @@ struct op {
 	hs_time t_issue, t_admit;
 	hs_credit_op c;
 	int64_t held[HS_CREDIT_POOLS]; /* before admission: the demand */
-	uint32_t npkt_req, sent_pkts, sent_bytes, arrived_pkts;
+	uint32_t npkt_req, sent_pkts, sent_bytes, disp_pkts;
+	uint8_t disp_done; /* every piece of the request has been dispatched to its stage */
 	uint32_t hbm_left, resp_pkts_left;
 	uint32_t next; /* free list */
 	uint16_t src, cls;
@@ -129,6 +130,7 @@ struct hs_fabric {
 	struct server *hbm;
 	struct dline hbm_lat;
 	struct server atomic, resp;
+	struct ring ingress; /* arrived packets waiting for the dispatcher, in arrival order */
 	double atomic_wait;
 	uint64_t atomic_served;
 
@@ -154,7 +156,9 @@ void hs_fabric_params_default(hs_fabric_params *p)
 	p->hbm_latency = 100000; /* 100 ns */
 	p->atomic_time = 20000;  /* 20 ns */
 	p->resp_rate = hs_rate_from_Bps(150e9);
-	p->rxbuf = 64 * 1024;
+	p->hbm_depth = 16;
+	p->atomic_depth = 64;
+	p->rxbuf = 256 * 1024;
 	p->credit_latency = 300000;
 	p->atomic_operand = 8;
 	p->seed = 1;
@@ -480,7 +484,14 @@ static void rx_release(hs_fabric *f, uint32_t bytes)
 
 /* ---- HBM partitions ---- */
 
+static int part_of(const hs_fabric *f, uint64_t addr)
+{
+	return (int)((addr / f->p.interleave) % (uint64_t)f->p.partitions);
+}
+
+
 static void resp_enqueue(hs_fabric *f, uint32_t oi);
+static void dispatch(hs_fabric *f);
 static void h_hbm(hs_engine *e, void *ctx, uint64_t part);
 
 static void hbm_try(hs_fabric *f, int part)
@@ -494,7 +505,7 @@ static void hbm_try(hs_fabric *f, int part)
 
 static void hbm_job(hs_fabric *f, uint32_t oi, uint64_t addr, uint32_t len, uint32_t free_b)
 {
-	int part = (int)((addr / f->p.interleave) % (uint64_t)f->p.partitions);
+	int part = part_of(f, addr);
 	hs_time now = hs_engine_now(f->eng);
 	f->ops[oi].hbm_left++;
 	ring_push(&f->hbm[part].q, (struct item){.t = now, .addr = addr, .op = oi, .len = len, .free_b = free_b});
@@ -515,7 +526,7 @@ static void h_hbm(hs_engine *e, void *ctx, uint64_t part)
 	rx_release(f, j.free_b);
 	struct op *o = &f->ops[j.op];
 	o->hbm_left--;
-	if (!o->hbm_left && o->arrived_pkts == o->npkt_req) {
+	if (!o->hbm_left && o->disp_done) {
 		struct item it = {.t = now + f->p.hbm_latency, .op = j.op};
 		ring_push(&f->hbm_lat.q, it);
 		if (!f->hbm_lat.armed) {
@@ -524,6 +535,7 @@ static void h_hbm(hs_engine *e, void *ctx, uint64_t part)
 		}
 	}
 	hbm_try(f, (int)part);
+	dispatch(f);
 }
 
 /* HBM stage done: the access latency has passed after the last chunk was served. */
@@ -569,40 +581,69 @@ static void h_atomic(hs_engine *e, void *ctx, uint64_t arg)
 	credit_stage(f, o, HS_STAGE_ATOMIC, 0);
 	resp_enqueue(f, it.op);
 	atomic_try(f);
+	dispatch(f);
 }
 
-/* ---- arrival at the target ---- */
+/* ---- arrival at the target: the in-order dispatcher ----
+ *
+ * Arrived packets are dispatched in arrival order to the queue of their stage: a write or notify packet's
+ * data to its HBM partition, a read's chunks to theirs, an atomic to the atomic engine. Those queues are
+ * bounded (hbm_depth jobs per partition, atomic_depth atomics); when the head packet's queue is full the
+ * dispatcher waits, and everything behind it waits too (head-of-line blocking), still holding its
+ * receive-buffer bytes. Keeping stage queues from filling is what admission is for. */
+
+static void dispatch(hs_fabric *f)
+{
+	hs_time now = hs_engine_now(f->eng);
+	while (f->ingress.n) {
+		struct item *pk = ring_front(&f->ingress);
+		struct op *o = &f->ops[pk->op];
+		uint32_t oi = pk->op;
+		if (o->kind == HS_OP_WRITE || o->kind == HS_OP_NOTIFY) {
+			/* pk->addr holds the payload offset; the data goes to HBM as it arrives */
+			uint64_t a = o->addr + pk->addr;
+			if (f->hbm[part_of(f, a)].q.n >= f->p.hbm_depth)
+				return;
+			hbm_job(f, oi, a, pk->len, pk->len + f->p.header);
+			if (++o->disp_pkts == o->npkt_req)
+				o->disp_done = 1;
+		} else if (o->kind == HS_OP_READ) {
+			/* pk->addr is the read's dispatch cursor: chunks end at an interleave boundary or the MTU */
+			uint64_t end = o->addr + o->c.size;
+			while (o->addr + pk->addr < end) {
+				uint64_t a = o->addr + pk->addr;
+				uint64_t lim = (a / f->p.interleave + 1) * f->p.interleave;
+				if (lim > end)
+					lim = end;
+				if (lim - a > f->p.mtu)
+					lim = a + f->p.mtu;
+				if (f->hbm[part_of(f, a)].q.n >= f->p.hbm_depth)
+					return;
+				pk->addr += lim - a;
+				if (o->addr + pk->addr >= end)
+					o->disp_done = 1;
+				hbm_job(f, oi, a, (uint32_t)(lim - a), 0);
+			}
+		} else {
+			if (f->atomic.q.n >= f->p.atomic_depth)
+				return;
+			o->disp_done = 1;
+			ring_push(&f->atomic.q, (struct item){.t = now, .op = oi});
+			hs_occ_in(&f->qs.atomic, now);
+			atomic_try(f);
+		}
+		struct item done = ring_pop(&f->ingress);
+		hs_occ_out(&f->qs.ingress, now, now - done.t);
+	}
+}
 
 static void rx_arrive(hs_fabric *f, struct item pk)
 {
-	struct op *o = &f->ops[pk.op];
-	o->arrived_pkts++;
-	switch (o->kind) {
-	case HS_OP_WRITE:
-	case HS_OP_NOTIFY:
-		/* pk.addr holds the payload offset; the data goes to HBM as it arrives */
-		hbm_job(f, pk.op, o->addr + pk.addr, pk.len, pk.len + f->p.header);
-		break;
-	case HS_OP_READ: {
-		uint64_t a = o->addr, end = o->addr + o->c.size;
-		while (a < end) {
-			uint64_t lim = (a / f->p.interleave + 1) * f->p.interleave;
-			if (lim > end)
-				lim = end;
-			if (lim - a > f->p.mtu)
-				lim = a + f->p.mtu;
-			hbm_job(f, pk.op, a, (uint32_t)(lim - a), 0);
-			a = lim;
-		}
-		break;
-	}
-	default: {
-		hs_time now = hs_engine_now(f->eng);
-		ring_push(&f->atomic.q, (struct item){.t = now, .op = pk.op});
-		hs_occ_in(&f->qs.atomic, now);
-		atomic_try(f);
-	}
-	}
+	hs_time now = hs_engine_now(f->eng);
+	pk.t = now;
+	ring_push(&f->ingress, pk);
+	hs_occ_in(&f->qs.ingress, now);
+	dispatch(f);
 }
 
 /* ---- response engine and reverse paths ---- */
@@ -731,7 +772,7 @@ hs_fabric *hs_fabric_create(hs_engine *eng, const hs_fabric_params *p, const hs_
 		f->p.nclasses = 1;
 	f->scheme = s;
 	f->ccfg = *cfg;
-	hs_credit_defaults(&f->ccfg, p->rxbuf, p->path_rate * p->paths, p->atomic_time);
+	hs_credit_defaults(&f->ccfg, p->rxbuf, p->atomic_depth);
 	f->rng = hs_rng_create(p->seed, 7);
 	f->npools = s->pools(&f->ccfg, f->pool_names, f->cap);
 	for (int i = 0; i < f->npools; i++)
@@ -756,6 +797,7 @@ hs_fabric *hs_fabric_create(hs_engine *eng, const hs_fabric_params *p, const hs_
 	q->egress = hs_xcalloc((size_t)p->sources, sizeof *q->egress);
 	hs_occ_init(&q->rxbuf, now, 0);
 	hs_occ_init(&q->atomic, now, 0);
+	hs_occ_init(&q->ingress, now, 0);
 	hs_occ_init(&q->resp, now, 0);
 	hs_occ_init(&q->admit, now, 0);
 	hs_occ_init(&q->inflight, now, 0);
@@ -789,6 +831,7 @@ void hs_fabric_destroy(hs_fabric *f)
 	free(f->hbm_lat.q.v);
 	free(f->atomic.q.v);
 	free(f->resp.q.v);
+	free(f->ingress.v);
 	free(f->cret);
 	free(f->waitq);
 	free(f->src);
@@ -821,6 +864,7 @@ void hs_fabric_close(hs_fabric *f)
 	hs_fabric_queues *q = &f->qs;
 	hs_occ_close(&q->rxbuf, now);
 	hs_occ_close(&q->atomic, now);
+	hs_occ_close(&q->ingress, now);
 	hs_occ_close(&q->resp, now);
 	hs_occ_close(&q->admit, now);
 	hs_occ_close(&q->inflight, now);

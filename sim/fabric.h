@@ -9,7 +9,9 @@
  *        atomic : atomic engine (serialised, fixed service) -> response engine (header + operand)
  *   --> response engine (FIFO, injection rate) --> spray over k reverse paths --> source: done.
  *
- * HBM is address-interleaved: byte address a lives in partition (a / interleave) mod partitions, and each
+ * Arrived packets are dispatched in order to bounded stage queues (hbm_depth jobs per partition,
+ * atomic_depth atomics); a full stage queue stops the dispatcher and everything behind it (head-of-line
+ * blocking). HBM is address-interleaved: byte address a lives in partition (a / interleave) mod partitions, and each
  * partition is a FIFO server at its own bandwidth followed by a fixed access latency. A request's bytes stay
  * in the receive buffer until the stage that consumes them completes (a write packet: its HBM access; a
  * read, notify or atomic request: its HBM or atomic stage).
@@ -44,6 +46,8 @@ typedef struct hs_fabric_params {
 	uint32_t interleave;    /* bytes per interleave granule */
 	double hbm_rate;        /* each partition, bytes/ps */
 	hs_time hbm_latency;    /* access latency after a partition serves a chunk */
+	uint32_t hbm_depth;     /* jobs a partition's queue holds (in service included) */
+	uint32_t atomic_depth;  /* atomics the atomic engine's queue holds (in service included) */
 	hs_time atomic_time;    /* atomic engine service time per atomic */
 	double resp_rate;       /* response engine injection, bytes/ps */
 	uint32_t rxbuf;         /* receive buffer, bytes */
@@ -66,6 +70,7 @@ typedef struct hs_fabric_class_stats {
 /* Queues observed over time. Item queues count items; rxbuf counts bytes. */
 typedef struct hs_fabric_queues {
 	hs_occ rxbuf;      /* receive buffer bytes */
+	hs_occ ingress;    /* arrived packets waiting for the in-order dispatcher */
 	hs_occ *hbm;       /* [partitions] jobs queued or in service */
 	hs_occ atomic;     /* atomics queued or in service */
 	hs_occ resp;       /* responses queued or being injected */
