@@ -361,8 +361,15 @@ static int parse_focus(const hs_ynode *rep, hs_fabric_spec *s, hs_err *err)
 	const hs_ynode *const *items = one;
 	size_t n = 1;
 	if (!f) {
-		static hs_ynode small_node = {.kind = HS_Y_SCALAR, .str = "small"};
-		one[0] = &small_node;
+		/* default: the small operations, or every class when none is small */
+		int id = 0, any = 0;
+		for (int gi = 0; gi < s->traffic.ngroups; gi++)
+			for (int ci = 0; ci < s->traffic.g[gi].nclasses; ci++, id++)
+				any |= s->focus[id] = s->traffic.g[gi].cls[ci].size <= s->small_max;
+		if (!any)
+			memset(s->focus, 1, (size_t)id);
+		snprintf(s->focus_desc, sizeof s->focus_desc, "%s", any ? "small" : "all");
+		return 0;
 	} else if (f->kind == HS_Y_SEQ) {
 		items = (const hs_ynode *const *)f->vals;
 		n = f->n;
