@@ -7,10 +7,7 @@
 #include "models/build.h"
 #include "sim/cmd.h"
 #include "sim/exec.h"
-#if __has_include("sim/fabric_run.h")
 #include "sim/fabric_run.h"
-#define HAVE_FABRIC 1
-#endif
 #include "sim/simulate.h"
 #include "traces/summary.h"
 
@@ -76,11 +73,7 @@ int cmd_run(int argc, char **argv)
 		} else if (hs_scenario_is_fabric(doc)) {
 			for (int k = 0; k < sets.n && !err.code; k++)
 				hs_yaml_set(doc, sets.v[k], &err);
-#ifdef HAVE_FABRIC
 			rc = err.code ? -1 : hs_fabric_run(doc, json, stdout, &err);
-#else
-			rc = hs_err_set(&err, HS_EINPUT, "%s: fabric experiments are not built in", pos[i]);
-#endif
 			hs_yaml_free(doc);
 		} else {
 			hs_yaml_free(doc);

@@ -1,13 +1,7 @@
 #!/bin/sh
 # Every fabric scenario runs through `hetsim run` (text and JSON) and the JSON parses.
-# Skips (exit 0 with a note) while `hetsim run` does not yet dispatch `kind: fabric` to hs_fabric_run.
 set -u
 HETSIM=${HETSIM:-bin/hetsim}
-out=$("$HETSIM" run scenarios/fabric/atomic-contention.yaml 2>&1)
-case "$out" in
-*"fabric scenario"*) ;;
-*) echo "skip: hetsim run does not run kind: fabric yet"; exit 0 ;;
-esac
 for f in scenarios/fabric/*.yaml; do
 	"$HETSIM" run "$f" >/tmp/fabric_txt.$$ 2>&1 || { echo "FAIL: $f"; cat /tmp/fabric_txt.$$; exit 1; }
 	grep -q "P99 of focus vs per_resource" /tmp/fabric_txt.$$ || { echo "FAIL: no comparison in $f"; exit 1; }
