@@ -359,6 +359,9 @@ int hs_exec_step(const hs_scenario *s, const hs_build *b, hs_result *out, hs_err
 			goto out;
 		}
 	/* results */
+	out->spans = hs_xmalloc((g->ntasks ? g->ntasks : 1) * sizeof *out->spans);
+	for (size_t i = 0; i < g->ntasks; i++)
+		out->spans[i] = (hs_span){x.ts[i].start, x.ts[i].end};
 	out->events = hs_engine_executed(x.eng);
 	out->tasks = g->ntasks;
 	for (int i = 0; i < g->nreps; i++) {
@@ -420,5 +423,7 @@ void hs_result_free(hs_result *r)
 	if (!r)
 		return;
 	free(r->reps);
+	free(r->spans);
 	r->reps = NULL;
+	r->spans = NULL;
 }

@@ -30,6 +30,11 @@ typedef struct hs_rep_result {
 	double mem_capacity; /* device capacity minus reserve */
 } hs_rep_result;
 
+/* When each task of the graph ran (seconds from the step's start), indexed like hs_graph.tasks. */
+typedef struct hs_span {
+	double start, end;
+} hs_span;
+
 typedef struct hs_result {
 	double step_time_s;
 	int critical_rep;    /* rep whose finish defines the step */
@@ -43,6 +48,7 @@ typedef struct hs_result {
 	double mfu, hfu, tokens_per_s;
 	double mem_peak_bytes;
 	int mem_peak_rep;
+	hs_span *spans;      /* [tasks]: the timeline, for traces and reports */
 } hs_result;
 
 /* Run one step. Returns -1 with err on failure (a profile that cannot be loaded, ...). */
