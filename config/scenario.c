@@ -11,7 +11,7 @@
 #include "sim/coll.h"
 
 static const char *const top_keys[] = {"name", "kind", "description", "cluster", "model", "training",
-				       "parallelism", "simulation", NULL};
+				       "parallelism", "simulation", "variability", NULL};
 static const char *const training_keys[] = {"seq_len", "global_batch", "micro_batch", "precision", "optimizer",
 					    NULL};
 static const char *const par_keys[] = {"tp", "pp", "dp", "cp", "ep", "virtual_stages", "recompute",
@@ -249,8 +249,11 @@ hs_scenario *hs_scenario_from_doc(hs_ydoc *doc, const char *path, hs_err *err)
 	}
 	if (hs_model_from_yaml(m, "model", &s->model, err))
 		goto fail;
-	if (load_training(s, root, err) || load_parallel(s, root, err) || load_sim(s, root, err))
+	if (load_training(s, root, err) || load_parallel(s, root, err) || load_sim(s, root, err) ||
+	    hs_variability_from_yaml(hs_yaml_get(root, "variability"), hs_cluster_ngpus(s->cluster), &s->var, err))
 		goto fail;
+	if (hs_variability_active(&s->var))
+		s->sim.symmetry = 0; /* replicas differ: simulate each */
 	return s;
 fail:
 	hs_scenario_free(s);
@@ -262,6 +265,7 @@ void hs_scenario_free(hs_scenario *s)
 	if (!s)
 		return;
 	hs_cluster_free(s->cluster);
+	hs_variability_free(&s->var);
 	hs_yaml_free(s->doc);
 	free(s);
 }

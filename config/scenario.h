@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 
+#include "config/variability.h"
 #include "config/yaml.h"
 #include "models/model.h"
 #include "models/ops.h"
@@ -54,6 +55,7 @@ typedef struct hs_scenario {
 	hs_training train;
 	hs_parallel par;
 	hs_simopts sim;
+	hs_variability var;
 } hs_scenario;
 
 /* Load, apply overrides, check. Returns NULL with err (HS_EINPUT, or HS_EINFEASIBLE for a strategy that

@@ -9,12 +9,14 @@
 #include "sim/alloc.h"
 #include "sim/coll.h"
 #include "sim/engine.h"
+#include "sim/rng.h"
 
 struct tstate {
 	uint32_t waiting;  /* dependencies not yet done */
 	uint32_t cause;    /* the dependency that completed last */
 	double start, end; /* seconds */
 	double dur;
+	double arrive;     /* rendezvous: when this member arrived */
 	uint8_t done, started;
 };
 
@@ -26,6 +28,9 @@ struct rep {
 	size_t qn[HS_S_COUNT], qcap[HS_S_COUNT], qpos[HS_S_COUNT];
 	int busy[HS_S_COUNT];
 	double idle_since;   /* compute stream */
+	double step_finish;  /* end of its last task in the current step */
+	int *gpus;           /* the devices it stands for (for slowdowns and throttling) */
+	int ngpus;
 	int grp_n[HS_GROUP_COUNT];
 	int *grp[HS_GROUP_COUNT];
 	hs_rep_result *res;
@@ -40,7 +45,7 @@ struct rv {
 struct memo {
 	uint64_t key;
 	uint32_t first, count;
-	double comp, comm[HS_GROUP_COUNT], flops;
+	double comp, comp2, comm[HS_GROUP_COUNT], flops; /* comp2: sum of squared op times (noise) */
 	int used;
 };
 
@@ -56,6 +61,8 @@ struct ex {
 	size_t memocap;
 	hs_profile **profiles;
 	int nprofiles;
+	hs_rng *rng;        /* per-op noise; NULL without noise */
+	double step_start;  /* seconds */
 	hs_err *err;
 };
 
@@ -117,6 +124,7 @@ static struct memo *range_cost(struct ex *x, struct rep *r, int stage, uint32_t 
 			m->comm[o->group] += t;
 		else {
 			m->comp += t;
+			m->comp2 += t * t;
 			m->flops += o->flops;
 		}
 	}
@@ -125,12 +133,27 @@ static struct memo *range_cost(struct ex *x, struct rep *r, int stage, uint32_t 
 
 static void on_done(hs_engine *eng, void *ctx, uint64_t arg);
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Linear interpolation between order statistics (type 7, the default of R and NumPy). */
+static double quantile(const double *sorted, int n, double q)
+{
+	double h = (n - 1) * q;
+	int lo = (int)floor(h);
+	int hi = lo + 1 < n ? lo + 1 : lo;
+	return sorted[lo] + (h - lo) * (sorted[hi] - sorted[lo]);
+}
+
 static void begin(struct ex *x, uint32_t ti, double dur)
 {
 	struct tstate *st = &x->ts[ti];
 	const hs_task *t = &x->g->tasks[ti];
 	struct rep *r = &x->reps[t->rep];
-	double now = hs_time_to_s(hs_engine_now(x->eng));
+	double now = hs_time_to_s(hs_engine_now(x->eng)) - x->step_start;
 	st->started = 1;
 	st->start = now;
 	st->dur = dur;
@@ -171,6 +194,39 @@ static double comm_time(struct ex *x, const hs_task *t)
 			    r->grp_n[t->group], t->bytes);
 }
 
+/* Slowdowns, throttling and noise scale a compute task's kernels (not the collectives inside it, which the
+ * network times). Noise: each op's time is multiplied by an independent factor of mean 1 and coefficient of
+ * variation cv; a task's sum then has mean sum(t) and variance cv^2 sum(t^2), so one factor per task with
+ * cv_task = cv * sqrt(sum t^2) / sum t has the same first two moments (drawing per op would cost a draw per
+ * kernel for the same answer to second order). */
+static double compute_factor(struct ex *x, struct rep *r, const struct memo *m)
+{
+	const hs_variability *v = &x->s->var;
+	double f = 1;
+	if (v->nrules) {
+		double now = hs_time_to_s(hs_engine_now(x->eng));
+		double speed = 1;
+		for (int i = 0; i < r->ngpus; i++) {
+			double sp = hs_variability_speed(v, r->gpus[i], now);
+			if (sp < speed || i == 0)
+				speed = sp;
+		}
+		f /= speed;
+	}
+	if (x->rng && m->comp > 0) {
+		double cv = v->noise_cv * sqrt(m->comp2) / m->comp;
+		if (cv > 0) {
+			if (v->noise == HS_NOISE_LOGNORMAL) {
+				double s2 = log1p(cv * cv);
+				f *= hs_rng_lognormal(x->rng, -0.5 * s2, sqrt(s2));
+			} else {
+				f *= hs_rng_gamma(x->rng, 1.0 / (cv * cv), cv * cv);
+			}
+		}
+	}
+	return f;
+}
+
 static void try_start(struct ex *x, int rep, int stream)
 {
 	struct rep *r = &x->reps[rep];
@@ -183,28 +239,34 @@ static void try_start(struct ex *x, int rep, int stream)
 	const hs_task *t = &x->g->tasks[ti];
 	if (t->kind == HS_T_COMPUTE) {
 		struct memo *m = range_cost(x, r, x->g->reps[rep].stage, t->op_first, t->op_count);
-		r->res->compute_s += m->comp * t->scale;
+		double comp = m->comp * t->scale * compute_factor(x, r, m);
+		r->res->compute_s += comp;
 		if (t->what == HS_W_OPTIMIZER)
-			r->res->optimizer_s += m->comp * t->scale;
-		for (int k = 0; k < HS_GROUP_COUNT; k++)
+			r->res->optimizer_s += comp;
+		double d = comp;
+		for (int k = 0; k < HS_GROUP_COUNT; k++) {
 			r->res->exposed_s[k] += m->comm[k] * t->scale;
+			d += m->comm[k] * t->scale;
+		}
 		r->res->flops += m->flops * t->scale;
-		double d = m->comp;
-		for (int k = 0; k < HS_GROUP_COUNT; k++)
-			d += m->comm[k];
-		begin(x, ti, d * t->scale);
+		begin(x, ti, d);
 		return;
 	}
 	if (t->kind == HS_T_COLL && t->rendezvous >= 0) {
 		/* occupy the stream while waiting for the other members, as a collective kernel does */
 		struct rv *v = &x->rv[t->rendezvous];
+		double now = hs_time_to_s(hs_engine_now(x->eng)) - x->step_start;
 		r->busy[stream] = 1;
+		st->arrive = now;
 		v->tasks[v->arrived++] = ti;
 		if (v->arrived < v->members)
 			return;
 		double d = comm_time(x, t);
-		for (int k = 0; k < v->members; k++)
-			begin(x, v->tasks[k], d);
+		for (int k = 0; k < v->members; k++) {
+			uint32_t mi = v->tasks[k];
+			x->reps[x->g->tasks[mi].rep].res->straggler_wait_s += now - x->ts[mi].arrive;
+			begin(x, mi, d);
+		}
 		return;
 	}
 	begin(x, ti, comm_time(x, t));
@@ -216,13 +278,13 @@ static void on_done(hs_engine *eng, void *ctx, uint64_t ti)
 	struct tstate *st = &x->ts[ti];
 	const hs_task *t = &x->g->tasks[ti];
 	struct rep *r = &x->reps[t->rep];
-	double now = hs_time_to_s(hs_engine_now(eng));
+	double now = hs_time_to_s(hs_engine_now(eng)) - x->step_start;
 	st->done = 1;
 	st->end = now;
 	r->busy[t->stream] = 0;
 	r->qpos[t->stream]++;
-	if (now > r->res->finish_s)
-		r->res->finish_s = now;
+	if (now > r->step_finish)
+		r->step_finish = now;
 	if (t->stream == HS_S_COMPUTE)
 		r->idle_since = now;
 	for (uint32_t k = x->succ_first[ti]; k < x->succ_first[ti + 1]; k++) {
@@ -309,6 +371,15 @@ int hs_exec_step(const hs_scenario *s, const hs_build *b, hs_result *out, hs_err
 		if (!r->prof)
 			goto out;
 		rep_groups(s, r, rp);
+		if (s->var.nrules) {
+			const hs_parallel *p = &s->par;
+			int d0 = symmetry ? 0 : rp->dp_index, d1 = symmetry ? p->dp : rp->dp_index + 1;
+			r->gpus = hs_xmalloc((size_t)(d1 - d0) * p->tp * p->cp * sizeof *r->gpus);
+			for (int d = d0; d < d1; d++)
+				for (int c = 0; c < p->cp; c++)
+					for (int t = 0; t < p->tp; t++)
+						r->gpus[r->ngpus++] = hs_build_rank(p, t, c, d, rp->stage);
+		}
 		const hs_stage_info *si = &b->stages[rp->stage];
 		r->res->mem_bytes = si->mem.total;
 		r->res->mem_capacity = r->dev->hbm_bytes - s->par.memory_reserve;
@@ -346,42 +417,92 @@ int hs_exec_step(const hs_scenario *s, const hs_build *b, hs_result *out, hs_err
 			x.rv[i].tasks = hs_xcalloc((size_t)x.rv[i].members + 1, sizeof(uint32_t));
 	}
 
-	for (int i = 0; i < g->nreps; i++)
-		for (int k = 0; k < HS_S_COUNT; k++)
-			try_start(&x, i, k);
-	hs_engine_run(x.eng, HS_TIME_MAX);
-
-	for (size_t i = 0; i < g->ntasks; i++)
-		if (!x.ts[i].done) {
-			hs_err_set(err, HS_EINTERNAL, "internal error: task %zu (rep %d, stream %d) never ran: the graph "
-						      "deadlocks",
-				   i, g->tasks[i].rep, g->tasks[i].stream);
-			goto out;
+	int steps = s->var.steps > 0 ? s->var.steps : 1;
+	if (s->var.noise != HS_NOISE_NONE)
+		x.rng = hs_rng_create(s->sim.seed, 1 /* stream: per-op noise */);
+	out->steps = steps;
+	out->step_times = hs_xcalloc((size_t)steps, sizeof *out->step_times);
+	for (int st = 0; st < steps; st++) {
+		/* each step starts when the previous one has ended everywhere (the optimizer step closes it) */
+		x.step_start = hs_time_to_s(hs_engine_now(x.eng));
+		for (size_t i = 0; i < g->ntasks; i++) {
+			x.ts[i] = (struct tstate){.waiting = g->tasks[i].dep_count, .cause = UINT32_MAX};
 		}
-	/* results */
+		for (int i = 0; i < g->nrendezvous; i++)
+			x.rv[i].arrived = 0;
+		for (int i = 0; i < g->nreps; i++) {
+			struct rep *r = &x.reps[i];
+			memset(r->qpos, 0, sizeof r->qpos);
+			memset(r->busy, 0, sizeof r->busy);
+			r->idle_since = 0;
+			r->step_finish = 0;
+		}
+		for (int i = 0; i < g->nreps; i++)
+			for (int k = 0; k < HS_S_COUNT; k++)
+				try_start(&x, i, k);
+		hs_engine_run(x.eng, HS_TIME_MAX);
+		for (size_t i = 0; i < g->ntasks; i++)
+			if (!x.ts[i].done) {
+				hs_err_set(err, HS_EINTERNAL, "internal error: task %zu (rep %d, stream %d) never ran: the "
+							      "graph deadlocks",
+					   i, g->tasks[i].rep, g->tasks[i].stream);
+				goto out;
+			}
+		double makespan = 0;
+		for (int i = 0; i < g->nreps; i++) {
+			struct rep *r = &x.reps[i];
+			hs_rep_result *rr = r->res;
+			rr->finish_s += r->step_finish;
+			/* communication that ends after the compute stream (parameter all-gather after the optimizer)
+			 * is exposed: the next step cannot start before it */
+			double acc = rr->compute_s + rr->bubble_s;
+			for (int k = 0; k < HS_GROUP_COUNT; k++)
+				acc += rr->exposed_s[k];
+			if (rr->finish_s > acc)
+				rr->exposed_s[HS_GROUP_DP] += rr->finish_s - acc;
+			if (r->step_finish > makespan)
+				makespan = r->step_finish;
+		}
+		out->step_times[st] = makespan;
+		/* ranks that finish early wait for the step's end: that wait belongs to the next step's start, and
+		 * is not part of any rank's breakdown (finish_s is per rank) */
+	}
+	/* results: means over steps */
 	out->spans = hs_xmalloc((g->ntasks ? g->ntasks : 1) * sizeof *out->spans);
 	for (size_t i = 0; i < g->ntasks; i++)
-		out->spans[i] = (hs_span){x.ts[i].start, x.ts[i].end};
+		out->spans[i] = (hs_span){x.ts[i].start, x.ts[i].end}; /* the last step */
 	out->events = hs_engine_executed(x.eng);
 	out->tasks = g->ntasks;
 	for (int i = 0; i < g->nreps; i++) {
 		hs_rep_result *rr = &out->reps[i];
-		double acc = rr->compute_s + rr->bubble_s;
+		rr->finish_s /= steps;
+		rr->compute_s /= steps;
+		rr->optimizer_s /= steps;
+		rr->bubble_s /= steps;
+		rr->straggler_wait_s /= steps;
+		rr->flops /= steps;
 		for (int k = 0; k < HS_GROUP_COUNT; k++)
-			acc += rr->exposed_s[k];
-		/* communication that ends after the compute stream (parameter all-gather after the optimizer) */
-		if (rr->finish_s > acc)
-			rr->exposed_s[HS_GROUP_DP] += rr->finish_s - acc;
-		if (rr->finish_s > out->step_time_s) {
-			out->step_time_s = rr->finish_s;
+			rr->exposed_s[k] /= steps;
+		if (rr->finish_s > out->reps[out->critical_rep].finish_s)
 			out->critical_rep = i;
-		}
 		if (rr->mem_bytes > out->mem_peak_bytes) {
 			out->mem_peak_bytes = rr->mem_bytes;
 			out->mem_peak_rep = i;
 		}
 		out->hw_flops += rr->flops * g->reps[i].multiplicity;
 	}
+	double sum = 0;
+	for (int k = 0; k < steps; k++)
+		sum += out->step_times[k];
+	out->step_time_s = sum / steps;
+	double *sorted = hs_xmalloc((size_t)steps * sizeof *sorted);
+	memcpy(sorted, out->step_times, (size_t)steps * sizeof *sorted);
+	qsort(sorted, (size_t)steps, sizeof *sorted, cmp_double);
+	out->step_min_s = sorted[0];
+	out->step_max_s = sorted[steps - 1];
+	out->step_p50_s = quantile(sorted, steps, 0.50);
+	out->step_p99_s = quantile(sorted, steps, 0.99);
+	free(sorted);
 	int n = hs_cluster_ngpus(s->cluster);
 	for (int i = 0; i < n; i++)
 		out->peak_flops += hs_cluster_device(s->cluster, i)->peak_flops[s->train.dtype];
@@ -399,6 +520,7 @@ out:
 			free(x.reps[i].queue[k]);
 		for (int k = 0; k < HS_GROUP_COUNT; k++)
 			free(x.reps[i].grp[k]);
+		free(x.reps[i].gpus);
 	}
 	if (x.rv)
 		for (int i = 0; i < g->nrendezvous; i++)
@@ -413,6 +535,7 @@ out:
 	free(x.succ_first);
 	free(x.memo);
 	hs_engine_destroy(x.eng);
+	hs_rng_destroy(x.rng);
 	if (rc)
 		hs_result_free(out);
 	return rc;
@@ -424,6 +547,8 @@ void hs_result_free(hs_result *r)
 		return;
 	free(r->reps);
 	free(r->spans);
+	free(r->step_times);
+	r->step_times = NULL;
 	r->reps = NULL;
 	r->spans = NULL;
 }

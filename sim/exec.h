@@ -25,6 +25,7 @@ typedef struct hs_rep_result {
 	double optimizer_s;  /* the part of compute_s spent in the optimizer step */
 	double exposed_s[HS_GROUP_COUNT]; /* communication that blocked the compute stream, by group kind */
 	double bubble_s;     /* waiting for neighbour stages */
+	double straggler_wait_s; /* at data-parallel collectives, waiting for the slowest member */
 	double flops;        /* per real rank, recompute included */
 	double mem_bytes;    /* per real rank, peak */
 	double mem_capacity; /* device capacity minus reserve */
@@ -36,7 +37,10 @@ typedef struct hs_span {
 } hs_span;
 
 typedef struct hs_result {
-	double step_time_s;
+	double step_time_s;  /* mean over the simulated steps (figures per rank are means too) */
+	int steps;
+	double step_p50_s, step_p99_s, step_min_s, step_max_s;
+	double *step_times;  /* [steps] */
 	int critical_rep;    /* rep whose finish defines the step */
 	hs_rep_result *reps;
 	int nreps;

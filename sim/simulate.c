@@ -26,8 +26,8 @@ int hs_simulate(const char *path, const struct hs_strlist *sets, int symmetry, h
 	out->s = hs_scenario_load(path, sets, err);
 	if (!out->s)
 		return -1;
-	if (symmetry < 0)
-		symmetry = out->s->sim.symmetry;
+	if (symmetry < 0 || hs_variability_active(&out->s->var))
+		symmetry = out->s->sim.symmetry; /* variability turns symmetry off in the scenario */
 	if (hs_build_step(out->s, symmetry, &out->b, err)) {
 		hs_err_prefix(err, "%s: ", path);
 		hs_scenario_free(out->s);

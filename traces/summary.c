@@ -44,7 +44,11 @@ static void write_text(FILE *f, const hs_scenario *s, const hs_build *b, const h
 		rc_names[p->recompute], p->sequence_parallel ? ", sequence parallel" : "",
 		p->zero ? (p->zero == 1 ? ", ZeRO-1" : p->zero == 2 ? ", ZeRO-2" : ", ZeRO-3") : "");
 	fprintf(f, "\n");
-	fprintf(f, "step time     %.4f s\n", r->step_time_s);
+	if (r->steps > 1)
+		fprintf(f, "step time     %.4f s mean of %d steps (P50 %.4f, P99 %.4f, min %.4f, max %.4f)\n",
+			r->step_time_s, r->steps, r->step_p50_s, r->step_p99_s, r->step_min_s, r->step_max_s);
+	else
+		fprintf(f, "step time     %.4f s\n", r->step_time_s);
 	fprintf(f, "tokens/s      %.0f\n", r->tokens_per_s);
 	fprintf(f, "MFU / HFU     %.1f%% / %.1f%%\n", 100 * r->mfu, 100 * r->hfu);
 	char m1[32], m2[32];
@@ -66,15 +70,23 @@ static void write_text(FILE *f, const hs_scenario *s, const hs_build *b, const h
 		}
 	fprintf(f, "%s)\n", any ? "" : "none");
 	fprintf(f, "  pipeline bubble   %9.4f s  %5.1f%%\n", c->bubble_s, 100 * c->bubble_s / st);
+	double wmax = 0;
+	int wrep = 0;
+	for (int i = 0; i < r->nreps; i++)
+		if (r->reps[i].straggler_wait_s > wmax)
+			wmax = r->reps[i].straggler_wait_s, wrep = i;
+	if (wmax > 0)
+		fprintf(f, "  straggler wait    %9.4f s at most (stage %d, replica %d), part of exposed dp comm\n", wmax,
+			r->reps[wrep].stage, r->reps[wrep].dp_index);
 	if (detail) {
 		fprintf(f, "\nper simulated rank (one per %s):\n", r->nreps == p->pp ? "stage" : "stage and replica");
-		fprintf(f, "  %5s %4s %-16s %10s %10s %10s %10s %10s %9s\n", "stage", "dp", "device", "finish_s",
-			"compute_s", "exposed_s", "bubble_s", "TFLOP", "mem_GiB");
+		fprintf(f, "  %5s %4s %-16s %10s %10s %10s %10s %10s %10s %9s\n", "stage", "dp", "device", "finish_s",
+			"compute_s", "exposed_s", "bubble_s", "strag_s", "TFLOP", "mem_GiB");
 		for (int i = 0; i < r->nreps; i++) {
 			const hs_rep_result *q = &r->reps[i];
-			fprintf(f, "  %5d %4d %-16s %10.4f %10.4f %10.4f %10.4f %10.2f %9.1f\n", q->stage, q->dp_index,
-				q->device, q->finish_s, q->compute_s, exposed_total(q), q->bubble_s, q->flops / 1e12,
-				q->mem_bytes / 1073741824.0);
+			fprintf(f, "  %5d %4d %-16s %10.4f %10.4f %10.4f %10.4f %10.4f %10.2f %9.1f\n", q->stage,
+				q->dp_index, q->device, q->finish_s, q->compute_s, exposed_total(q), q->bubble_s,
+				q->straggler_wait_s, q->flops / 1e12, q->mem_bytes / 1073741824.0);
 		}
 		fprintf(f, "\nmemory per stage (GiB per GPU):\n  %5s %8s %8s %8s %11s %8s %8s\n", "stage", "weights",
 			"grads", "optim", "activations", "logits", "total");
@@ -98,6 +110,9 @@ static void write_json(FILE *f, const hs_scenario *s, const hs_build *b, const h
 	hs_json_obj(&j);
 	hs_json_kstr(&j, "scenario", s->name);
 	hs_json_knum(&j, "step_time_s", r->step_time_s);
+	hs_json_kint(&j, "steps", r->steps);
+	hs_json_knum(&j, "step_time_p50_s", r->step_p50_s);
+	hs_json_knum(&j, "step_time_p99_s", r->step_p99_s);
 	hs_json_knum(&j, "mfu", r->mfu);
 	hs_json_knum(&j, "hfu", r->hfu);
 	hs_json_knum(&j, "tokens_per_s", r->tokens_per_s);
@@ -140,6 +155,7 @@ static void write_json(FILE *f, const hs_scenario *s, const hs_build *b, const h
 			hs_json_knum(&j, "compute_s", q->compute_s);
 			hs_json_knum(&j, "exposed_comm_s", exposed_total(q));
 			hs_json_knum(&j, "bubble_s", q->bubble_s);
+			hs_json_knum(&j, "straggler_wait_s", q->straggler_wait_s);
 			hs_json_knum(&j, "memory_bytes", q->mem_bytes);
 			hs_json_end_obj(&j);
 		}
