@@ -11,7 +11,7 @@
 #include "sim/coll.h"
 
 static const char *const top_keys[] = {"name", "kind", "description", "cluster", "model", "training",
-				       "parallelism", "simulation", "variability", NULL};
+				       "parallelism", "simulation", "variability", "resilience", NULL};
 static const char *const training_keys[] = {"seq_len", "global_batch", "micro_batch", "precision", "optimizer",
 					    NULL};
 static const char *const par_keys[] = {"tp", "pp", "dp", "cp", "ep", "virtual_stages", "recompute",
@@ -250,7 +250,8 @@ hs_scenario *hs_scenario_from_doc(hs_ydoc *doc, const char *path, hs_err *err)
 	if (hs_model_from_yaml(m, "model", &s->model, err))
 		goto fail;
 	if (load_training(s, root, err) || load_parallel(s, root, err) || load_sim(s, root, err) ||
-	    hs_variability_from_yaml(hs_yaml_get(root, "variability"), hs_cluster_ngpus(s->cluster), &s->var, err))
+	    hs_variability_from_yaml(hs_yaml_get(root, "variability"), hs_cluster_ngpus(s->cluster), &s->var, err) ||
+	    hs_resilience_from_yaml(hs_yaml_get(root, "resilience"), &s->res, err))
 		goto fail;
 	if (hs_variability_active(&s->var))
 		s->sim.symmetry = 0; /* replicas differ: simulate each */
@@ -266,6 +267,7 @@ void hs_scenario_free(hs_scenario *s)
 		return;
 	hs_cluster_free(s->cluster);
 	hs_variability_free(&s->var);
+	hs_resilience_free(&s->res);
 	hs_yaml_free(s->doc);
 	free(s);
 }

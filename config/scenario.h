@@ -14,6 +14,7 @@
 #include "models/ops.h"
 #include "sim/err.h"
 #include "sim/opt.h"
+#include "sim/resilience.h"
 #include "topology/cluster.h"
 
 enum hs_fidelity { HS_FID_ANALYTICAL, HS_FID_FLOW, HS_FID_PACKET };
@@ -56,6 +57,7 @@ typedef struct hs_scenario {
 	hs_parallel par;
 	hs_simopts sim;
 	hs_variability var;
+	hs_resilience res;
 } hs_scenario;
 
 /* Load, apply overrides, check. Returns NULL with err (HS_EINPUT, or HS_EINFEASIBLE for a strategy that

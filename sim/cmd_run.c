@@ -45,7 +45,7 @@ static int run_training(const char *path, hs_err *err)
 	if (hs_simulate(path, &sets, no_symmetry ? 0 : -1, &sim, err))
 		return -1;
 	const hs_summary_format *f = hs_summary_format_find(json ? "json" : "text");
-	f->write(stdout, sim.s, &sim.b, &sim.r, detail, wall() - t0);
+	f->write(stdout, &sim, detail, wall() - t0);
 	hs_sim_free(&sim);
 	return 0;
 }

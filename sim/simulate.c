@@ -1,6 +1,10 @@
 #include "sim/simulate.h"
 
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "sim/alloc.h"
 
 /* Every stage's ranks must fit on their device (capacity minus the reserve). */
 static int check_memory(const hs_scenario *s, const hs_result *r, hs_err *err)
@@ -18,6 +22,36 @@ static int check_memory(const hs_scenario *s, const hs_result *r, hs_err *err)
 		}
 	}
 	return 0;
+}
+
+/* Goodput over the horizon at each checkpoint interval (and at Daly's), from the simulated step. */
+static void resilience(hs_sim *sim)
+{
+	const hs_scenario *s = sim->s;
+	const hs_resilience *r = &s->res;
+	int links = 0;
+	for (int g = 0; g < hs_cluster_ngroups(s->cluster); g++) {
+		const hs_node_group *ng = hs_cluster_group(s->cluster, g);
+		links += ng->nodes * ng->nics_per_node;
+	}
+	/* checkpoint: bf16 weights and the fp32 optimizer state (master weights, two moments) of every parameter */
+	sim->job = (hs_res_job){.gpus = hs_cluster_ngpus(s->cluster), .nodes = hs_cluster_nnodes(s->cluster),
+				.links = links, .step_s = sim->r.step_time_s,
+				.tokens_per_step = (double)s->train.global_batch * s->train.seq_len,
+				.state_bytes = hs_model_params(&s->model) * (hs_dtype_bytes(s->train.dtype) + 12.0),
+				.seed = s->sim.seed};
+	sim->sys_mtbf = hs_resilience_system_mtbf(r, &sim->job);
+	hs_res_out probe;
+	hs_resilience_run(r, &sim->job, 1.0, &probe); /* for the stall of one checkpoint */
+	sim->young = hs_resilience_young(probe.stall, sim->sys_mtbf);
+	sim->daly = hs_resilience_daly(probe.stall, sim->sys_mtbf);
+	int n = r->nsweep ? r->nsweep : 1;
+	sim->res = hs_xcalloc((size_t)n + 1, sizeof *sim->res);
+	for (int i = 0; i < n; i++)
+		hs_resilience_run(r, &sim->job, r->nsweep ? r->sweep[i] : r->interval, &sim->res[i]);
+	if (isfinite(sim->daly))
+		hs_resilience_run(r, &sim->job, sim->daly, &sim->res[n]);
+	sim->nres = n + (isfinite(sim->daly) ? 1 : 0);
 }
 
 int hs_simulate(const char *path, const struct hs_strlist *sets, int symmetry, hs_sim *out, hs_err *err)
@@ -38,6 +72,8 @@ int hs_simulate(const char *path, const struct hs_strlist *sets, int symmetry, h
 		hs_sim_free(out);
 		return -1;
 	}
+	if (out->s->res.enabled)
+		resilience(out);
 	return 0;
 }
 
@@ -46,6 +82,7 @@ void hs_sim_free(hs_sim *sim)
 	if (!sim)
 		return;
 	hs_result_free(&sim->r);
+	free(sim->res);
 	hs_build_free(&sim->b);
 	hs_scenario_free(sim->s);
 	memset(sim, 0, sizeof *sim);

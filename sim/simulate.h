@@ -11,6 +11,11 @@ typedef struct hs_sim {
 	hs_scenario *s;
 	hs_build b;
 	hs_result r;
+	/* with a `resilience:` section: goodput at each checkpoint interval asked for */
+	hs_res_job job;
+	hs_res_out *res;
+	int nres;
+	double sys_mtbf, young, daly; /* seconds */
 } hs_sim;
 
 /* symmetry < 0: as the scenario says (simulation.symmetry); 0 or 1 forces it. Fails with HS_EINFEASIBLE when a

@@ -21,9 +21,32 @@ static void fmt_bytes(char *buf, size_t n, double b)
 	snprintf(buf, n, "%.1f GiB", b / 1073741824.0);
 }
 
-static void write_text(FILE *f, const hs_scenario *s, const hs_build *b, const hs_result *r, int detail,
-		       double wall_s)
+static void text_resilience(FILE *f, const hs_sim *sim)
 {
+	const hs_resilience *rs = &sim->s->res;
+	const double H = 3600;
+	fprintf(f, "\nfailures and checkpoints (%d trials of %.1f days, seed %llu):\n", rs->trials, rs->horizon / 86400,
+		(unsigned long long)sim->s->sim.seed);
+	fprintf(f, "  system MTBF %.2f h; checkpoint of %.1f GiB stalls the job %.1f s and commits after %.1f s\n",
+		sim->sys_mtbf / H, sim->job.state_bytes / 1073741824.0, sim->nres ? sim->res[0].stall : 0,
+		sim->nres ? sim->res[0].commit : 0);
+	fprintf(f, "  optimal interval: Young %.1f min, Daly %.1f min\n", sim->young / 60, sim->daly / 60);
+	fprintf(f, "  %12s %9s %9s %9s %10s %9s %9s %9s %12s\n", "interval_min", "goodput", "p10", "p90", "fails/day",
+		"lost", "down", "ckpt", "train_days");
+	for (int i = 0; i < sim->nres; i++) {
+		const hs_res_out *o = &sim->res[i];
+		fprintf(f, "  %12.1f %8.2f%% %8.2f%% %8.2f%% %10.2f %8.2f%% %8.2f%% %8.2f%% %12.2f%s\n", o->interval / 60,
+			100 * o->goodput, 100 * o->goodput_p10, 100 * o->goodput_p90, o->failures_per_day,
+			100 * o->lost_work_frac, 100 * o->down_frac, 100 * o->ckpt_frac, o->time_to_train_s / 86400,
+			i == sim->nres - 1 && sim->nres > 1 ? "  (Daly)" : "");
+	}
+}
+
+static void write_text(FILE *f, const hs_sim *sim, int detail, double wall_s)
+{
+	const hs_scenario *s = sim->s;
+	const hs_build *b = &sim->b;
+	const hs_result *r = &sim->r;
 	const hs_parallel *p = &s->par;
 	fprintf(f, "scenario      %s\n", s->name);
 	fprintf(f, "cluster       %d GPUs:", hs_cluster_ngpus(s->cluster));
@@ -97,13 +120,17 @@ static void write_text(FILE *f, const hs_scenario *s, const hs_build *b, const h
 				m->optimizer / G, m->activations / G, m->logits / G, m->total / G);
 		}
 	}
+	if (s->res.enabled)
+		text_resilience(f, sim);
 	fprintf(f, "\nsimulated %llu events (%llu tasks) in %.3f s\n", (unsigned long long)r->events,
 		(unsigned long long)r->tasks, wall_s);
 }
 
-static void write_json(FILE *f, const hs_scenario *s, const hs_build *b, const hs_result *r, int detail,
-		       double wall_s)
+static void write_json(FILE *f, const hs_sim *sim, int detail, double wall_s)
 {
+	const hs_scenario *s = sim->s;
+	const hs_build *b = &sim->b;
+	const hs_result *r = &sim->r;
 	hs_json j;
 	hs_json_init(&j, f);
 	const hs_rep_result *c = &r->reps[r->critical_rep];
@@ -161,6 +188,29 @@ static void write_json(FILE *f, const hs_scenario *s, const hs_build *b, const h
 		}
 		hs_json_end_arr(&j);
 		(void)b;
+	}
+	if (s->res.enabled) {
+		hs_json_key(&j, "resilience");
+		hs_json_obj(&j);
+		hs_json_knum(&j, "system_mtbf_s", sim->sys_mtbf);
+		hs_json_knum(&j, "young_interval_s", sim->young);
+		hs_json_knum(&j, "daly_interval_s", sim->daly);
+		hs_json_key(&j, "intervals");
+		hs_json_arr(&j);
+		for (int i = 0; i < sim->nres; i++) {
+			const hs_res_out *o = &sim->res[i];
+			hs_json_obj(&j);
+			hs_json_knum(&j, "interval_s", o->interval);
+			hs_json_knum(&j, "goodput", o->goodput);
+			hs_json_knum(&j, "goodput_p10", o->goodput_p10);
+			hs_json_knum(&j, "goodput_p90", o->goodput_p90);
+			hs_json_knum(&j, "failures_per_day", o->failures_per_day);
+			hs_json_knum(&j, "checkpoint_stall_s", o->stall);
+			hs_json_knum(&j, "time_to_train_s", o->time_to_train_s);
+			hs_json_end_obj(&j);
+		}
+		hs_json_end_arr(&j);
+		hs_json_end_obj(&j);
 	}
 	hs_json_kint(&j, "events", (long long)r->events);
 	hs_json_knum(&j, "wall_s", wall_s);

@@ -8,11 +8,11 @@
 #include "config/scenario.h"
 #include "models/build.h"
 #include "sim/exec.h"
+#include "sim/simulate.h"
 
 typedef struct hs_summary_format {
 	const char *name;
-	void (*write)(FILE *f, const hs_scenario *s, const hs_build *b, const hs_result *r, int detail,
-		      double wall_s);
+	void (*write)(FILE *f, const hs_sim *sim, int detail, double wall_s);
 } hs_summary_format;
 
 const hs_summary_format *hs_summary_format_find(const char *name);
