@@ -42,6 +42,8 @@ int main(void)
 				    "report: {baseline: vector}\nsimulation: {seed: 1, ops: 1000000, warmup: 0}\n";
 	static const char atomics[] = "kind: fabric\ntraffic: {mix: atomic_contention}\nschemes: [vector]\n"
 				      "report: {baseline: vector}\nsimulation: {seed: 1, ops: 1000000, warmup: 0}\n";
+	static const char steps[] = "kind: fabric\ntraffic: {mix: allreduce_shaped}\nschemes: [vector]\n"
+				    "report: {baseline: vector}\nsimulation: {seed: 1, ops: 1000000, warmup: 0}\n";
 	double ev, s;
 	uint64_t ops;
 	int fail = 0;
@@ -54,6 +56,10 @@ int main(void)
 	if (run("atomic-contention", atomics, "vector", &ev, &s, &ops))
 		return 1;
 	printf("fabric atomic-contention, vector: %llu ops, %.0f events in %.2f s: %.2fM events/s\n",
+	       (unsigned long long)ops, ev, s, ev / s / 1e6);
+	if (run("allreduce-shaped", steps, "vector", &ev, &s, &ops))
+		return 1;
+	printf("fabric allreduce-shaped (steps), vector: %llu ops, %.0f events in %.2f s: %.2fM events/s\n",
 	       (unsigned long long)ops, ev, s, ev / s / 1e6);
 	if (fail)
 		printf("fabric: below target (reported, not failed: timing depends on the machine)\n");

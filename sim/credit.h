@@ -49,11 +49,19 @@ typedef struct hs_credit_cfg {
 	int64_t atomic_bytes; /* per-resource atomic pool, bytes (default: receive buffer) */
 	int64_t resp;         /* per-resource and vector response pool, bytes (default: receive buffer) */
 	int64_t atomic;       /* vector atomic pool, atomic executions (default: the atomic queue depth) */
+	int per_sender;       /* 0: every pool is shared by all senders; 1: each sender owns capacity / senders
+			       * of every pool (NVLink-style credits per link; see hs_credit_share) */
 } hs_credit_cfg;
 
 /* Fill zero fields: byte pools default to the receive buffer (the buffer they protect); the vector atomic
  * pool defaults to the depth of the atomic engine's queue (the queue it protects). */
 void hs_credit_defaults(hs_credit_cfg *c, int64_t rxbuf, int64_t atomic_depth);
+
+/* The capacity one credit set holds: the whole pool when shared, floor(cap / senders) per sender. */
+static inline int64_t hs_credit_share(const hs_credit_cfg *c, int64_t cap, int senders)
+{
+	return c->per_sender && senders > 0 ? cap / senders : cap;
+}
 
 /* Whole cells covering `b` bytes, in bytes (0 stays 0). */
 static inline int64_t hs_credit_cells(const hs_credit_cfg *c, int64_t b)

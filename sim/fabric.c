@@ -68,6 +68,7 @@ struct dline {
 
 struct credit_ret {
 	hs_time t;
+	int set; /* credit set the credits go back to */
 	int64_t give[HS_CREDIT_POOLS];
 };
 
@@ -110,9 +111,13 @@ struct hs_fabric {
 	uint32_t free_op; /* index+1, 0 when none */
 	uint64_t inflight;
 
-	int npools;
+	/* Credit sets: one shared set, or one per sender (credits.split: per_sender). set_cap is one set's
+	 * capacity; cap/avail/min_avail are totals over the sets (what the report shows). */
+	int npools, nsets;
 	const char *pool_names[HS_CREDIT_POOLS];
 	int64_t cap[HS_CREDIT_POOLS], avail[HS_CREDIT_POOLS], min_avail[HS_CREDIT_POOLS];
+	int64_t set_cap[HS_CREDIT_POOLS];
+	int64_t *set_avail; /* [nsets * HS_CREDIT_POOLS] */
 	struct ring *waitq; /* [sources * HS_OP_KINDS] */
 	uint64_t waiting;
 	uint32_t wait_rr;
@@ -204,10 +209,13 @@ static void bug(const char *what)
 
 static void egress_try(hs_fabric *f, int s);
 
-static int fits(const hs_fabric *f, const int64_t *need)
+static inline int set_of(const hs_fabric *f, int src) { return f->nsets > 1 ? src : 0; }
+
+static int fits(const hs_fabric *f, int src, const int64_t *need)
 {
+	const int64_t *av = &f->set_avail[set_of(f, src) * HS_CREDIT_POOLS];
 	for (int i = 0; i < f->npools; i++)
-		if (need[i] > f->avail[i])
+		if (need[i] > av[i])
 			return 0;
 	return 1;
 }
@@ -215,9 +223,11 @@ static int fits(const hs_fabric *f, const int64_t *need)
 static void admit(hs_fabric *f, uint32_t oi)
 {
 	struct op *o = &f->ops[oi];
+	int64_t *av = &f->set_avail[set_of(f, o->src) * HS_CREDIT_POOLS];
 	for (int i = 0; i < f->npools; i++) {
+		av[i] -= o->held[i];
 		f->avail[i] -= o->held[i];
-		if (f->avail[i] < 0)
+		if (av[i] < 0 || f->avail[i] < 0)
 			bug("credit pool went negative");
 		if (f->avail[i] < f->min_avail[i])
 			f->min_avail[i] = f->avail[i];
@@ -239,7 +249,7 @@ static void serve_waiting(hs_fabric *f)
 		for (uint32_t k = 0; k < nq && f->waiting; k++) {
 			uint32_t q = (f->wait_rr + k) % nq;
 			struct ring *r = &f->waitq[q];
-			if (!r->n || !fits(f, f->ops[ring_front(r)->op].held))
+			if (!r->n || !fits(f, (int)(q / HS_OP_KINDS), f->ops[ring_front(r)->op].held))
 				continue;
 			struct item it = ring_pop(r);
 			f->waiting--;
@@ -255,9 +265,11 @@ static void h_credit(hs_engine *e, void *ctx, uint64_t arg)
 {
 	hs_fabric *f = ctx;
 	struct credit_ret *c = &f->cret[f->cret_head];
+	int64_t *av = &f->set_avail[c->set * HS_CREDIT_POOLS];
 	for (int i = 0; i < f->npools; i++) {
+		av[i] += c->give[i];
 		f->avail[i] += c->give[i];
-		if (f->avail[i] > f->cap[i])
+		if (av[i] > f->set_cap[i] || f->avail[i] > f->cap[i])
 			bug("credit pool above its capacity");
 	}
 	f->cret_head = (f->cret_head + 1) & (f->cret_cap - 1);
@@ -299,6 +311,7 @@ static void credit_stage(hs_fabric *f, struct op *o, int stage, int last)
 	}
 	struct credit_ret *c = &f->cret[(f->cret_head + f->cret_n) & (f->cret_cap - 1)];
 	c->t = hs_engine_now(f->eng) + f->p.credit_latency;
+	c->set = set_of(f, o->src);
 	memcpy(c->give, give, sizeof give);
 	f->cret_n++;
 	if (!f->cret_armed) {
@@ -336,7 +349,7 @@ void hs_fabric_issue(hs_fabric *f, int src, int kind, uint32_t size, uint64_t ad
 	o->npkt_req = (kind == HS_OP_WRITE || kind == HS_OP_NOTIFY) ? npkts(&f->p, size) : 1;
 	f->scheme->demand(&f->ccfg, &o->c, o->held);
 	for (int i = 0; i < f->npools; i++)
-		if (o->held[i] > f->cap[i])
+		if (o->held[i] > f->set_cap[i])
 			bug("operation larger than a credit pool (validation should have caught it)");
 	f->inflight++;
 	hs_occ_in(&f->qs.inflight, now);
@@ -344,7 +357,7 @@ void hs_fabric_issue(hs_fabric *f, int src, int kind, uint32_t size, uint64_t ad
 	if (record && cs->first_issue == HS_TIME_MAX)
 		cs->first_issue = now;
 	struct ring *wq = &f->waitq[(uint32_t)src * HS_OP_KINDS + (uint32_t)kind];
-	if (!wq->n && fits(f, o->held)) {
+	if (!wq->n && fits(f, src, o->held)) {
 		admit(f, oi);
 		return;
 	}
@@ -775,8 +788,15 @@ hs_fabric *hs_fabric_create(hs_engine *eng, const hs_fabric_params *p, const hs_
 	hs_credit_defaults(&f->ccfg, p->rxbuf, p->atomic_depth);
 	f->rng = hs_rng_create(p->seed, 7);
 	f->npools = s->pools(&f->ccfg, f->pool_names, f->cap);
-	for (int i = 0; i < f->npools; i++)
+	f->nsets = f->ccfg.per_sender ? p->sources : 1;
+	f->set_avail = hs_xcalloc((size_t)f->nsets * HS_CREDIT_POOLS, sizeof *f->set_avail);
+	for (int i = 0; i < f->npools; i++) {
+		f->set_cap[i] = hs_credit_share(&f->ccfg, f->cap[i], p->sources);
+		f->cap[i] = f->set_cap[i] * f->nsets;
 		f->avail[i] = f->min_avail[i] = f->cap[i];
+		for (int k = 0; k < f->nsets; k++)
+			f->set_avail[k * HS_CREDIT_POOLS + i] = f->set_cap[i];
+	}
 	f->waitq = hs_xcalloc((size_t)p->sources * HS_OP_KINDS, sizeof *f->waitq);
 	f->src = hs_xcalloc((size_t)p->sources, sizeof *f->src);
 	f->fwd = hs_xcalloc((size_t)p->paths, sizeof *f->fwd);
@@ -833,6 +853,7 @@ void hs_fabric_destroy(hs_fabric *f)
 	free(f->resp.q.v);
 	free(f->ingress.v);
 	free(f->cret);
+	free(f->set_avail);
 	free(f->waitq);
 	free(f->src);
 	free(f->fwd);

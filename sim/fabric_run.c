@@ -146,7 +146,8 @@ static int parse_fabric(const hs_ynode *m, hs_fabric_spec *s, hs_err *err)
 
 static int parse_credits(const hs_ynode *m, hs_credit_cfg *c, hs_err *err)
 {
-	static const char *const known[] = {"cell", "bytes", "hbm", "atomic_bytes", "resp", "atomic", NULL};
+	static const char *const known[] = {"cell", "bytes", "hbm", "atomic_bytes", "resp", "atomic", "split", NULL};
+	static const char *const split[] = {"shared", "per_sender", NULL};
 	if (!m)
 		return 0;
 	if (hs_cfg_known(m, "credits", known, "a mapping", err))
@@ -162,12 +163,12 @@ static int parse_credits(const hs_ynode *m, hs_credit_cfg *c, hs_err *err)
 	if (hs_cfg_int(m, "credits", "atomic", 1, 1 << 30, 0, 0, &v, err))
 		return -1;
 	c->atomic = v;
-	return 0;
+	return hs_cfg_enum(m, "credits", "split", split, 0, &c->per_sender, err);
 }
 
 static int parse_op(const hs_ynode *n, const char *path, const char *gname, hs_traffic_class *c, hs_err *err)
 {
-	static const char *const known[] = {"op", "size", "weight", "hot", "name", NULL};
+	static const char *const known[] = {"op", "size", "weight", "count", "hot", "name", NULL};
 	static const char *const khot[] = {"fraction", "bytes", NULL};
 	if (hs_cfg_known(n, path, known, "a mapping with op and size", err))
 		return -1;
@@ -183,6 +184,10 @@ static int parse_op(const hs_ynode *n, const char *path, const char *gname, hs_t
 		return -1;
 	if (c->weight <= 0)
 		return hs_cfg_err(hs_yaml_get(n, "weight"), err, path, "weight", "must be greater than zero");
+	int64_t cnt;
+	if (hs_cfg_int(n, path, "count", 1, 1 << 20, 1, 0, &cnt, err))
+		return -1;
+	c->count = (uint32_t)cnt;
 	char sub[160];
 	const hs_ynode *h;
 	if (submap(n, path, "hot", khot, sub, sizeof sub, &h, err))
@@ -207,7 +212,7 @@ static int parse_op(const hs_ynode *n, const char *path, const char *gname, hs_t
 
 static int parse_group(const hs_ynode *n, const char *path, int idx, hs_traffic *t, hs_err *err)
 {
-	static const char *const known[] = {"name", "sources", "arrival", "rate", "window", "ops", NULL};
+	static const char *const known[] = {"name", "sources", "arrival", "rate", "window", "gap", "ops", NULL};
 	hs_traffic_group *g = &t->g[t->ngroups];
 	if (hs_cfg_known(n, path, known, "a mapping (a traffic group)", err))
 		return -1;
@@ -225,8 +230,19 @@ static int parse_group(const hs_ynode *n, const char *path, int idx, hs_traffic 
 	g->first_src = hs_traffic_sources(t);
 	if (hs_cfg_enum(n, path, "arrival", hs_arrival_names, HS_ARR_POISSON, &g->arrival, err))
 		return -1;
-	const hs_ynode *rate = hs_yaml_get(n, "rate"), *win = hs_yaml_get(n, "window");
-	if (g->arrival == HS_ARR_CLOSED) {
+	const hs_ynode *rate = hs_yaml_get(n, "rate"), *win = hs_yaml_get(n, "window"), *gap = hs_yaml_get(n, "gap");
+	if (gap && g->arrival != HS_ARR_STEPS)
+		return hs_cfg_err(gap, err, path, "gap", "only for bulk-synchronous arrival (arrival: steps)");
+	if (g->arrival == HS_ARR_STEPS) {
+		if (rate || win)
+			return hs_cfg_err(rate ? rate : win, err, path, rate ? "rate" : "window",
+					  "not for arrival: steps (a step starts when the previous one has completed; "
+					  "set gap and each operation's count)");
+		double d;
+		if (hs_cfg_num(n, path, "gap", HS_U_TIME, 0, 1, 0, 0, &d, err))
+			return -1;
+		g->gap = hs_time_from_s(d);
+	} else if (g->arrival == HS_ARR_CLOSED) {
 		if (rate)
 			return hs_cfg_err(rate, err, path, "rate", "only for open-loop arrival (poisson, periodic); a "
 							      "closed-loop group sets window");
@@ -257,6 +273,11 @@ static int parse_group(const hs_ynode *n, const char *path, int idx, hs_traffic 
 		snprintf(sub, sizeof sub, "%s.ops.%zu", path, i);
 		if (parse_op(ops->vals[i], sub, g->name, &g->cls[i], err))
 			return -1;
+		const hs_ynode *cn = hs_yaml_get(ops->vals[i], "count"), *wn = hs_yaml_get(ops->vals[i], "weight");
+		if (cn && g->arrival != HS_ARR_STEPS)
+			return hs_cfg_err(cn, err, sub, "count", "only for arrival: steps (other arrivals draw by weight)");
+		if (wn && g->arrival == HS_ARR_STEPS)
+			return hs_cfg_err(wn, err, sub, "weight", "not for arrival: steps (set count per step)");
 	}
 	g->nclasses = (int)ops->n;
 	t->ngroups++;
@@ -325,6 +346,8 @@ static int check_fit(const hs_fabric_spec *s, const hs_ynode *credits, hs_err *e
 		const char *names[HS_CREDIT_POOLS];
 		int64_t cap[HS_CREDIT_POOLS];
 		int np = s->schemes[k]->pools(&c, names, cap);
+		for (int i = 0; i < np; i++)
+			cap[i] = hs_credit_share(&c, cap[i], hs_traffic_sources(&s->traffic));
 		for (int gi = 0; gi < s->traffic.ngroups; gi++)
 			for (int ci = 0; ci < s->traffic.g[gi].nclasses; ci++) {
 				const hs_traffic_class *cl = &s->traffic.g[gi].cls[ci];
@@ -342,6 +365,10 @@ static int check_fit(const hs_fabric_spec *s, const hs_ynode *credits, hs_err *e
 					char where[128] = "";
 					if (!at)
 						snprintf(where, sizeof where, " (the default; set credits.%s)", key);
+					if (c.per_sender)
+						snprintf(where + strlen(where), sizeof where - strlen(where),
+							 " (per sender: the pool split %d ways)",
+							 hs_traffic_sources(&s->traffic));
 					return hs_cfg_err(at ? at : credits, err, "credits", key,
 							  "%lld is smaller than one operation: %s (%s of %u B) needs %lld "
 							  "in pool %s of scheme %s%s",

@@ -8,7 +8,7 @@
 #include "sim/alloc.h"
 #include "sim/rng.h"
 
-const char *const hs_arrival_names[] = {"poisson", "periodic", "closed", NULL};
+const char *const hs_arrival_names[] = {"poisson", "periodic", "closed", "steps", NULL};
 
 int hs_traffic_sources(const hs_traffic *t)
 {
@@ -32,6 +32,7 @@ struct gen {
 	hs_fabric *f;
 	hs_rng **rng;      /* per source */
 	int *group;        /* per source */
+	uint64_t *left;    /* per group (steps): operations of the current step not yet complete */
 	uint64_t issued;
 };
 
@@ -44,19 +45,10 @@ static int stopped(const struct gen *g)
 	return 0;
 }
 
-static void issue_one(struct gen *g, int src)
+static void issue_class(struct gen *g, int src, int c)
 {
 	const hs_traffic_group *gr = &g->t->g[g->group[src]];
 	hs_rng *r = g->rng[src];
-	double total = 0;
-	for (int i = 0; i < gr->nclasses; i++)
-		total += gr->cls[i].weight;
-	double u = hs_rng_uniform(r) * total;
-	int c = 0;
-	while (c < gr->nclasses - 1 && u >= gr->cls[c].weight) {
-		u -= gr->cls[c].weight;
-		c++;
-	}
 	const hs_traffic_class *cl = &gr->cls[c];
 	uint64_t region = g->t->address_space;
 	if (cl->hot_frac > 0 && hs_rng_uniform(r) < cl->hot_frac)
@@ -66,6 +58,44 @@ static void issue_one(struct gen *g, int src)
 	int record = g->issued >= g->t->warmup;
 	g->issued++;
 	hs_fabric_issue(g->f, src, cl->kind, cl->size, addr, cl->id, record, 0);
+}
+
+static void issue_one(struct gen *g, int src)
+{
+	const hs_traffic_group *gr = &g->t->g[g->group[src]];
+	double total = 0;
+	for (int i = 0; i < gr->nclasses; i++)
+		total += gr->cls[i].weight;
+	double u = hs_rng_uniform(g->rng[src]) * total;
+	int c = 0;
+	while (c < gr->nclasses - 1 && u >= gr->cls[c].weight) {
+		u -= gr->cls[c].weight;
+		c++;
+	}
+	issue_class(g, src, c);
+}
+
+/* One step of a bulk-synchronous group: every source issues its classes' counts, in the order listed. The
+ * count is taken before issuing, since an operation can complete within hs_fabric_issue only through an
+ * event, never synchronously. */
+static void step_start(struct gen *g, int gi)
+{
+	const hs_traffic_group *gr = &g->t->g[gi];
+	uint64_t n = 0;
+	for (int s = gr->first_src; s < gr->first_src + gr->nsrc; s++)
+		for (int c = 0; c < gr->nclasses; c++)
+			for (uint32_t k = 0; k < gr->cls[c].count && !stopped(g); k++) {
+				issue_class(g, s, c);
+				n++;
+			}
+	g->left[gi] = n;
+}
+
+static void h_step(hs_engine *e, void *ctx, uint64_t gi)
+{
+	struct gen *g = ctx;
+	if (!stopped(g))
+		step_start(g, (int)gi);
 }
 
 static hs_time gap(struct gen *g, int src)
@@ -88,8 +118,12 @@ static void h_arrival(hs_engine *e, void *ctx, uint64_t src)
 static void on_done(void *ctx, int src, int cls, uint64_t tag)
 {
 	struct gen *g = ctx;
-	if (g->t->g[g->group[src]].arrival == HS_ARR_CLOSED && !stopped(g))
+	int gi = g->group[src];
+	const hs_traffic_group *gr = &g->t->g[gi];
+	if (gr->arrival == HS_ARR_CLOSED && !stopped(g))
 		issue_one(g, src);
+	else if (gr->arrival == HS_ARR_STEPS && --g->left[gi] == 0 && !stopped(g))
+		hs_engine_after(g->eng, gr->gap, h_step, g, (uint64_t)gi);
 }
 
 uint64_t hs_traffic_run(const hs_traffic *t, hs_engine *eng, hs_fabric *f)
@@ -98,14 +132,20 @@ uint64_t hs_traffic_run(const hs_traffic *t, hs_engine *eng, hs_fabric *f)
 	struct gen g = {.t = t, .eng = eng, .f = f};
 	g.rng = hs_xcalloc((size_t)n, sizeof *g.rng);
 	g.group = hs_xcalloc((size_t)n, sizeof *g.group);
+	g.left = hs_xcalloc((size_t)t->ngroups + 1, sizeof *g.left);
 	for (int i = 0; i < t->ngroups; i++)
 		for (int s = t->g[i].first_src; s < t->g[i].first_src + t->g[i].nsrc; s++)
 			g.group[s] = i;
 	for (int s = 0; s < n; s++)
 		g.rng[s] = hs_rng_create(t->seed, 1000 + (uint64_t)s);
 	hs_fabric_on_done(f, on_done, &g);
+	for (int gi = 0; gi < t->ngroups; gi++)
+		if (t->g[gi].arrival == HS_ARR_STEPS)
+			step_start(&g, gi);
 	for (int s = 0; s < n; s++) {
 		const hs_traffic_group *gr = &t->g[g.group[s]];
+		if (gr->arrival == HS_ARR_STEPS)
+			continue;
 		if (gr->arrival == HS_ARR_CLOSED) {
 			for (int w = 0; w < gr->window && !stopped(&g); w++)
 				issue_one(&g, s);
@@ -123,6 +163,7 @@ uint64_t hs_traffic_run(const hs_traffic *t, hs_engine *eng, hs_fabric *f)
 		hs_rng_destroy(g.rng[s]);
 	free(g.rng);
 	free(g.group);
+	free(g.left);
 	return g.issued;
 }
 
@@ -151,16 +192,25 @@ static const char mix_response_incast[] =
 	"- {name: victims, sources: 4, arrival: poisson, rate: 2 M/s,\n"
 	"   ops: [{op: read, size: 64 B}, {op: atomic, size: 8 B}]}\n";
 
+/* All-reduce-shaped (docs/fabric.md, "reasoning written before the runs"): a collective is step-synchronous.
+ * Per step each of 16 peers writes 8 channel slices of 4 KiB, increments each channel's arrival counter
+ * (8 B atomics on 8 counters) and sets one 8 B step flag; the next step starts when the step has landed. */
 static const char mix_allreduce_shaped[] =
-	"- {name: peers, sources: 16, arrival: closed, window: 8,\n"
-	"   ops: [{op: write, size: 16 KiB, weight: 1},\n"
-	"         {op: atomic, size: 8 B, weight: 4, hot: {fraction: 1, bytes: 1 KiB}},\n"
-	"         {op: notify, size: 8 B, weight: 1}]}\n";
+	"- {name: peers, sources: 16, arrival: steps,\n"
+	"   ops: [{op: write, size: 4 KiB, count: 8, name: slice-4KiB},\n"
+	"         {op: atomic, size: 8 B, count: 8, hot: {fraction: 1, bytes: 64 B}, name: signal-8B},\n"
+	"         {op: notify, size: 8 B, count: 1, name: flag-8B}]}\n";
 
+/* Remote-read-shaped: bulk page/block fetches kept outstanding by memory-level parallelism (closed loop,
+ * twice the bandwidth-delay product of the response engine) beside latency-critical small gathers,
+ * counters and flags (open loop). */
 static const char mix_remote_read_shaped[] =
-	"- {name: readers, sources: 16, arrival: poisson, rate: 8 M/s,\n"
-	"   ops: [{op: read, size: 256 B, weight: 4}, {op: read, size: 4 KiB, weight: 1},\n"
-	"         {op: atomic, size: 8 B, weight: 1, hot: {fraction: 1, bytes: 1 KiB}}]}\n";
+	"- {name: bulk, sources: 8, arrival: closed, window: 8,\n"
+	"   ops: [{op: read, size: 4 KiB, weight: 3}, {op: read, size: 16 KiB, weight: 1}]}\n"
+	"- {name: gather, sources: 8, arrival: poisson, rate: 4 M/s,\n"
+	"   ops: [{op: read, size: 256 B, weight: 6}, {op: read, size: 64 B, weight: 2},\n"
+	"         {op: atomic, size: 8 B, weight: 1, hot: {fraction: 1, bytes: 1 KiB}},\n"
+	"         {op: notify, size: 8 B, weight: 1}]}\n";
 
 static const char mix_moe_dispatch_shaped[] =
 	"- {name: experts, sources: 16, arrival: closed, window: 4,\n"

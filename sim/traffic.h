@@ -15,8 +15,12 @@
 #include "sim/engine.h"
 #include "sim/fabric.h"
 
-enum hs_arrival { HS_ARR_POISSON, HS_ARR_PERIODIC, HS_ARR_CLOSED };
-extern const char *const hs_arrival_names[]; /* "poisson", "periodic", "closed", NULL */
+/* Arrival processes. HS_ARR_STEPS is bulk-synchronous, the shape of a collective: in each step every source
+ * of the group issues `count` operations of each class, in the order listed, at once; the step ends when
+ * every operation of the group's step has completed (the step dependency of a ring or tree), and the next
+ * starts `gap` later. */
+enum hs_arrival { HS_ARR_POISSON, HS_ARR_PERIODIC, HS_ARR_CLOSED, HS_ARR_STEPS };
+extern const char *const hs_arrival_names[]; /* "poisson", "periodic", "closed", "steps", NULL */
 
 #define HS_TRAFFIC_MAX_CLASSES 8
 #define HS_TRAFFIC_MAX_GROUPS 8
@@ -25,7 +29,8 @@ typedef struct hs_traffic_class {
 	char name[64];
 	int kind;           /* enum hs_op_kind */
 	uint32_t size;      /* payload bytes */
-	double weight;      /* relative share within its group */
+	double weight;      /* relative share within its group (not for steps) */
+	uint32_t count;     /* steps: operations of this class per source per step (>= 1) */
 	double hot_frac;    /* probability that an operation targets the hot region */
 	uint64_t hot_bytes; /* hot region [0, hot_bytes) */
 	int id;             /* fabric metric class */
@@ -37,6 +42,7 @@ typedef struct hs_traffic_group {
 	int arrival;     /* enum hs_arrival */
 	double interval; /* open loop: mean picoseconds between a source's operations */
 	int window;      /* closed loop: outstanding operations per source */
+	hs_time gap;     /* steps: time from the end of one step to the start of the next */
 	int nclasses;
 	hs_traffic_class cls[HS_TRAFFIC_MAX_CLASSES];
 } hs_traffic_group;
