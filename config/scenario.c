@@ -13,7 +13,8 @@
 static const char *const top_keys[] = {"name", "kind", "description", "cluster", "model", "training",
 				       "parallelism", "simulation", NULL};
 static const char *const training_keys[] = {"seq_len", "global_batch", "micro_batch", "precision", "optimizer",
-					    NULL};
+					    "attention", NULL};
+static const char *const attentions[] = {"flash", "materialized", NULL};
 static const char *const par_keys[] = {"tp", "pp", "dp", "cp", "ep", "virtual_stages", "recompute",
 				       "sequence_parallel", "schedule", "zero", "dp_bucket", "memory_reserve",
 				       NULL};
@@ -70,6 +71,10 @@ static int load_training(hs_scenario *s, const hs_ynode *root, hs_err *err)
 		return -1;
 	s->train.dtype = prec == 1 ? HS_FP16 : prec == 3 ? HS_FP32 : HS_BF16;
 	s->train.fp8_gemms = prec == 2;
+	int att;
+	if (hs_cfg_enum(t, "training", "attention", attentions, 0, &att, err))
+		return -1;
+	s->train.materialized_attention = att == 1;
 	return 0;
 }
 

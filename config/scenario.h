@@ -23,6 +23,7 @@ typedef struct hs_training {
 	int micro_batch;       /* sequences per micro-batch */
 	enum hs_dtype dtype;   /* activations and weights (bf16 or fp16; fp32 for full precision) */
 	int fp8_gemms;         /* precision: fp8 => GEMMs in fp8, activations bf16 */
+	int materialized_attention; /* attention: materialized (scores in memory, Megatron 2022); 0: flash */
 } hs_training;
 
 typedef struct hs_parallel {

@@ -24,6 +24,32 @@ int hs_build_rank(const hs_parallel *p, int t, int c, int d, int stage)
 	return t + p->tp * (c + p->cp * (d + p->dp * stage));
 }
 
+int hs_build_group(const hs_parallel *p, enum hs_group k, int d, int stage, int *ranks)
+{
+	int sizes[HS_GROUP_COUNT] = {[HS_GROUP_TP] = p->tp, [HS_GROUP_CP] = p->cp, [HS_GROUP_DP] = p->dp,
+				     [HS_GROUP_EP] = p->ep, [HS_GROUP_PP] = p->pp};
+	for (int i = 0; i < sizes[k]; i++) {
+		switch (k) {
+		case HS_GROUP_TP: ranks[i] = hs_build_rank(p, i, 0, d, stage); break;
+		case HS_GROUP_CP: ranks[i] = hs_build_rank(p, 0, i, d, stage); break;
+		case HS_GROUP_DP: ranks[i] = hs_build_rank(p, 0, 0, i, stage); break;
+		case HS_GROUP_EP: ranks[i] = hs_build_rank(p, 0, 0, (d / p->ep) * p->ep + i, stage); break;
+		case HS_GROUP_PP: ranks[i] = hs_build_rank(p, 0, 0, d, i); break;
+		default: break;
+		}
+	}
+	return sizes[k];
+}
+
+void hs_build_layer_cfg(const hs_scenario *s, hs_layer_cfg *out)
+{
+	const hs_parallel *p = &s->par;
+	*out = (hs_layer_cfg){.tp = p->tp, .cp = p->cp, .ep = p->ep, .sequence_parallel = p->sequence_parallel,
+			      .micro_batch = s->train.micro_batch, .seq_len = s->train.seq_len,
+			      .dtype = s->train.dtype, .fp8_gemms = s->train.fp8_gemms, .recompute = p->recompute,
+			      .flash_attention = !s->train.materialized_attention};
+}
+
 void hs_build_free(hs_build *b)
 {
 	if (!b)
@@ -167,10 +193,7 @@ int hs_build_step(const hs_scenario *s, int symmetry, hs_build *out, hs_err *err
 	struct ctx c = {.s = s, .b = out, .g = &out->graph, .pp = p->pp, .v = p->vstages};
 	c.nchunks = p->pp * p->vstages;
 	c.lpc = s->model.layers / c.nchunks;
-	c.lc = (hs_layer_cfg){.tp = p->tp, .cp = p->cp, .ep = p->ep, .sequence_parallel = p->sequence_parallel,
-			      .micro_batch = s->train.micro_batch, .seq_len = s->train.seq_len,
-			      .dtype = s->train.dtype, .fp8_gemms = s->train.fp8_gemms, .recompute = p->recompute,
-			      .flash_attention = 1};
+	hs_build_layer_cfg(s, &c.lc);
 	out->pp = p->pp;
 	out->stages = hs_xcalloc((size_t)p->pp, sizeof *out->stages);
 	double tokens = (double)s->train.global_batch * s->train.seq_len;
