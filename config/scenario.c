@@ -17,7 +17,7 @@ static const char *const training_keys[] = {"seq_len", "global_batch", "micro_ba
 static const char *const attentions[] = {"flash", "materialized", NULL};
 static const char *const par_keys[] = {"tp", "pp", "dp", "cp", "ep", "virtual_stages", "recompute",
 				       "sequence_parallel", "schedule", "zero", "dp_bucket", "memory_reserve",
-				       NULL};
+				       "fsdp", NULL};
 static const char *const sim_keys[] = {"fidelity", "seed", "symmetry", "collective_algorithm", NULL};
 static const char *const precisions[] = {"bf16", "fp16", "fp8", "fp32", NULL};
 static const char *const optimizers[] = {"adam", NULL};
@@ -114,6 +114,17 @@ static int load_parallel(hs_scenario *s, const hs_ynode *root, hs_err *err)
 				  (long long)(tp * pp * cp * dp), ngpus);
 	s->par.tp = (int)tp, s->par.pp = (int)pp, s->par.dp = (int)dp, s->par.cp = (int)cp;
 	s->par.ep = (int)ep, s->par.vstages = (int)vs, s->par.zero = (int)zero;
+	int fsdp;
+	if (hs_cfg_bool(p, "parallelism", "fsdp", 0, &fsdp, err))
+		return -1;
+	if (fsdp) { /* FSDP (full sharding) is ZeRO-3 */
+		if (hs_yaml_get(p, "zero") && zero != 3)
+			return hs_cfg_err(hs_yaml_get(p, "fsdp"), err, "parallelism", "fsdp",
+					  "fsdp: true is ZeRO stage 3, but zero: %lld is given (expected zero: 3 or no "
+					  "zero key)",
+					  (long long)zero);
+		s->par.zero = 3;
+	}
 	if (ep > 1 && (dp * cp) % ep)
 		return hs_cfg_err(hs_yaml_get(p, "ep"), err, "parallelism", "ep",
 				  "ep = %lld does not divide dp x cp = %lld (expected experts sharded across "
