@@ -36,6 +36,8 @@ typedef struct hs_parallel {
 	int micro_batches;     /* derived: global_batch / (dp * micro_batch) */
 	double dp_bucket_bytes;/* gradient bucket size for overlapped DP reduction */
 	double memory_reserve; /* bytes kept free on each device (framework, fragmentation) */
+	double expert_load;    /* busiest expert's tokens / uniform share (1: uniform; from expert_imbalance) */
+	int cp_ring;           /* cp_mode: ring (1) or allgather (0) */
 } hs_parallel;
 
 typedef struct hs_simopts {

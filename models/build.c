@@ -47,7 +47,8 @@ void hs_build_layer_cfg(const hs_scenario *s, hs_layer_cfg *out)
 	*out = (hs_layer_cfg){.tp = p->tp, .cp = p->cp, .ep = p->ep, .sequence_parallel = p->sequence_parallel,
 			      .micro_batch = s->train.micro_batch, .seq_len = s->train.seq_len,
 			      .dtype = s->train.dtype, .fp8_gemms = s->train.fp8_gemms, .recompute = p->recompute,
-			      .flash_attention = !s->train.materialized_attention};
+			      .flash_attention = !s->train.materialized_attention,
+			      .expert_load = p->expert_load, .cp_ring = p->cp_ring};
 }
 
 void hs_build_free(hs_build *b)

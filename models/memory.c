@@ -41,8 +41,9 @@ static double per_token(const hs_model *m, const hs_layer_cfg *c, int layer, int
 	double mult = m->gated_mlp ? 2 : 1;
 	if (hs_model_layer_is_moe(m, layer)) {
 		double k = m->top_k, f = m->expert_ffn;
-		x += B * k * h;                          /* permuted tokens: the experts' FC1 inputs */
-		x += B * k * (mult * f + f) / t;          /* activation and FC2 inputs of top_k pairs */
+		double load = c->expert_load > 1 ? c->expert_load : 1; /* padded to the busiest expert */
+		x += B * k * h * load;                   /* permuted tokens: the experts' FC1 inputs */
+		x += B * k * (mult * f + f) / t * load;   /* activation and FC2 inputs of top_k pairs */
 		x += B * m->shared_experts * f * (mult + 1) / t;
 		x += 4.0 * m->experts;                    /* router probabilities, fp32 */
 	} else {

@@ -304,18 +304,21 @@ static void moe(struct walk *w)
 {
 	const hs_model *m = w->m;
 	double ep = w->c->ep > 0 ? w->c->ep : 1, tok = w->tok, h = w->h, E = m->experts, k = m->top_k;
+	/* With imbalance, every local expert is sized by the busiest expert (capacity-style dispatch pads each
+	 * expert to the largest load; the rank holding the busiest expert is the critical one), and so are the
+	 * all-to-alls that carry its tokens */
+	double load = w->c->expert_load > 1 ? w->c->expert_load : 1;
 	gemm(w, G("router"), tok, E, h, 1, 0, 0);
 	mem(w, M("router_topk"), 2 * tok * E * 4, 2 * tok * E * 4, 10 * tok * E, 0, 0);
 	mem(w, M("permute"), (1 + k) * tok * h * w->adt, (1 + k) * tok * h * w->adt, 0, 0, 0);
 	if (ep > 1)
 		comm2(w, (const char *const[2]){"ep_dispatch", "ep_dispatch_bwd"}, HS_COLL_ALL_TO_ALL,
-		      HS_COLL_ALL_TO_ALL, HS_GROUP_EP, tok * k * h * w->adt, 0);
-	/* uniform routing: ep ranks x tok x top_k pairs over E experts, E / ep of them here */
-	double per_expert = tok * k * ep / E;
+		      HS_COLL_ALL_TO_ALL, HS_GROUP_EP, tok * k * h * w->adt * load, 0);
+	double per_expert = tok * k * ep / E * load;
 	mlp(w, G("expert_fc1"), M("expert_act"), G("expert_fc2"), per_expert, m->expert_ffn, E / ep);
 	if (ep > 1)
 		comm2(w, (const char *const[2]){"ep_combine", "ep_combine_bwd"}, HS_COLL_ALL_TO_ALL,
-		      HS_COLL_ALL_TO_ALL, HS_GROUP_EP, tok * k * h * w->adt, 0);
+		      HS_COLL_ALL_TO_ALL, HS_GROUP_EP, tok * k * h * w->adt * load, 0);
 	mem(w, M("unpermute"), (1 + k) * tok * h * w->adt, (1 + k) * tok * h * w->adt, 2 * k * tok * h, 0, 0);
 	if (m->shared_experts)
 		mlp(w, G("shared_fc1"), M("shared_act"), G("shared_fc2"), tok,
