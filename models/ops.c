@@ -250,6 +250,34 @@ static void mlp(struct walk *w, const char *const fc1[3], const char *const act[
 	gemm(w, fc2, tok, w->h, f / w->t, count, 0, 0);
 }
 
+/* Ring attention (Liu et al. 2023; Megatron's CP): the cp KV blocks circulate around the CP ring; each step
+ * sends the current block to the next rank while attending to it (the transfer overlaps the block's kernel),
+ * so a rank computes cp blocks of s local queries against s keys (the load-balanced causal split gives each
+ * block half the products, the same total as one kernel against all keys) and exposes only what a transfer
+ * takes beyond its block's attention. Backward circulates the KV blocks and their gradients (twice the
+ * bytes). `block`: the K and V bytes of one block. In forward order: the local block, then (cp - 1) x
+ * [send/recv, block]; backward lists are reversed, so each pair is appended as [block, send/recv]. */
+static void ring_attention(struct walk *w, double b, double h, double s, double cp, double d, double hkv,
+			   double block)
+{
+	int fwd = runs_fwd(w, 1), bwd = w->ph == HS_PH_BWD_INPUT;
+	if (!fwd && !bwd)
+		return;
+	attn(w, b, h, s, s, d, hkv, d);
+	for (int i = 1; i < (int)cp; i++) {
+		hs_op o = base(w, HS_OP_COMM, fwd ? "cp_ring_kv" : "cp_ring_dkv", w->act);
+		o.coll = HS_COLL_SENDRECV;
+		o.group = HS_GROUP_CP;
+		o.bytes = fwd ? block : 2 * block;
+		o.overlap = 1;
+		if (fwd)
+			push(&w->tmp, &o);
+		attn(w, b, h, s, s, d, hkv, d);
+		if (!fwd)
+			push(&w->tmp, &o);
+	}
+}
+
 static void attention(struct walk *w)
 {
 	const hs_model *m = w->m;
@@ -284,10 +312,13 @@ static void attention(struct walk *w)
 	}
 	double cp = c->cp > 0 ? c->cp : 1, b = c->micro_batch > 0 ? c->micro_batch : 1;
 	double s = tok / b, skv = s * cp;
-	if (cp > 1)
+	int ring = cp > 1 && c->cp_ring && c->flash_attention; /* ring attention needs a blockwise kernel */
+	if (cp > 1 && !ring)
 		comm2(w, (const char *const[2]){"cp_kv_ag", "cp_dkv_rs"}, HS_COLL_ALL_GATHER, HS_COLL_REDUCE_SCATTER,
 		      HS_GROUP_CP, b * skv * kvr * (hd + dv) * w->adt, 1);
-	if (c->flash_attention) {
+	if (ring) {
+		ring_attention(w, b, qr, s, cp, (hd + dv) / 2, kvr, b * s * kvr * (hd + dv) * w->adt);
+	} else if (c->flash_attention) {
 		attn(w, b, qr, s, skv, (hd + dv) / 2, kvr, (hd + dv) / 2);
 	} else {
 		/* materialised scores: batched QK^T, softmax, dropout, PV over every (query, key) pair */

@@ -56,6 +56,8 @@ typedef struct hs_op {
 	enum hs_coll_op coll;
 	enum hs_group group;
 	int recompute;     /* this op re-runs forward work (counts for HFU, not MFU) */
+	int overlap;       /* COMM: runs concurrently with the next op of the list (ring attention's KV block
+			    * transfer beside the block's attention): only what exceeds that op's time is exposed */
 } hs_op;
 
 typedef struct hs_oplist {

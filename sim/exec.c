@@ -73,16 +73,6 @@ static const hs_profile *profile_for(struct ex *x, const hs_device_type *dev)
 	return p;
 }
 
-static double op_time(struct ex *x, struct rep *r, const hs_op *o, int *is_comm)
-{
-	hs_op_env e = {.prof = r->prof, .dev = r->dev, .cluster = x->s->cluster, .coll_algo = x->s->sim.coll_algo};
-	for (int k = 0; k < HS_GROUP_COUNT; k++) {
-		e.grp[k] = r->grp[k];
-		e.grp_n[k] = r->grp_n[k];
-	}
-	return hs_op_time(&e, o, is_comm);
-}
-
 static struct memo *range_cost(struct ex *x, struct rep *r, int stage, uint32_t first, uint32_t count)
 {
 	uint64_t key = ((uint64_t)(uint32_t)stage << 32) | (uint32_t)r->ngroup;
@@ -99,17 +89,12 @@ static struct memo *range_cost(struct ex *x, struct rep *r, int stage, uint32_t 
 	memset(m, 0, sizeof *m);
 	m->used = 1;
 	m->key = key, m->first = first, m->count = count;
-	for (uint32_t k = first; k < first + count; k++) {
-		const hs_op *o = &x->g->ops[k];
-		int comm;
-		double t = op_time(x, r, o, &comm);
-		if (comm)
-			m->comm[o->group] += t;
-		else {
-			m->comp += t;
-			m->flops += o->flops;
-		}
+	hs_op_env e = {.prof = r->prof, .dev = r->dev, .cluster = x->s->cluster, .coll_algo = x->s->sim.coll_algo};
+	for (int k = 0; k < HS_GROUP_COUNT; k++) {
+		e.grp[k] = r->grp[k];
+		e.grp_n[k] = r->grp_n[k];
 	}
+	hs_ops_time(&e, x->g->ops + first, count, &m->comp, m->comm, &m->flops);
 	return m;
 }
 

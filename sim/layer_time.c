@@ -43,15 +43,42 @@ double hs_op_time(const hs_op_env *e, const hs_op *o, int *is_comm)
 	return 0;
 }
 
-static void sum(const hs_op_env *e, const hs_oplist *l, double *total, double *comm)
+void hs_ops_time(const hs_op_env *e, const hs_op *ops, size_t n, double *comp, double *comm, double *flops)
 {
-	for (size_t i = 0; i < l->n; i++) {
+	for (size_t i = 0; i < n; i++) {
+		const hs_op *o = &ops[i];
 		int c;
-		double t = hs_op_time(e, &l->ops[i], &c);
-		*total += t;
-		if (c)
-			*comm += t;
+		double t = hs_op_time(e, o, &c);
+		if (c && o->overlap && i + 1 < n) {
+			int c2;
+			double t2 = hs_op_time(e, &ops[i + 1], &c2);
+			if (!c2) { /* the transfer hides behind the next kernel */
+				*comp += t2;
+				*flops += ops[i + 1].flops;
+				if (t > t2)
+					comm[o->group] += t - t2;
+				i++;
+				continue;
+			}
+		}
+		if (c) {
+			comm[o->group] += t;
+		} else {
+			*comp += t;
+			*flops += o->flops;
+		}
 	}
+}
+
+static void sum(const hs_op_env *e, const hs_oplist *l, double *total, double *comm_total)
+{
+	double comp = 0, comm[HS_GROUP_COUNT] = {0}, fl = 0;
+	hs_ops_time(e, l->ops, l->n, &comp, comm, &fl);
+	for (int k = 0; k < HS_GROUP_COUNT; k++) {
+		comp += comm[k];
+		*comm_total += comm[k];
+	}
+	*total += comp;
 }
 
 int hs_layer_time(const hs_scenario *s, int layer, hs_layer_times *out, hs_err *err)

@@ -30,6 +30,12 @@ typedef struct hs_op_env {
  * kernel: its work grows linearly with the keys. */
 double hs_op_time(const hs_op_env *e, const hs_op *o, int *is_comm);
 
+/* An op list ops[0..n-1] run in order on one rank: compute seconds (GEMM, attention, memory-bound, optimizer),
+ * communication seconds that block the computation by group (comm[HS_GROUP_COUNT], added to), and the FLOPs
+ * of the compute ops. A COMM op with `overlap` runs beside the next op: the pair takes the longer of the two,
+ * and only the transfer's excess over that op counts as communication. The total time is comp + sum(comm). */
+void hs_ops_time(const hs_op_env *e, const hs_op *ops, size_t n, double *comp, double *comm, double *flops);
+
 /* One transformer layer on one rank. */
 typedef struct hs_layer_times {
 	double fwd_s;           /* forward, TP collectives included */

@@ -127,12 +127,73 @@ START_TEST(layer_time_is_the_sum_of_its_ops)
 }
 END_TEST
 
+/* Ring attention: the same attention FLOPs as the KV all-gather; its KV transfers hide behind block
+ * attention: exposed CP time is the excess of each transfer over its block, and nothing when they are shorter. */
+START_TEST(ring_attention_overlaps_transfers)
+{
+	hs_model m;
+	ck_assert_int_eq(hs_model_preset("llama3-8b", &m), 0);
+	hs_layer_cfg c = {.tp = 1, .cp = 4, .ep = 1, .micro_batch = 1, .seq_len = 32768, .dtype = HS_BF16,
+			  .flash_attention = 1};
+	for (int ph = HS_PH_FWD; ph <= HS_PH_BWD_INPUT; ph++) {
+		hs_oplist ag = {0}, ring = {0};
+		c.cp_ring = 0;
+		hs_ops_layer(&m, &c, 0, (enum hs_phase)ph, &ag);
+		c.cp_ring = 1;
+		hs_ops_layer(&m, &c, 0, (enum hs_phase)ph, &ring);
+		double fa = 0, fr = 0;
+		int xfers = 0, blocks = 0;
+		for (size_t i = 0; i < ag.n; i++)
+			fa += ag.ops[i].kind == HS_OP_ATTN ? ag.ops[i].flops : 0;
+		for (size_t i = 0; i < ring.n; i++) {
+			const hs_op *o = &ring.ops[i];
+			fr += o->kind == HS_OP_ATTN ? o->flops : 0;
+			blocks += o->kind == HS_OP_ATTN;
+			if (o->kind == HS_OP_COMM && o->group == HS_GROUP_CP) {
+				xfers++;
+				ck_assert(o->overlap && o->coll == HS_COLL_SENDRECV);
+				ck_assert(i + 1 < ring.n && ring.ops[i + 1].kind == HS_OP_ATTN); /* pairs survive reversal */
+			}
+		}
+		ck_assert(fabs(fa - fr) < 1e-9 * fa);
+		ck_assert_int_eq(blocks, 4);
+		ck_assert_int_eq(xfers, 3);
+		hs_oplist_free(&ag);
+		hs_oplist_free(&ring);
+	}
+	/* overlap semantics on a list: [xfer (overlap), attn] takes max; a plain comm op adds */
+	hs_scenario *s = load(NULL);
+	hs_op_env e;
+	hs_profile *p;
+	int tp[8];
+	env(s, &e, &p, tp);
+	hs_op a = {.kind = HS_OP_ATTN, .dtype = HS_BF16, .b = 1, .h = 8, .s = 4096, .s_kv = 4096, .d = 128,
+		   .causal = 1, .count = 1, .flops = 1};
+	hs_op x = {.kind = HS_OP_COMM, .coll = HS_COLL_SENDRECV, .group = HS_GROUP_TP, .overlap = 1, .bytes = 1e3};
+	int cm;
+	double ta = hs_op_time(&e, &a, &cm), tx;
+	for (int big = 0; big < 2; big++) {
+		x.bytes = big ? 4e9 : 1e3;
+		tx = hs_op_time(&e, &x, &cm);
+		hs_op l[2] = {x, a};
+		double comp = 0, comm[HS_GROUP_COUNT] = {0}, fl = 0;
+		hs_ops_time(&e, l, 2, &comp, comm, &fl);
+		ck_assert(near(comp, ta) && fl == 1);
+		ck_assert(near(comm[HS_GROUP_TP] + 1e-300, tx > ta ? tx - ta : 1e-300));
+		ck_assert(big ? tx > ta : tx < ta);
+	}
+	hs_profile_free(p);
+	hs_scenario_free(s);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("layer_time");
 	TCase *t = tcase_create("core");
 	tcase_add_test(t, batched_gemm_pays_one_launch);
 	tcase_add_test(t, layer_time_is_the_sum_of_its_ops);
+	tcase_add_test(t, ring_attention_overlaps_transfers);
 	suite_add_tcase(s, t);
 	return s;
 }
