@@ -13,10 +13,13 @@
 static const char *const top_keys[] = {"name", "kind", "description", "cluster", "model", "training",
 				       "parallelism", "simulation", "variability", "resilience", NULL};
 static const char *const training_keys[] = {"seq_len", "global_batch", "micro_batch", "precision", "optimizer",
-					    NULL};
+					    "attention", NULL};
+static const char *const attentions[] = {"flash", "materialized", NULL};
 static const char *const par_keys[] = {"tp", "pp", "dp", "cp", "ep", "virtual_stages", "recompute",
 				       "sequence_parallel", "schedule", "zero", "dp_bucket", "memory_reserve",
-				       NULL};
+				       "fsdp", "expert_imbalance", "cp_mode", NULL};
+static const char *const imbalance_keys[] = {"zipf", "shares", NULL};
+static const char *const cp_modes[] = {"allgather", "ring", NULL};
 static const char *const sim_keys[] = {"fidelity", "seed", "symmetry", "collective_algorithm", NULL};
 static const char *const precisions[] = {"bf16", "fp16", "fp8", "fp32", NULL};
 static const char *const optimizers[] = {"adam", NULL};
@@ -70,6 +73,58 @@ static int load_training(hs_scenario *s, const hs_ynode *root, hs_err *err)
 		return -1;
 	s->train.dtype = prec == 1 ? HS_FP16 : prec == 3 ? HS_FP32 : HS_BF16;
 	s->train.fp8_gemms = prec == 2;
+	int att;
+	if (hs_cfg_enum(t, "training", "attention", attentions, 0, &att, err))
+		return -1;
+	s->train.materialized_attention = att == 1;
+	return 0;
+}
+
+/* parallelism.expert_imbalance: {zipf: S} or {shares: [...]} -> the busiest expert's load factor
+ * (hs_model_expert_load_*). */
+static int load_imbalance(hs_scenario *s, const hs_ynode *p, hs_err *err)
+{
+	s->par.expert_load = 1;
+	const hs_ynode *n = hs_yaml_get(p, "expert_imbalance");
+	if (!n)
+		return 0;
+	const char *path = "parallelism.expert_imbalance";
+	if (hs_cfg_known(n, path, imbalance_keys, "{zipf: EXPONENT} or {shares: [..]}", err))
+		return -1;
+	if (s->model.experts == 0)
+		return hs_cfg_err(n, err, "parallelism", "expert_imbalance",
+				  "the model has no experts (expected a MoE model)");
+	const hs_ynode *z = hs_yaml_get(n, "zipf"), *sh = hs_yaml_get(n, "shares");
+	if ((z != NULL) == (sh != NULL))
+		return hs_cfg_err(n, err, "parallelism", "expert_imbalance",
+				  "give exactly one of zipf and shares (expected {zipf: 1.2} or {shares: [..]})");
+	if (z) {
+		double e;
+		if (hs_cfg_num(n, path, "zipf", HS_U_COUNT, 0, 100, 0, 1, &e, err))
+			return -1;
+		s->par.expert_load = hs_model_expert_load_zipf(s->model.experts, e);
+		return 0;
+	}
+	if (sh->kind != HS_Y_SEQ || sh->n != (size_t)s->model.experts)
+		return hs_cfg_err(sh, err, path, "shares",
+				  "expected a list of %d shares, one per expert (found %s%zu)", s->model.experts,
+				  sh->kind == HS_Y_SEQ ? "" : "no list, ", sh->kind == HS_Y_SEQ ? sh->n : (size_t)0);
+	double *v = hs_xcalloc(sh->n, sizeof *v), sum = 0;
+	for (size_t i = 0; i < sh->n; i++) {
+		char kp[32];
+		snprintf(kp, sizeof kp, "shares.%zu", i);
+		if (hs_cfg_node_num(sh->vals[i], path, kp, HS_U_COUNT, 0, 1e12, &v[i], err)) {
+			free(v);
+			return -1;
+		}
+		sum += v[i];
+	}
+	if (!(sum > 0)) {
+		free(v);
+		return hs_cfg_err(sh, err, path, "shares", "all shares are zero (expected some positive)");
+	}
+	s->par.expert_load = hs_model_expert_load_shares(v, (int)sh->n);
+	free(v);
 	return 0;
 }
 
@@ -109,6 +164,17 @@ static int load_parallel(hs_scenario *s, const hs_ynode *root, hs_err *err)
 				  (long long)(tp * pp * cp * dp), ngpus);
 	s->par.tp = (int)tp, s->par.pp = (int)pp, s->par.dp = (int)dp, s->par.cp = (int)cp;
 	s->par.ep = (int)ep, s->par.vstages = (int)vs, s->par.zero = (int)zero;
+	int fsdp;
+	if (hs_cfg_bool(p, "parallelism", "fsdp", 0, &fsdp, err))
+		return -1;
+	if (fsdp) { /* FSDP (full sharding) is ZeRO-3 */
+		if (hs_yaml_get(p, "zero") && zero != 3)
+			return hs_cfg_err(hs_yaml_get(p, "fsdp"), err, "parallelism", "fsdp",
+					  "fsdp: true is ZeRO stage 3, but zero: %lld is given (expected zero: 3 or no "
+					  "zero key)",
+					  (long long)zero);
+		s->par.zero = 3;
+	}
 	if (ep > 1 && (dp * cp) % ep)
 		return hs_cfg_err(hs_yaml_get(p, "ep"), err, "parallelism", "ep",
 				  "ep = %lld does not divide dp x cp = %lld (expected experts sharded across "
@@ -137,6 +203,13 @@ static int load_parallel(hs_scenario *s, const hs_ynode *root, hs_err *err)
 	    hs_cfg_num(p, "parallelism", "memory_reserve", HS_U_BYTES, 0, 1e15, 2.0 * (1 << 30), 0,
 		       &s->par.memory_reserve, err))
 		return -1;
+
+	if (load_imbalance(s, p, err))
+		return -1;
+	int cpm;
+	if (hs_cfg_enum(p, "parallelism", "cp_mode", cp_modes, 0, &cpm, err))
+		return -1;
+	s->par.cp_ring = cpm == 1;
 
 	/* Divisibility of the model by the strategy (exit 2, as issue 4 asks for these). */
 	hs_err e2 = {0};

@@ -25,6 +25,7 @@ typedef struct hs_training {
 	int micro_batch;       /* sequences per micro-batch */
 	enum hs_dtype dtype;   /* activations and weights (bf16 or fp16; fp32 for full precision) */
 	int fp8_gemms;         /* precision: fp8 => GEMMs in fp8, activations bf16 */
+	int materialized_attention; /* attention: materialized (scores in memory, Megatron 2022); 0: flash */
 } hs_training;
 
 typedef struct hs_parallel {
@@ -37,6 +38,8 @@ typedef struct hs_parallel {
 	int micro_batches;     /* derived: global_batch / (dp * micro_batch) */
 	double dp_bucket_bytes;/* gradient bucket size for overlapped DP reduction */
 	double memory_reserve; /* bytes kept free on each device (framework, fragmentation) */
+	double expert_load;    /* busiest expert's tokens / uniform share (1: uniform; from expert_imbalance) */
+	int cp_ring;           /* cp_mode: ring (1) or allgather (0) */
 } hs_parallel;
 
 typedef struct hs_simopts {

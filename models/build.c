@@ -24,6 +24,33 @@ int hs_build_rank(const hs_parallel *p, int t, int c, int d, int stage)
 	return t + p->tp * (c + p->cp * (d + p->dp * stage));
 }
 
+int hs_build_group(const hs_parallel *p, enum hs_group k, int d, int stage, int *ranks)
+{
+	int sizes[HS_GROUP_COUNT] = {[HS_GROUP_TP] = p->tp, [HS_GROUP_CP] = p->cp, [HS_GROUP_DP] = p->dp,
+				     [HS_GROUP_EP] = p->ep, [HS_GROUP_PP] = p->pp};
+	for (int i = 0; i < sizes[k]; i++) {
+		switch (k) {
+		case HS_GROUP_TP: ranks[i] = hs_build_rank(p, i, 0, d, stage); break;
+		case HS_GROUP_CP: ranks[i] = hs_build_rank(p, 0, i, d, stage); break;
+		case HS_GROUP_DP: ranks[i] = hs_build_rank(p, 0, 0, i, stage); break;
+		case HS_GROUP_EP: ranks[i] = hs_build_rank(p, 0, 0, (d / p->ep) * p->ep + i, stage); break;
+		case HS_GROUP_PP: ranks[i] = hs_build_rank(p, 0, 0, d, i); break;
+		default: break;
+		}
+	}
+	return sizes[k];
+}
+
+void hs_build_layer_cfg(const hs_scenario *s, hs_layer_cfg *out)
+{
+	const hs_parallel *p = &s->par;
+	*out = (hs_layer_cfg){.tp = p->tp, .cp = p->cp, .ep = p->ep, .sequence_parallel = p->sequence_parallel,
+			      .micro_batch = s->train.micro_batch, .seq_len = s->train.seq_len,
+			      .dtype = s->train.dtype, .fp8_gemms = s->train.fp8_gemms, .recompute = p->recompute,
+			      .flash_attention = !s->train.materialized_attention,
+			      .expert_load = p->expert_load, .cp_ring = p->cp_ring};
+}
+
 void hs_build_free(hs_build *b)
 {
 	if (!b)
@@ -136,6 +163,8 @@ struct walk {
 	/* index of the SEND task produced by (mb, chunk) forward / backward; UINT32_MAX when not yet built */
 	uint32_t *fsend, *bsend, *ftask, *btask;
 	uint32_t last_compute;
+	uint32_t prev_compute;  /* ZeRO-3: the compute task before last_compute */
+	uint32_t next_gather;   /* ZeRO-3: the prefetched all-gather of the next unit, NONE if not issued */
 	uint32_t *bucket_colls;
 	size_t nbucket_colls, capbc;
 };
@@ -160,6 +189,45 @@ static double chunk_grad_bytes(struct ctx *c, int stage, int chunk)
 	return params * 4.0;
 }
 
+/* ZeRO-3 / FSDP: parameters are sharded over data parallelism and gathered one unit (a group of layers of a
+ * model chunk) at a time, before each forward and each backward that needs them, as FSDP does with every
+ * transformer block wrapped (reshard after forward) and DeepSpeed ZeRO-3 does with its prefetch. The
+ * all-gather of the next unit is issued on the comm stream as soon as the unit before the current one has
+ * finished (one ahead: at most two units gathered at once), so it overlaps the current unit's compute.
+ * Gradients are reduce-scattered after every backward unit (every micro-batch: the unsharded gradient is not
+ * kept), overlapped with the next unit. Weight-gradient items of zero-bubble schedules need no weights. */
+struct z3 {
+	int on;           /* zero == 3 and dp > 1 */
+	int units;        /* gather units per chunk */
+	int base;         /* first rendezvous id of ZeRO-3 collectives (symmetry off) */
+};
+
+static int z3_gathers(enum hs_si_kind k) { return k != HS_SI_BWD_WEIGHT; }
+
+static int z3_reduces(enum hs_si_kind k, int zb) { return k == (zb ? HS_SI_BWD_WEIGHT : HS_SI_BWD); }
+
+/* Rendezvous id of a ZeRO-3 collective: (stage, chunk, micro-batch, what, unit); what 0 forward gather, 1
+ * backward gather, 2 gradient reduce-scatter. */
+static int z3_id(const struct ctx *c, const struct z3 *z, int stage, int chunk, int mb, int what, int unit)
+{
+	return z->base + (((stage * c->v + chunk) * c->s->par.micro_batches + mb) * 3 + what) * z->units + unit;
+}
+
+static uint32_t z3_gather(struct ctx *c, const struct z3 *z, struct walk *W, hs_sched_item it, int unit, int symmetry)
+{
+	double params = chunk_grad_bytes(c, W->stage, it.chunk) / 4.0;
+	hs_task ag = {.kind = HS_T_COLL, .stream = HS_S_COMM, .what = HS_W_PARAM_GATHER, .group = HS_GROUP_DP,
+		      .coll = HS_COLL_ALL_GATHER, .rep = W->rep, .peer = -1, .mb = it.mb, .chunk = it.chunk,
+		      .bytes = params * hs_dtype_bytes(c->s->train.dtype) / z->units,
+		      .rendezvous = symmetry ? -1
+					     : z3_id(c, z, W->stage, it.chunk, it.mb, it.kind == HS_SI_FWD ? 0 : 1,
+						     unit)};
+	uint32_t t = hs_graph_add(c->g, &ag);
+	if (W->prev_compute != NONE)
+		hs_graph_dep(c->g, t, W->prev_compute);
+	return t;
+}
+
 int hs_build_step(const hs_scenario *s, int symmetry, hs_build *out, hs_err *err)
 {
 	memset(out, 0, sizeof *out);
@@ -167,10 +235,7 @@ int hs_build_step(const hs_scenario *s, int symmetry, hs_build *out, hs_err *err
 	struct ctx c = {.s = s, .b = out, .g = &out->graph, .pp = p->pp, .v = p->vstages};
 	c.nchunks = p->pp * p->vstages;
 	c.lpc = s->model.layers / c.nchunks;
-	c.lc = (hs_layer_cfg){.tp = p->tp, .cp = p->cp, .ep = p->ep, .sequence_parallel = p->sequence_parallel,
-			      .micro_batch = s->train.micro_batch, .seq_len = s->train.seq_len,
-			      .dtype = s->train.dtype, .fp8_gemms = s->train.fp8_gemms, .recompute = p->recompute,
-			      .flash_attention = 1};
+	hs_build_layer_cfg(s, &c.lc);
 	out->pp = p->pp;
 	out->stages = hs_xcalloc((size_t)p->pp, sizeof *out->stages);
 	double tokens = (double)s->train.global_batch * s->train.seq_len;
@@ -201,8 +266,12 @@ int hs_build_step(const hs_scenario *s, int symmetry, hs_build *out, hs_err *err
 		w[r].btask = hs_xmalloc(nmc * sizeof(uint32_t));
 		for (size_t i = 0; i < nmc; i++)
 			w[r].fsend[i] = w[r].bsend[i] = w[r].ftask[i] = w[r].btask[i] = NONE;
-		w[r].last_compute = NONE;
+		w[r].last_compute = w[r].prev_compute = w[r].next_gather = NONE;
 	}
+	struct z3 z = {.on = p->zero >= 3 && p->dp > 1, .units = c.lpc < 16 ? c.lpc : 16,
+		       .base = p->pp * v * 16 + p->pp};
+	if (z.units < 1)
+		z.units = 1;
 
 	/* Activation bytes between stages: micro_batch x seq/cp x hidden, divided by tp under sequence
 	 * parallelism (Megatron scatters them across the TP group). */
@@ -242,7 +311,7 @@ int hs_build_step(const hs_scenario *s, int symmetry, hs_build *out, hs_err *err
 				int finalises = 0;
 				/* gradients are final after the weight-gradient part: the last BWD, or the last
 				 * BWD_WEIGHT under zero-bubble schedules */
-				if (it.kind == (zb ? HS_SI_BWD_WEIGHT : HS_SI_BWD)) {
+				if (!z.on && it.kind == (zb ? HS_SI_BWD_WEIGHT : HS_SI_BWD)) {
 					int lastmb = 1;
 					for (size_t q = W->pos + 1; q < W->n; q++)
 						if (W->items[q].chunk == it.chunk && W->items[q].kind == it.kind)
@@ -259,8 +328,19 @@ int hs_build_step(const hs_scenario *s, int symmetry, hs_build *out, hs_err *err
 					if (nslices > 16)
 						nslices = 16;
 				}
+				int z3_rs = z.on && z3_reduces(it.kind, zb);
+				if (z.on) {
+					nslices = z.units;
+					gbytes = chunk_grad_bytes(&c, W->stage, it.chunk);
+				}
 				uint32_t first_slice = NONE, tk = NONE;
 				for (int sl = 0; sl < nslices; sl++) {
+					uint32_t gather = NONE;
+					if (z.on && z3_gathers(it.kind)) {
+						gather = W->next_gather != NONE ? W->next_gather
+										: z3_gather(&c, &z, W, it, sl, symmetry);
+						W->next_gather = NONE;
+					}
 					hs_task t = {.kind = HS_T_COMPUTE, .stream = HS_S_COMPUTE,
 						     .what = fwd ? HS_W_FWD
 							 : it.kind == HS_SI_BWD ? HS_W_BWD
@@ -276,7 +356,25 @@ int hs_build_step(const hs_scenario *s, int symmetry, hs_build *out, hs_err *err
 						if (!fwd && W->ftask[idx] != NONE)
 							hs_graph_dep(g, tk, W->ftask[idx]);
 					}
-					if (finalises) {
+					if (gather != NONE)
+						hs_graph_dep(g, tk, gather);
+					if (z.on) {
+						W->prev_compute = W->last_compute;
+						W->last_compute = tk;
+						/* prefetch the next unit's parameters: the next slice, or the first of
+						 * the next item of the schedule */
+						hs_sched_item nx = it;
+						int nsl = sl + 1, has = 1;
+						if (nsl == nslices) {
+							has = W->pos + 1 < W->n;
+							if (has)
+								nx = W->items[W->pos + 1];
+							nsl = 0;
+						}
+						if (has && z3_gathers(nx.kind))
+							W->next_gather = z3_gather(&c, &z, W, nx, nsl, symmetry);
+					}
+					if (finalises || z3_rs) {
 						hs_task cl = {.kind = HS_T_COLL, .stream = HS_S_COMM,
 							      .what = HS_W_GRAD_REDUCE, .group = HS_GROUP_DP,
 							      .coll = p->zero >= 1 ? HS_COLL_REDUCE_SCATTER
@@ -284,7 +382,8 @@ int hs_build_step(const hs_scenario *s, int symmetry, hs_build *out, hs_err *err
 							      .rep = r, .peer = -1, .mb = it.mb, .chunk = it.chunk,
 							      .bytes = gbytes / nslices,
 							      .rendezvous = symmetry ? -1
-										     : (sidx * 16 + sl)};
+								  : z3_rs ? z3_id(&c, &z, W->stage, it.chunk, it.mb, 2, sl)
+									  : (sidx * 16 + sl)};
 						uint32_t ci = hs_graph_add(g, &cl);
 						hs_graph_dep(g, ci, tk);
 						hs_xgrow(&W->bucket_colls, &W->capbc, W->nbucket_colls + 1, sizeof(uint32_t));
@@ -326,7 +425,7 @@ int hs_build_step(const hs_scenario *s, int symmetry, hs_build *out, hs_err *err
 			goto out;
 		}
 	if (!symmetry)
-		g->nrendezvous = grad_ids + p->pp;
+		g->nrendezvous = z.on ? z3_id(&c, &z, p->pp, 0, 0, 0, 0) : grad_ids + p->pp;
 
 	/* Optimizer step after every gradient bucket; then ZeRO gathers updated parameters. */
 	for (int r = 0; r < g->nreps; r++) {
@@ -346,7 +445,7 @@ int hs_build_step(const hs_scenario *s, int symmetry, hs_build *out, hs_err *err
 			hs_graph_dep(g, ot, W->last_compute);
 		for (size_t q = 0; q < W->nbucket_colls; q++)
 			hs_graph_dep(g, ot, W->bucket_colls[q]);
-		if (p->zero >= 1 && p->dp > 1) {
+		if (p->zero >= 1 && p->zero < 3 && p->dp > 1) {
 			hs_task ag = {.kind = HS_T_COLL, .stream = HS_S_COMM, .what = HS_W_PARAM_GATHER,
 				      .group = HS_GROUP_DP, .coll = HS_COLL_ALL_GATHER, .rep = r, .peer = -1,
 				      .bytes = params * hs_dtype_bytes(s->train.dtype),
@@ -362,7 +461,7 @@ int hs_build_step(const hs_scenario *s, int symmetry, hs_build *out, hs_err *err
 		hs_mem_cfg mc = {.layer = c.lc, .pp = p->pp, .dp = p->dp, .zero_stage = p->zero,
 				 .layers_on_rank = si->layers, .first_stage = st == 0, .last_stage = st == p->pp - 1,
 				 .in_flight = si->in_flight, .comm_buffer_bytes = 0, .vstages = v,
-				 .first_layer = st * c.lpc};
+				 .first_layer = st * c.lpc, .gather_layers = (c.lpc + z.units - 1) / z.units};
 		hs_memory_rank(&s->model, &mc, &si->mem);
 	}
 out:

@@ -28,5 +28,12 @@ int hs_build_step(const hs_scenario *s, int symmetry, hs_build *out, hs_err *err
 void hs_build_free(hs_build *b);
 /* Megatron's rank order (TP innermost, then CP, then DP, then PP): the global device of a coordinate. */
 int hs_build_rank(const hs_parallel *p, int t, int c, int d, int stage);
+/* The group of kind `k` that contains data-parallel replica `d` of pipeline stage `stage` (its TP and CP index
+ * 0): writes its global devices to ranks[] (room for the group's size) and returns the size. EP groups are ep
+ * consecutive data-parallel replicas (Megatron's expert groups). */
+int hs_build_group(const hs_parallel *p, enum hs_group k, int d, int stage, int *ranks);
+/* The layer split and options the scenario's step runs with (tp, cp, ep, sequence parallelism, micro-batch,
+ * sequence, precision, recompute, attention kernel). */
+void hs_build_layer_cfg(const hs_scenario *s, hs_layer_cfg *out);
 
 #endif

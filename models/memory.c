@@ -41,8 +41,9 @@ static double per_token(const hs_model *m, const hs_layer_cfg *c, int layer, int
 	double mult = m->gated_mlp ? 2 : 1;
 	if (hs_model_layer_is_moe(m, layer)) {
 		double k = m->top_k, f = m->expert_ffn;
-		x += B * k * h;                          /* permuted tokens: the experts' FC1 inputs */
-		x += B * k * (mult * f + f) / t;          /* activation and FC2 inputs of top_k pairs */
+		double load = c->expert_load > 1 ? c->expert_load : 1; /* padded to the busiest expert */
+		x += B * k * h * load;                   /* permuted tokens: the experts' FC1 inputs */
+		x += B * k * (mult * f + f) / t * load;   /* activation and FC2 inputs of top_k pairs */
 		x += B * m->shared_experts * f * (mult + 1) / t;
 		x += 4.0 * m->experts;                    /* router probabilities, fp32 */
 	} else {
@@ -90,6 +91,7 @@ void hs_memory_rank(const hs_model *m, const hs_mem_cfg *c, hs_mem *out)
 		if (full > act_max)
 			act_max = full;
 	}
+	double layer_params = dense + expert; /* the transformer layers alone (ZeRO-3 gathers them by unit) */
 	if (c->first_stage)
 		dense += V * h / t + (m->learned_pos ? seq * h : 0);
 	if (c->last_stage) {
@@ -115,7 +117,11 @@ void hs_memory_rank(const hs_model *m, const hs_mem_cfg *c, hs_mem *out)
 	 * 4 s b h / t (1 + v / h) */
 	out->logits = c->last_stage ? 4 * tok * (h / rep + V / t) : 0;
 	out->comm_buffers = c->comm_buffer_bytes;
-	if (z >= 3 && c->layers_on_rank > 0) /* ZeRO-3 gathers a layer ahead: two unsharded layers */
-		out->comm_buffers += 2 * wb * (dense + expert) / c->layers_on_rank;
+	if (z >= 3 && c->layers_on_rank > 0) { /* ZeRO-3 gathers a unit ahead: two unsharded units */
+		double gl = c->gather_layers > 0 ? c->gather_layers : 1;
+		if (gl > c->layers_on_rank)
+			gl = c->layers_on_rank;
+		out->comm_buffers += 2 * wb * layer_params * gl / c->layers_on_rank;
+	}
 	out->total = out->weights + out->grads + out->optimizer + out->activations + out->logits + out->comm_buffers;
 }

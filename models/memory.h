@@ -20,6 +20,7 @@ typedef struct hs_mem_cfg {
 	int first_layer;      /* this rank's layers are [first_layer, first_layer + layers_on_rank) (MoE models
 			       * whose first layers are dense need it) */
 	int vstages;          /* model chunks per rank (interleaving); 0 or 1: none */
+	int gather_layers;    /* ZeRO-3: layers gathered at once (0: 1); two such units are unsharded at a time */
 } hs_mem_cfg;
 
 typedef struct hs_mem {

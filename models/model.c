@@ -1,6 +1,8 @@
 /* hs_model: presets, YAML shapes and parameter counts. The preset table lives in presets.c. */
 #include "models/model.h"
 
+#include <math.h>
+
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -390,4 +392,25 @@ int hs_model_from_yaml(const hs_ynode *n, const char *path, hs_model *out, hs_er
 		return read_shape(n, path, 0, out, err);
 	}
 	return read_shape(n, path, 1, out, err);
+}
+
+double hs_model_expert_load_zipf(int experts, double s)
+{
+	if (experts <= 0)
+		return 1;
+	double h = 0;
+	for (int i = 1; i <= experts; i++)
+		h += pow(i, -s);
+	return experts / h;
+}
+
+double hs_model_expert_load_shares(const double *shares, int n)
+{
+	double sum = 0, mx = 0;
+	for (int i = 0; i < n; i++) {
+		sum += shares[i];
+		if (shares[i] > mx)
+			mx = shares[i];
+	}
+	return sum > 0 ? n * mx / sum : 1;
 }

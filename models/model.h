@@ -62,6 +62,13 @@ double hs_model_params_layer_rank(const hs_model *m, int layer, int tp, int ep, 
 /* Layers that are MoE: experts > 0 and layer >= dense_layers. */
 int hs_model_layer_is_moe(const hs_model *m, int layer);
 
+/* Expert load imbalance: the factor by which the busiest expert's tokens exceed the uniform share,
+ * E x max_i share_i (1 for uniform routing). Zipf with exponent s: share_i = i^-s / sum_j j^-s over the E
+ * experts, so the factor is E / H(E, s) (H the generalised harmonic number); given shares: E x max / sum
+ * (shares[0..n-1], n == experts, each >= 0, sum > 0). */
+double hs_model_expert_load_zipf(int experts, double s);
+double hs_model_expert_load_shares(const double *shares, int n);
+
 /* Whether the model splits as asked; -1 with HS_EINPUT and a message naming the numbers (no file:line prefix;
  * the caller adds it): heads % tp, kv_heads vs tp (kv_heads % tp == 0, or tp % kv_heads == 0 and the KV heads
  * are replicated), ffn and expert_ffn % tp, layers % (pp * vstages), seq_len % cp (and % 2cp for the

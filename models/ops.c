@@ -250,6 +250,34 @@ static void mlp(struct walk *w, const char *const fc1[3], const char *const act[
 	gemm(w, fc2, tok, w->h, f / w->t, count, 0, 0);
 }
 
+/* Ring attention (Liu et al. 2023; Megatron's CP): the cp KV blocks circulate around the CP ring; each step
+ * sends the current block to the next rank while attending to it (the transfer overlaps the block's kernel),
+ * so a rank computes cp blocks of s local queries against s keys (the load-balanced causal split gives each
+ * block half the products, the same total as one kernel against all keys) and exposes only what a transfer
+ * takes beyond its block's attention. Backward circulates the KV blocks and their gradients (twice the
+ * bytes). `block`: the K and V bytes of one block. In forward order: the local block, then (cp - 1) x
+ * [send/recv, block]; backward lists are reversed, so each pair is appended as [block, send/recv]. */
+static void ring_attention(struct walk *w, double b, double h, double s, double cp, double d, double hkv,
+			   double block)
+{
+	int fwd = runs_fwd(w, 1), bwd = w->ph == HS_PH_BWD_INPUT;
+	if (!fwd && !bwd)
+		return;
+	attn(w, b, h, s, s, d, hkv, d);
+	for (int i = 1; i < (int)cp; i++) {
+		hs_op o = base(w, HS_OP_COMM, fwd ? "cp_ring_kv" : "cp_ring_dkv", w->act);
+		o.coll = HS_COLL_SENDRECV;
+		o.group = HS_GROUP_CP;
+		o.bytes = fwd ? block : 2 * block;
+		o.overlap = 1;
+		if (fwd)
+			push(&w->tmp, &o);
+		attn(w, b, h, s, s, d, hkv, d);
+		if (!fwd)
+			push(&w->tmp, &o);
+	}
+}
+
 static void attention(struct walk *w)
 {
 	const hs_model *m = w->m;
@@ -284,10 +312,13 @@ static void attention(struct walk *w)
 	}
 	double cp = c->cp > 0 ? c->cp : 1, b = c->micro_batch > 0 ? c->micro_batch : 1;
 	double s = tok / b, skv = s * cp;
-	if (cp > 1)
+	int ring = cp > 1 && c->cp_ring && c->flash_attention; /* ring attention needs a blockwise kernel */
+	if (cp > 1 && !ring)
 		comm2(w, (const char *const[2]){"cp_kv_ag", "cp_dkv_rs"}, HS_COLL_ALL_GATHER, HS_COLL_REDUCE_SCATTER,
 		      HS_GROUP_CP, b * skv * kvr * (hd + dv) * w->adt, 1);
-	if (c->flash_attention) {
+	if (ring) {
+		ring_attention(w, b, qr, s, cp, (hd + dv) / 2, kvr, b * s * kvr * (hd + dv) * w->adt);
+	} else if (c->flash_attention) {
 		attn(w, b, qr, s, skv, (hd + dv) / 2, kvr, (hd + dv) / 2);
 	} else {
 		/* materialised scores: batched QK^T, softmax, dropout, PV over every (query, key) pair */
@@ -304,18 +335,21 @@ static void moe(struct walk *w)
 {
 	const hs_model *m = w->m;
 	double ep = w->c->ep > 0 ? w->c->ep : 1, tok = w->tok, h = w->h, E = m->experts, k = m->top_k;
+	/* With imbalance, every local expert is sized by the busiest expert (capacity-style dispatch pads each
+	 * expert to the largest load; the rank holding the busiest expert is the critical one), and so are the
+	 * all-to-alls that carry its tokens */
+	double load = w->c->expert_load > 1 ? w->c->expert_load : 1;
 	gemm(w, G("router"), tok, E, h, 1, 0, 0);
 	mem(w, M("router_topk"), 2 * tok * E * 4, 2 * tok * E * 4, 10 * tok * E, 0, 0);
 	mem(w, M("permute"), (1 + k) * tok * h * w->adt, (1 + k) * tok * h * w->adt, 0, 0, 0);
 	if (ep > 1)
 		comm2(w, (const char *const[2]){"ep_dispatch", "ep_dispatch_bwd"}, HS_COLL_ALL_TO_ALL,
-		      HS_COLL_ALL_TO_ALL, HS_GROUP_EP, tok * k * h * w->adt, 0);
-	/* uniform routing: ep ranks x tok x top_k pairs over E experts, E / ep of them here */
-	double per_expert = tok * k * ep / E;
+		      HS_COLL_ALL_TO_ALL, HS_GROUP_EP, tok * k * h * w->adt * load, 0);
+	double per_expert = tok * k * ep / E * load;
 	mlp(w, G("expert_fc1"), M("expert_act"), G("expert_fc2"), per_expert, m->expert_ffn, E / ep);
 	if (ep > 1)
 		comm2(w, (const char *const[2]){"ep_combine", "ep_combine_bwd"}, HS_COLL_ALL_TO_ALL,
-		      HS_COLL_ALL_TO_ALL, HS_GROUP_EP, tok * k * h * w->adt, 0);
+		      HS_COLL_ALL_TO_ALL, HS_GROUP_EP, tok * k * h * w->adt * load, 0);
 	mem(w, M("unpermute"), (1 + k) * tok * h * w->adt, (1 + k) * tok * h * w->adt, 2 * k * tok * h, 0, 0);
 	if (m->shared_experts)
 		mlp(w, G("shared_fc1"), M("shared_act"), G("shared_fc2"), tok,

@@ -56,6 +56,8 @@ typedef struct hs_op {
 	enum hs_coll_op coll;
 	enum hs_group group;
 	int recompute;     /* this op re-runs forward work (counts for HFU, not MFU) */
+	int overlap;       /* COMM: runs concurrently with the next op of the list (ring attention's KV block
+			    * transfer beside the block's attention): only what exceeds that op's time is exposed */
 } hs_op;
 
 typedef struct hs_oplist {
@@ -73,6 +75,8 @@ typedef struct hs_layer_cfg {
 	int fp8_gemms;
 	enum { HS_RC_NONE, HS_RC_SELECTIVE, HS_RC_FULL } recompute;
 	int flash_attention;      /* 1: fused attention kernel (default); 0: materialised scores */
+	double expert_load;       /* busiest expert's tokens / the uniform share (0 or 1: uniform routing) */
+	int cp_ring;              /* CP: ring attention over KV blocks instead of the KV all-gather */
 } hs_layer_cfg;
 
 void hs_oplist_free(hs_oplist *l);

@@ -9,6 +9,7 @@
 #include "sim/alloc.h"
 #include "sim/coll.h"
 #include "sim/engine.h"
+#include "sim/layer_time.h"
 #include "sim/rng.h"
 
 struct tstate {
@@ -79,27 +80,6 @@ static const hs_profile *profile_for(struct ex *x, const hs_device_type *dev)
 	return p;
 }
 
-static double op_time(struct ex *x, struct rep *r, const hs_op *o, int *is_comm)
-{
-	*is_comm = 0;
-	switch (o->kind) {
-	case HS_OP_GEMM:
-		return hs_profile_gemm_time(r->prof, r->dev, o->m, o->n, o->k, o->dtype) * (o->count > 0 ? o->count : 1);
-	case HS_OP_ATTN:
-		return hs_profile_attn_time(r->prof, r->dev, o->b, o->h, o->s, o->d, o->causal, o->bwd);
-	case HS_OP_MEM:
-	case HS_OP_OPTIMIZER:
-		return hs_profile_mem_time(r->prof, r->dev, o->bytes);
-	case HS_OP_COMM:
-		*is_comm = 1;
-		if (r->grp_n[o->group] <= 1)
-			return 0;
-		return hs_coll_time(x->s->cluster, o->coll, (enum hs_coll_algo)x->s->sim.coll_algo, r->grp[o->group], r->grp_n[o->group],
-				    o->bytes);
-	}
-	return 0;
-}
-
 static struct memo *range_cost(struct ex *x, struct rep *r, int stage, uint32_t first, uint32_t count)
 {
 	uint64_t key = ((uint64_t)(uint32_t)stage << 32) | (uint32_t)r->ngroup;
@@ -116,18 +96,12 @@ static struct memo *range_cost(struct ex *x, struct rep *r, int stage, uint32_t 
 	memset(m, 0, sizeof *m);
 	m->used = 1;
 	m->key = key, m->first = first, m->count = count;
-	for (uint32_t k = first; k < first + count; k++) {
-		const hs_op *o = &x->g->ops[k];
-		int comm;
-		double t = op_time(x, r, o, &comm);
-		if (comm)
-			m->comm[o->group] += t;
-		else {
-			m->comp += t;
-			m->comp2 += t * t;
-			m->flops += o->flops;
-		}
+	hs_op_env e = {.prof = r->prof, .dev = r->dev, .cluster = x->s->cluster, .coll_algo = x->s->sim.coll_algo};
+	for (int k = 0; k < HS_GROUP_COUNT; k++) {
+		e.grp[k] = r->grp[k];
+		e.grp_n[k] = r->grp_n[k];
 	}
+	hs_ops_time(&e, x->g->ops + first, count, &m->comp, &m->comp2, m->comm, &m->flops);
 	return m;
 }
 
@@ -321,23 +295,11 @@ static const hs_device_type *rep_device(const hs_scenario *s, const hs_rep *rp, 
 static void rep_groups(const hs_scenario *s, struct rep *r, const hs_rep *rp)
 {
 	const hs_parallel *p = &s->par;
-	int d = rp->dp_index, st = rp->stage;
 	int sizes[HS_GROUP_COUNT] = {[HS_GROUP_TP] = p->tp, [HS_GROUP_CP] = p->cp, [HS_GROUP_DP] = p->dp,
 				     [HS_GROUP_EP] = p->ep, [HS_GROUP_PP] = p->pp};
 	for (int k = 0; k < HS_GROUP_COUNT; k++) {
-		r->grp_n[k] = sizes[k];
 		r->grp[k] = hs_xmalloc((size_t)sizes[k] * sizeof(int));
-		for (int i = 0; i < sizes[k]; i++) {
-			switch (k) {
-			case HS_GROUP_TP: r->grp[k][i] = hs_build_rank(p, i, 0, d, st); break;
-			case HS_GROUP_CP: r->grp[k][i] = hs_build_rank(p, 0, i, d, st); break;
-			case HS_GROUP_DP: r->grp[k][i] = hs_build_rank(p, 0, 0, i, st); break;
-			case HS_GROUP_EP: /* ep consecutive data-parallel replicas (Megatron's expert groups) */
-				r->grp[k][i] = hs_build_rank(p, 0, 0, (d / p->ep) * p->ep + i, st);
-				break;
-			case HS_GROUP_PP: r->grp[k][i] = hs_build_rank(p, 0, 0, d, i); break;
-			}
-		}
+		r->grp_n[k] = hs_build_group(p, (enum hs_group)k, rp->dp_index, rp->stage, r->grp[k]);
 	}
 }
 

@@ -1,0 +1,31 @@
+#!/bin/sh
+# Bad workloads (issue 4): exit 2 with a message naming the numbers, file:line:col first, when the model does
+# not divide as asked; exit 3 with the memory figures when it does not fit.
+set -u
+H=${HETSIM:-bin/hetsim}
+D=tests/data/scenarios
+fail=0
+expect() { # expect STATUS PATTERN-IN-OUTPUT -- command...
+	want=$1; pat=$2; shift 3
+	out=$("$@" 2>&1); got=$?
+	if [ "$got" != "$want" ]; then echo "FAIL: '$*' exited $got, expected $want"; echo "$out" | head -5; fail=1; return; fi
+	if ! printf '%s' "$out" | grep -q -- "$pat"; then echo "FAIL: '$*' output lacks '$pat':"; echo "$out" | head -5; fail=1; fi
+}
+expect 2 "heads-tp.yaml:[0-9]*:[0-9]*: parallelism: .*heads (12) not divisible by tp (8)" -- "$H" run $D/heads-tp.yaml
+expect 2 "layers-pp.yaml:[0-9]*:[0-9]*: parallelism: .*layers (30) not divisible by pp x virtual stages (4 x 2 = 8)" -- "$H" run $D/layers-pp.yaml
+expect 2 "batch-dp.yaml:[0-9]*:[0-9]*: training.global_batch: 12 is not divisible by dp x micro_batch = 8 x 1 = 8" -- "$H" run $D/batch-dp.yaml
+expect 2 "ep-experts.yaml:[0-9]*:[0-9]*: parallelism: .*ep (16) larger than the number of experts (8)" -- "$H" run $D/ep-experts.yaml
+expect 2 "expert_imbalance.shares: expected a list of 8 shares, one per expert (found 3)" -- "$H" run $D/imbalance-shares.yaml
+expect 2 "parallelism.expert_imbalance: the model has no experts" -- "$H" run $D/imbalance-dense.yaml
+expect 2 "parallelism.cp_mode: " -- "$H" run scenarios/default.yaml --set parallelism.cp_mode=rings
+expect 2 "fsdp: true is ZeRO stage 3, but zero: 1 is given" -- "$H" run scenarios/default.yaml --set parallelism.fsdp=true --set parallelism.zero=1
+expect 2 "training.attention: " -- "$H" run scenarios/default.yaml --set training.attention=fast
+# does not fit: exit 3 with the figures
+expect 3 "does not fit in memory: stage 0 needs [0-9.]* GiB per GPU but H100-SXM-80GB has 78.0 GiB usable" -- "$H" run $D/too-big.yaml
+expect 3 "fsdp-too-big.yaml: does not fit in memory: stage 0 needs" -- "$H" run $D/fsdp-too-big.yaml
+# the shipped MoE scenarios and ZeRO-3 / ring CP variants run
+expect 0 "step time" -- "$H" run scenarios/moe/mixtral-8x7b.yaml
+expect 0 "step time" -- "$H" run scenarios/moe/deepseek-v3-style.yaml
+expect 0 "ZeRO-3" -- "$H" run scenarios/default.yaml --set parallelism.fsdp=true
+expect 0 "step time" -- "$H" run scenarios/default.yaml --set parallelism.cp=2 --set parallelism.dp=2 --set parallelism.cp_mode=ring
+exit $fail
