@@ -386,6 +386,15 @@ static void csr(int nv, int nl, const hs_link *l, int by_to, int **off_out, int 
 	*arr_out = arr;
 }
 
+/* Does device v own a NIC? */
+static int owns_nic(const hs_topo *t, int v)
+{
+	for (int i = t->out_off[v]; i < t->out_off[v + 1]; i++)
+		if (t->v[t->l[t->out[i]].to].kind == HS_V_NIC)
+			return 1;
+	return 0;
+}
+
 /* Reachability without passing through a device (routes never relay through a GPU's memory, except the
  * NIC-sharing detour the router builds on purpose). */
 static int reach(const hs_topo *t, int src, int *seen, int *queue)
@@ -398,7 +407,7 @@ static int reach(const hs_topo *t, int src, int *seen, int *queue)
 		int u = queue[h++];
 		if (t->v[u].kind == HS_V_GPU) {
 			got++;
-			if (u != src)
+			if (u != src && !(t->has_nics && owns_nic(t, u)))
 				continue;
 		}
 		for (int i = t->out_off[u]; i < t->out_off[u + 1]; i++) {
@@ -416,42 +425,22 @@ static int check_connected(hs_topo *t, hs_err *err)
 {
 	int G = hs_cluster_ngpus(t->c);
 	int *seen = hs_xmalloc((size_t)t->nv * sizeof *seen), *queue = hs_xmalloc((size_t)t->nv * sizeof *queue);
-	/* Every device must reach every other one directly (no relaying through devices): checked from each
-	 * device for explicit graphs; built layouts are regular, so a device of every node stands for its node
-	 * (through its NICs) and every device reaches its node's NIC owners. */
+	/* Every device must reach every other one. Routes relay through a device only to reach a NIC it owns
+	 * (PXN), so NIC owners count as transit here; built layouts are regular, so for large clusters the
+	 * first device of each node stands for its node. */
 	int rc = 0;
 	for (int s = 0; s < G && !rc; s++) {
-		if (t->has_nics && hs_cluster_local_rank(t->c, s) != 0 && G > 64)
+		if (t->has_nics && G > 64 && hs_cluster_local_rank(t->c, s) != 0)
 			continue;
 		if (reach(t, s, seen, queue) == G)
 			continue;
 		int miss = 0;
 		while (miss < G && seen[miss])
 			miss++;
-		if (!t->has_nics || miss >= G) {
-			rc = hs_err_set(err, HS_EINPUT,
-					"the topology is not connected: gpu%d has no path to gpu%d (every device must reach "
-					"every other one through links and switches)",
-					s, miss < G ? miss : 0);
-			break;
-		}
-		/* a device reached through its NIC owner counts: check that the owner is reachable and the
-		 * device reaches the owner inside its node */
-		int ok = 1;
-		for (int d = 0; d < G && ok; d++)
-			if (!seen[d] && hs_cluster_node_of(t->c, d) != hs_cluster_node_of(t->c, s)) {
-				int node = hs_cluster_node_of(t->c, d), any = 0;
-				for (int i = t->nic0[node]; i < t->nic0[node] + t->nicn[node]; i++)
-					any |= seen[i];
-				ok = any;
-				miss = d;
-			} else if (!seen[d])
-				ok = 0, miss = d;
-		if (!ok)
-			rc = hs_err_set(err, HS_EINPUT,
-					"the topology is not connected: gpu%d has no path to gpu%d (fabric '%s' does not join "
-					"their nodes)",
-					s, miss, hs_cluster_fabric(t->c)->kind);
+		rc = hs_err_set(err, HS_EINPUT,
+				"the topology is not connected: gpu%d has no path to gpu%d (fabric '%s' does not join them; "
+				"every device must reach every other one through links and switches)",
+				s, miss, hs_cluster_fabric(t->c)->kind);
 	}
 	free(seen);
 	free(queue);
