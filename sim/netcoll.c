@@ -98,8 +98,13 @@ int hs_net_collective(hs_net *n, enum hs_coll_op op, enum hs_coll_algo algo, con
 		hs_engine_after(n->eng, 0, empty_done, r, 0);
 		return 0;
 	}
-	if (algo == HS_ALGO_AUTO)
+	if (algo == HS_ALGO_AUTO) {
 		algo = hs_coll_auto_algo(n->c, op, ranks, nranks, bytes);
+		/* the step-by-step tree is a plain binary tree over the ring order, without NCCL's chain inside
+		 * nodes that the analytical choice assumes; AUTO runs the ring instead */
+		if (algo == HS_ALGO_TREE)
+			algo = HS_ALGO_RING;
+	}
 	if (!hs_coll_supported(n->c, op, algo, ranks, nranks))
 		algo = hs_coll_default_algo(op);
 	switch (algo) {
