@@ -263,10 +263,10 @@ static int load_sim(hs_scenario *s, const hs_ynode *root, hs_err *err)
 	s->sim.fidelity = (enum hs_fidelity)fid;
 	s->sim.seed = (uint64_t)seed;
 	s->sim.steps = 1;
-	if (fid != HS_FID_ANALYTICAL)
+	if (fid == HS_FID_PACKET)
 		return hs_cfg_err(hs_yaml_get(n, "fidelity"), err, "simulation", "fidelity",
-				  "'%s' is not available for training scenarios yet (expected analytical)",
-				  fidelities[fid]);
+				  "'packet' runs fabric experiments (kind: fabric), not training steps (expected "
+				  "analytical or flow)");
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 #include "sim/coll.h"
 #include "sim/engine.h"
 #include "sim/layer_time.h"
+#include "sim/net.h"
 #include "sim/rng.h"
 
 struct tstate {
@@ -42,6 +43,15 @@ struct rv {
 	uint32_t *tasks;
 };
 
+/* One graph task (or the members of one rendezvous) carried by the network as several lanes: the same
+ * collective or transfer for every TP x CP index of the ranks a rep stands for, since all of them run at once
+ * and share links. */
+struct netop {
+	int lanes_left;
+	uint32_t first_task; /* the task, or the first of a rendezvous's members */
+	int rendezvous;      /* -1, or the id whose member tasks complete together */
+};
+
 /* op-range cost memo: (stage, node group, first, count) -> compute seconds, comm seconds by group, flops */
 struct memo {
 	uint64_t key;
@@ -63,6 +73,9 @@ struct ex {
 	hs_profile **profiles;
 	int nprofiles;
 	hs_rng *rng;        /* per-op noise; NULL without noise */
+	hs_net *net;        /* simulation.fidelity: flow; NULL for analytical */
+	struct netop *netops; /* collectives and sends in flight on the network (reset every step) */
+	size_t nnetops, capnetops;
 	double step_start;  /* seconds */
 	hs_err *err;
 };
@@ -148,8 +161,65 @@ static void begin(struct ex *x, uint32_t ti, double dur)
 			}
 		}
 	}
+	if (x->net && t->kind != HS_T_COMPUTE && dur < 0)
+		return; /* carried by the network; completion comes from net_lane_done */
 	hs_engine_after(x->eng, hs_time_from_s(dur), on_done, x, ti);
 }
+
+static void net_lane_done(void *ctx, uint64_t arg)
+{
+	struct ex *x = ctx;
+	struct netop *op = &x->netops[arg];
+	if (--op->lanes_left > 0)
+		return;
+	double now = hs_time_to_s(hs_engine_now(x->eng)) - x->step_start;
+	if (op->rendezvous < 0) {
+		x->ts[op->first_task].dur = now - x->ts[op->first_task].start;
+		on_done(x->eng, x, op->first_task);
+		return;
+	}
+	struct rv *v = &x->rv[op->rendezvous];
+	for (int k = 0; k < v->members; k++) {
+		uint32_t mi = v->tasks[k];
+		x->ts[mi].dur = now - x->ts[mi].start;
+		on_done(x->eng, x, mi);
+	}
+}
+
+/* Start task ti's traffic on the network: one collective or send per TP x CP lane. */
+static void start_net(struct ex *x, uint32_t ti, int rendezvous)
+{
+	const hs_task *t = &x->g->tasks[ti];
+	const hs_parallel *p = &x->s->par;
+	const hs_rep *rp = &x->g->reps[t->rep];
+	hs_xgrow(&x->netops, &x->capnetops, x->nnetops + 1, sizeof *x->netops);
+	size_t id = x->nnetops++;
+	x->netops[id] = (struct netop){.lanes_left = p->tp * p->cp, .first_task = ti, .rendezvous = rendezvous};
+	int *ranks = hs_xmalloc((size_t)(p->dp > 2 ? p->dp : 2) * sizeof *ranks);
+	int rc = 0;
+	hs_err e = {0};
+	for (int c = 0; c < p->cp && !rc; c++)
+		for (int tt = 0; tt < p->tp && !rc; tt++) {
+			if (t->kind == HS_T_SEND) {
+				const hs_rep *q = &x->g->reps[t->peer];
+				int src = hs_build_rank(p, tt, c, rp->dp_index, rp->stage);
+				int dst = hs_build_rank(p, tt, c, q->dp_index, q->stage);
+				rc = hs_net_send(x->net, src, dst, t->bytes, net_lane_done, x, id, &e);
+			} else {
+				for (int d = 0; d < p->dp; d++)
+					ranks[d] = hs_build_rank(p, tt, c, d, rp->stage);
+				rc = hs_net_collective(x->net, (enum hs_coll_op)t->coll,
+						       (enum hs_coll_algo)x->s->sim.coll_algo, ranks, p->dp, t->bytes,
+						       net_lane_done, x, id, &e);
+			}
+		}
+	free(ranks);
+	if (rc) { /* the groups come from the scenario's own checked strategy: a refusal is a bug */
+		fprintf(stderr, "hetsim: internal error: the network refused a task's traffic: %s\n", e.msg);
+		abort();
+	}
+}
+
 
 static double comm_time(struct ex *x, const hs_task *t)
 {
@@ -235,12 +305,19 @@ static void try_start(struct ex *x, int rep, int stream)
 		v->tasks[v->arrived++] = ti;
 		if (v->arrived < v->members)
 			return;
-		double d = comm_time(x, t);
+		double d = x->net ? -1 : comm_time(x, t);
 		for (int k = 0; k < v->members; k++) {
 			uint32_t mi = v->tasks[k];
 			x->reps[x->g->tasks[mi].rep].res->straggler_wait_s += now - x->ts[mi].arrive;
 			begin(x, mi, d);
 		}
+		if (x->net)
+			start_net(x, ti, t->rendezvous);
+		return;
+	}
+	if (x->net) {
+		begin(x, ti, -1);
+		start_net(x, ti, -1);
 		return;
 	}
 	begin(x, ti, comm_time(x, t));
@@ -379,6 +456,11 @@ int hs_exec_step(const hs_scenario *s, const hs_build *b, hs_result *out, hs_err
 			x.rv[i].tasks = hs_xcalloc((size_t)x.rv[i].members + 1, sizeof(uint32_t));
 	}
 
+	if (s->sim.fidelity == HS_FID_FLOW) {
+		x.net = hs_net_create(s->cluster, "flow", x.eng, err);
+		if (!x.net)
+			goto out;
+	}
 	int steps = s->var.steps > 0 ? s->var.steps : 1;
 	if (s->var.noise != HS_NOISE_NONE)
 		x.rng = hs_rng_create(s->sim.seed, 1 /* stream: per-op noise */);
@@ -392,6 +474,7 @@ int hs_exec_step(const hs_scenario *s, const hs_build *b, hs_result *out, hs_err
 		}
 		for (int i = 0; i < g->nrendezvous; i++)
 			x.rv[i].arrived = 0;
+		x.nnetops = 0;
 		for (int i = 0; i < g->nreps; i++) {
 			struct rep *r = &x.reps[i];
 			memset(r->qpos, 0, sizeof r->qpos);
@@ -498,6 +581,8 @@ out:
 	free(x.memo);
 	hs_engine_destroy(x.eng);
 	hs_rng_destroy(x.rng);
+	hs_net_free(x.net);
+	free(x.netops);
 	if (rc)
 		hs_result_free(out);
 	return rc;
