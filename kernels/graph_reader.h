@@ -15,6 +15,10 @@
 
 #define HSG_FORMAT_VERSION 1
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum hsg_dtype { HSG_FP8, HSG_BF16, HSG_FP16, HSG_TF32, HSG_FP32, HSG_DTYPE_COUNT };
 enum hsg_op_kind { HSG_OP_GEMM, HSG_OP_ATTN, HSG_OP_MEM, HSG_OP_COMM, HSG_OP_OPTIMIZER, HSG_OP_KIND_COUNT };
 enum hsg_coll { HSG_ALL_REDUCE, HSG_ALL_GATHER, HSG_REDUCE_SCATTER, HSG_ALL_TO_ALL, HSG_BROADCAST, HSG_REDUCE,
@@ -115,5 +119,9 @@ int hsg_rank_index(const hsg_graph *g, int rank);
 int hsg_group_index(const hsg_graph *g, int id);
 /* Name -> enum value in a table of n names; -1 when unknown. */
 int hsg_lookup(const char *const *names, int n, const char *s);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
