@@ -10,7 +10,7 @@ if [ -z "$NVCC" ]; then
 fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-if ! timeout 170 make -s -C kernels -j8 NVCC="$NVCC" OUT="$out" >"$out/log" 2>&1; then
+if ! timeout 170 make -s -C kernels -j8 NVCC="$NVCC" BINDIR="$out" >"$out/log" 2>&1; then
 	cat "$out/log"
 	echo "kernels_build: make -C kernels failed"
 	exit 1
@@ -24,6 +24,6 @@ for p in gemm_bench mem_bench attn_bench nccl_bench refexec; do
 	"$out/$p" --help | grep -q "usage: $p" || { echo "kernels_build: $p --help"; exit 1; }
 done
 # without nvcc, `make kernels` says so and succeeds
-msg=$(make -s -C kernels NVCC= OUT="$out/none" 2>&1) || { echo "kernels_build: the skip path failed"; exit 1; }
+msg=$(make -s -C kernels NVCC= BINDIR="$out/none" 2>&1) || { echo "kernels_build: the skip path failed"; exit 1; }
 echo "$msg" | grep -q "nvcc not found" || { echo "kernels_build: no skip message: $msg"; exit 1; }
 echo "kernels_build: ok"
