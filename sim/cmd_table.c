@@ -4,12 +4,14 @@
 
 #include "sim/cmd_calib.h"
 #include "sim/cmd_coll.h"
+#include "sim/cmd_export_graph.h"
 
 const hs_cmd hs_commands[] = {
 	{"run", cmd_run, &hs_usage_run},
 	{"validate", cmd_validate, &hs_usage_validate},
 	{"coll", cmd_coll, &hs_usage_coll},
 	{"calib", cmd_calib, &hs_usage_calib},
+	{"export-graph", cmd_export_graph, &hs_usage_export_graph},
 	{"help", cmd_help, &hs_usage_help},
 	{"version", cmd_version, &hs_usage_version},
 	{NULL, NULL, NULL},
