@@ -4,12 +4,16 @@
 
 #include "sim/cmd_calib.h"
 #include "sim/cmd_coll.h"
+#include "sim/cmd_report.h"
+#include "sim/cmd_sweep.h"
 
 const hs_cmd hs_commands[] = {
 	{"run", cmd_run, &hs_usage_run},
 	{"validate", cmd_validate, &hs_usage_validate},
 	{"coll", cmd_coll, &hs_usage_coll},
 	{"calib", cmd_calib, &hs_usage_calib},
+	{"sweep", cmd_sweep, &hs_usage_sweep},
+	{"report", cmd_report, &hs_usage_report},
 	{"help", cmd_help, &hs_usage_help},
 	{"version", cmd_version, &hs_usage_version},
 	{NULL, NULL, NULL},
