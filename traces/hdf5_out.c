@@ -504,3 +504,30 @@ int hs_h5_read_str(hs_h5r *h, const char *grp, const char *name, char ***v, size
 	H5Dclose(d);
 	return rc;
 }
+
+int hs_h5_read_matrix(hs_h5r *h, const char *path, double **v, size_t *rows, size_t *cols)
+{
+	const char *slash = strrchr(path, '/');
+	char grp[512];
+	snprintf(grp, sizeof grp, "%.*s", slash && slash != path ? (int)(slash - path) : 1, path);
+	if (H5Lexists(h->f, grp, H5P_DEFAULT) <= 0 || H5Lexists(h->f, path, H5P_DEFAULT) <= 0)
+		return -1;
+	hid_t d = H5Dopen2(h->f, path, H5P_DEFAULT);
+	if (d < 0)
+		return -1;
+	hid_t sp = H5Dget_space(d);
+	hsize_t dims[2] = {0, 1};
+	int nd = H5Sget_simple_extent_ndims(sp);
+	if (nd < 1 || nd > 2) {
+		H5Sclose(sp);
+		H5Dclose(d);
+		return -1;
+	}
+	H5Sget_simple_extent_dims(sp, dims, NULL);
+	H5Sclose(sp);
+	*rows = dims[0], *cols = nd == 2 ? dims[1] : 1;
+	*v = hs_xcalloc(*rows * *cols + 1, sizeof **v);
+	int rc = (*rows * *cols) > 0 && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, *v) < 0 ? -1 : 0;
+	H5Dclose(d);
+	return rc;
+}

@@ -62,5 +62,7 @@ int hs_h5_columns(hs_h5r *h, const char *group, char ***names, int *n);
 int hs_h5_read_num(hs_h5r *h, const char *group, const char *name, double **v, size_t *n);
 int hs_h5_read_str(hs_h5r *h, const char *group, const char *name, char ***v, size_t *n);
 int hs_h5_is_str(hs_h5r *h, const char *group, const char *name);
+/* A 2-D dataset ("/links/utilisation") as doubles, row-major; -1 when absent. */
+int hs_h5_read_matrix(hs_h5r *h, const char *path, double **v, size_t *rows, size_t *cols);
 
 #endif
