@@ -1,6 +1,7 @@
 #include "reports/page.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void html_esc(FILE *f, const char *s)
@@ -46,9 +47,9 @@ int hs_page_open(hs_page *p, const char *dir, const char *title, const char *sub
 	html_esc(h, title);
 	fputs("</title>\n<style>\nbody{font-family:system-ui,'DejaVu Sans',sans-serif;max-width:1000px;margin:2em auto;"
 	      "padding:0 1em;color:#222}\nh1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.25em;margin-top:1.8em;"
-	      "border-bottom:1px solid #ddd}\n.sub{color:#666;margin-top:0}\ntable{border-collapse:collapse;margin:.6em 0;"
-	      "font-size:.9em}\nth,td{border:1px solid #ddd;padding:3px 8px;text-align:right}th{background:#f4f4f4}"
-	      "\ntd:first-child,th:first-child{text-align:left}\nfigure{margin:1em 0}img{max-width:100%;border:1px solid "
+	      "border-bottom:1px solid #ddd}\n.sub{color:#666;margin-top:0}\ntable{border-collapse:collapse;margin:.6em 0;display:block;overflow-x:auto;max-width:100%;"
+	      "font-size:.9em}\nth,td{border:1px solid #ddd;padding:3px 8px;text-align:left}th{background:#f4f4f4}"
+	      "\ntd.n{text-align:right;font-variant-numeric:tabular-nums}\nfigure{margin:1em 0}img{max-width:100%;border:1px solid "
 	      "#eee}\nfigcaption{color:#555;font-size:.9em}\n</style></head><body>\n<h1>", h);
 	html_esc(h, title);
 	fputs("</h1>\n<p class=\"sub\">", h);
@@ -106,7 +107,11 @@ void hs_page_row(hs_page *p, const char *const *cells)
 	fputs("<tr>", p->html.f);
 	fputc('|', p->md.f);
 	for (int i = 0; i < p->ncols; i++) {
-		fputs("<td>", p->html.f);
+		const char *c = cells[i] ? cells[i] : "";
+		char *end;
+		strtod(c, &end);
+		int numeric = *c && end != c && (*end == 0 || strcmp(end, "%") == 0);
+		fputs(numeric ? "<td class=\"n\">" : "<td>", p->html.f);
 		html_esc(p->html.f, cells[i] ? cells[i] : "");
 		fputs("</td>", p->html.f);
 		fputc(' ', p->md.f);

@@ -658,7 +658,7 @@ static int report_sweep(struct table *t, const char *src, hs_gp *g, hs_page *pg,
 		hs_page_section(pg, "Skipped points");
 		const char *hd[] = {"points", "status", "first reason (example)"};
 		hs_page_table(pg, 3, hd);
-		/* group by the reason's first 40 characters */
+		/* group reasons that differ only in their numbers */
 		char **seen = hs_xcalloc(t->nrow + 1, sizeof *seen);
 		int *cnt = hs_xcalloc(t->nrow + 1, sizeof *cnt);
 		size_t *ex = hs_xcalloc(t->nrow + 1, sizeof *ex), ns = 0;
@@ -666,13 +666,18 @@ static int report_sweep(struct table *t, const char *src, hs_gp *g, hs_page *pg,
 			if (!strcmp(t->cells[cst][r], "ok"))
 				continue;
 			const char *why = t->cells[creason][r];
-			const char *p = strstr(why, ": ") && strchr(why, ':') < why + 60 ? why : why;
+			char *key = hs_xcalloc(strlen(why) + 1, 1), *k = key;
+			for (const char *c = why; *c && *c != '('; c++)
+				if (!(*c >= '0' && *c <= '9') && *c != '.')
+					*k++ = *c;
 			size_t q = 0;
 			for (; q < ns; q++)
-				if (strncmp(seen[q], p, 40) == 0)
+				if (strcmp(seen[q], key) == 0)
 					break;
 			if (q == ns)
-				seen[ns] = (char *)p, ex[ns] = r, ns++;
+				seen[ns] = key, ex[ns] = r, ns++;
+			else
+				free(key);
 			cnt[q]++;
 		}
 		for (size_t q = 0; q < ns; q++) {
@@ -682,6 +687,8 @@ static int report_sweep(struct table *t, const char *src, hs_gp *g, hs_page *pg,
 			hs_page_row(pg, row);
 		}
 		hs_page_table_end(pg);
+		for (size_t q = 0; q < ns; q++)
+			free(seen[q]);
 		free(seen);
 		free(cnt);
 		free(ex);

@@ -335,8 +335,11 @@ int hs_sweep_eval(const hs_sweep *sw, size_t i, hs_sweep_row *row, hs_err *err)
 		/* the base path prefix says nothing a reader of the sweep needs */
 		const char *m = e.msg;
 		size_t bl = strlen(sw->base);
-		if (strncmp(m, sw->base, bl) == 0 && m[bl] == ':')
+		if (strncmp(m, sw->base, bl) == 0 && m[bl] == ':') {
 			m += bl + 1;
+			while ((*m >= '0' && *m <= '9') || *m == ':') /* line:col: */
+				m++;
+		}
 		while (*m == ' ')
 			m++;
 		sb_csv(&b, m);
