@@ -156,7 +156,8 @@ static void print_top(const hs_sweep *sw, const hs_sweep_row *rows, const int *r
 		const char *k = strrchr(sw->axes[a].key, '.');
 		printf(" %12s", k ? k + 1 : sw->axes[a].key);
 	}
-	printf(" %11s %6s %12s %8s %14s\n", "step_time_s", "MFU", "tokens/s", "mem_GiB", sw->metric);
+	int extra = strcmp(sw->metric, "step_time_s") && strcmp(sw->metric, "mfu") && strcmp(sw->metric, "tokens_per_s");
+	printf(" %11s %6s %12s %8s %14s\n", "step_time_s", "MFU", "tokens/s", "mem_GiB", extra ? sw->metric : "");
 	int col = -1;
 	for (int i = 0; hs_sweep_columns[i]; i++)
 		if (strcmp(hs_sweep_columns[i], sw->metric) == 0)
@@ -170,7 +171,7 @@ static void print_top(const hs_sweep *sw, const hs_sweep_row *rows, const int *r
 			printf(" %12s", f[a]);
 		if (nf > b + 5)
 			printf(" %11.4f %5.1f%% %12.0f %8.1f %14s\n", atof(f[b + 1]), 100 * atof(f[b + 2]), atof(f[b + 4]),
-			       atof(f[b + 5]), col >= 0 && col < nf ? f[col] : "");
+			       atof(f[b + 5]), extra && col >= 0 && col < nf ? f[col] : "");
 		for (int k = 0; k < nf; k++)
 			free(f[k]);
 	}

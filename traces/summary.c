@@ -57,7 +57,7 @@ static void write_text(FILE *f, const hs_scenario *s, const hs_build *b, const h
 	fprintf(f, "memory peak   %s per GPU of %s usable (stage %d, %s)\n", m1, m2, mp->stage, mp->device);
 	hs_cost cost;
 	hs_cost_compute(s, b, r, &cost);
-	fprintf(f, "GPU-hours     %.4f per step; utilisation %.1f%%, %.1f kW, %.0f kJ per step, %.2f kWh per M tokens\n",
+	fprintf(f, "GPU-hours     %.4f per step; utilisation %.1f%%, %.1f kW, %.0f kJ per step, %.3g kWh per M tokens\n",
 		cost.gpu_hours_per_step, 100 * cost.utilisation, cost.power_w / 1e3, cost.energy_j_per_step / 1e3,
 		cost.kwh_per_mtok);
 	if (isfinite(cost.cost_per_step))
