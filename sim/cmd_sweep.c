@@ -142,7 +142,7 @@ static void print_top(const hs_sweep *sw, const hs_sweep_row *rows, const int *r
 			bad++;
 	}
 	printf("sweep         %s (base %s)\n", sw->path, sw->base);
-	printf("points        %zu: %zu ok, %zu infeasible, %zu errors\n", sw->npoints, ok, inf, bad);
+	printf("points        %zu: %zu ok, %zu infeasible\n", sw->npoints, ok, inf + bad);
 	printf("ranked by     %s (%s is best)\n", sw->metric, sw->maximise ? "largest" : "smallest");
 	printf("written       %s\n\n", sw->output);
 	if (!ok)

@@ -321,13 +321,14 @@ int hs_sweep_eval(const hs_sweep *sw, size_t i, hs_sweep_row *row, hs_err *err)
 		free(own[a]);
 	free(sets.v);
 	if (rc) {
-		if (e.code == HS_EINTERNAL || strstr(e.msg, "unknown key") || strstr(e.msg, "cannot open")) {
+		if (e.code != HS_EINFEASIBLE && !divisibility(e.msg)) {
+			/* not a property of this point (an unknown key, a bad value, a missing profile): the sweep is wrong */
 			free(b.s);
 			*err = e;
 			hs_err_prefix(err, "point %zu: ", i);
 			return -1;
 		}
-		const char *status = e.code == HS_EINFEASIBLE || divisibility(e.msg) ? "infeasible" : "error";
+		const char *status = "infeasible";
 		sb_put(&b, status);
 		for (int k = NUM_FIRST; k < NUM_END; k++)
 			sb_put(&b, ",");

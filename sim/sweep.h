@@ -5,7 +5,8 @@
  * Evaluating a point (hs_sweep_eval) is pure: it calls hs_simulate and formats one CSV row, so threads and
  * MPI ranks run points independently. A point that cannot run is a row too: status `infeasible` with the
  * reason (exit status 3 cases, and input errors about divisibility such as tp x pp x dp != GPUs, which the
- * scenario loader reports as exit 2), or `error` for anything else.
+ * scenario loader reports as exit 2). Any other error (an unknown key, a bad value, a missing device profile) is
+ * the sweep's, not the point's: hs_sweep_eval fails and the sweep stops with it.
  *
  * Rows are kept in a journal as they finish (one line per point, flushed), so an interrupted sweep resumes
  * where it stopped; the final CSV is written from the journals in point order, so it is byte-identical however
@@ -59,8 +60,8 @@ typedef struct hs_sweep_row {
 	int ok;
 } hs_sweep_row;
 
-/* Run point i. Returns -1 only for errors that make the whole sweep wrong (an unknown key, a base that cannot
- * be read); a point that cannot run is a row with its reason. */
+/* Run point i. Returns -1 for errors that make the whole sweep wrong; a point that cannot run is a row with its
+ * reason. */
 int hs_sweep_eval(const hs_sweep *sw, size_t i, hs_sweep_row *row, hs_err *err);
 
 /* Journals: "<output>.part-<R>". */
