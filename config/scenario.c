@@ -11,7 +11,7 @@
 #include "sim/coll.h"
 
 static const char *const top_keys[] = {"name", "kind", "description", "cluster", "model", "training",
-				       "parallelism", "simulation", "variability", "resilience", NULL};
+				       "parallelism", "simulation", "variability", "resilience", "cost", NULL};
 static const char *const training_keys[] = {"seq_len", "global_batch", "micro_batch", "precision", "optimizer",
 					    "attention", NULL};
 static const char *const attentions[] = {"flash", "materialized", NULL};
@@ -21,6 +21,7 @@ static const char *const par_keys[] = {"tp", "pp", "dp", "cp", "ep", "virtual_st
 static const char *const imbalance_keys[] = {"zipf", "shares", NULL};
 static const char *const cp_modes[] = {"allgather", "ring", NULL};
 static const char *const sim_keys[] = {"fidelity", "seed", "symmetry", "collective_algorithm", NULL};
+static const char *const cost_keys[] = {"gpu_hour", "idle_power", "pue", "currency", NULL};
 static const char *const precisions[] = {"bf16", "fp16", "fp8", "fp32", NULL};
 static const char *const optimizers[] = {"adam", NULL};
 static const char *const recomputes[] = {"none", "selective", "full", NULL};
@@ -270,6 +271,45 @@ static int load_sim(hs_scenario *s, const hs_ynode *root, hs_err *err)
 	return 0;
 }
 
+/* `cost: {gpu_hour: 2.5 | {DEVICE: price, ...}, idle_power: 0.0, pue: 1.0, currency: $}` */
+static int load_cost(hs_scenario *s, const hs_ynode *root, hs_err *err)
+{
+	hs_costopts *c = &s->cost;
+	c->gpu_hour = NAN;
+	c->idle_power = 0;
+	c->pue = 1;
+	snprintf(c->currency, sizeof c->currency, "$");
+	const hs_ynode *n = hs_yaml_get(root, "cost");
+	if (!n)
+		return 0;
+	if (hs_cfg_known(n, "cost", cost_keys, "a mapping {gpu_hour, idle_power, pue, currency}", err))
+		return -1;
+	const char *cur;
+	if (hs_cfg_num(n, "cost", "idle_power", HS_U_COUNT, 0, 1, 0, 0, &c->idle_power, err) ||
+	    hs_cfg_num(n, "cost", "pue", HS_U_COUNT, 1, 10, 1, 0, &c->pue, err) ||
+	    hs_cfg_str(n, "cost", "currency", "$", 0, &cur, err))
+		return -1;
+	snprintf(c->currency, sizeof c->currency, "%s", cur);
+	const hs_ynode *g = hs_yaml_get(n, "gpu_hour");
+	if (g && g->kind == HS_Y_MAP) {
+		if (g->n > HS_COST_MAX_PRICES)
+			return hs_cfg_err(g, err, "cost", "gpu_hour", "%zu prices (expected at most %d device types)",
+					  g->n, HS_COST_MAX_PRICES);
+		for (size_t i = 0; i < g->n; i++) {
+			const char *dev = g->keys[i]->str;
+			char path[96];
+			snprintf(path, sizeof path, "cost.gpu_hour");
+			if (hs_cfg_node_num(g->vals[i], path, dev, HS_U_COUNT, 0, 1e9, &c->price[i], err))
+				return -1;
+			snprintf(c->price_dev[i], sizeof c->price_dev[i], "%s", dev);
+			c->nprices++;
+		}
+	} else if (hs_cfg_num(n, "cost", "gpu_hour", HS_U_COUNT, 0, 1e9, NAN, 0, &c->gpu_hour, err)) {
+		return -1;
+	}
+	return 0;
+}
+
 hs_scenario *hs_scenario_load(const char *path, const struct hs_strlist *sets, hs_err *err)
 {
 	hs_ydoc *doc = hs_yaml_load_file(path, err);
@@ -324,7 +364,8 @@ hs_scenario *hs_scenario_from_doc(hs_ydoc *doc, const char *path, hs_err *err)
 		goto fail;
 	if (load_training(s, root, err) || load_parallel(s, root, err) || load_sim(s, root, err) ||
 	    hs_variability_from_yaml(hs_yaml_get(root, "variability"), hs_cluster_ngpus(s->cluster), &s->var, err) ||
-	    hs_resilience_from_yaml(hs_yaml_get(root, "resilience"), &s->res, err))
+	    hs_resilience_from_yaml(hs_yaml_get(root, "resilience"), &s->res, err) ||
+	    load_cost(s, root, err))
 		goto fail;
 	if (hs_variability_active(&s->var))
 		s->sim.symmetry = 0; /* replicas differ: simulate each */

@@ -50,6 +50,18 @@ typedef struct hs_simopts {
 	int coll_algo;         /* enum hs_coll_algo for every collective (HS_ALGO_AUTO: as NCCL's tuner picks) */
 } hs_simopts;
 
+/* `cost:` (docs/scenario.md): prices and the power model behind traces/cost.h. */
+#define HS_COST_MAX_PRICES 16
+typedef struct hs_costopts {
+	double gpu_hour;        /* flat price per GPU-hour; NAN when not given */
+	int nprices;            /* per device type prices (cost: {gpu_hour: {H100-SXM-80GB: 2.5}}) */
+	char price_dev[HS_COST_MAX_PRICES][64];
+	double price[HS_COST_MAX_PRICES];
+	double idle_power;      /* fraction of TDP drawn while not computing (default 0: power = TDP x utilisation) */
+	double pue;             /* facility overhead multiplying energy (default 1) */
+	char currency[16];      /* for display only (default "$") */
+} hs_costopts;
+
 typedef struct hs_scenario {
 	hs_ydoc *doc;
 	const char *path;
@@ -61,6 +73,7 @@ typedef struct hs_scenario {
 	hs_simopts sim;
 	hs_variability var;
 	hs_resilience res;
+	hs_costopts cost;
 } hs_scenario;
 
 /* Load, apply overrides, check. Returns NULL with err (HS_EINPUT, or HS_EINFEASIBLE for a strategy that
