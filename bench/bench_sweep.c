@@ -69,6 +69,7 @@ static void *worker(void *p)
 {
 	struct arg *a = p;
 	struct run *r = a->r;
+	hs_profile_cache *cache = hs_profile_cache_create();
 	for (;;) {
 		size_t i = atomic_fetch_add(&r->next, 1);
 		if (i >= r->sw->npoints)
@@ -76,7 +77,7 @@ static void *worker(void *p)
 		hs_sweep_row row = {0};
 		hs_err err = {0};
 		double t0 = now();
-		if (hs_sweep_eval(r->sw, i, &row, &err)) {
+		if (hs_sweep_eval(r->sw, i, &row, cache, &err)) {
 			fprintf(stderr, "bench_sweep: %s\n", err.msg);
 			exit(1);
 		}
@@ -89,6 +90,7 @@ static void *worker(void *p)
 			atomic_fetch_add(&r->ok, 1);
 		free(row.text);
 	}
+	hs_profile_cache_free(cache);
 	return NULL;
 }
 

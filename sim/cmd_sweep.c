@@ -83,6 +83,7 @@ struct work {
 static void *worker(void *arg)
 {
 	struct work *w = arg;
+	hs_profile_cache *cache = hs_profile_cache_create(); /* this thread's: profiles are read once */
 	for (;;) {
 		if (atomic_load(&w->stop))
 			break;
@@ -92,7 +93,7 @@ static void *worker(void *arg)
 		size_t i = w->todo[k];
 		hs_sweep_row row = {0};
 		hs_err e = {0};
-		if (hs_sweep_eval(w->sw, i, &row, &e)) {
+		if (hs_sweep_eval(w->sw, i, &row, cache, &e)) {
 			pthread_mutex_lock(&w->mu);
 			if (!w->err.code)
 				w->err = e;
@@ -109,6 +110,7 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&w->mu);
 		atomic_fetch_add(&w->done, 1);
 	}
+	hs_profile_cache_free(cache);
 	return NULL;
 }
 

@@ -8,6 +8,7 @@
 #include "calib/profile.h"
 #include "sim/alloc.h"
 #include "sim/coll.h"
+#include "sim/coll_impl.h"
 #include "sim/engine.h"
 #include "sim/layer_time.h"
 #include "sim/net.h"
@@ -35,6 +36,9 @@ struct rep {
 	int ngpus;
 	int grp_n[HS_GROUP_COUNT];
 	int *grp[HS_GROUP_COUNT];
+	hs_coll_grp cg[HS_GROUP_COUNT]; /* the groups summarised once (valid where grp_n > 1) */
+	int peer[2];                    /* pipeline peers whose pair summary is kept (-1: none) */
+	hs_coll_grp peer_cg[2];
 	hs_rep_result *res;
 };
 
@@ -70,8 +74,8 @@ struct ex {
 	struct rv *rv;
 	struct memo *memo;
 	size_t memocap;
-	hs_profile **profiles;
-	int nprofiles;
+	hs_profile_cache *profiles; /* the caller's, or one of our own */
+	int own_profiles;
 	hs_rng *rng;        /* per-op noise; NULL without noise */
 	hs_net *net;        /* simulation.fidelity: flow; NULL for analytical */
 	struct netop *netops; /* collectives and sends in flight on the network (reset every step) */
@@ -82,15 +86,7 @@ struct ex {
 
 static const hs_profile *profile_for(struct ex *x, const hs_device_type *dev)
 {
-	for (int i = 0; i < x->nprofiles; i++)
-		if (strcmp(hs_profile_name(x->profiles[i]), dev->profile) == 0)
-			return x->profiles[i];
-	hs_profile *p = hs_profile_load(dev->profile, x->err);
-	if (!p)
-		return NULL;
-	x->profiles = hs_xrealloc(x->profiles, (size_t)(x->nprofiles + 1) * sizeof *x->profiles);
-	x->profiles[x->nprofiles++] = p;
-	return p;
+	return hs_profile_cache_get(x->profiles, dev->profile, x->err);
 }
 
 static struct memo *range_cost(struct ex *x, struct rep *r, int stage, uint32_t first, uint32_t count)
@@ -113,6 +109,7 @@ static struct memo *range_cost(struct ex *x, struct rep *r, int stage, uint32_t 
 	for (int k = 0; k < HS_GROUP_COUNT; k++) {
 		e.grp[k] = r->grp[k];
 		e.grp_n[k] = r->grp_n[k];
+		e.cgrp[k] = r->grp_n[k] > 1 ? &r->cg[k] : NULL;
 	}
 	hs_ops_time(&e, x->g->ops + first, count, &m->comp, &m->comp2, m->comm, &m->flops);
 	return m;
@@ -225,17 +222,25 @@ static double comm_time(struct ex *x, const hs_task *t)
 {
 	struct rep *r = &x->reps[t->rep];
 	if (t->kind == HS_T_SEND) {
-		const hs_parallel *p = &x->s->par;
-		const hs_rep *a = &x->g->reps[t->rep], *b = &x->g->reps[t->peer];
-		int ranks[2] = {hs_build_rank(p, 0, 0, a->dp_index, a->stage),
-				hs_build_rank(p, 0, 0, b->dp_index, b->stage)};
-		return hs_coll_time(x->s->cluster, HS_COLL_SENDRECV, HS_ALGO_AUTO, ranks, 2, t->bytes);
+		/* a rep sends to at most two peers (the next and the previous model chunk's stage): keep their pair
+		 * summaries */
+		int slot = r->peer[0] == t->peer ? 0 : r->peer[1] == t->peer ? 1 : r->peer[0] < 0 ? 0 : 1;
+		if (r->peer[slot] != t->peer) {
+			const hs_parallel *p = &x->s->par;
+			const hs_rep *a = &x->g->reps[t->rep], *b = &x->g->reps[t->peer];
+			int ranks[2] = {hs_build_rank(p, 0, 0, a->dp_index, a->stage),
+					hs_build_rank(p, 0, 0, b->dp_index, b->stage)};
+			hs_err e = {0};
+			if (hs_coll_grp_init(&r->peer_cg[slot], x->s->cluster, ranks, 2, &e))
+				return hs_coll_time(x->s->cluster, HS_COLL_SENDRECV, HS_ALGO_AUTO, ranks, 2, t->bytes);
+			r->peer[slot] = t->peer;
+		}
+		return hs_coll_grp_time(&r->peer_cg[slot], HS_COLL_SENDRECV, HS_ALGO_AUTO, t->bytes, NULL);
 	}
 	if (r->grp_n[t->group] <= 1)
 		return 0;
-	return hs_coll_time(x->s->cluster, (enum hs_coll_op)t->coll, (enum hs_coll_algo)x->s->sim.coll_algo,
-			    r->grp[t->group],
-			    r->grp_n[t->group], t->bytes);
+	return hs_coll_grp_time(&r->cg[t->group], (enum hs_coll_op)t->coll, (enum hs_coll_algo)x->s->sim.coll_algo,
+				t->bytes, NULL);
 }
 
 /* Slowdowns, throttling and noise scale a compute task's kernels (not the collectives inside it, which the
@@ -374,18 +379,35 @@ static void rep_groups(const hs_scenario *s, struct rep *r, const hs_rep *rp)
 	const hs_parallel *p = &s->par;
 	int sizes[HS_GROUP_COUNT] = {[HS_GROUP_TP] = p->tp, [HS_GROUP_CP] = p->cp, [HS_GROUP_DP] = p->dp,
 				     [HS_GROUP_EP] = p->ep, [HS_GROUP_PP] = p->pp};
+	r->peer[0] = r->peer[1] = -1;
 	for (int k = 0; k < HS_GROUP_COUNT; k++) {
 		r->grp[k] = hs_xmalloc((size_t)sizes[k] * sizeof(int));
 		r->grp_n[k] = hs_build_group(p, (enum hs_group)k, rp->dp_index, rp->stage, r->grp[k]);
+		hs_err e = {0};
+		/* the scenario's strategy divides the cluster, so its groups are valid; a failure is a bug */
+		if (r->grp_n[k] > 1 && hs_coll_grp_init(&r->cg[k], s->cluster, r->grp[k], r->grp_n[k], &e)) {
+			fprintf(stderr, "hetsim: internal error: group of kind %d: %s\n", k, e.msg);
+			abort();
+		}
 	}
 }
 
 int hs_exec_step(const hs_scenario *s, const hs_build *b, hs_result *out, hs_err *err)
 {
+	return hs_exec_step_cached(s, b, NULL, out, err);
+}
+
+int hs_exec_step_cached(const hs_scenario *s, const hs_build *b, hs_profile_cache *cache, hs_result *out,
+			hs_err *err)
+{
 	memset(out, 0, sizeof *out);
 	const hs_graph *g = &b->graph;
 	int symmetry = g->nrendezvous == 0 && (g->nreps == s->par.pp);
-	struct ex x = {.s = s, .g = g, .err = err};
+	struct ex x = {.s = s, .g = g, .err = err, .profiles = cache};
+	if (!x.profiles) {
+		x.profiles = hs_profile_cache_create();
+		x.own_profiles = 1;
+	}
 	int rc = -1;
 	x.eng = hs_engine_create();
 	x.ts = hs_xcalloc(g->ntasks ? g->ntasks : 1, sizeof *x.ts);
@@ -571,9 +593,8 @@ out:
 		for (int i = 0; i < g->nrendezvous; i++)
 			free(x.rv[i].tasks);
 	free(x.rv);
-	for (int i = 0; i < x.nprofiles; i++)
-		hs_profile_free(x.profiles[i]);
-	free(x.profiles);
+	if (x.own_profiles)
+		hs_profile_cache_free(x.profiles);
 	free(x.reps);
 	free(x.ts);
 	free(x.succ);

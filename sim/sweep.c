@@ -207,6 +207,9 @@ int hs_sweep_load(const char *path, hs_sweep *sw, hs_err *err)
 		goto out;
 	}
 	fclose(bf);
+	sw->base_doc = hs_yaml_load_file(sw->base, err);
+	if (!sw->base_doc)
+		goto out;
 	uint64_t h = fnv(0xcbf29ce484222325ull, HS_VERSION, strlen(HS_VERSION));
 	h = hash_file(hash_file(h, path), sw->base);
 	sw->hash = h;
@@ -220,6 +223,8 @@ out:
 
 void hs_sweep_free(hs_sweep *sw)
 {
+	hs_yaml_free(sw->base_doc);
+	sw->base_doc = NULL;
 	for (int i = 0; i < sw->naxes; i++) {
 		for (int k = 0; k < sw->axes[i].n; k++)
 			free(sw->axes[i].values[k]);
@@ -293,7 +298,7 @@ static int divisibility(const char *msg)
 	return 0;
 }
 
-int hs_sweep_eval(const hs_sweep *sw, size_t i, hs_sweep_row *row, hs_err *err)
+int hs_sweep_eval(const hs_sweep *sw, size_t i, hs_sweep_row *row, hs_profile_cache *cache, hs_err *err)
 {
 	int idx[HS_SWEEP_MAX_AXES];
 	hs_sweep_point(sw, i, idx);
@@ -316,7 +321,8 @@ int hs_sweep_eval(const hs_sweep *sw, size_t i, hs_sweep_row *row, hs_err *err)
 	}
 	hs_sim sim;
 	hs_err e = {0};
-	int rc = hs_simulate(sw->base, &sets, -1, &sim, &e);
+	int rc = sw->base_doc ? hs_simulate_doc(hs_yaml_clone(sw->base_doc), sw->base, &sets, -1, cache, &sim, &e)
+			      : hs_simulate_cached(sw->base, &sets, -1, cache, &sim, &e);
 	for (int a = 0; a < sw->naxes; a++)
 		free(own[a]);
 	free(sets.v);

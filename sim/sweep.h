@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "calib/profile_cache.h"
 #include "sim/err.h"
 #include "sim/opt.h"
 
@@ -32,6 +33,7 @@ typedef struct hs_sweep_axis {
 typedef struct hs_sweep {
 	char path[1024];       /* the sweep file */
 	char base[1024];       /* base scenario, resolved against the sweep file's folder */
+	struct hs_ydoc *base_doc; /* parsed once; every point runs on a copy */
 	struct hs_strlist sets; /* fixed overrides (owned strings) */
 	hs_sweep_axis axes[HS_SWEEP_MAX_AXES];
 	int naxes;
@@ -62,7 +64,7 @@ typedef struct hs_sweep_row {
 
 /* Run point i. Returns -1 for errors that make the whole sweep wrong; a point that cannot run is a row with its
  * reason. */
-int hs_sweep_eval(const hs_sweep *sw, size_t i, hs_sweep_row *row, hs_err *err);
+int hs_sweep_eval(const hs_sweep *sw, size_t i, hs_sweep_row *row, hs_profile_cache *cache, hs_err *err);
 
 /* Journals: "<output>.part-<R>". */
 void hs_sweep_journal_name(const hs_sweep *sw, int rank, char *buf, size_t n);
