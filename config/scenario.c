@@ -17,7 +17,7 @@ static const char *const training_keys[] = {"seq_len", "global_batch", "micro_ba
 static const char *const attentions[] = {"flash", "materialized", NULL};
 static const char *const par_keys[] = {"tp", "pp", "dp", "cp", "ep", "virtual_stages", "recompute",
 				       "sequence_parallel", "schedule", "zero", "dp_bucket", "memory_reserve",
-				       "fsdp", "expert_imbalance", "cp_mode", NULL};
+				       "fsdp", "expert_imbalance", "cp_mode", "order", NULL};
 static const char *const imbalance_keys[] = {"zipf", "shares", NULL};
 static const char *const cp_modes[] = {"allgather", "ring", NULL};
 static const char *const sim_keys[] = {"fidelity", "seed", "symmetry", "collective_algorithm", NULL};
@@ -129,6 +129,36 @@ static int load_imbalance(hs_scenario *s, const hs_ynode *p, hs_err *err)
 	return 0;
 }
 
+/* parallelism.order: how ranks are laid out on devices, innermost dimension first. Megatron's default puts TP
+ * innermost (inside a node's NVLink domain), then CP, then DP, then PP. */
+static int load_order(hs_scenario *s, const hs_ynode *p, hs_err *err)
+{
+	static const char *const dims[] = {"tp", "cp", "dp", "pp", NULL};
+	for (int i = 0; i < 4; i++)
+		s->par.order[i] = i;
+	const hs_ynode *o = hs_yaml_get(p, "order");
+	if (!o)
+		return 0;
+	if (o->kind != HS_Y_SEQ || o->n != 4)
+		return hs_cfg_err(o, err, "parallelism", "order",
+				  "expected a list of the four dimensions, innermost first, such as [tp, cp, dp, pp]");
+	int seen = 0;
+	for (size_t i = 0; i < 4; i++) {
+		const hs_ynode *v = o->vals[i];
+		int k = -1;
+		for (int d = 0; v->kind == HS_Y_SCALAR && dims[d]; d++)
+			if (strcmp(v->str, dims[d]) == 0)
+				k = d;
+		if (k < 0 || (seen & (1 << k)))
+			return hs_cfg_err(v, err, "parallelism", "order",
+					  "'%s' is not a dimension or repeats one (expected each of tp, cp, dp, pp once)",
+					  v->kind == HS_Y_SCALAR ? v->str : "?");
+		seen |= 1 << k;
+		s->par.order[i] = k;
+	}
+	return 0;
+}
+
 static int load_parallel(hs_scenario *s, const hs_ynode *root, hs_err *err)
 {
 	const hs_ynode *p = hs_yaml_get(root, "parallelism");
@@ -229,6 +259,8 @@ static int load_parallel(hs_scenario *s, const hs_ynode *root, hs_err *err)
 				  "%lld micro-batches per step is more than hetsim simulates (expected at most 1e6)",
 				  (long long)m);
 	s->par.micro_batches = (int)m;
+	if (load_order(s, p, err))
+		return -1;
 	if (s->par.schedule == HS_SCHED_INTERLEAVED && m % s->par.pp)
 		return hs_cfg_err(hs_scenario_node(s, "parallelism.schedule"), err, "parallelism", "schedule",
 				  "interleaved 1F1B needs micro-batches (%lld) divisible by pp (%d)", (long long)m,

@@ -28,6 +28,8 @@ typedef struct hs_training {
 	int materialized_attention; /* attention: materialized (scores in memory, Megatron 2022); 0: flash */
 } hs_training;
 
+enum hs_dim { HS_DIM_TP, HS_DIM_CP, HS_DIM_DP, HS_DIM_PP };
+
 typedef struct hs_parallel {
 	int tp, pp, dp, cp, ep;
 	int vstages;           /* model chunks per pipeline rank (interleaved schedule) */
@@ -38,6 +40,7 @@ typedef struct hs_parallel {
 	int micro_batches;     /* derived: global_batch / (dp * micro_batch) */
 	double dp_bucket_bytes;/* gradient bucket size for overlapped DP reduction */
 	double memory_reserve; /* bytes kept free on each device (framework, fragmentation) */
+	int order[4];          /* rank layout, innermost first: HS_DIM_* (Megatron: tp, cp, dp, pp) */
 	double expert_load;    /* busiest expert's tokens / uniform share (1: uniform; from expert_imbalance) */
 	int cp_ring;           /* cp_mode: ring (1) or allgather (0) */
 } hs_parallel;

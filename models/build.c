@@ -21,7 +21,14 @@
 
 int hs_build_rank(const hs_parallel *p, int t, int c, int d, int stage)
 {
-	return t + p->tp * (c + p->cp * (d + p->dp * stage));
+	/* parallelism.order, innermost first (all zero = never set: Megatron's tp, cp, dp, pp) */
+	int idx[4] = {t, c, d, stage}, size[4] = {p->tp, p->cp, p->dp, p->pp};
+	static const int megatron[4] = {0, 1, 2, 3};
+	const int *o = (p->order[0] | p->order[1] | p->order[2] | p->order[3]) ? p->order : megatron;
+	int r = 0;
+	for (int i = 3; i >= 0; i--)
+		r = r * size[o[i]] + idx[o[i]];
+	return r;
 }
 
 int hs_build_group(const hs_parallel *p, enum hs_group k, int d, int stage, int *ranks)
