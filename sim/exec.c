@@ -78,6 +78,7 @@ struct ex {
 	int own_profiles;
 	hs_rng *rng;        /* per-op noise; NULL without noise */
 	hs_net *net;        /* simulation.fidelity: flow; NULL for analytical */
+	int lanes;          /* TP x CP lanes carried on the network per task: all, or 1 when they are equivalent */
 	struct netop *netops; /* collectives and sends in flight on the network (reset every step) */
 	size_t nnetops, capnetops;
 	double step_start;  /* seconds */
@@ -163,6 +164,26 @@ static void begin(struct ex *x, uint32_t ti, double dur)
 	hs_engine_after(x->eng, hs_time_from_s(dur), on_done, x, ti);
 }
 
+/* The TP x CP lanes of a stage run the same collectives and sends on different devices. When every device has
+ * its own NIC on its own rail of a non-blocking rail-optimised (or multi-plane) fabric, the lanes' traffic never
+ * shares a link outside the (non-blocking) scale-up switch, so they take the same time and one lane stands for
+ * all (DESIGN.md: simulate what differs, once). Otherwise every lane runs and they contend. `symmetry: false`
+ * runs every lane. */
+static int lanes_needed(const hs_scenario *s)
+{
+	int all = s->par.tp * s->par.cp;
+	const hs_fabric_spec *f = hs_cluster_fabric(s->cluster);
+	if (!s->sim.symmetry || !f || f->oversubscription > 1 ||
+	    (strcmp(f->kind, "rail-optimized") != 0 && strcmp(f->kind, "multi-plane") != 0))
+		return all;
+	for (int g = 0; g < hs_cluster_ngroups(s->cluster); g++) {
+		const hs_node_group *ng = hs_cluster_group(s->cluster, g);
+		if (ng->nics_per_node != ng->gpus_per_node)
+			return all;
+	}
+	return 1;
+}
+
 static void net_lane_done(void *ctx, uint64_t arg)
 {
 	struct ex *x = ctx;
@@ -191,12 +212,14 @@ static void start_net(struct ex *x, uint32_t ti, int rendezvous)
 	const hs_rep *rp = &x->g->reps[t->rep];
 	hs_xgrow(&x->netops, &x->capnetops, x->nnetops + 1, sizeof *x->netops);
 	size_t id = x->nnetops++;
-	x->netops[id] = (struct netop){.lanes_left = p->tp * p->cp, .first_task = ti, .rendezvous = rendezvous};
+	x->netops[id] = (struct netop){.lanes_left = x->lanes, .first_task = ti, .rendezvous = rendezvous};
 	int *ranks = hs_xmalloc((size_t)(p->dp > 2 ? p->dp : 2) * sizeof *ranks);
 	int rc = 0;
 	hs_err e = {0};
 	for (int c = 0; c < p->cp && !rc; c++)
 		for (int tt = 0; tt < p->tp && !rc; tt++) {
+			if (c * p->tp + tt >= x->lanes)
+				break;
 			if (t->kind == HS_T_SEND) {
 				const hs_rep *q = &x->g->reps[t->peer];
 				int src = hs_build_rank(p, tt, c, rp->dp_index, rp->stage);
@@ -482,6 +505,7 @@ int hs_exec_step_cached(const hs_scenario *s, const hs_build *b, hs_profile_cach
 		x.net = hs_net_create(s->cluster, "flow", x.eng, err);
 		if (!x.net)
 			goto out;
+		x.lanes = lanes_needed(s);
 	}
 	int steps = s->var.steps > 0 ? s->var.steps : 1;
 	if (s->var.noise != HS_NOISE_NONE)

@@ -151,6 +151,16 @@ void hs_net_xfer(hs_net *n, const hs_route *r, double bytes, hs_net_done done, v
 	n->ops->start(n->m, r, bytes, xdone, n, (uint64_t)id);
 }
 
+/* A device with a NIC of its own sends through it, as NCCL does when every GPU has a nearest NIC (one rail per
+ * GPU); otherwise the transfer spreads over the node's rails (rail -1). Keeping a flow on its own rail also keeps
+ * the flow model's rate computations local: flows of different rails never share a link outside the
+ * non-blocking scale-up switch. */
+int hs_net_home_rail(const hs_net *n, int src)
+{
+	const hs_node_group *g = hs_cluster_group(n->c, hs_cluster_group_of(n->c, src));
+	return g->nics_per_node == g->gpus_per_node ? hs_cluster_local_rank(n->c, src) : -1;
+}
+
 int hs_net_send(hs_net *n, int src, int dst, double bytes, hs_net_done done, void *ctx, uint64_t arg, hs_err *err)
 {
 	int G = hs_cluster_ngpus(n->c);
@@ -163,7 +173,7 @@ int hs_net_send(hs_net *n, int src, int dst, double bytes, hs_net_done done, voi
 		hs_net_later(n, 0, done, ctx, arg);
 		return 0;
 	}
-	const hs_route *r = hs_route_get(n->router, src, dst, -1, err);
+	const hs_route *r = hs_route_get(n->router, src, dst, hs_net_home_rail(n, src), err);
 	if (!r)
 		return -1;
 	hs_net_xfer(n, r, bytes, done, ctx, arg);

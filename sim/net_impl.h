@@ -14,6 +14,8 @@ typedef struct hs_xrec {
 	int next_free;
 } hs_xrec;
 
+int hs_net_home_rail(const hs_net *n, int src);
+
 struct hs_net {
 	const hs_cluster *c;
 	hs_topo *t;

@@ -36,6 +36,8 @@ void nc_send_v(nc_run *r, int va, int vb, double bytes, int rail, uint64_t tag)
 {
 	hs_err err = {0};
 	r->outstanding++;
+	if (rail < 0 && va != vb)
+		rail = hs_net_home_rail(r->net, va);
 	const hs_route *rt = va == vb ? NULL : hs_route_get(r->net->router, va, vb, rail, &err);
 	/* the topology was checked connected when built, so a missing route can only be a send to oneself */
 	hs_net_xfer(r->net, rt, rt ? bytes : 0, sent_cb, r, tag);
