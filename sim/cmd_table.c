@@ -4,11 +4,13 @@
 
 #include "sim/cmd_calib.h"
 #include "sim/cmd_coll.h"
+#include "sim/cmd_place.h"
 
 const hs_cmd hs_commands[] = {
 	{"run", cmd_run, &hs_usage_run},
 	{"validate", cmd_validate, &hs_usage_validate},
 	{"coll", cmd_coll, &hs_usage_coll},
+	{"place", cmd_place, &hs_usage_place},
 	{"calib", cmd_calib, &hs_usage_calib},
 	{"help", cmd_help, &hs_usage_help},
 	{"version", cmd_version, &hs_usage_version},
