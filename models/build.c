@@ -102,10 +102,29 @@ struct part {
 	hs_profile **prof;
 	int nprof;
 	int *stage_group;      /* [pp] node group of the slowest device of each stage (all replicas) */
+	double *slow;          /* [pp] slowdown of the stage's slowest device (variability.slowdown) */
 	double *cap;           /* [pp] usable memory of the stage's smallest device */
 	int *maxmem;           /* [pp * (L + 1)]: most layers ending at a position that fit; -1 unknown */
 	hs_err *err;
 };
+
+/* How much longer than its type's speed the slowest device of replicas [d0, d1) of a stage takes: 1 / the
+ * lowest `variability.slowdown` speed at the start (throttles later in the run and noise are not foreseen). */
+static double slow_factor(const hs_scenario *s, int stage, int d0, int d1)
+{
+	const hs_parallel *p = &s->par;
+	if (!s->var.nrules)
+		return 1;
+	double speed = 1;
+	for (int d = d0; d < d1; d++)
+		for (int c = 0; c < p->cp; c++)
+			for (int t = 0; t < p->tp; t++) {
+				double v = hs_variability_speed(&s->var, hs_build_rank(p, t, c, d, stage), 0);
+				if (v < speed)
+					speed = v;
+			}
+	return 1 / speed;
+}
 
 /* The slowest device (lowest peak in the training precision, then lowest HBM bandwidth: the rule of
  * sim/exec.c) among the TP x CP ranks of replicas [d0, d1) of a stage; *dd is its replica. */
@@ -201,7 +220,8 @@ static int time_group(struct part *q, int g, int stage, int d)
 static double stage_cost(const struct part *q, int stage, int g, int a, int b)
 {
 	const struct gtime *gt = &q->g[g];
-	return gt->prefix[b] - gt->prefix[a] + (stage == 0 ? gt->emb : 0) + (stage == q->pp - 1 ? gt->head : 0);
+	double t = gt->prefix[b] - gt->prefix[a] + (stage == 0 ? gt->emb : 0) + (stage == q->pp - 1 ? gt->head : 0);
+	return t * (q->slow ? q->slow[stage] : 1);
 }
 
 /* Bytes per device of `stage` holding n layers from `first` (as hs_build_step counts them). */
@@ -356,7 +376,9 @@ int hs_build_partition(const hs_scenario *s, hs_partition *out, hs_err *err)
 		q.g = hs_xcalloc((size_t)hs_cluster_ngroups(s->cluster), sizeof *q.g);
 		q.stage_group = hs_xcalloc((size_t)pp, sizeof *q.stage_group);
 		q.cap = hs_xcalloc((size_t)pp, sizeof *q.cap);
+		q.slow = hs_xcalloc((size_t)pp, sizeof *q.slow);
 		for (int st = 0; st < pp; st++) {
+			q.slow[st] = slow_factor(s, st, 0, dp);
 			int d;
 			double mm;
 			int gpu = slowest_gpu(s, st, 0, dp, &d, &mm);
@@ -411,7 +433,10 @@ int hs_build_partition(const hs_scenario *s, hs_partition *out, hs_err *err)
 					rc = -1;
 					goto out;
 				}
+				double keep = q.slow[st];
+				q.slow[st] = slow_factor(s, st, d, d + 1);
 				double c = stage_cost(&q, st, g, a, a + out->stage_layers[st]);
+				q.slow[st] = keep;
 				if (c > out->replica_mb_s[d])
 					out->replica_mb_s[d] = c;
 				a += out->stage_layers[st];
@@ -435,6 +460,7 @@ out:
 	free(q.prof);
 	free(q.stage_group);
 	free(q.cap);
+	free(q.slow);
 	free(q.maxmem);
 	if (rc)
 		hs_partition_free(out);
