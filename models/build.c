@@ -339,11 +339,15 @@ static void balance_dp(const double *t, int dp, int pp, int64_t M, int *m)
 		m[d] = k < 1 ? 1 : (int)k;
 		sum += m[d];
 	}
-	while (sum > M) { /* at most one per replica that stepped at T */
+	while (sum > M) { /* at most one per replica that stepped at T: the latest, then the busiest */
 		int w = -1;
-		for (int d = 0; d < dp; d++)
-			if (m[d] > 1 && (w < 0 || (m[d] + pp - 1) * t[d] >= (m[w] + pp - 1) * t[w]))
+		for (int d = 0; d < dp; d++) {
+			if (m[d] <= 1)
+				continue;
+			double a = (m[d] + pp - 1) * t[d], b = w < 0 ? 0 : (m[w] + pp - 1) * t[w];
+			if (w < 0 || a > b * (1 + 1e-12) || (a >= b * (1 - 1e-12) && m[d] >= m[w]))
 				w = d;
+		}
 		if (w < 0)
 			break;
 		m[w]--;
