@@ -34,6 +34,7 @@ const char *hs_profile_name(const hs_profile *p) { return p->name; }
 const char *hs_profile_device(const hs_profile *p) { return p->device; }
 int hs_profile_is_derived(const hs_profile *p) { return p->derived; }
 double hs_profile_launch(const hs_profile *p) { return p->launch; }
+double hs_profile_kernel_gap(const hs_profile *p) { return p->kernel_gap_set ? p->kernel_gap : p->launch; }
 
 /* ---- queries ---- */
 
@@ -316,7 +317,7 @@ static int read_peaks(const hs_ynode *root, const char *key, double *out, int re
 hs_profile *hs_profile_from_yaml(const hs_ynode *root, hs_err *err)
 {
 	static const char *const known[] = {"name",	    "device", "derived",   "derived_from", "source",
-					    "device_peak", "device_memory_bandwidth", "ratios", "launch",
+					    "device_peak", "device_memory_bandwidth", "ratios", "launch", "kernel_gap",
 					    "gemm",	    "memory", "attention", NULL};
 	if (hs_cfg_known(root, "", known, "a profile mapping", err))
 		return NULL;
@@ -331,6 +332,11 @@ hs_profile *hs_profile_from_yaml(const hs_ynode *root, hs_err *err)
 	    hs_cfg_num(root, "", "device_memory_bandwidth", HS_U_BW, 1, 1e300, 0, 1, &p->dev_hbm_bw, err) ||
 	    hs_cfg_num(root, "", "launch", HS_U_TIME, 0, 1, 0, 1, &p->launch, err))
 		goto fail;
+	if (hs_yaml_get(root, "kernel_gap")) {
+		if (hs_cfg_num(root, "", "kernel_gap", HS_U_TIME, 0, 1, 0, 1, &p->kernel_gap, err))
+			goto fail;
+		p->kernel_gap_set = 1;
+	}
 	if ((r = hs_yaml_get(root, "ratios"))) {
 		static const char *const rk[] = {"peak_fp8",  "peak_bf16",	  "peak_fp16", "peak_tf32",
 						 "peak_fp32", "memory_bandwidth", NULL};
@@ -487,6 +493,9 @@ static int write_profile(FILE *f, const hs_profile *p)
 	put_peaks(f, "device_peak", p->dev_peak);
 	fprintf(f, "device_memory_bandwidth: %.6g\n", p->dev_hbm_bw);
 	fprintf(f, "launch: %.6g\n", p->launch);
+	if (p->kernel_gap_set)
+		fprintf(f, "# in-stream cost of one more kernel behind others (docs/calibration.md)\nkernel_gap: %.6g\n",
+			p->kernel_gap);
 	fprintf(f, "gemm:\n  dtype: %s\n  launch: %.6g\n", hs_dtype_name(p->gemm_dtype), p->gemm_launch);
 	fprintf(f, "  dtype_scale: {");
 	for (int t = 0; t < HS_DTYPE_COUNT; t++)

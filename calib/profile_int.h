@@ -27,6 +27,10 @@ struct hs_profile {
 	double dev_peak[HS_DTYPE_COUNT], dev_hbm_bw;
 
 	double launch; /* seconds: floor of the smallest memory-bound kernels */
+	/* seconds: what one more kernel costs inside a stream of back-to-back kernels (the GPU-side gap between
+	 * dependent kernels); optional key `kernel_gap`, `launch` when absent (docs/calibration.md) */
+	double kernel_gap;
+	int kernel_gap_set; /* 1: read from the file (written back on save) */
 
 	/* GEMM: efficiency (achieved / peak of the GEMM's dtype) on an nm x nn x nk grid, log2-spaced axes */
 	double gemm_launch;

@@ -11,17 +11,18 @@
 #include "sim/coll.h"
 
 static const char *const top_keys[] = {"name", "kind", "description", "cluster", "model", "training",
-				       "parallelism", "simulation", "variability", "resilience", "diloco", NULL};
+				       "parallelism", "simulation", "variability", "resilience", "diloco", "cost", NULL};
 static const char *const training_keys[] = {"seq_len", "global_batch", "micro_batch", "precision", "optimizer",
 					    "attention", NULL};
 static const char *const attentions[] = {"flash", "materialized", NULL};
 static const char *const par_keys[] = {"tp", "pp", "dp", "cp", "ep", "virtual_stages", "recompute",
 				       "sequence_parallel", "schedule", "zero", "dp_bucket", "memory_reserve",
 				       "fsdp", "expert_imbalance", "cp_mode", "stage_layers",
-				       "dp_microbatches", NULL};
+				       "dp_microbatches", "order", NULL};
 static const char *const imbalance_keys[] = {"zipf", "shares", NULL};
 static const char *const cp_modes[] = {"allgather", "ring", NULL};
 static const char *const sim_keys[] = {"fidelity", "seed", "symmetry", "collective_algorithm", NULL};
+static const char *const cost_keys[] = {"gpu_hour", "idle_power", "pue", "currency", NULL};
 static const char *const precisions[] = {"bf16", "fp16", "fp8", "fp32", NULL};
 static const char *const optimizers[] = {"adam", NULL};
 static const char *const recomputes[] = {"none", "selective", "full", NULL};
@@ -285,6 +286,36 @@ static int load_sites(hs_scenario *s, hs_err *err)
 	return 0;
 }
 
+/* parallelism.order: how ranks are laid out on devices, innermost dimension first. Megatron's default puts TP
+ * innermost (inside a node's NVLink domain), then CP, then DP, then PP. */
+static int load_order(hs_scenario *s, const hs_ynode *p, hs_err *err)
+{
+	static const char *const dims[] = {"tp", "cp", "dp", "pp", NULL};
+	for (int i = 0; i < 4; i++)
+		s->par.order[i] = i;
+	const hs_ynode *o = hs_yaml_get(p, "order");
+	if (!o)
+		return 0;
+	if (o->kind != HS_Y_SEQ || o->n != 4)
+		return hs_cfg_err(o, err, "parallelism", "order",
+				  "expected a list of the four dimensions, innermost first, such as [tp, cp, dp, pp]");
+	int seen = 0;
+	for (size_t i = 0; i < 4; i++) {
+		const hs_ynode *v = o->vals[i];
+		int k = -1;
+		for (int d = 0; v->kind == HS_Y_SCALAR && dims[d]; d++)
+			if (strcmp(v->str, dims[d]) == 0)
+				k = d;
+		if (k < 0 || (seen & (1 << k)))
+			return hs_cfg_err(v, err, "parallelism", "order",
+					  "'%s' is not a dimension or repeats one (expected each of tp, cp, dp, pp once)",
+					  v->kind == HS_Y_SCALAR ? v->str : "?");
+		seen |= 1 << k;
+		s->par.order[i] = k;
+	}
+	return 0;
+}
+
 static int load_parallel(hs_scenario *s, const hs_ynode *root, hs_err *err)
 {
 	const hs_ynode *p = hs_yaml_get(root, "parallelism");
@@ -404,6 +435,8 @@ static int load_parallel(hs_scenario *s, const hs_ynode *root, hs_err *err)
 				  "%lld micro-batches per step is more than hetsim simulates (expected at most 1e6)",
 				  (long long)m);
 	s->par.micro_batches = (int)m;
+	if (load_order(s, p, err))
+		return -1;
 	if (s->par.schedule == HS_SCHED_INTERLEAVED && m % s->par.pp)
 		return hs_cfg_err(hs_scenario_node(s, "parallelism.schedule"), err, "parallelism", "schedule",
 				  "interleaved 1F1B needs micro-batches (%lld) divisible by pp (%d)", (long long)m,
@@ -439,10 +472,49 @@ static int load_sim(hs_scenario *s, const hs_ynode *root, hs_err *err)
 	s->sim.fidelity = (enum hs_fidelity)fid;
 	s->sim.seed = (uint64_t)seed;
 	s->sim.steps = 1;
-	if (fid != HS_FID_ANALYTICAL)
+	if (fid == HS_FID_PACKET)
 		return hs_cfg_err(hs_yaml_get(n, "fidelity"), err, "simulation", "fidelity",
-				  "'%s' is not available for training scenarios yet (expected analytical)",
-				  fidelities[fid]);
+				  "'packet' runs fabric experiments (kind: fabric), not training steps (expected "
+				  "analytical or flow)");
+	return 0;
+}
+
+/* `cost: {gpu_hour: 2.5 | {DEVICE: price, ...}, idle_power: 0.0, pue: 1.0, currency: $}` */
+static int load_cost(hs_scenario *s, const hs_ynode *root, hs_err *err)
+{
+	hs_costopts *c = &s->cost;
+	c->gpu_hour = NAN;
+	c->idle_power = 0;
+	c->pue = 1;
+	snprintf(c->currency, sizeof c->currency, "$");
+	const hs_ynode *n = hs_yaml_get(root, "cost");
+	if (!n)
+		return 0;
+	if (hs_cfg_known(n, "cost", cost_keys, "a mapping {gpu_hour, idle_power, pue, currency}", err))
+		return -1;
+	const char *cur;
+	if (hs_cfg_num(n, "cost", "idle_power", HS_U_COUNT, 0, 1, 0, 0, &c->idle_power, err) ||
+	    hs_cfg_num(n, "cost", "pue", HS_U_COUNT, 1, 10, 1, 0, &c->pue, err) ||
+	    hs_cfg_str(n, "cost", "currency", "$", 0, &cur, err))
+		return -1;
+	snprintf(c->currency, sizeof c->currency, "%s", cur);
+	const hs_ynode *g = hs_yaml_get(n, "gpu_hour");
+	if (g && g->kind == HS_Y_MAP) {
+		if (g->n > HS_COST_MAX_PRICES)
+			return hs_cfg_err(g, err, "cost", "gpu_hour", "%zu prices (expected at most %d device types)",
+					  g->n, HS_COST_MAX_PRICES);
+		for (size_t i = 0; i < g->n; i++) {
+			const char *dev = g->keys[i]->str;
+			char path[96];
+			snprintf(path, sizeof path, "cost.gpu_hour");
+			if (hs_cfg_node_num(g->vals[i], path, dev, HS_U_COUNT, 0, 1e9, &c->price[i], err))
+				return -1;
+			snprintf(c->price_dev[i], sizeof c->price_dev[i], "%s", dev);
+			c->nprices++;
+		}
+	} else if (hs_cfg_num(n, "cost", "gpu_hour", HS_U_COUNT, 0, 1e9, NAN, 0, &c->gpu_hour, err)) {
+		return -1;
+	}
 	return 0;
 }
 
@@ -502,7 +574,8 @@ hs_scenario *hs_scenario_from_doc(hs_ydoc *doc, const char *path, hs_err *err)
 	    hs_diloco_from_yaml(hs_yaml_get(root, "diloco"), &s->diloco, err) || load_parallel(s, root, err) ||
 	    load_sim(s, root, err) ||
 	    hs_variability_from_yaml(hs_yaml_get(root, "variability"), hs_cluster_ngpus(s->cluster), &s->var, err) ||
-	    hs_resilience_from_yaml(hs_yaml_get(root, "resilience"), &s->res, err))
+	    hs_resilience_from_yaml(hs_yaml_get(root, "resilience"), &s->res, err) ||
+	    load_cost(s, root, err))
 		goto fail;
 	if (hs_variability_active(&s->var))
 		s->sim.symmetry = 0; /* replicas differ: simulate each */

@@ -29,6 +29,8 @@ typedef struct hs_training {
 	int materialized_attention; /* attention: materialized (scores in memory, Megatron 2022); 0: flash */
 } hs_training;
 
+enum hs_dim { HS_DIM_TP, HS_DIM_CP, HS_DIM_DP, HS_DIM_PP };
+
 typedef struct hs_parallel {
 	int tp, pp, dp, cp, ep;
 	int vstages;           /* model chunks per pipeline rank (interleaved schedule) */
@@ -39,6 +41,7 @@ typedef struct hs_parallel {
 	int micro_batches;     /* derived: global_batch / (dp * micro_batch) */
 	double dp_bucket_bytes;/* gradient bucket size for overlapped DP reduction */
 	double memory_reserve; /* bytes kept free on each device (framework, fragmentation) */
+	int order[4];          /* rank layout, innermost first: HS_DIM_* (Megatron: tp, cp, dp, pp) */
 	double expert_load;    /* busiest expert's tokens / uniform share (1: uniform; from expert_imbalance) */
 	int cp_ring;           /* cp_mode: ring (1) or allgather (0) */
 	/* Heterogeneous placement (docs/heterogeneity.md). Owned by the scenario. */
@@ -58,6 +61,18 @@ typedef struct hs_simopts {
 	int coll_algo;         /* enum hs_coll_algo for every collective (HS_ALGO_AUTO: as NCCL's tuner picks) */
 } hs_simopts;
 
+/* `cost:` (docs/scenario.md): prices and the power model behind traces/cost.h. */
+#define HS_COST_MAX_PRICES 16
+typedef struct hs_costopts {
+	double gpu_hour;        /* flat price per GPU-hour; NAN when not given */
+	int nprices;            /* per device type prices (cost: {gpu_hour: {H100-SXM-80GB: 2.5}}) */
+	char price_dev[HS_COST_MAX_PRICES][64];
+	double price[HS_COST_MAX_PRICES];
+	double idle_power;      /* fraction of TDP drawn while not computing (default 0: power = TDP x utilisation) */
+	double pue;             /* facility overhead multiplying energy (default 1) */
+	char currency[16];      /* for display only (default "$") */
+} hs_costopts;
+
 typedef struct hs_scenario {
 	hs_ydoc *doc;
 	const char *path;
@@ -70,6 +85,7 @@ typedef struct hs_scenario {
 	hs_variability var;
 	hs_resilience res;
 	hs_diloco diloco;
+	hs_costopts cost;
 } hs_scenario;
 
 /* Load, apply overrides, check. Returns NULL with err (HS_EINPUT, or HS_EINFEASIBLE for a strategy that

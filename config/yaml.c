@@ -16,11 +16,13 @@ struct hs_ydoc {
 	size_t nall, capall;
 	char **names; /* extra file names (for --set) kept alive with the doc */
 	size_t nnames, capnames;
+	hs_ynode *arena; /* a clone's nodes, allocated in one block (nodes added later come from malloc) */
+	size_t narena, usedarena;
 };
 
 static hs_ynode *node_new(hs_ydoc *d, enum hs_ykind k, const char *file, int line, int col)
 {
-	hs_ynode *n = hs_xcalloc(1, sizeof *n);
+	hs_ynode *n = d->usedarena < d->narena ? &d->arena[d->usedarena++] : hs_xcalloc(1, sizeof *n);
 	n->kind = k;
 	n->file = file;
 	n->line = line;
@@ -50,17 +52,66 @@ void hs_yaml_free(hs_ydoc *d)
 		free(d->all[i]->str);
 		free(d->all[i]->keys);
 		free(d->all[i]->vals);
-		free(d->all[i]);
+		if (d->all[i] < d->arena || d->all[i] >= d->arena + d->narena)
+			free(d->all[i]);
 	}
 	for (size_t i = 0; i < d->nnames; i++)
 		free(d->names[i]);
 	free(d->names);
 	free(d->all);
+	free(d->arena);
 	free(d->name);
 	free(d);
 }
 
 hs_ynode *hs_yaml_root(hs_ydoc *d) { return d->root; }
+
+/* Copies keep the source's file-name pointers; hs_yaml_clone re-points them at the copy's own strings. */
+static hs_ynode *clone_node(hs_ydoc *d, const hs_ynode *n)
+{
+	hs_ynode *c = node_new(d, n->kind, n->file, n->line, n->col);
+	c->quoted = n->quoted;
+	c->used = n->used;
+	if (n->str)
+		c->str = hs_xstrdup(n->str);
+	if (n->n) {
+		c->vals = hs_xmalloc(n->n * sizeof *c->vals);
+		if (n->kind == HS_Y_MAP)
+			c->keys = hs_xmalloc(n->n * sizeof *c->keys);
+		for (size_t i = 0; i < n->n; i++) {
+			if (n->kind == HS_Y_MAP)
+				c->keys[i] = clone_node(d, n->keys[i]);
+			c->vals[i] = clone_node(d, n->vals[i]);
+		}
+		c->n = n->n;
+	}
+	return c;
+}
+
+hs_ydoc *hs_yaml_clone(const hs_ydoc *src)
+{
+	hs_ydoc *d = hs_xcalloc(1, sizeof *d);
+	d->name = hs_xstrdup(src->name);
+	for (size_t i = 0; i < src->nnames; i++) {
+		hs_xgrow(&d->names, &d->capnames, d->nnames + 1, sizeof *d->names);
+		d->names[d->nnames++] = hs_xstrdup(src->names[i]);
+	}
+	hs_xgrow(&d->all, &d->capall, src->nall, sizeof *d->all);
+	d->arena = hs_xcalloc(src->nall ? src->nall : 1, sizeof *d->arena);
+	d->narena = src->nall;
+	d->root = clone_node(d, src->root);
+	/* re-point file names at the copy's strings */
+	for (size_t i = 0; i < d->nall; i++) {
+		hs_ynode *n = d->all[i];
+		if (n->file == src->name)
+			n->file = d->name;
+		else
+			for (size_t k = 0; k < src->nnames; k++)
+				if (n->file == src->names[k])
+					n->file = d->names[k];
+	}
+	return d;
+}
 const char *hs_yaml_name(const hs_ydoc *d) { return d->name; }
 
 hs_ynode *hs_yaml_get(const hs_ynode *m, const char *key)
@@ -300,7 +351,20 @@ int hs_yaml_set(hs_ydoc *d, const char *asg, hs_err *err)
 	d->names[d->nnames++] = label;
 
 	const char *val = eq + 1;
-	hs_ydoc *v = load((const unsigned char *)val, strlen(val), label, err);
+	/* A plain word or number needs no YAML parser (a sweep applies thousands of these). */
+	int plain = val[0] != 0 && val[0] != ' ' && val[0] != '-' && val[0] != '?';
+	for (const char *c = val; plain && *c; c++)
+		if (strchr("{}[],:#&*!|>'\"%@`\t\n\r", *c) || (c[0] == ' ' && c[1] == 0))
+			plain = 0;
+	hs_ydoc *v = NULL;
+	if (plain) {
+		v = hs_xcalloc(1, sizeof *v);
+		v->name = hs_xstrdup(label);
+		v->root = node_new(v, HS_Y_SCALAR, label, 1, 1);
+		v->root->str = hs_xstrdup(val);
+	} else {
+		v = load((const unsigned char *)val, strlen(val), label, err);
+	}
 	if (!v)
 		return -1;
 	hs_ynode *vroot = v->root;

@@ -33,6 +33,8 @@ hs_ydoc *hs_yaml_load_file(const char *path, hs_err *err);
 /* Parse a string; `name` stands for the file name in messages. */
 hs_ydoc *hs_yaml_load_string(const char *text, size_t len, const char *name, hs_err *err);
 void hs_yaml_free(hs_ydoc *doc);
+/* A deep copy (positions and file names kept), for running many variants of one parsed scenario. */
+hs_ydoc *hs_yaml_clone(const hs_ydoc *doc);
 hs_ynode *hs_yaml_root(hs_ydoc *doc);
 const char *hs_yaml_name(const hs_ydoc *doc);
 

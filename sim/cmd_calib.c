@@ -12,6 +12,7 @@
 #include "calib/jsonl.h"
 #include "calib/nccl.h"
 #include "calib/profile.h"
+#include "calib/refexec_cmp.h"
 #include "sim/alloc.h"
 #include "sim/err.h"
 #include "topology/device.h"
@@ -52,14 +53,28 @@ static const hs_cmd_usage usage_nccl = {
 	"calib import-nccl-tests", "hetsim calib import-nccl-tests LOG... -o FABRIC.yaml",
 	"Read nccl-tests logs and fit t = alpha + bytes * beta per collective and algorithm.", nccl_opts, NULL};
 
+static const char *cmp_profile;
+static int cmp_summary;
+static const hs_opt cmp_opts[] = {
+	{HS_OPT_STRING, "profile", 0, &cmp_profile, "NAME", "also compare every timed op with this device profile"},
+	{HS_OPT_FLAG, "summary", 0, &cmp_summary, NULL, "print only the MAPEs, not every row"},
+	{HS_OPT_END, NULL, 0, NULL, NULL, NULL},
+};
+static const hs_cmd_usage usage_cmp = {
+	"calib compare-refexec", "hetsim calib compare-refexec MEASURED.jsonl GRAPH [--profile NAME]",
+	"Put hetsim's predicted time of every task (and the step) beside kernels/refexec's measurement.", cmp_opts,
+	"GRAPH is the file `hetsim export-graph` wrote and refexec ran: its pred_s and step_pred_s are the\n"
+	"predictions. With --profile, the ops refexec timed (--op-times) are compared with the profile's curves."};
+
 static const hs_opt no_opts[] = {{HS_OPT_END, NULL, 0, NULL, NULL, NULL}};
 const hs_cmd_usage hs_usage_calib = {
-	"calib", "hetsim calib fit|derive|import-nccl-tests ...",
+	"calib", "hetsim calib fit|derive|import-nccl-tests|compare-refexec ...",
 	"Calibration: fit device profiles from measurements, derive profiles, import nccl-tests logs.", no_opts,
 	"subcommands:\n"
 	"  fit MEASUREMENTS.jsonl... -o PROFILE.yaml      fit a device profile\n"
 	"  derive PROFILE DEVICE -o OUT.yaml              a profile for another device by datasheet ratios\n"
 	"  import-nccl-tests LOG... -o FABRIC.yaml        alpha-beta fits from nccl-tests logs\n"
+	"  compare-refexec MEASURED.jsonl GRAPH           predicted against refexec's measured times\n"
 	"`hetsim calib SUBCOMMAND --help` for each one's options."};
 
 static int fail(const char *sub, const hs_err *err)
@@ -325,6 +340,64 @@ static int calib_nccl(int argc, char **argv)
 	return finish(0);
 }
 
+static int calib_compare(int argc, char **argv)
+{
+	const char *pos[3];
+	cmp_profile = NULL;
+	cmp_summary = 0;
+	int np = hs_opt_parse(&usage_cmp, argc, argv, pos, 2);
+	if (np == -2)
+		return 0;
+	if (np != 2) {
+		if (np >= 0)
+			fprintf(stderr, "hetsim calib compare-refexec: give MEASURED.jsonl and GRAPH\nusage: %s\n",
+				usage_cmp.synopsis);
+		return 2;
+	}
+	hs_err err = {0};
+	hs_jsonl *m = hs_jsonl_load(pos[0], &err);
+	if (!m)
+		return fail("compare-refexec", &err);
+	hsg_graph g;
+	char msg[1024];
+	if (hsg_read_file(pos[1], &g, msg, sizeof msg)) {
+		hs_jsonl_free(m);
+		fprintf(stderr, "hetsim calib compare-refexec: %s\n", msg);
+		return 2;
+	}
+	hs_profile *prof = NULL;
+	if (cmp_profile && !(prof = hs_profile_load(cmp_profile, &err))) {
+		hs_jsonl_free(m);
+		hsg_free(&g);
+		return fail("compare-refexec", &err);
+	}
+	hs_refexec_cmp c;
+	int rc = hs_refexec_compare(m, &g, prof, &c, &err);
+	hs_jsonl_free(m);
+	hsg_free(&g);
+	hs_profile_free(prof);
+	if (rc)
+		return fail("compare-refexec", &err);
+	static const char *const kinds[] = {"step", "task", "op"};
+	for (int k = 0; k < 3; k++) {
+		size_t n;
+		double mape = hs_refexec_mape(&c, kinds[k], &n);
+		if (!n)
+			continue;
+		if (!cmp_summary || k == 0)
+			for (size_t i = 0; i < c.n; i++) {
+				const hs_refexec_row *r = &c.rows[i];
+				if (strcmp(r->kind, kinds[k]) == 0)
+					printf("  %-44s predicted %12.3f us  measured %12.3f us  %+8.2f%%\n", r->label,
+					       r->predicted * 1e6, r->measured * 1e6,
+					       100 * (r->predicted - r->measured) / r->measured);
+			}
+		printf("%s MAPE %.2f%% over %zu\n", kinds[k], mape, n);
+	}
+	hs_refexec_cmp_free(&c);
+	return finish(0);
+}
+
 int cmd_calib(int argc, char **argv)
 {
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
@@ -338,6 +411,8 @@ int cmd_calib(int argc, char **argv)
 		return calib_derive(argc - 1, argv + 1);
 	if (strcmp(argv[1], "import-nccl-tests") == 0)
 		return calib_nccl(argc - 1, argv + 1);
+	if (strcmp(argv[1], "compare-refexec") == 0)
+		return calib_compare(argc - 1, argv + 1);
 	fprintf(stderr, "hetsim calib: unknown subcommand '%s'\n", argv[1]);
 	hs_opt_usage(&hs_usage_calib, stderr);
 	return 2;

@@ -11,9 +11,11 @@
 #include "sim/alloc.h"
 #include "sim/coll.h"
 #include "sim/coll_nccl.h"
+#include "sim/engine.h"
+#include "sim/net.h"
 #include "topology/cluster.h"
 
-static const char *o_op, *o_sizes, *o_factor, *o_ranks, *o_algo, *o_proto;
+static const char *o_op, *o_sizes, *o_factor, *o_ranks, *o_algo, *o_proto, *o_fid, *o_channels, *o_chunk;
 static int o_json, o_ideal;
 static struct hs_strlist o_set;
 
@@ -26,6 +28,10 @@ static const hs_opt coll_opts[] = {
 	{HS_OPT_STRING, "algo", 0, &o_algo, "ALGO",
 	 "auto (default), ring, tree, halving_doubling, direct, hierarchical, inswitch"},
 	{HS_OPT_STRING, "proto", 0, &o_proto, "PROTO", "auto (default), LL, LL128, Simple"},
+	{HS_OPT_STRING, "fidelity", 0, &o_fid, "MODEL",
+	 "analytical (default: closed forms) or flow (step by step on the routed topology, max-min sharing)"},
+	{HS_OPT_STRING, "channels", 0, &o_channels, "C", "flow: parallel rings, one rail each (default 1: all rails)"},
+	{HS_OPT_STRING, "chunk", 0, &o_chunk, "BYTES", "flow: pipelined slice size (default: one slice per step)"},
 	{HS_OPT_FLAG, "ideal", 0, &o_ideal, NULL, "physical closed form only, without NCCL's protocols and latencies"},
 	{HS_OPT_FLAG, "json", 0, &o_json, NULL, "print {\"rows\":[...]} instead of nccl-tests' table"},
 	{HS_OPT_LIST, "set", 0, &o_set, "KEY=VALUE", "override a scenario key (repeatable)"},
@@ -75,6 +81,37 @@ static int fail(const hs_err *err)
 	return err->code ? err->code : HS_EINTERNAL;
 }
 
+static double flow_done;
+static void on_flow_done(void *ctx, uint64_t arg)
+{
+	(void)arg;
+	flow_done = hs_time_to_s(hs_engine_now(ctx));
+}
+
+/* One collective on a fresh network (idle at time 0); seconds, or -1 with err. */
+static double flow_time(const hs_cluster *c, const char *model, int op, int algo, const int *ranks, int n, double s,
+			int channels, double chunk, hs_err *err)
+{
+	hs_engine *eng = hs_engine_create();
+	hs_net *net = hs_net_create(c, model, eng, err);
+	double t = -1;
+	if (net) {
+		hs_net_set_channels(net, channels);
+		hs_net_set_chunk(net, chunk);
+		flow_done = -1;
+		if (hs_net_collective(net, (enum hs_coll_op)op, (enum hs_coll_algo)algo, ranks, n, s, on_flow_done, eng, 0,
+				      err) == 0) {
+			hs_engine_run(eng, HS_TIME_MAX);
+			t = flow_done;
+			if (t < 0)
+				hs_err_set(err, HS_EINTERNAL, "the collective did not complete");
+		}
+	}
+	hs_net_free(net);
+	hs_engine_destroy(eng);
+	return t;
+}
+
 static int run(const char *file)
 {
 	int op = o_op ? hs_coll_op_parse(o_op) : HS_COLL_ALL_REDUCE;
@@ -88,6 +125,22 @@ static int run(const char *file)
 	int proto = o_proto ? hs_coll_proto_parse(o_proto) : HS_PROTO_AUTO;
 	if (proto < 0)
 		return usage_err("--proto '%s' is not known (expected auto, LL, LL128 or Simple)", o_proto);
+	int flow = 0;
+	if (o_fid && strcmp(o_fid, "flow") == 0)
+		flow = 1;
+	else if (o_fid && strcmp(o_fid, "analytical") != 0)
+		return usage_err("--fidelity '%s' is not known (expected analytical or flow)", o_fid);
+	int channels = 1;
+	double chunk = 0;
+	if (o_channels) {
+		char *end;
+		long v = strtol(o_channels, &end, 10);
+		if (*end || v < 1 || v > 64)
+			return usage_err("--channels '%s': expected 1 to 64", o_channels);
+		channels = (int)v;
+	}
+	if (o_chunk && (chunk = hs_coll_parse_size(o_chunk)) <= 0)
+		return usage_err("--chunk '%s': expected a size such as 512K", o_chunk);
 	double lo = 8, hi = 8589934592.0, factor = 2;
 	if (o_sizes) {
 		const char *colon = strchr(o_sizes, ':');
@@ -163,9 +216,18 @@ static int run(const char *file)
 	int status = 0;
 	for (double s = lo; s <= hi * (1 + 1e-12); s = s * factor < s + 1 ? s + 1 : floor(s * factor)) {
 		hs_coll_choice ch = {hs_coll_default_algo(op), HS_PROTO_SIMPLE, 0, 0};
-		double t = o_ideal ? hs_coll_time(c, op, algo, ranks, n, s)
-				   : hs_coll_nccl_time(c, op, algo, proto, ranks, n, s, &ch);
-		if (o_ideal)
+		double t;
+		if (flow) {
+			/* the flow model has no protocol overheads: it is the routed, contended physical transfer */
+			t = flow_time(c, "flow", op, algo, ranks, n, s, channels, chunk, &err);
+			if (t < 0) {
+				status = fail(&err);
+				break;
+			}
+		} else
+			t = o_ideal ? hs_coll_time(c, op, algo, ranks, n, s)
+				    : hs_coll_nccl_time(c, op, algo, proto, ranks, n, s, &ch);
+		if (o_ideal || flow)
 			ch.algo = algo == HS_ALGO_AUTO ? hs_coll_auto_algo(c, op, ranks, n, s) : (enum hs_coll_algo)algo;
 		if (t < 0) {
 			hs_coll_check(c, ranks, n, &err);
@@ -189,11 +251,11 @@ static int run(const char *file)
 				       "\"algo\":\"%s\",\"proto\":\"%s\"}",
 				       i ? "," : "", rows[i].size, rows[i].t * 1e6, rows[i].algbw, rows[i].busbw,
 				       hs_coll_algo_name(rows[i].ch.algo),
-				       o_ideal ? "ideal" : hs_coll_proto_name(rows[i].ch.proto));
+				       flow ? "flow" : o_ideal ? "ideal" : hs_coll_proto_name(rows[i].ch.proto));
 			printf("]}\n");
 		} else {
 			printf("# hetsim coll: %s, %s over %d ranks (%s model)\n", name, hs_coll_op_name(op), n,
-			       o_ideal ? "ideal" : "nccl");
+			       flow ? "flow" : o_ideal ? "ideal" : "nccl");
 			printf("#%11s %13s %9s %7s %7s %8s %7s %7s  %s\n", "size", "count", "type", "redop", "root", "time",
 			       "algbw", "busbw", "algo/proto");
 			printf("#%11s %13s %9s %7s %7s %8s %7s %7s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)",
@@ -202,7 +264,7 @@ static int run(const char *file)
 				printf("%12.0f %13.0f %9s %7s %7d %8.2f %7.2f %7.2f  %s/%s\n", rows[i].size,
 				       floor(rows[i].size / 4), "float", reduce ? "sum" : "none", root_rank, rows[i].t * 1e6,
 				       rows[i].algbw, rows[i].busbw, hs_coll_algo_name(rows[i].ch.algo),
-				       o_ideal ? "ideal" : hs_coll_proto_name(rows[i].ch.proto));
+				       flow ? "flow" : o_ideal ? "ideal" : hs_coll_proto_name(rows[i].ch.proto));
 		}
 	}
 	free(rows);
@@ -214,7 +276,7 @@ static int run(const char *file)
 
 int cmd_coll(int argc, char **argv)
 {
-	o_op = o_sizes = o_factor = o_ranks = o_algo = o_proto = NULL;
+	o_op = o_sizes = o_factor = o_ranks = o_algo = o_proto = o_fid = o_channels = o_chunk = NULL;
 	o_json = o_ideal = 0;
 	hs_strlist_free(&o_set);
 	const char *pos[1];

@@ -9,10 +9,13 @@
 #include "sim/exec.h"
 #include "sim/fabric_run.h"
 #include "sim/simulate.h"
+#include "traces/hdf5_out.h"
 #include "traces/summary.h"
+#include "traces/trace_chrome.h"
 
-static int json, detail, no_symmetry;
+static int json, detail, no_symmetry, hdf5_tasks;
 static struct hs_strlist sets;
+static const char *trace_path, *trace_ranks, *trace_limit, *hdf5_path;
 
 static const hs_opt opts[] = {
 	{HS_OPT_FLAG, "json", 0, &json, NULL, "print one JSON object per scenario instead of text"},
@@ -20,6 +23,12 @@ static const hs_opt opts[] = {
 	{HS_OPT_LIST, "set", 's', &sets, "KEY=VALUE", "override a scenario key (repeatable): --set parallelism.tp=4"},
 	{HS_OPT_FLAG, "no-symmetry", 0, &no_symmetry, NULL,
 	 "simulate every data-parallel replica instead of one per stage"},
+	{HS_OPT_STRING, "trace", 0, &trace_path, "FILE.json", "write a Chrome/Perfetto trace of the step"},
+	{HS_OPT_STRING, "trace-ranks", 0, &trace_ranks, "SPEC",
+	 "ranks to trace: all (default), every:K, or a list 0,3,8-11 (simulated ranks, as --detail numbers them)"},
+	{HS_OPT_STRING, "trace-limit", 0, &trace_limit, "N", "at most N slices; more ranks are sampled out (2000000)"},
+	{HS_OPT_STRING, "hdf5", 0, &hdf5_path, "FILE.h5", "write the result as HDF5 (docs/outputs.md)"},
+	{HS_OPT_FLAG, "hdf5-tasks", 0, &hdf5_tasks, NULL, "with --hdf5: add the per-task timeline (/tasks)"},
 	{.type = HS_OPT_END},
 };
 
@@ -44,16 +53,32 @@ static int run_training(const char *path, hs_err *err)
 	hs_sim sim;
 	if (hs_simulate(path, &sets, no_symmetry ? 0 : -1, &sim, err))
 		return -1;
-	const hs_summary_format *f = hs_summary_format_find(json ? "json" : "text");
-	f->write(stdout, &sim, detail, wall() - t0);
+	int rc = 0;
+	if (trace_path) {
+		hs_trace_opts to = {.ranks = trace_ranks, .max_events = trace_limit ? strtoull(trace_limit, NULL, 10) : 0};
+		rc = hs_trace_chrome_write(trace_path, sim.s, &sim.b, &sim.r, &to, err);
+		if (!rc && to.note[0])
+			fprintf(stderr, "hetsim run: %s\n", to.note);
+	}
+	if (!rc && hdf5_path) {
+		hs_h5 *h = hs_h5_create(hdf5_path, "run", err);
+		rc = !h ? -1 : hs_h5_write_run(h, sim.s, &sim.b, &sim.r, hdf5_tasks, err);
+		if (h)
+			rc = rc ? (hs_h5_abort(h), -1) : hs_h5_commit(h, err);
+	}
+	if (!rc) {
+		const hs_summary_format *f = hs_summary_format_find(json ? "json" : "text");
+		f->write(stdout, &sim, detail, wall() - t0);
+	}
 	hs_sim_free(&sim);
-	return 0;
+	return rc;
 }
 
 int cmd_run(int argc, char **argv)
 {
 	const char *pos[256];
-	json = detail = no_symmetry = 0;
+	json = detail = no_symmetry = hdf5_tasks = 0;
+	trace_path = trace_ranks = trace_limit = hdf5_path = NULL;
 	int n = hs_opt_parse(&hs_usage_run, argc, argv, pos, 256);
 	if (n == -2)
 		return 0;
@@ -62,6 +87,18 @@ int cmd_run(int argc, char **argv)
 	if (n == 0) {
 		fprintf(stderr, "hetsim run: no scenario given\nusage: %s\n", hs_usage_run.synopsis);
 		return HS_EINPUT;
+	}
+	if ((trace_path || hdf5_path) && n > 1) {
+		fprintf(stderr, "hetsim run: --trace and --hdf5 take one scenario (%d given)\n", n);
+		return HS_EINPUT;
+	}
+	if (trace_limit) {
+		char *end;
+		unsigned long long v = strtoull(trace_limit, &end, 10);
+		if (*end || v == 0) {
+			fprintf(stderr, "hetsim run: --trace-limit '%s' is not a positive count\n", trace_limit);
+			return HS_EINPUT;
+		}
 	}
 	int status = 0;
 	for (int i = 0; i < n; i++) {

@@ -5,6 +5,9 @@
 #include "sim/cmd_calib.h"
 #include "sim/cmd_coll.h"
 #include "sim/cmd_place.h"
+#include "sim/cmd_export_graph.h"
+#include "sim/cmd_report.h"
+#include "sim/cmd_sweep.h"
 
 const hs_cmd hs_commands[] = {
 	{"run", cmd_run, &hs_usage_run},
@@ -12,6 +15,9 @@ const hs_cmd hs_commands[] = {
 	{"coll", cmd_coll, &hs_usage_coll},
 	{"place", cmd_place, &hs_usage_place},
 	{"calib", cmd_calib, &hs_usage_calib},
+	{"export-graph", cmd_export_graph, &hs_usage_export_graph},
+	{"sweep", cmd_sweep, &hs_usage_sweep},
+	{"report", cmd_report, &hs_usage_report},
 	{"help", cmd_help, &hs_usage_help},
 	{"version", cmd_version, &hs_usage_version},
 	{NULL, NULL, NULL},

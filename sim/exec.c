@@ -8,8 +8,10 @@
 #include "calib/profile.h"
 #include "sim/alloc.h"
 #include "sim/coll.h"
+#include "sim/coll_impl.h"
 #include "sim/engine.h"
 #include "sim/layer_time.h"
+#include "sim/net.h"
 #include "sim/rng.h"
 
 struct tstate {
@@ -34,12 +36,24 @@ struct rep {
 	int ngpus;
 	int grp_n[HS_GROUP_COUNT];
 	int *grp[HS_GROUP_COUNT];
+	hs_coll_grp cg[HS_GROUP_COUNT]; /* the groups summarised once (valid where grp_n > 1) */
+	int peer[2];                    /* pipeline peers whose pair summary is kept (-1: none) */
+	hs_coll_grp peer_cg[2];
 	hs_rep_result *res;
 };
 
 struct rv {
 	int members, arrived;
 	uint32_t *tasks;
+};
+
+/* One graph task (or the members of one rendezvous) carried by the network as several lanes: the same
+ * collective or transfer for every TP x CP index of the ranks a rep stands for, since all of them run at once
+ * and share links. */
+struct netop {
+	int lanes_left;
+	uint32_t first_task; /* the task, or the first of a rendezvous's members */
+	int rendezvous;      /* -1, or the id whose member tasks complete together */
 };
 
 /* op-range cost memo: (stage, node group, first, count) -> compute seconds, comm seconds by group, flops */
@@ -60,24 +74,19 @@ struct ex {
 	struct rv *rv;
 	struct memo *memo;
 	size_t memocap;
-	hs_profile **profiles;
-	int nprofiles;
+	hs_profile_cache *profiles; /* the caller's, or one of our own */
+	int own_profiles;
 	hs_rng *rng;        /* per-op noise; NULL without noise */
+	hs_net *net;        /* simulation.fidelity: flow; NULL for analytical */
+	struct netop *netops; /* collectives and sends in flight on the network (reset every step) */
+	size_t nnetops, capnetops;
 	double step_start;  /* seconds */
 	hs_err *err;
 };
 
 static const hs_profile *profile_for(struct ex *x, const hs_device_type *dev)
 {
-	for (int i = 0; i < x->nprofiles; i++)
-		if (strcmp(hs_profile_name(x->profiles[i]), dev->profile) == 0)
-			return x->profiles[i];
-	hs_profile *p = hs_profile_load(dev->profile, x->err);
-	if (!p)
-		return NULL;
-	x->profiles = hs_xrealloc(x->profiles, (size_t)(x->nprofiles + 1) * sizeof *x->profiles);
-	x->profiles[x->nprofiles++] = p;
-	return p;
+	return hs_profile_cache_get(x->profiles, dev->profile, x->err);
 }
 
 static struct memo *range_cost(struct ex *x, struct rep *r, int stage, uint32_t first, uint32_t count)
@@ -100,6 +109,7 @@ static struct memo *range_cost(struct ex *x, struct rep *r, int stage, uint32_t 
 	for (int k = 0; k < HS_GROUP_COUNT; k++) {
 		e.grp[k] = r->grp[k];
 		e.grp_n[k] = r->grp_n[k];
+		e.cgrp[k] = r->grp_n[k] > 1 ? &r->cg[k] : NULL;
 	}
 	hs_ops_time(&e, x->g->ops + first, count, &m->comp, &m->comp2, m->comm, &m->flops);
 	return m;
@@ -148,24 +158,89 @@ static void begin(struct ex *x, uint32_t ti, double dur)
 			}
 		}
 	}
+	if (x->net && t->kind != HS_T_COMPUTE && dur < 0)
+		return; /* carried by the network; completion comes from net_lane_done */
 	hs_engine_after(x->eng, hs_time_from_s(dur), on_done, x, ti);
 }
+
+static void net_lane_done(void *ctx, uint64_t arg)
+{
+	struct ex *x = ctx;
+	struct netop *op = &x->netops[arg];
+	if (--op->lanes_left > 0)
+		return;
+	double now = hs_time_to_s(hs_engine_now(x->eng)) - x->step_start;
+	if (op->rendezvous < 0) {
+		x->ts[op->first_task].dur = now - x->ts[op->first_task].start;
+		on_done(x->eng, x, op->first_task);
+		return;
+	}
+	struct rv *v = &x->rv[op->rendezvous];
+	for (int k = 0; k < v->members; k++) {
+		uint32_t mi = v->tasks[k];
+		x->ts[mi].dur = now - x->ts[mi].start;
+		on_done(x->eng, x, mi);
+	}
+}
+
+/* Start task ti's traffic on the network: one collective or send per TP x CP lane. */
+static void start_net(struct ex *x, uint32_t ti, int rendezvous)
+{
+	const hs_task *t = &x->g->tasks[ti];
+	const hs_parallel *p = &x->s->par;
+	const hs_rep *rp = &x->g->reps[t->rep];
+	hs_xgrow(&x->netops, &x->capnetops, x->nnetops + 1, sizeof *x->netops);
+	size_t id = x->nnetops++;
+	x->netops[id] = (struct netop){.lanes_left = p->tp * p->cp, .first_task = ti, .rendezvous = rendezvous};
+	int *ranks = hs_xmalloc((size_t)(p->dp > 2 ? p->dp : 2) * sizeof *ranks);
+	int rc = 0;
+	hs_err e = {0};
+	for (int c = 0; c < p->cp && !rc; c++)
+		for (int tt = 0; tt < p->tp && !rc; tt++) {
+			if (t->kind == HS_T_SEND) {
+				const hs_rep *q = &x->g->reps[t->peer];
+				int src = hs_build_rank(p, tt, c, rp->dp_index, rp->stage);
+				int dst = hs_build_rank(p, tt, c, q->dp_index, q->stage);
+				rc = hs_net_send(x->net, src, dst, t->bytes, net_lane_done, x, id, &e);
+			} else {
+				for (int d = 0; d < p->dp; d++)
+					ranks[d] = hs_build_rank(p, tt, c, d, rp->stage);
+				rc = hs_net_collective(x->net, (enum hs_coll_op)t->coll,
+						       (enum hs_coll_algo)x->s->sim.coll_algo, ranks, p->dp, t->bytes,
+						       net_lane_done, x, id, &e);
+			}
+		}
+	free(ranks);
+	if (rc) { /* the groups come from the scenario's own checked strategy: a refusal is a bug */
+		fprintf(stderr, "hetsim: internal error: the network refused a task's traffic: %s\n", e.msg);
+		abort();
+	}
+}
+
 
 static double comm_time(struct ex *x, const hs_task *t)
 {
 	struct rep *r = &x->reps[t->rep];
 	if (t->kind == HS_T_SEND) {
-		const hs_parallel *p = &x->s->par;
-		const hs_rep *a = &x->g->reps[t->rep], *b = &x->g->reps[t->peer];
-		int ranks[2] = {hs_build_rank(p, 0, 0, a->dp_index, a->stage),
-				hs_build_rank(p, 0, 0, b->dp_index, b->stage)};
-		return hs_coll_time(x->s->cluster, HS_COLL_SENDRECV, HS_ALGO_AUTO, ranks, 2, t->bytes);
+		/* a rep sends to at most two peers (the next and the previous model chunk's stage): keep their pair
+		 * summaries */
+		int slot = r->peer[0] == t->peer ? 0 : r->peer[1] == t->peer ? 1 : r->peer[0] < 0 ? 0 : 1;
+		if (r->peer[slot] != t->peer) {
+			const hs_parallel *p = &x->s->par;
+			const hs_rep *a = &x->g->reps[t->rep], *b = &x->g->reps[t->peer];
+			int ranks[2] = {hs_build_rank(p, 0, 0, a->dp_index, a->stage),
+					hs_build_rank(p, 0, 0, b->dp_index, b->stage)};
+			hs_err e = {0};
+			if (hs_coll_grp_init(&r->peer_cg[slot], x->s->cluster, ranks, 2, &e))
+				return hs_coll_time(x->s->cluster, HS_COLL_SENDRECV, HS_ALGO_AUTO, ranks, 2, t->bytes);
+			r->peer[slot] = t->peer;
+		}
+		return hs_coll_grp_time(&r->peer_cg[slot], HS_COLL_SENDRECV, HS_ALGO_AUTO, t->bytes, NULL);
 	}
 	if (r->grp_n[t->group] <= 1)
 		return 0;
-	return hs_coll_time(x->s->cluster, (enum hs_coll_op)t->coll, (enum hs_coll_algo)x->s->sim.coll_algo,
-			    r->grp[t->group],
-			    r->grp_n[t->group], t->bytes);
+	return hs_coll_grp_time(&r->cg[t->group], (enum hs_coll_op)t->coll, (enum hs_coll_algo)x->s->sim.coll_algo,
+				t->bytes, NULL);
 }
 
 /* Slowdowns, throttling and noise scale a compute task's kernels (not the collectives inside it, which the
@@ -235,12 +310,19 @@ static void try_start(struct ex *x, int rep, int stream)
 		v->tasks[v->arrived++] = ti;
 		if (v->arrived < v->members)
 			return;
-		double d = comm_time(x, t);
+		double d = x->net ? -1 : comm_time(x, t);
 		for (int k = 0; k < v->members; k++) {
 			uint32_t mi = v->tasks[k];
 			x->reps[x->g->tasks[mi].rep].res->straggler_wait_s += now - x->ts[mi].arrive;
 			begin(x, mi, d);
 		}
+		if (x->net)
+			start_net(x, ti, t->rendezvous);
+		return;
+	}
+	if (x->net) {
+		begin(x, ti, -1);
+		start_net(x, ti, -1);
 		return;
 	}
 	begin(x, ti, comm_time(x, t));
@@ -297,18 +379,35 @@ static void rep_groups(const hs_scenario *s, struct rep *r, const hs_rep *rp)
 	const hs_parallel *p = &s->par;
 	int sizes[HS_GROUP_COUNT] = {[HS_GROUP_TP] = p->tp, [HS_GROUP_CP] = p->cp, [HS_GROUP_DP] = p->dp,
 				     [HS_GROUP_EP] = p->ep, [HS_GROUP_PP] = p->pp};
+	r->peer[0] = r->peer[1] = -1;
 	for (int k = 0; k < HS_GROUP_COUNT; k++) {
 		r->grp[k] = hs_xmalloc((size_t)sizes[k] * sizeof(int));
 		r->grp_n[k] = hs_build_group(p, (enum hs_group)k, rp->dp_index, rp->stage, r->grp[k]);
+		hs_err e = {0};
+		/* the scenario's strategy divides the cluster, so its groups are valid; a failure is a bug */
+		if (r->grp_n[k] > 1 && hs_coll_grp_init(&r->cg[k], s->cluster, r->grp[k], r->grp_n[k], &e)) {
+			fprintf(stderr, "hetsim: internal error: group of kind %d: %s\n", k, e.msg);
+			abort();
+		}
 	}
 }
 
 int hs_exec_step(const hs_scenario *s, const hs_build *b, hs_result *out, hs_err *err)
 {
+	return hs_exec_step_cached(s, b, NULL, out, err);
+}
+
+int hs_exec_step_cached(const hs_scenario *s, const hs_build *b, hs_profile_cache *cache, hs_result *out,
+			hs_err *err)
+{
 	memset(out, 0, sizeof *out);
 	const hs_graph *g = &b->graph;
 	int symmetry = g->nrendezvous == 0 && (g->nreps == s->par.pp);
-	struct ex x = {.s = s, .g = g, .err = err};
+	struct ex x = {.s = s, .g = g, .err = err, .profiles = cache};
+	if (!x.profiles) {
+		x.profiles = hs_profile_cache_create();
+		x.own_profiles = 1;
+	}
 	int rc = -1;
 	x.eng = hs_engine_create();
 	x.ts = hs_xcalloc(g->ntasks ? g->ntasks : 1, sizeof *x.ts);
@@ -379,6 +478,11 @@ int hs_exec_step(const hs_scenario *s, const hs_build *b, hs_result *out, hs_err
 			x.rv[i].tasks = hs_xcalloc((size_t)x.rv[i].members + 1, sizeof(uint32_t));
 	}
 
+	if (s->sim.fidelity == HS_FID_FLOW) {
+		x.net = hs_net_create(s->cluster, "flow", x.eng, err);
+		if (!x.net)
+			goto out;
+	}
 	int steps = s->var.steps > 0 ? s->var.steps : 1;
 	if (s->var.noise != HS_NOISE_NONE)
 		x.rng = hs_rng_create(s->sim.seed, 1 /* stream: per-op noise */);
@@ -392,6 +496,7 @@ int hs_exec_step(const hs_scenario *s, const hs_build *b, hs_result *out, hs_err
 		}
 		for (int i = 0; i < g->nrendezvous; i++)
 			x.rv[i].arrived = 0;
+		x.nnetops = 0;
 		for (int i = 0; i < g->nreps; i++) {
 			struct rep *r = &x.reps[i];
 			memset(r->qpos, 0, sizeof r->qpos);
@@ -488,9 +593,8 @@ out:
 		for (int i = 0; i < g->nrendezvous; i++)
 			free(x.rv[i].tasks);
 	free(x.rv);
-	for (int i = 0; i < x.nprofiles; i++)
-		hs_profile_free(x.profiles[i]);
-	free(x.profiles);
+	if (x.own_profiles)
+		hs_profile_cache_free(x.profiles);
 	free(x.reps);
 	free(x.ts);
 	free(x.succ);
@@ -498,6 +602,8 @@ out:
 	free(x.memo);
 	hs_engine_destroy(x.eng);
 	hs_rng_destroy(x.rng);
+	hs_net_free(x.net);
+	free(x.netops);
 	if (rc)
 		hs_result_free(out);
 	return rc;

@@ -13,6 +13,7 @@
 
 #include <stdint.h>
 
+#include "calib/profile_cache.h"
 #include "config/scenario.h"
 #include "models/build.h"
 #include "sim/err.h"
@@ -55,8 +56,11 @@ typedef struct hs_result {
 	hs_span *spans;      /* [tasks]: the timeline, for traces and reports */
 } hs_result;
 
-/* Run one step. Returns -1 with err on failure (a profile that cannot be loaded, ...). */
+/* Run one step. Returns -1 with err on failure (a profile that cannot be loaded, ...). Profiles come from
+ * `cache` (NULL: loaded for this call and freed after). */
 int hs_exec_step(const hs_scenario *s, const hs_build *b, hs_result *out, hs_err *err);
+int hs_exec_step_cached(const hs_scenario *s, const hs_build *b, hs_profile_cache *cache, hs_result *out,
+			hs_err *err);
 void hs_result_free(hs_result *r);
 
 #endif

@@ -1,5 +1,7 @@
 #include "sim/layer_time.h"
 
+#include "sim/coll_impl.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +39,9 @@ double hs_op_time(const hs_op_env *e, const hs_op *o, int *is_comm)
 		*is_comm = 1;
 		if (e->grp_n[o->group] <= 1)
 			return 0;
+		if (e->cgrp[o->group])
+			return hs_coll_grp_time(e->cgrp[o->group], o->coll, (enum hs_coll_algo)e->coll_algo, o->bytes,
+						NULL);
 		return hs_coll_time(e->cluster, o->coll, (enum hs_coll_algo)e->coll_algo, e->grp[o->group],
 				    e->grp_n[o->group], o->bytes);
 	}

@@ -23,6 +23,9 @@ typedef struct hs_op_env {
 	int coll_algo;
 	const int *grp[HS_GROUP_COUNT];
 	int grp_n[HS_GROUP_COUNT];
+	/* optional: the groups summarised once (sim/coll_impl.h), so that timing a collective does not sort the
+	 * group's ranks again; NULL entries are summarised per call */
+	const struct hs_coll_grp *cgrp[HS_GROUP_COUNT];
 } hs_op_env;
 
 /* Seconds of one op-list entry (its count included). *is_comm is set to 1 for HS_OP_COMM entries (0 when the

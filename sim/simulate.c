@@ -56,8 +56,29 @@ static void resilience(hs_sim *sim)
 
 int hs_simulate(const char *path, const struct hs_strlist *sets, int symmetry, hs_sim *out, hs_err *err)
 {
+	return hs_simulate_cached(path, sets, symmetry, NULL, out, err);
+}
+
+int hs_simulate_cached(const char *path, const struct hs_strlist *sets, int symmetry, hs_profile_cache *cache,
+		       hs_sim *out, hs_err *err)
+{
 	memset(out, 0, sizeof *out);
-	out->s = hs_scenario_load(path, sets, err);
+	hs_ydoc *doc = hs_yaml_load_file(path, err);
+	if (!doc)
+		return -1;
+	return hs_simulate_doc(doc, path, sets, symmetry, cache, out, err);
+}
+
+int hs_simulate_doc(hs_ydoc *doc, const char *path, const struct hs_strlist *sets, int symmetry,
+		    hs_profile_cache *cache, hs_sim *out, hs_err *err)
+{
+	memset(out, 0, sizeof *out);
+	for (int i = 0; sets && i < sets->n; i++)
+		if (hs_yaml_set(doc, sets->v[i], err)) {
+			hs_yaml_free(doc);
+			return -1;
+		}
+	out->s = hs_scenario_from_doc(doc, path, err);
 	if (!out->s)
 		return -1;
 	if (symmetry < 0 || hs_variability_active(&out->s->var))
@@ -68,7 +89,7 @@ int hs_simulate(const char *path, const struct hs_strlist *sets, int symmetry, h
 		out->s = NULL;
 		return -1;
 	}
-	if (hs_exec_step(out->s, &out->b, &out->r, err) || check_memory(out->s, &out->r, err)) {
+	if (hs_exec_step_cached(out->s, &out->b, cache, &out->r, err) || check_memory(out->s, &out->r, err)) {
 		hs_sim_free(out);
 		return -1;
 	}

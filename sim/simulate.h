@@ -22,5 +22,11 @@ typedef struct hs_sim {
  * stage does not fit in its devices' memory. On failure nothing needs freeing. */
 int hs_simulate(const char *path, const struct hs_strlist *sets, int symmetry, hs_sim *out, hs_err *err);
 void hs_sim_free(hs_sim *sim);
+/* The same, with device profiles from `cache` (one per thread; see calib/profile_cache.h). */
+int hs_simulate_cached(const char *path, const struct hs_strlist *sets, int symmetry, hs_profile_cache *cache,
+		       hs_sim *out, hs_err *err);
+/* From a parsed document, which the simulation takes over (freed with it, also on failure); `path` names it. */
+int hs_simulate_doc(hs_ydoc *doc, const char *path, const struct hs_strlist *sets, int symmetry,
+		    hs_profile_cache *cache, hs_sim *out, hs_err *err);
 
 #endif

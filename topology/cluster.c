@@ -24,7 +24,7 @@ struct hs_cluster {
 static const char *const scaleup_kinds[] = {"nvswitch", "nvl72", "nvlink-mesh", "nvlink-bridge", "pcie",
 					    "xgmi", "none", NULL};
 static const char *const fabric_kinds[] = {"fat-tree", "rail-optimized", "dragonfly", "torus2d", "torus3d",
-					   "multi-plane", "wan", "none", NULL};
+					   "multi-plane", "wan", "explicit", "none", NULL};
 
 /* Defaults when a key is absent (docs/topology.md). Latencies are typical one-hop figures: NVLink through
  * an NVSwitch ~1-2 us end to end as NCCL sees it; a RDMA NIC send/receive ~3 us; one switch hop ~1 us as the
@@ -33,10 +33,18 @@ static const char *const fabric_kinds[] = {"fat-tree", "rail-optimized", "dragon
 #define DEF_NIC_BW (400e9 / 8) /* 400 Gb/s, the NDR/CX-7 NIC of an H100 HGX node */
 #define DEF_NIC_LAT 3e-6
 #define DEF_FABRIC_LAT 1e-6
+/* PCIe Gen4 x16: 16 GT/s x 16 lanes x 128/130 = 31.5 GB/s per direction (PCI-SIG base spec 4.0). */
+#define DEF_PCIE_BW 31.5e9
+/* A 64-port switch: NVIDIA Quantum-2 QM9700 (64 x 400 Gb/s NDR), Spectrum-4 SN5600 (64 x 800 GbE). */
+#define DEF_RADIX 64
+/* Wide-area default: one 400 Gb/s wavelength, and 5 us per km of fibre x 1000 km (a metro-to-region span). */
+#define DEF_WAN_BW (400e9 / 8)
+#define DEF_WAN_LAT 5e-3
 
 static int parse_scaleup(const hs_ynode *m, const char *path, hs_node_group *g, hs_err *err)
 {
-	static const char *const known[] = {"kind", "bandwidth", "latency", "p2p", "in_switch_reduction", NULL};
+	static const char *const known[] = {"kind", "bandwidth", "latency", "p2p", "in_switch_reduction",
+					    "pcie_bandwidth", NULL};
 	if (hs_cfg_known(m, path, known, "a mapping such as {kind: nvswitch, bandwidth: 450 GB/s, latency: 2 us}",
 			 err))
 		return -1;
@@ -61,6 +69,8 @@ static int parse_scaleup(const hs_ynode *m, const char *path, hs_node_group *g, 
 	if (!g->scaleup_p2p && strcmp(g->scaleup_kind, "pcie") != 0)
 		return hs_cfg_err(hs_yaml_get(m, "p2p"), err, path, "p2p",
 				  "only a PCIe scale-up can lack peer-to-peer (kind is '%s')", g->scaleup_kind);
+	if (hs_cfg_num(m, path, "pcie_bandwidth", HS_U_BW, 1, 1e18, DEF_PCIE_BW, 0, &g->pcie_bw, err))
+		return -1;
 	return hs_cfg_num(m, path, "latency", HS_U_TIME, 0, 1, DEF_SCALEUP_LAT, 0, &g->scaleup_lat, err);
 }
 
@@ -125,22 +135,149 @@ static int parse_group(const hs_ynode *m, const char *path, int idx, hs_node_gro
 	return 0;
 }
 
-static int parse_fabric(const hs_ynode *m, const char *path, hs_fabric_spec *f, hs_err *err)
+/* `fabric.switches` and `fabric.links` of kind explicit. Endpoint names: gpu<i> or a listed switch. */
+static int endpoint(const hs_ynode *n, const char *path, const hs_fabric_spec *f, int ngpus, int *out, hs_err *err)
 {
-	static const char *const known[] = {"kind", "tiers", "oversubscription", "latency", "in_network_reduction", NULL};
+	if (!n || n->kind != HS_Y_SCALAR)
+		return hs_cfg_err(n, err, path, "", "expected an endpoint name (gpu<i> or a switch name)");
+	if (strncmp(n->str, "gpu", 3) == 0 && n->str[3] >= '0' && n->str[3] <= '9') {
+		char *end;
+		long v = strtol(n->str + 3, &end, 10);
+		if (*end || v >= ngpus)
+			return hs_cfg_err(n, err, path, "", "'%s' is not a device of the cluster (expected gpu0 to gpu%d)",
+					  n->str, ngpus - 1);
+		*out = (int)v;
+		return 0;
+	}
+	for (int i = 0; i < f->nswitches; i++)
+		if (strcmp(f->switch_names[i], n->str) == 0) {
+			*out = ngpus + i;
+			return 0;
+		}
+	return hs_cfg_err(n, err, path, "", "'%s' names no switch of fabric.switches and no device (expected gpu<i> "
+			  "or a switch name)", n->str);
+}
+
+static int parse_explicit(const hs_ynode *m, const char *path, hs_fabric_spec *f, int ngpus, hs_err *err)
+{
+	const hs_ynode *sw = hs_yaml_get(m, "switches"), *ls = hs_yaml_get(m, "links");
+	char sub[256];
+	if (sw) {
+		if (sw->kind != HS_Y_SEQ)
+			return hs_cfg_err(sw, err, path, "switches", "expected a list of switch names");
+		f->nswitches = (int)sw->n;
+		f->switch_names = hs_xcalloc(sw->n ? sw->n : 1, sizeof *f->switch_names);
+		for (size_t i = 0; i < sw->n; i++) {
+			const hs_ynode *v = sw->vals[i];
+			snprintf(sub, sizeof sub, "%s.switches[%zu]", path, i);
+			if (v->kind != HS_Y_SCALAR || strlen(v->str) >= 64 || (strncmp(v->str, "gpu", 3) == 0))
+				return hs_cfg_err(v, err, sub, "", "expected a switch name under 64 characters, not gpu<i>");
+			snprintf(f->switch_names[i], 64, "%s", v->str);
+		}
+	}
+	if (!ls || ls->kind != HS_Y_SEQ || ls->n == 0)
+		return hs_cfg_err(ls ? ls : m, err, path, "links",
+				  "kind explicit needs a non-empty list of links {from, to, bandwidth, latency}");
+	f->nxlinks = (int)ls->n;
+	f->xlinks = hs_xcalloc(ls->n, sizeof *f->xlinks);
+	for (size_t i = 0; i < ls->n; i++) {
+		static const char *const known[] = {"from", "to", "bandwidth", "latency", "duplex", NULL};
+		const hs_ynode *l = ls->vals[i];
+		hs_xlink *x = &f->xlinks[i];
+		snprintf(sub, sizeof sub, "%s.links[%zu]", path, i);
+		if (hs_cfg_known(l, sub, known, "a link {from: gpu0, to: sw0, bandwidth: 50 GB/s, latency: 1 us}", err))
+			return -1;
+		char kp[300];
+		snprintf(kp, sizeof kp, "%s.from", sub);
+		const hs_ynode *a = hs_yaml_get(l, "from"), *b = hs_yaml_get(l, "to");
+		if (!a || !b)
+			return hs_cfg_err(l, err, sub, a ? "to" : "from", "missing required key (expected an endpoint name)");
+		if (endpoint(a, kp, f, ngpus, &x->a, err))
+			return -1;
+		snprintf(kp, sizeof kp, "%s.to", sub);
+		if (endpoint(b, kp, f, ngpus, &x->b, err))
+			return -1;
+		if (x->a == x->b)
+			return hs_cfg_err(b, err, sub, "to", "a link joins two different endpoints ('%s' twice)", b->str);
+		if (hs_cfg_num(l, sub, "bandwidth", HS_U_BW, 1, 1e18, 0, 1, &x->bw, err) ||
+		    hs_cfg_num(l, sub, "latency", HS_U_TIME, 0, 1, 0, 0, &x->lat, err) ||
+		    hs_cfg_bool(l, sub, "duplex", 1, &x->duplex, err))
+			return -1;
+	}
+	return 0;
+}
+
+static int parse_fabric(const hs_ynode *m, const char *path, hs_fabric_spec *f, const hs_cluster *c, hs_err *err)
+{
+	static const char *const known[] = {"kind", "tiers", "oversubscription", "latency", "in_network_reduction",
+					    "radix", "planes", "dims", "routers_per_group", "nics_per_router",
+					    "link_bandwidth", "wan_bandwidth", "wan_latency", "switches", "links", NULL};
 	if (hs_cfg_known(m, path, known,
 			 "a mapping such as {kind: fat-tree, tiers: 2, oversubscription: 1, latency: 1 us}", err))
 		return -1;
 	int k;
-	int64_t tiers;
+	int64_t tiers, radix, planes, rpg, npr;
 	if (hs_cfg_enum(m, path, "kind", fabric_kinds, 0, &k, err) ||
 	    hs_cfg_int(m, path, "tiers", 1, 3, 2, 0, &tiers, err) ||
 	    hs_cfg_num(m, path, "oversubscription", HS_U_COUNT, 1, 1e6, 1, 0, &f->oversubscription, err) ||
 	    hs_cfg_num(m, path, "latency", HS_U_TIME, 0, 1, DEF_FABRIC_LAT, 0, &f->latency, err) ||
-	    hs_cfg_bool(m, path, "in_network_reduction", 0, &f->reduce, err))
+	    hs_cfg_bool(m, path, "in_network_reduction", 0, &f->reduce, err) ||
+	    hs_cfg_int(m, path, "radix", 4, 4096, DEF_RADIX, 0, &radix, err) ||
+	    hs_cfg_int(m, path, "planes", 1, 64, 2, 0, &planes, err) ||
+	    hs_cfg_int(m, path, "routers_per_group", 1, 4096, 4, 0, &rpg, err) ||
+	    hs_cfg_int(m, path, "nics_per_router", 1, 4096, 8, 0, &npr, err) ||
+	    hs_cfg_num(m, path, "link_bandwidth", HS_U_BW, 1, 1e18, c->groups[0].nic_bw, 0, &f->link_bw, err) ||
+	    hs_cfg_num(m, path, "wan_bandwidth", HS_U_BW, 1, 1e18, DEF_WAN_BW, 0, &f->wan_bw, err) ||
+	    hs_cfg_num(m, path, "wan_latency", HS_U_TIME, 0, 10, DEF_WAN_LAT, 0, &f->wan_lat, err))
 		return -1;
 	snprintf(f->kind, sizeof f->kind, "%s", fabric_kinds[k]);
 	f->tiers = (int)tiers;
+	f->radix = (int)radix;
+	f->planes = (int)planes;
+	f->routers_per_group = (int)rpg;
+	f->nics_per_router = (int)npr;
+	const hs_ynode *d = hs_yaml_get(m, "dims");
+	int want = strcmp(f->kind, "torus3d") == 0 ? 3 : strcmp(f->kind, "torus2d") == 0 ? 2 : 0;
+	if (d) {
+		if (!want)
+			return hs_cfg_err(d, err, path, "dims", "only a torus2d or torus3d fabric has dims (kind is '%s')",
+					  f->kind);
+		if (d->kind != HS_Y_SEQ || (int)d->n != want)
+			return hs_cfg_err(d, err, path, "dims", "expected a list of %d sizes such as [4, 4%s]", want,
+					  want == 3 ? ", 4" : "");
+		int64_t prod = 1;
+		for (int i = 0; i < want; i++) {
+			double v;
+			char kp[32];
+			snprintf(kp, sizeof kp, "dims[%d]", i);
+			if (hs_cfg_node_num(d->vals[i], path, kp, HS_U_COUNT, 1, 1 << 20, &v, err))
+				return -1;
+			f->dims[i] = (int)v;
+			prod *= f->dims[i];
+		}
+		if (prod != c->nnodes)
+			return hs_cfg_err(d, err, path, "dims", "the torus has %lld positions for %d nodes (expected a "
+					  "product equal to the node count)", (long long)prod, c->nnodes);
+	} else if (want) {
+		/* Near-cubic factorisation of the node count, largest dimension first. */
+		int rest = c->nnodes;
+		for (int i = 0; i < want; i++) {
+			int left = want - i, best = rest;
+			for (int x = 1; x <= rest; x++)
+				if (rest % x == 0 && pow(x, left) >= rest - 1e-9) {
+					best = x;
+					break;
+				}
+			f->dims[i] = best;
+			rest /= best;
+		}
+	}
+	if (strcmp(f->kind, "explicit") == 0)
+		return parse_explicit(m, path, f, c->ngpus, err);
+	if (hs_yaml_get(m, "links") || hs_yaml_get(m, "switches"))
+		return hs_cfg_err(hs_yaml_get(m, "links") ? hs_yaml_get(m, "links") : hs_yaml_get(m, "switches"), err,
+				  path, hs_yaml_get(m, "links") ? "links" : "switches",
+				  "only kind explicit lists its own switches and links (kind is '%s')", f->kind);
 	return 0;
 }
 
@@ -196,7 +333,7 @@ hs_cluster *hs_cluster_from_yaml(const hs_ynode *cl, const char *path, hs_err *e
 	static const hs_ynode empty = {.kind = HS_Y_MAP};
 	const hs_ynode *fab = hs_yaml_get(cl, "fabric");
 	snprintf(sub, sizeof sub, "%s.fabric", path);
-	if (parse_fabric(fab ? fab : &empty, sub, &c->fabric, err))
+	if (parse_fabric(fab ? fab : &empty, sub, &c->fabric, c, err))
 		goto fail;
 	return c;
 fail:
@@ -209,6 +346,8 @@ void hs_cluster_free(hs_cluster *c)
 	if (!c)
 		return;
 	free(c->groups);
+	free(c->fabric.switch_names);
+	free(c->fabric.xlinks);
 	free(c->gpu0);
 	free(c->node0);
 	free(c);

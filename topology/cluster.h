@@ -23,11 +23,21 @@ typedef struct hs_node_group {
 	double scaleup_lat;    /* seconds */
 	int scaleup_p2p;       /* GPUs reach each other directly (0: PCIe without P2P, through host memory) */
 	int scaleup_reduce;    /* the scale-up switch reduces (NVLS); default on for nvl72 */
+	double pcie_bw;        /* bytes/s per GPU per direction of its PCIe link (host, NIC, non-bridged peers) */
 	/* scale-out NICs */
 	double nic_bw;         /* bytes/s per NIC per direction */
 	int nics_per_node;
 	double nic_lat;        /* seconds */
 } hs_node_group;
+
+/* One link of an explicit graph (fabric kind `explicit`): endpoints are device names `gpu<i>` or names of
+ * the fabric's `switches`, numbered here as devices 0..ngpus-1, then switches ngpus.. in listed order. */
+typedef struct hs_xlink {
+	int a, b;
+	double bw;   /* bytes/s per direction */
+	double lat;  /* seconds */
+	int duplex;  /* 1: both directions; 0: a -> b only */
+} hs_xlink;
 
 typedef struct hs_fabric_spec {
 	char kind[32];         /* fat-tree, rail-optimized, ... */
@@ -35,6 +45,18 @@ typedef struct hs_fabric_spec {
 	double oversubscription; /* >= 1 */
 	double latency;        /* seconds per switch hop */
 	int reduce;            /* the switches reduce in the network (SHARP) */
+	int radix;             /* ports per switch (fat-tree, rail-optimized, multi-plane) */
+	int planes;            /* multi-plane: independent planes; NIC i of a node is in plane i mod planes */
+	int dims[3];           /* torus: size of each dimension (0: unused) */
+	int routers_per_group; /* dragonfly */
+	int nics_per_router;   /* dragonfly */
+	double link_bw;        /* dragonfly and torus router-to-router links, bytes/s per direction */
+	double wan_bw;         /* wan: link between two sites (node groups), bytes/s per direction */
+	double wan_lat;        /* wan: seconds */
+	int nswitches;         /* explicit */
+	char (*switch_names)[64];
+	int nxlinks;
+	hs_xlink *xlinks;
 } hs_fabric_spec;
 
 /* Parse and build. Errors name file:line:col and the key path ("cluster.groups[0].nic.bandwidth"). */

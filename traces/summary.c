@@ -2,7 +2,10 @@
 
 #include <string.h>
 
+#include <math.h>
+
 #include "models/schedule.h"
+#include "traces/cost.h"
 #include "traces/json.h"
 
 static const char *const group_names[HS_GROUP_COUNT] = {"tp", "cp", "dp", "ep", "pp"};
@@ -147,6 +150,14 @@ static void write_text(FILE *f, const hs_sim *sim, int detail, double wall_s)
 	fmt_bytes(m1, sizeof m1, mp->mem_bytes);
 	fmt_bytes(m2, sizeof m2, mp->mem_capacity);
 	fprintf(f, "memory peak   %s per GPU of %s usable (stage %d, %s)\n", m1, m2, mp->stage, mp->device);
+	hs_cost cost;
+	hs_cost_compute(s, b, r, &cost);
+	fprintf(f, "GPU-hours     %.4f per step; utilisation %.1f%%, %.1f kW, %.0f kJ per step, %.3g kWh per M tokens\n",
+		cost.gpu_hours_per_step, 100 * cost.utilisation, cost.power_w / 1e3, cost.energy_j_per_step / 1e3,
+		cost.kwh_per_mtok);
+	if (isfinite(cost.cost_per_step))
+		fprintf(f, "cost          %s%.4f per step, %s%.2f per M tokens, %s%.2f per hour\n", cost.currency,
+			cost.cost_per_step, cost.currency, cost.cost_per_mtok, cost.currency, cost.cost_per_hour);
 	const hs_rep_result *c = &r->reps[r->critical_rep];
 	double st = r->step_time_s > 0 ? r->step_time_s : 1;
 	fprintf(f, "\nbreakdown of the critical rank (stage %d):\n", c->stage);
@@ -216,6 +227,21 @@ static void write_json(FILE *f, const hs_sim *sim, int detail, double wall_s)
 	hs_json_knum(&j, "memory_peak_bytes", r->mem_peak_bytes);
 	hs_json_knum(&j, "model_flops", r->model_flops);
 	hs_json_knum(&j, "hardware_flops", r->hw_flops);
+	hs_cost cost;
+	hs_cost_compute(s, b, r, &cost);
+	hs_json_key(&j, "cost");
+	hs_json_obj(&j);
+	hs_json_knum(&j, "gpu_hours_per_step", cost.gpu_hours_per_step);
+	hs_json_knum(&j, "utilisation", cost.utilisation);
+	hs_json_knum(&j, "power_w", cost.power_w);
+	hs_json_knum(&j, "energy_j_per_step", cost.energy_j_per_step);
+	hs_json_knum(&j, "kwh_per_mtok", cost.kwh_per_mtok);
+	hs_json_knum(&j, "tokens_per_step", cost.tokens_per_step);
+	hs_json_knum(&j, "cost_per_step", cost.cost_per_step); /* null without prices */
+	hs_json_knum(&j, "cost_per_mtok", cost.cost_per_mtok);
+	hs_json_knum(&j, "cost_per_hour", cost.cost_per_hour);
+	hs_json_kstr(&j, "currency", cost.currency);
+	hs_json_end_obj(&j);
 	hs_json_key(&j, "breakdown");
 	hs_json_obj(&j);
 	hs_json_kint(&j, "critical_stage", c->stage);

@@ -1,0 +1,472 @@
+/* The flow network model: max-min fair sharing of links among the flows crossing them.
+ *
+ * A flow crosses its route's links, putting coefficient c (its share of the bytes on that link) times its
+ * rate on each; a link's flows together stay within its capacity. Rates come from progressive filling
+ * (Bertsekas & Gallager, Data Networks, 6.5.2): raise every unfrozen flow's rate together until a link
+ * saturates, freeze the flows on it, repeat.
+ *
+ * Incremental: starting or finishing a flow marks its links dirty. A recompute takes the flows on dirty
+ * links (set A), holds every other flow at its rate (their load is subtracted from link capacities), and
+ * fills A. Where a flow of A changed rate on a link that also carries flows outside A, that link is dirty
+ * for another round, up to MAX_ROUNDS rounds (the closure of a change, pruned where rates do not move).
+ * Everything that starts at one instant is one batch: the first start schedules a recompute event at the
+ * current time, which runs after the other events of that instant (engine order is time, then sequence).
+ *
+ * Events: one pending event for the earliest finish (a heap of flows by finish time), and one delivery
+ * event per flow at finish + route latency, which calls the flow's callback. A finished flow releases its
+ * links at the finish; its last byte arrives one route latency later. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/alloc.h"
+#include "sim/net.h"
+
+/* Rounds of propagation per recompute. Each round widens the recomputed set by the flows sharing a link
+ * with a flow whose rate moved; 4 covers a ring's neighbours on both sides of a changed link. */
+#define MAX_ROUNDS 4
+/* Relative rate change below which a flow counts as unchanged (double rounding). */
+#define RATE_EPS 1e-9
+
+typedef struct fent {
+	int f; /* flow */
+	int i; /* index in the flow's route */
+} fent;
+
+typedef struct flink {
+	fent *e;
+	int n, cap;
+	double bw;   /* bytes/ps */
+	/* recompute scratch */
+	double res, w;
+	int hpos;    /* -2: not involved; -1: involved, not in heap; >= 0 heap position */
+	int na;      /* entries of flows in A */
+	int dirty;
+} flink;
+
+typedef struct fflow {
+	const hs_route *r;
+	double rem, rate;
+	hs_time t_upd, t_fin;
+	int hpos;   /* finish heap position, -1 */
+	int *lpos;  /* [r->nl]: position in each link's entry list */
+	int lcap;
+	int mark;   /* 0 not in A; 1 in A, unfrozen; 2 in A, frozen */
+	double old;
+	hs_net_done done;
+	void *ctx;
+	uint64_t arg;
+	int next_free;
+} fflow;
+
+struct hs_net_model {
+	const hs_topo *t;
+	hs_engine *eng;
+	flink *lk;
+	int nlk;
+	fflow *fl;
+	size_t nfl, capfl, active;
+	int free_head;
+	int *dirty, ndirty;
+	int *aff;
+	size_t naff, capaff;
+	int *inv;
+	size_t ninv, capinv;
+	int *lh, nlh;       /* link heap (progressive filling) */
+	int *fh;            /* finish heap */
+	size_t nfh, capfh;
+	int ev_pending, rc_pending;
+	hs_time ev_t;
+	hs_event_id ev;
+};
+
+/* ---- link heap by share res/w ---- */
+
+static double share(const hs_net_model *m, int l)
+{
+	const flink *k = &m->lk[l];
+	double r = k->res > 0 ? k->res : 0;
+	return r / k->w;
+}
+
+static void lh_swap(hs_net_model *m, int a, int b)
+{
+	int x = m->lh[a], y = m->lh[b];
+	m->lh[a] = y, m->lh[b] = x;
+	m->lk[y].hpos = a, m->lk[x].hpos = b;
+}
+
+static void lh_fix(hs_net_model *m, int i)
+{
+	while (i > 0 && share(m, m->lh[i]) < share(m, m->lh[(i - 1) / 2])) {
+		lh_swap(m, i, (i - 1) / 2);
+		i = (i - 1) / 2;
+	}
+	for (;;) {
+		int a = 2 * i + 1, b = a + 1, s = i;
+		if (a < m->nlh && share(m, m->lh[a]) < share(m, m->lh[s]))
+			s = a;
+		if (b < m->nlh && share(m, m->lh[b]) < share(m, m->lh[s]))
+			s = b;
+		if (s == i)
+			return;
+		lh_swap(m, i, s);
+		i = s;
+	}
+}
+
+static void lh_remove(hs_net_model *m, int l)
+{
+	int i = m->lk[l].hpos;
+	if (i < 0)
+		return;
+	m->nlh--;
+	if (i != m->nlh) {
+		m->lh[i] = m->lh[m->nlh];
+		m->lk[m->lh[i]].hpos = i;
+		lh_fix(m, i);
+	}
+	m->lk[l].hpos = -1;
+}
+
+/* ---- finish heap ---- */
+
+static void fh_swap(hs_net_model *m, size_t a, size_t b)
+{
+	int x = m->fh[a], y = m->fh[b];
+	m->fh[a] = y, m->fh[b] = x;
+	m->fl[y].hpos = (int)a, m->fl[x].hpos = (int)b;
+}
+
+static int fh_less(const hs_net_model *m, size_t a, size_t b)
+{
+	const fflow *x = &m->fl[m->fh[a]], *y = &m->fl[m->fh[b]];
+	return x->t_fin < y->t_fin || (x->t_fin == y->t_fin && m->fh[a] < m->fh[b]);
+}
+
+static void fh_fix(hs_net_model *m, size_t i)
+{
+	while (i > 0 && fh_less(m, i, (i - 1) / 2)) {
+		fh_swap(m, i, (i - 1) / 2);
+		i = (i - 1) / 2;
+	}
+	for (;;) {
+		size_t a = 2 * i + 1, b = a + 1, s = i;
+		if (a < m->nfh && fh_less(m, a, s))
+			s = a;
+		if (b < m->nfh && fh_less(m, b, s))
+			s = b;
+		if (s == i)
+			return;
+		fh_swap(m, i, s);
+		i = s;
+	}
+}
+
+static void fh_set(hs_net_model *m, int f)
+{
+	fflow *x = &m->fl[f];
+	if (x->hpos < 0) {
+		hs_xgrow(&m->fh, &m->capfh, m->nfh + 1, sizeof *m->fh);
+		m->fh[m->nfh] = f;
+		x->hpos = (int)m->nfh++;
+	}
+	fh_fix(m, (size_t)x->hpos);
+}
+
+static void fh_pop(hs_net_model *m)
+{
+	m->fl[m->fh[0]].hpos = -1;
+	m->nfh--;
+	if (m->nfh) {
+		m->fh[0] = m->fh[m->nfh];
+		m->fl[m->fh[0]].hpos = 0;
+		fh_fix(m, 0);
+	}
+}
+
+/* ---- model ---- */
+
+static hs_net_model *create(const hs_topo *t, hs_engine *eng, hs_err *err)
+{
+	(void)err;
+	hs_net_model *m = hs_xcalloc(1, sizeof *m);
+	m->t = t;
+	m->eng = eng;
+	m->nlk = hs_topo_nlinks(t);
+	m->lk = hs_xcalloc((size_t)(m->nlk ? m->nlk : 1), sizeof *m->lk);
+	for (int l = 0; l < m->nlk; l++) {
+		m->lk[l].bw = hs_topo_link(t, l)->bw;
+		m->lk[l].hpos = -2;
+	}
+	m->dirty = hs_xmalloc((size_t)(m->nlk ? m->nlk : 1) * sizeof *m->dirty);
+	m->lh = hs_xmalloc((size_t)(m->nlk ? m->nlk : 1) * sizeof *m->lh);
+	m->free_head = -1;
+	return m;
+}
+
+static void destroy(hs_net_model *m)
+{
+	if (!m)
+		return;
+	for (int l = 0; l < m->nlk; l++)
+		free(m->lk[l].e);
+	for (size_t i = 0; i < m->nfl; i++)
+		free(m->fl[i].lpos);
+	free(m->lk);
+	free(m->fl);
+	free(m->dirty);
+	free(m->aff);
+	free(m->inv);
+	free(m->lh);
+	free(m->fh);
+	free(m);
+}
+
+static void mark_dirty(hs_net_model *m, int l)
+{
+	if (!m->lk[l].dirty) {
+		m->lk[l].dirty = 1;
+		m->dirty[m->ndirty++] = l;
+	}
+}
+
+static void finish_event(hs_engine *eng, void *ctx, uint64_t arg);
+
+static void schedule_finish(hs_net_model *m)
+{
+	if (!m->nfh || m->fl[m->fh[0]].t_fin == HS_TIME_MAX)
+		return;
+	hs_time t = m->fl[m->fh[0]].t_fin;
+	if (m->ev_pending && m->ev_t <= t)
+		return;
+	if (m->ev_pending)
+		hs_engine_cancel(m->eng, m->ev);
+	m->ev = hs_engine_at(m->eng, t, finish_event, m, 0);
+	m->ev_t = t;
+	m->ev_pending = 1;
+}
+
+static void involve(hs_net_model *m, int l)
+{
+	flink *k = &m->lk[l];
+	if (k->hpos != -2)
+		return;
+	k->hpos = -1;
+	k->res = k->bw;
+	k->w = 0;
+	k->na = 0;
+	hs_xgrow(&m->inv, &m->capinv, m->ninv + 1, sizeof *m->inv);
+	m->inv[m->ninv++] = l;
+}
+
+static void recompute(hs_net_model *m)
+{
+	hs_time now = hs_engine_now(m->eng);
+	for (int round = 0; round < MAX_ROUNDS && m->ndirty; round++) {
+		/* A: the flows on dirty links */
+		m->naff = 0;
+		for (int d = 0; d < m->ndirty; d++) {
+			flink *k = &m->lk[m->dirty[d]];
+			k->dirty = 0;
+			for (int j = 0; j < k->n; j++) {
+				fflow *f = &m->fl[k->e[j].f];
+				if (f->mark)
+					continue;
+				f->mark = 1;
+				hs_xgrow(&m->aff, &m->capaff, m->naff + 1, sizeof *m->aff);
+				m->aff[m->naff++] = k->e[j].f;
+			}
+		}
+		m->ndirty = 0;
+		/* bring A up to now, and load its links */
+		m->ninv = 0;
+		for (size_t a = 0; a < m->naff; a++) {
+			fflow *f = &m->fl[m->aff[a]];
+			f->rem -= f->rate * (double)(now - f->t_upd);
+			if (f->rem < 0)
+				f->rem = 0;
+			f->t_upd = now;
+			f->old = f->rate;
+			for (int i = 0; i < f->r->nl; i++) {
+				int l = f->r->link[i];
+				involve(m, l);
+				m->lk[l].w += f->r->coef[i];
+				m->lk[l].na++;
+			}
+		}
+		/* flows outside A keep their rates: what they use is not available */
+		for (size_t i = 0; i < m->ninv; i++) {
+			flink *k = &m->lk[m->inv[i]];
+			if (k->na < k->n)
+				for (int j = 0; j < k->n; j++) {
+					const fflow *f = &m->fl[k->e[j].f];
+					if (!f->mark)
+						k->res -= f->rate * f->r->coef[k->e[j].i];
+				}
+		}
+		m->nlh = 0;
+		for (size_t i = 0; i < m->ninv; i++) {
+			int l = m->inv[i];
+			m->lh[m->nlh] = l;
+			m->lk[l].hpos = m->nlh++;
+		}
+		for (int i = m->nlh / 2; i >= 0; i--)
+			lh_fix(m, i);
+		/* progressive filling */
+		while (m->nlh) {
+			int l = m->lh[0];
+			double x = share(m, l);
+			lh_remove(m, l);
+			flink *k = &m->lk[l];
+			for (int j = 0; j < k->n; j++) {
+				fflow *f = &m->fl[k->e[j].f];
+				if (f->mark != 1)
+					continue;
+				f->mark = 2;
+				/* a flow squeezed to nothing by rounding still creeps forward until the next change */
+				f->rate = x > 1e-15 * k->bw ? x : 1e-15 * k->bw;
+				for (int i = 0; i < f->r->nl; i++) {
+					int ml = f->r->link[i];
+					flink *mk = &m->lk[ml];
+					if (ml == l || mk->hpos < 0)
+						continue;
+					mk->res -= x * f->r->coef[i];
+					mk->w -= f->r->coef[i];
+					if (mk->w <= 1e-12)
+						lh_remove(m, ml);
+					else
+						lh_fix(m, mk->hpos);
+				}
+			}
+		}
+		/* new finish times; links where a moved rate meets flows outside A are dirty again */
+		for (size_t a = 0; a < m->naff; a++) {
+			int id = m->aff[a];
+			fflow *f = &m->fl[id];
+			f->mark = 0;
+			hs_time d = hs_time_for(f->rem, f->rate);
+			f->t_fin = d > HS_TIME_MAX - now ? HS_TIME_MAX : now + d;
+			fh_set(m, id);
+			if (fabs(f->rate - f->old) > RATE_EPS * f->rate)
+				for (int i = 0; i < f->r->nl; i++) {
+					int l = f->r->link[i];
+					if (m->lk[l].na < m->lk[l].n)
+						mark_dirty(m, l);
+				}
+		}
+		for (size_t i = 0; i < m->ninv; i++)
+			m->lk[m->inv[i]].hpos = -2;
+	}
+	/* propagation cut off: later changes will revisit these links */
+	for (int d = 0; d < m->ndirty; d++)
+		m->lk[m->dirty[d]].dirty = 0;
+	m->ndirty = 0;
+	schedule_finish(m);
+}
+
+static void recompute_event(hs_engine *eng, void *ctx, uint64_t arg)
+{
+	(void)eng;
+	(void)arg;
+	hs_net_model *m = ctx;
+	m->rc_pending = 0;
+	recompute(m);
+}
+
+static void want_recompute(hs_net_model *m)
+{
+	if (!m->rc_pending) {
+		m->rc_pending = 1;
+		hs_engine_after(m->eng, 0, recompute_event, m, 0);
+	}
+}
+
+static void deliver(hs_engine *eng, void *ctx, uint64_t arg)
+{
+	(void)eng;
+	hs_net_model *m = ctx;
+	fflow *f = &m->fl[arg];
+	hs_net_done done = f->done;
+	void *c = f->ctx;
+	uint64_t a = f->arg;
+	f->next_free = m->free_head;
+	m->free_head = (int)arg;
+	done(c, a);
+}
+
+static void unlink_flow(hs_net_model *m, int id)
+{
+	fflow *f = &m->fl[id];
+	for (int i = 0; i < f->r->nl; i++) {
+		int l = f->r->link[i];
+		flink *k = &m->lk[l];
+		int p = f->lpos[i];
+		k->e[p] = k->e[--k->n];
+		if (p < k->n)
+			m->fl[k->e[p].f].lpos[k->e[p].i] = p;
+		mark_dirty(m, l);
+	}
+}
+
+static void finish_event(hs_engine *eng, void *ctx, uint64_t arg)
+{
+	(void)arg;
+	hs_net_model *m = ctx;
+	hs_time now = hs_engine_now(eng);
+	m->ev_pending = 0;
+	while (m->nfh && m->fl[m->fh[0]].t_fin <= now) {
+		int id = m->fh[0];
+		fh_pop(m);
+		unlink_flow(m, id);
+		m->active--;
+		hs_engine_after(eng, m->fl[id].r->lat, deliver, m, (uint64_t)id);
+	}
+	if (m->ndirty)
+		recompute(m);
+	else
+		schedule_finish(m);
+}
+
+static void start(hs_net_model *m, const hs_route *r, double bytes, hs_net_done done, void *ctx, uint64_t arg)
+{
+	int id;
+	if (m->free_head >= 0) {
+		id = m->free_head;
+		m->free_head = m->fl[id].next_free;
+	} else {
+		hs_xgrow(&m->fl, &m->capfl, m->nfl + 1, sizeof *m->fl);
+		id = (int)m->nfl++;
+		m->fl[id].lpos = NULL;
+		m->fl[id].lcap = 0;
+	}
+	fflow *f = &m->fl[id];
+	if (f->lcap < r->nl) {
+		f->lpos = hs_xrealloc(f->lpos, (size_t)r->nl * sizeof *f->lpos);
+		f->lcap = r->nl;
+	}
+	f->r = r;
+	f->rem = bytes;
+	f->rate = 0;
+	f->t_upd = hs_engine_now(m->eng);
+	f->t_fin = HS_TIME_MAX;
+	f->hpos = -1;
+	f->mark = 0;
+	f->done = done, f->ctx = ctx, f->arg = arg;
+	for (int i = 0; i < r->nl; i++) {
+		flink *k = &m->lk[r->link[i]];
+		if (k->n == k->cap) {
+			k->cap = k->cap ? 2 * k->cap : 4;
+			k->e = hs_xrealloc(k->e, (size_t)k->cap * sizeof *k->e);
+		}
+		f->lpos[i] = k->n;
+		k->e[k->n++] = (fent){id, i};
+		mark_dirty(m, r->link[i]);
+	}
+	m->active++;
+	want_recompute(m);
+}
+
+static size_t active(const hs_net_model *m) { return m->active; }
+
+const hs_net_ops hs_net_flow = {"flow", create, destroy, start, active};

@@ -1,0 +1,47 @@
+/* Inside hs_net: what the collective programs (sim/netcoll*.c) see. Not a public header. */
+#ifndef HS_NET_IMPL_H
+#define HS_NET_IMPL_H
+
+#include "sim/net.h"
+
+typedef struct hs_xrec {
+	const hs_route *r;
+	double bytes;
+	hs_time t0;
+	hs_net_done done;
+	void *ctx;
+	uint64_t arg;
+	int next_free;
+} hs_xrec;
+
+struct hs_net {
+	const hs_cluster *c;
+	hs_topo *t;
+	hs_router *router;
+	const hs_net_ops *ops;
+	hs_net_model *m;
+	hs_engine *eng;
+	hs_time t_created;
+	/* options */
+	int channels, ring_order, split;
+	double chunk;
+	/* transfer records */
+	hs_xrec *x;
+	size_t nx, capx;
+	int free_head;
+	/* statistics */
+	double *link_bytes;
+	double *series; /* [nlinks * nbuckets] bytes per bucket */
+	int nbuckets;
+	double bucket_ps;
+	double injected;
+	uint64_t transfers;
+};
+
+/* Start one transfer on a route (the model's start, with accounting). bytes <= 0 completes at once (from an
+ * engine event). */
+void hs_net_xfer(hs_net *n, const hs_route *r, double bytes, hs_net_done done, void *ctx, uint64_t arg);
+/* Call done(ctx, arg) from an engine event `delay` picoseconds from now. */
+void hs_net_later(hs_net *n, hs_time delay, hs_net_done done, void *ctx, uint64_t arg);
+
+#endif

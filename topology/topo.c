@@ -1,0 +1,560 @@
+/* hs_topo: builders that turn a cluster description into a link graph (topology/topo.h).
+ *
+ * Latency placement: a path's latency is the sum of its links'. Scale-up links carry half the scale-up
+ * latency each (GPU -> switch -> GPU sums to one hop); GPU <-> NIC links carry half the NIC latency each;
+ * every link leaving a switch carries one switch-hop latency. So NIC to NIC through a 2-tier fat-tree costs
+ * nic latency + 3 switch hops, the figure the analytical model (sim/coll.c) uses. */
+#include "topology/topo.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/alloc.h"
+
+typedef struct vinfo {
+	unsigned char kind;
+	int node; /* -1: fabric */
+	int idx;  /* NIC: index in node; switch: serial number; host: 0 */
+} vinfo;
+
+struct hs_topo {
+	const hs_cluster *c;
+	int nv, nl;
+	size_t vcap, lcap;
+	vinfo *v;
+	hs_link *l;
+	int *out_off, *out; /* CSR over from */
+	int *in_off, *in;   /* CSR over to */
+	int *nic0, *nicn;   /* nnodes: first NIC vertex of each node (contiguous) and how many */
+	int *upsw;          /* nnodes: scale-up switch, -1 */
+	int top;            /* a top-tier switch, -1 */
+	int has_nics;
+	int nsw;            /* switches made so far (names) */
+};
+
+static int add_v(hs_topo *t, enum hs_vkind k, int node, int idx)
+{
+	hs_xgrow(&t->v, &t->vcap, (size_t)t->nv + 1, sizeof *t->v);
+	t->v[t->nv] = (vinfo){(unsigned char)k, node, idx};
+	return t->nv++;
+}
+
+static int add_sw(hs_topo *t, int node) { return add_v(t, HS_V_SWITCH, node, t->nsw++); }
+
+static void add_l(hs_topo *t, int a, int b, double bw_Bps, double lat_s)
+{
+	hs_xgrow(&t->l, &t->lcap, (size_t)t->nl + 1, sizeof *t->l);
+	t->l[t->nl++] = (hs_link){a, b, hs_rate_from_Bps(bw_Bps), hs_time_from_s(lat_s)};
+}
+
+/* A physical link: both directions, each with its own latency. */
+static void add_pair(hs_topo *t, int a, int b, double bw, double lat_ab, double lat_ba)
+{
+	add_l(t, a, b, bw, lat_ab);
+	add_l(t, b, a, bw, lat_ba);
+}
+
+/* ---- scale-up, one node ---- */
+
+static void build_node(hs_topo *t, const hs_node_group *g, int node, int gpu0)
+{
+	int p = g->gpus_per_node;
+	double bw = g->scaleup_bw, half = g->scaleup_lat / 2;
+	const char *k = g->scaleup_kind;
+	t->upsw[node] = -1;
+	if (p > 1) {
+		if (!strcmp(k, "nvswitch") || !strcmp(k, "nvl72")) {
+			int sw = add_sw(t, node);
+			t->upsw[node] = sw;
+			for (int i = 0; i < p; i++)
+				add_pair(t, gpu0 + i, sw, bw, half, half);
+		} else if (!strcmp(k, "nvlink-mesh") || !strcmp(k, "xgmi")) {
+			/* all-to-all point-to-point links; each GPU's bandwidth is spread over its p-1 peers
+			 * (MI300X: 7 x 64 GB/s xGMI links; DGX-1 style NVLink meshes) */
+			for (int i = 0; i < p; i++)
+				for (int j = i + 1; j < p; j++)
+					add_pair(t, gpu0 + i, gpu0 + j, bw / (p - 1), g->scaleup_lat, g->scaleup_lat);
+		} else if (!strcmp(k, "nvlink-bridge")) {
+			/* bridged pairs (0-1, 2-3, ...); everything else crosses the PCIe switch */
+			for (int i = 0; i + 1 < p; i += 2)
+				add_pair(t, gpu0 + i, gpu0 + i + 1, bw, g->scaleup_lat, g->scaleup_lat);
+			int sw = add_sw(t, node);
+			for (int i = 0; i < p; i++)
+				add_pair(t, gpu0 + i, sw, g->pcie_bw, half, half);
+		} else if (!strcmp(k, "pcie") && g->scaleup_p2p) {
+			int sw = add_sw(t, node);
+			for (int i = 0; i < p; i++)
+				add_pair(t, gpu0 + i, sw, bw, half, half);
+		} else if (!strcmp(k, "pcie")) {
+			/* No peer-to-peer: a copy goes up to host memory and down again. Directed links make the
+			 * detour the only path: GPUs send into `up`, which only reaches the host; the host only
+			 * reaches `down`, which only reaches GPUs. Every sender shares up -> host, every receiver
+			 * host -> down (the switch's one host link, one per direction). */
+			int up = add_sw(t, node), host = add_v(t, HS_V_HOST, node, 0), down = add_sw(t, node);
+			double q = g->scaleup_lat / 4;
+			for (int i = 0; i < p; i++) {
+				add_l(t, gpu0 + i, up, bw, q);
+				add_l(t, down, gpu0 + i, bw, q);
+			}
+			add_l(t, up, host, bw, q);
+			add_l(t, host, down, bw, q);
+		}
+		/* "none": no scale-up links; devices of the node meet through the NICs */
+	}
+	/* NICs: NIC i hangs off device i * p / nics (GPUDirect RDMA through a shared PCIe switch) */
+	int nn = g->nics_per_node;
+	t->nic0[node] = t->nv;
+	t->nicn[node] = nn;
+	for (int i = 0; i < nn; i++) {
+		int nic = add_v(t, HS_V_NIC, node, i);
+		int owner = gpu0 + (int)((long)i * p / nn);
+		add_pair(t, owner, nic, g->nic_bw, g->nic_lat / 2, g->nic_lat / 2);
+	}
+}
+
+/* ---- scale-out ---- */
+
+/* A device of the node (for its group): the node's first device. */
+static int node_gpu0(const hs_topo *t, int node)
+{
+	for (int g = hs_cluster_ngroups(t->c) - 1; g >= 0; g--)
+		if (hs_cluster_first_node(t->c, g) <= node)
+			return hs_cluster_first_gpu(t->c, g) +
+			       (node - hs_cluster_first_node(t->c, g)) * hs_cluster_group(t->c, g)->gpus_per_node;
+	return 0;
+}
+
+typedef struct nicref {
+	int v;     /* vertex */
+	int node;
+	int idx;   /* index in node */
+	double bw; /* bytes/s */
+} nicref;
+
+/* Attach NIC to switch: NIC -> switch costs nothing, switch -> NIC one switch hop. */
+static void attach(hs_topo *t, const nicref *n, int sw, double fl) { add_pair(t, n->v, sw, n->bw, 0, fl); }
+
+/* A fat-tree over nics[0..n-1]. Leaves have D = radix * o / (1 + o) down ports and U = radix - D up ports,
+ * one to each of U spines (2 tiers), or to U aggregation switches of the leaf's pod (3 tiers: pods of
+ * radix/2 leaves, each aggregation switch with radix/2 links up to its own core switches). A leaf's uplinks
+ * together carry its NICs' bandwidth divided by the oversubscription. Returns a top switch. */
+static int fat_tree(hs_topo *t, const nicref *nics, int n, int tiers, int radix, double o, double fl)
+{
+	if (n == 0)
+		return -1;
+	if (tiers <= 1) {
+		int sw = add_sw(t, -1);
+		for (int i = 0; i < n; i++)
+			attach(t, &nics[i], sw, fl);
+		return sw;
+	}
+	int D = (int)lround(radix * o / (1 + o));
+	if (D < 1)
+		D = 1;
+	if (D > radix - 1)
+		D = radix - 1;
+	int U = radix - D;
+	int L = (n + D - 1) / D;
+	int *leaf = hs_xmalloc((size_t)L * sizeof *leaf);
+	double *down = hs_xcalloc((size_t)L, sizeof *down);
+	for (int l = 0; l < L; l++)
+		leaf[l] = add_sw(t, -1);
+	for (int i = 0; i < n; i++) {
+		attach(t, &nics[i], leaf[i / D], fl);
+		down[i / D] += nics[i].bw;
+	}
+	int top = leaf[0];
+	if (L > 1 && tiers == 2) {
+		int s0 = t->nv;
+		for (int s = 0; s < U; s++)
+			add_sw(t, -1);
+		for (int l = 0; l < L; l++)
+			for (int s = 0; s < U; s++)
+				add_pair(t, leaf[l], s0 + s, down[l] / o / U, fl, fl);
+		top = s0;
+	} else if (L > 1) {
+		int pod = radix / 2 > 0 ? radix / 2 : 1, P = (L + pod - 1) / pod, C = radix / 2 > 0 ? radix / 2 : 1;
+		int core0 = -1;
+		if (P > 1) {
+			core0 = t->nv;
+			for (int s = 0; s < U * C; s++)
+				add_sw(t, -1);
+		}
+		for (int p = 0; p < P; p++) {
+			int a0 = t->nv;
+			double agg_down = 0;
+			for (int a = 0; a < U; a++)
+				add_sw(t, -1);
+			for (int l = p * pod; l < L && l < (p + 1) * pod; l++) {
+				for (int a = 0; a < U; a++)
+					add_pair(t, leaf[l], a0 + a, down[l] / o / U, fl, fl);
+				agg_down += down[l] / o / U;
+			}
+			if (P > 1)
+				for (int a = 0; a < U; a++)
+					for (int c = 0; c < C; c++)
+						add_pair(t, a0 + a, core0 + a * C + c, agg_down / C, fl, fl);
+			top = P > 1 ? core0 : a0;
+		}
+	}
+	free(leaf);
+	free(down);
+	return top;
+}
+
+static int build_fabric(hs_topo *t, const hs_cluster *c, hs_err *err)
+{
+	const hs_fabric_spec *f = hs_cluster_fabric(c);
+	int nn = hs_cluster_nnodes(c), total = 0;
+	for (int node = 0; node < nn; node++)
+		total += t->nicn[node];
+	/* NICs in node order; first NIC of each node in that list (WAN sites slice it by node) */
+	nicref *nics = hs_xmalloc((size_t)(total ? total : 1) * sizeof *nics);
+	int *first = hs_xmalloc(((size_t)nn + 1) * sizeof *first);
+	for (int node = 0, k = 0; node < nn; node++) {
+		int g = hs_cluster_group_of(c, t->v[t->nic0[node]].kind == HS_V_NIC ? node_gpu0(t, node)
+										    : 0);
+		first[node] = k;
+		for (int i = t->nic0[node]; i < t->nic0[node] + t->nicn[node]; i++, k++)
+			nics[k] = (nicref){i, node, t->v[i].idx, hs_cluster_group(c, g)->nic_bw};
+		first[node + 1] = k;
+	}
+	double fl = f->latency, o = f->oversubscription;
+	int R = f->radix;
+	const char *k = f->kind;
+	if (!strcmp(k, "fat-tree")) {
+		t->top = fat_tree(t, nics, total, f->tiers, R, o, fl);
+	} else if (!strcmp(k, "rail-optimized") || !strcmp(k, "multi-plane")) {
+		/* rail-optimized: NIC r of every node joins rail r's leaves; one spine tier joins all leaves.
+		 * multi-plane: NIC i is in plane i mod planes; each plane is its own fat-tree, planes never meet. */
+		int multi = !strcmp(k, "multi-plane");
+		int maxn = 0;
+		for (int node = 0; node < nn; node++)
+			if (t->nicn[node] > maxn)
+				maxn = t->nicn[node];
+		int groups = multi ? f->planes : maxn;
+		nicref *sel = hs_xmalloc((size_t)(total ? total : 1) * sizeof *sel);
+		int D = (int)lround(R * o / (1 + o));
+		D = D < 1 ? 1 : D > R - 1 ? R - 1 : D;
+		int U = R - D;
+		int *leaves = NULL;
+		double *ldown = NULL;
+		size_t lc = 0, dc = 0;
+		int nleaves = 0;
+		for (int r = 0; r < groups; r++) {
+			int m = 0;
+			for (int i = 0; i < total; i++)
+				if ((multi ? nics[i].idx % groups : nics[i].idx) == r)
+					sel[m++] = nics[i];
+			if (multi) {
+				int top = fat_tree(t, sel, m, f->tiers, R, o, fl);
+				if (t->top < 0)
+					t->top = top;
+				continue;
+			}
+			for (int i = 0; i < m; i++) {
+				if (i % D == 0) {
+					hs_xgrow(&leaves, &lc, (size_t)nleaves + 1, sizeof *leaves);
+					hs_xgrow(&ldown, &dc, (size_t)nleaves + 1, sizeof *ldown);
+					leaves[nleaves] = add_sw(t, -1);
+					ldown[nleaves++] = 0;
+				}
+				attach(t, &sel[i], leaves[nleaves - 1], fl);
+				ldown[nleaves - 1] += sel[i].bw;
+			}
+		}
+		if (!multi && nleaves > 1) {
+			int s0 = t->nv;
+			for (int s = 0; s < U; s++)
+				add_sw(t, -1);
+			for (int l = 0; l < nleaves; l++)
+				for (int s = 0; s < U; s++)
+					add_pair(t, leaves[l], s0 + s, ldown[l] / o / U, fl, fl);
+			t->top = s0;
+		} else if (!multi && nleaves == 1)
+			t->top = leaves[0];
+		free(leaves);
+		free(ldown);
+		free(sel);
+	} else if (!strcmp(k, "dragonfly")) {
+		/* routers with nics_per_router NICs each, groups of routers_per_group routers joined all-to-all by
+		 * local links, one global link between every pair of groups (router j of group i serves group j's
+		 * link, j mod a) */
+		int p = f->nics_per_router, a = f->routers_per_group;
+		int nr = (total + p - 1) / p, ng = (nr + a - 1) / a;
+		int r0 = t->nv;
+		for (int r = 0; r < nr; r++)
+			add_sw(t, -1);
+		for (int i = 0; i < total; i++)
+			attach(t, &nics[i], r0 + i / p, fl);
+		for (int g = 0; g < ng; g++)
+			for (int i = g * a; i < nr && i < (g + 1) * a; i++)
+				for (int j = i + 1; j < nr && j < (g + 1) * a; j++)
+					add_pair(t, r0 + i, r0 + j, f->link_bw, fl, fl);
+		for (int gi = 0; gi < ng; gi++)
+			for (int gj = gi + 1; gj < ng; gj++) {
+				int ri = gi * a + gj % a, rj = gj * a + gi % a;
+				if (ri >= nr)
+					ri = gi * a;
+				if (rj >= nr)
+					rj = gj * a;
+				add_pair(t, r0 + ri, r0 + rj, f->link_bw, fl, fl);
+			}
+		t->top = r0;
+	} else if (!strncmp(k, "torus", 5)) {
+		/* one router per node, its NICs attached; wrap-around links to the next router in each dimension */
+		int nd = k[5] == '3' ? 3 : 2;
+		int r0 = t->nv;
+		for (int node = 0; node < nn; node++)
+			add_sw(t, -1);
+		for (int i = 0; i < total; i++)
+			attach(t, &nics[i], r0 + nics[i].node, fl);
+		int stride = 1;
+		for (int d = 0; d < nd; d++) {
+			int sz = f->dims[d];
+			if (sz > 1)
+				for (int node = 0; node < nn; node++) {
+					int coord = node / stride % sz;
+					if (sz == 2 && coord == 1)
+						continue; /* a ring of two is one link */
+					int nb = node + ((coord + 1) % sz - coord) * stride;
+					add_pair(t, r0 + node, r0 + nb, f->link_bw, fl, fl);
+				}
+			stride *= sz;
+		}
+		t->top = r0;
+	} else if (!strcmp(k, "wan")) {
+		/* each node group is a site with its own fat-tree; a gateway per site joins its top tier and every
+		 * other site's gateway over a WAN link */
+		int ng = hs_cluster_ngroups(c);
+		int *gw = hs_xmalloc((size_t)ng * sizeof *gw);
+		for (int g = 0; g < ng; g++) {
+			int a = first[hs_cluster_first_node(c, g)];
+			int b = first[hs_cluster_first_node(c, g) + hs_cluster_group(c, g)->nodes];
+			int top = fat_tree(t, nics + a, b - a, f->tiers, R, o, fl);
+			gw[g] = add_sw(t, -1);
+			/* connect the gateway to every switch of the site's top tier (they follow `top`) */
+			for (int s = top; s >= 0 && s < gw[g]; s++)
+				if (t->v[s].kind == HS_V_SWITCH && t->v[s].node < 0)
+					if (s == top || (f->tiers > 1 && s > top))
+						add_pair(t, s, gw[g], f->wan_bw, fl, fl);
+			if (t->top < 0)
+				t->top = top;
+		}
+		for (int i = 0; i < ng; i++)
+			for (int j = i + 1; j < ng; j++)
+				add_pair(t, gw[i], gw[j], f->wan_bw, f->wan_lat, f->wan_lat);
+		free(gw);
+	} else if (strcmp(k, "none") != 0) {
+		free(nics);
+		free(first);
+		return hs_err_set(err, HS_EINTERNAL, "fabric kind '%s' has no builder", k);
+	}
+	free(nics);
+	free(first);
+	return 0;
+}
+
+static void build_explicit(hs_topo *t, const hs_fabric_spec *f)
+{
+	for (int i = 0; i < f->nswitches; i++)
+		add_sw(t, -1);
+	for (int i = 0; i < f->nxlinks; i++) {
+		const hs_xlink *x = &f->xlinks[i];
+		add_l(t, x->a, x->b, x->bw, x->lat);
+		if (x->duplex)
+			add_l(t, x->b, x->a, x->bw, x->lat);
+	}
+	t->top = f->nswitches ? t->nv - f->nswitches : -1;
+}
+
+static void csr(int nv, int nl, const hs_link *l, int by_to, int **off_out, int **arr_out)
+{
+	int *off = hs_xcalloc((size_t)nv + 1, sizeof *off), *arr = hs_xmalloc((size_t)(nl ? nl : 1) * sizeof *arr);
+	for (int i = 0; i < nl; i++)
+		off[(by_to ? l[i].to : l[i].from) + 1]++;
+	for (int v = 0; v < nv; v++)
+		off[v + 1] += off[v];
+	int *pos = hs_xmalloc((size_t)(nv ? nv : 1) * sizeof *pos);
+	memcpy(pos, off, (size_t)nv * sizeof *pos);
+	for (int i = 0; i < nl; i++)
+		arr[pos[by_to ? l[i].to : l[i].from]++] = i;
+	free(pos);
+	*off_out = off;
+	*arr_out = arr;
+}
+
+/* Does device v own a NIC? */
+static int owns_nic(const hs_topo *t, int v)
+{
+	for (int i = t->out_off[v]; i < t->out_off[v + 1]; i++)
+		if (t->v[t->l[t->out[i]].to].kind == HS_V_NIC)
+			return 1;
+	return 0;
+}
+
+/* Reachability without passing through a device (routes never relay through a GPU's memory, except the
+ * NIC-sharing detour the router builds on purpose). */
+static int reach(const hs_topo *t, int src, int *seen, int *queue)
+{
+	int h = 0, q = 0, got = 0;
+	memset(seen, 0, (size_t)t->nv * sizeof *seen);
+	seen[src] = 1;
+	queue[q++] = src;
+	while (h < q) {
+		int u = queue[h++];
+		if (t->v[u].kind == HS_V_GPU) {
+			got++;
+			if (u != src && !(t->has_nics && owns_nic(t, u)))
+				continue;
+		}
+		for (int i = t->out_off[u]; i < t->out_off[u + 1]; i++) {
+			int w = t->l[t->out[i]].to;
+			if (!seen[w]) {
+				seen[w] = 1;
+				queue[q++] = w;
+			}
+		}
+	}
+	return got;
+}
+
+static int check_connected(hs_topo *t, hs_err *err)
+{
+	int G = hs_cluster_ngpus(t->c);
+	int *seen = hs_xmalloc((size_t)t->nv * sizeof *seen), *queue = hs_xmalloc((size_t)t->nv * sizeof *queue);
+	/* Every device must reach every other one. Routes relay through a device only to reach a NIC it owns
+	 * (PXN), so NIC owners count as transit here; built layouts are regular, so for large clusters the
+	 * first device of each node stands for its node. */
+	int rc = 0;
+	for (int s = 0; s < G && !rc; s++) {
+		if (t->has_nics && G > 64 && hs_cluster_local_rank(t->c, s) != 0)
+			continue;
+		if (reach(t, s, seen, queue) == G)
+			continue;
+		int miss = 0;
+		while (miss < G && seen[miss])
+			miss++;
+		rc = hs_err_set(err, HS_EINPUT,
+				"the topology is not connected: gpu%d has no path to gpu%d (fabric '%s' does not join them; "
+				"every device must reach every other one through links and switches)",
+				s, miss, hs_cluster_fabric(t->c)->kind);
+	}
+	free(seen);
+	free(queue);
+	return rc;
+}
+
+hs_topo *hs_topo_build(const hs_cluster *c, hs_err *err)
+{
+	hs_topo *t = hs_xcalloc(1, sizeof *t);
+	t->c = c;
+	t->top = -1;
+	int G = hs_cluster_ngpus(c), nn = hs_cluster_nnodes(c);
+	for (int i = 0; i < G; i++)
+		add_v(t, HS_V_GPU, hs_cluster_node_of(c, i), hs_cluster_local_rank(c, i));
+	t->nic0 = hs_xcalloc((size_t)nn + 1, sizeof *t->nic0);
+	t->nicn = hs_xcalloc((size_t)nn + 1, sizeof *t->nicn);
+	t->upsw = hs_xmalloc((size_t)(nn ? nn : 1) * sizeof *t->upsw);
+	const hs_fabric_spec *f = hs_cluster_fabric(c);
+	if (!strcmp(f->kind, "explicit")) {
+		for (int i = 0; i < nn; i++)
+			t->upsw[i] = -1;
+		build_explicit(t, f);
+	} else {
+		t->has_nics = 1;
+		for (int g = 0; g < hs_cluster_ngroups(c); g++) {
+			const hs_node_group *ng = hs_cluster_group(c, g);
+			for (int k = 0; k < ng->nodes; k++) {
+				int node = hs_cluster_first_node(c, g) + k;
+				build_node(t, ng, node, hs_cluster_first_gpu(c, g) + k * ng->gpus_per_node);
+			}
+		}
+		if (build_fabric(t, c, err)) {
+			hs_topo_free(t);
+			return NULL;
+		}
+	}
+	csr(t->nv, t->nl, t->l, 0, &t->out_off, &t->out);
+	csr(t->nv, t->nl, t->l, 1, &t->in_off, &t->in);
+	if (G > 1 && check_connected(t, err)) {
+		hs_topo_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+void hs_topo_free(hs_topo *t)
+{
+	if (!t)
+		return;
+	free(t->v);
+	free(t->l);
+	free(t->out_off);
+	free(t->out);
+	free(t->in_off);
+	free(t->in);
+	free(t->nic0);
+	free(t->nicn);
+	free(t->upsw);
+	free(t);
+}
+
+const hs_cluster *hs_topo_cluster(const hs_topo *t) { return t->c; }
+int hs_topo_nvertices(const hs_topo *t) { return t->nv; }
+int hs_topo_nlinks(const hs_topo *t) { return t->nl; }
+const hs_link *hs_topo_link(const hs_topo *t, int l) { return &t->l[l]; }
+enum hs_vkind hs_topo_vkind(const hs_topo *t, int v) { return (enum hs_vkind)t->v[v].kind; }
+int hs_topo_vnode(const hs_topo *t, int v) { return t->v[v].node; }
+int hs_topo_has_nics(const hs_topo *t) { return t->has_nics; }
+int hs_topo_upswitch(const hs_topo *t, int node) { return t->upsw[node]; }
+int hs_topo_top_switch(const hs_topo *t) { return t->top; }
+
+int hs_topo_nnics(const hs_topo *t, int node) { return t->has_nics ? t->nicn[node] : 0; }
+
+int hs_topo_nic(const hs_topo *t, int node, int i) { return t->nic0[node] + i; }
+
+int hs_topo_nic_owner(const hs_topo *t, int nicv)
+{
+	/* the NIC's first link goes to its owner (build_node adds owner <-> NIC right after the NIC) */
+	for (int i = t->in_off[nicv]; i < t->in_off[nicv + 1]; i++) {
+		int u = t->l[t->in[i]].from;
+		if (t->v[u].kind == HS_V_GPU)
+			return u;
+	}
+	return -1;
+}
+
+void hs_topo_out(const hs_topo *t, int v, int *first, int *count)
+{
+	*first = t->out_off[v];
+	*count = t->out_off[v + 1] - t->out_off[v];
+}
+int hs_topo_out_link(const hs_topo *t, int i) { return t->out[i]; }
+void hs_topo_in(const hs_topo *t, int v, int *first, int *count)
+{
+	*first = t->in_off[v];
+	*count = t->in_off[v + 1] - t->in_off[v];
+}
+int hs_topo_in_link(const hs_topo *t, int i) { return t->in[i]; }
+
+const char *hs_topo_vname(const hs_topo *t, int v, char *buf, int len)
+{
+	const vinfo *x = &t->v[v];
+	const hs_fabric_spec *f = hs_cluster_fabric(t->c);
+	switch (x->kind) {
+	case HS_V_GPU: snprintf(buf, (size_t)len, "gpu%d", v); break;
+	case HS_V_NIC: snprintf(buf, (size_t)len, "node%d.nic%d", x->node, x->idx); break;
+	case HS_V_HOST: snprintf(buf, (size_t)len, "node%d.host", x->node); break;
+	default:
+		if (!t->has_nics && x->idx < f->nswitches)
+			snprintf(buf, (size_t)len, "%s", f->switch_names[x->idx]);
+		else if (x->node >= 0)
+			snprintf(buf, (size_t)len, "node%d.switch%d", x->node, x->idx);
+		else
+			snprintf(buf, (size_t)len, "switch%d", x->idx);
+	}
+	return buf;
+}

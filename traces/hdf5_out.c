@@ -1,0 +1,533 @@
+#include "traces/hdf5_out.h"
+
+#include <hdf5.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/schedule.h"
+#include "sim/alloc.h"
+#include "sim/version.h"
+#include "traces/cost.h"
+#include "traces/outfile.h"
+
+struct hs_h5 {
+	hid_t f;
+	char path[1024], tmp[1100];
+	int failed;
+};
+
+struct hs_h5r {
+	hid_t f;
+};
+
+static void quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
+
+hs_h5 *hs_h5_create(const char *path, const char *kind, hs_err *err)
+{
+	quiet();
+	hs_h5 *h = hs_xcalloc(1, sizeof *h);
+	snprintf(h->path, sizeof h->path, "%s", path);
+	hs_outfile_tmpname(path, h->tmp, sizeof h->tmp);
+	h->f = H5Fcreate(h->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+	if (h->f < 0) {
+		hs_err_set(err, HS_EINPUT, "%s: cannot create the HDF5 file", path);
+		free(h);
+		return NULL;
+	}
+	hs_h5_attr_str(h, "/", "hetsim_kind", kind);
+	hs_h5_attr_str(h, "/", "hetsim_version", HS_VERSION);
+	hs_h5_attr_num(h, "/", "schema_version", 1);
+	return h;
+}
+
+int hs_h5_commit(hs_h5 *h, hs_err *err)
+{
+	int bad = h->failed;
+	if (H5Fclose(h->f) < 0)
+		bad = 1;
+	if (bad) {
+		remove(h->tmp);
+		hs_err_set(err, HS_EINPUT, "%s: writing the HDF5 file failed", h->path);
+		free(h);
+		return -1;
+	}
+	int rc = hs_outfile_rename(h->tmp, h->path, err);
+	free(h);
+	return rc;
+}
+
+void hs_h5_abort(hs_h5 *h)
+{
+	if (!h)
+		return;
+	H5Fclose(h->f);
+	remove(h->tmp);
+	free(h);
+}
+
+/* Open a group by absolute path, creating it (and its parents) when missing. */
+static hid_t group(hs_h5 *h, const char *path)
+{
+	if (strcmp(path, "/") == 0)
+		return H5Gopen2(h->f, "/", H5P_DEFAULT);
+	if (H5Lexists(h->f, path, H5P_DEFAULT) > 0)
+		return H5Gopen2(h->f, path, H5P_DEFAULT);
+	hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+	H5Pset_create_intermediate_group(lcpl, 1);
+	hid_t g = H5Gcreate2(h->f, path, lcpl, H5P_DEFAULT, H5P_DEFAULT);
+	H5Pclose(lcpl);
+	return g;
+}
+
+static hid_t str_type(size_t len)
+{
+	hid_t t = H5Tcopy(H5T_C_S1);
+	H5Tset_size(t, len ? len : 1);
+	H5Tset_strpad(t, H5T_STR_NULLTERM);
+	return t;
+}
+
+static int put_attr(hs_h5 *h, const char *grp, const char *name, hid_t type, const void *v)
+{
+	hid_t g = group(h, grp);
+	if (g < 0)
+		return h->failed = 1, -1;
+	if (H5Aexists(g, name) > 0)
+		H5Adelete(g, name);
+	hid_t sp = H5Screate(H5S_SCALAR);
+	hid_t a = H5Acreate2(g, name, type, sp, H5P_DEFAULT, H5P_DEFAULT);
+	int rc = a < 0 || H5Awrite(a, type, v) < 0 ? -1 : 0;
+	if (a >= 0)
+		H5Aclose(a);
+	H5Sclose(sp);
+	H5Gclose(g);
+	if (rc)
+		h->failed = 1;
+	return rc;
+}
+
+int hs_h5_attr_num(hs_h5 *h, const char *grp, const char *name, double v)
+{
+	return put_attr(h, grp, name, H5T_NATIVE_DOUBLE, &v);
+}
+
+int hs_h5_attr_str(hs_h5 *h, const char *grp, const char *name, const char *v)
+{
+	hid_t t = str_type(strlen(v) + 1);
+	int rc = put_attr(h, grp, name, t, v);
+	H5Tclose(t);
+	return rc;
+}
+
+/* Append `name` to the group's `columns` attribute (a 1-D array of fixed-length strings). */
+static void add_column_name(hid_t g, const char *name)
+{
+	enum { W = 64 };
+	char (*names)[W] = NULL;
+	hsize_t n = 0;
+	if (H5Aexists(g, "columns") > 0) {
+		hid_t a = H5Aopen(g, "columns", H5P_DEFAULT);
+		hid_t sp = H5Aget_space(a);
+		H5Sget_simple_extent_dims(sp, &n, NULL);
+		names = hs_xcalloc(n + 1, W);
+		hid_t t = str_type(W);
+		H5Aread(a, t, names);
+		H5Tclose(t);
+		H5Sclose(sp);
+		H5Aclose(a);
+		H5Adelete(g, "columns");
+	} else {
+		names = hs_xcalloc(1, W);
+	}
+	snprintf(names[n], W, "%s", name);
+	n++;
+	hid_t t = str_type(W);
+	hid_t sp = H5Screate_simple(1, &n, NULL);
+	hid_t a = H5Acreate2(g, "columns", t, sp, H5P_DEFAULT, H5P_DEFAULT);
+	H5Awrite(a, t, names);
+	H5Aclose(a);
+	H5Sclose(sp);
+	H5Tclose(t);
+	free(names);
+}
+
+static int put_col(hs_h5 *h, const char *grp, const char *name, hid_t ftype, hid_t mtype, const void *v, size_t n)
+{
+	hid_t g = group(h, grp);
+	if (g < 0)
+		return h->failed = 1, -1;
+	hsize_t dim = n;
+	hid_t sp = H5Screate_simple(1, &dim, NULL);
+	hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+	if (n >= 4096 && H5Zfilter_avail(H5Z_FILTER_DEFLATE) > 0) { /* big tables (tasks): chunked and gzipped */
+		hsize_t chunk = 4096;
+		H5Pset_chunk(dcpl, 1, &chunk);
+		H5Pset_deflate(dcpl, 4);
+	}
+	hid_t d = H5Dcreate2(g, name, ftype, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+	int rc = d < 0 || (n > 0 && H5Dwrite(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0) ? -1 : 0;
+	if (d >= 0)
+		H5Dclose(d);
+	H5Pclose(dcpl);
+	H5Sclose(sp);
+	if (!rc)
+		add_column_name(g, name);
+	H5Gclose(g);
+	if (rc)
+		h->failed = 1;
+	return rc;
+}
+
+int hs_h5_col_num(hs_h5 *h, const char *grp, const char *name, const double *v, size_t n)
+{
+	return put_col(h, grp, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v, n);
+}
+
+int hs_h5_col_int(hs_h5 *h, const char *grp, const char *name, const int32_t *v, size_t n)
+{
+	return put_col(h, grp, name, H5T_STD_I32LE, H5T_NATIVE_INT32, v, n);
+}
+
+int hs_h5_col_str(hs_h5 *h, const char *grp, const char *name, const char *const *v, size_t n)
+{
+	size_t w = 1;
+	for (size_t i = 0; i < n; i++) {
+		size_t l = strlen(v[i] ? v[i] : "") + 1;
+		if (l > w)
+			w = l;
+	}
+	char *buf = hs_xcalloc(n ? n : 1, w);
+	for (size_t i = 0; i < n; i++)
+		if (v[i])
+			memcpy(buf + i * w, v[i], strlen(v[i]));
+	hid_t t = str_type(w);
+	int rc = put_col(h, grp, name, t, t, buf, n);
+	H5Tclose(t);
+	free(buf);
+	return rc;
+}
+
+int hs_h5_write_links(hs_h5 *h, const hs_link_series *ls, hs_err *err)
+{
+	hs_h5_attr_num(h, "/", "links", ls->nlinks);
+	hs_h5_attr_num(h, "/links", "bin_s", ls->bin_s);
+	hs_h5_col_str(h, "/links", "name", ls->names, (size_t)ls->nlinks);
+	hs_h5_col_num(h, "/links", "capacity_Bps", ls->capacity_Bps, (size_t)ls->nlinks);
+	/* the matrix is not a column: a 2-D dataset beside the link table */
+	hid_t g = group(h, "/links");
+	hsize_t dims[2] = {(hsize_t)ls->nlinks, (hsize_t)ls->nbins};
+	hid_t sp = H5Screate_simple(2, dims, NULL);
+	hid_t d = H5Dcreate2(g, "utilisation", H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	if (d < 0 || H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, ls->util) < 0)
+		h->failed = 1;
+	if (d >= 0)
+		H5Dclose(d);
+	H5Sclose(sp);
+	H5Gclose(g);
+	return h->failed ? hs_err_set(err, HS_EINPUT, "%s: writing /links failed", h->path) : 0;
+}
+
+static const char *const group_names[HS_GROUP_COUNT] = {"tp", "cp", "dp", "ep", "pp"};
+static const char *const rc_names[] = {"none", "selective", "full"};
+
+int hs_h5_write_run(hs_h5 *h, const hs_scenario *s, const hs_build *b, const hs_result *r, int tasks, hs_err *err)
+{
+	const char *R = "/";
+	hs_h5_attr_str(h, R, "scenario", s->name);
+	hs_h5_attr_str(h, R, "model", s->model.name);
+	hs_h5_attr_num(h, R, "gpus", hs_cluster_ngpus(s->cluster));
+	hs_h5_attr_num(h, R, "step_time_s", r->step_time_s);
+	hs_h5_attr_num(h, R, "mfu", r->mfu);
+	hs_h5_attr_num(h, R, "hfu", r->hfu);
+	hs_h5_attr_num(h, R, "tokens_per_s", r->tokens_per_s);
+	hs_h5_attr_num(h, R, "memory_peak_bytes", r->mem_peak_bytes);
+	hs_h5_attr_num(h, R, "model_flops", r->model_flops);
+	hs_h5_attr_num(h, R, "hardware_flops", r->hw_flops);
+	hs_h5_attr_num(h, R, "critical_rank", r->critical_rep);
+	hs_h5_attr_num(h, R, "events", (double)r->events);
+	hs_h5_attr_num(h, R, "links", 0); /* hs_h5_write_links overwrites it when a network model has links */
+	const char *P = "/parallelism";
+	hs_h5_attr_num(h, P, "tp", s->par.tp);
+	hs_h5_attr_num(h, P, "pp", s->par.pp);
+	hs_h5_attr_num(h, P, "dp", s->par.dp);
+	hs_h5_attr_num(h, P, "cp", s->par.cp);
+	hs_h5_attr_num(h, P, "ep", s->par.ep);
+	hs_h5_attr_num(h, P, "virtual_stages", s->par.vstages);
+	hs_h5_attr_num(h, P, "micro_batches", s->par.micro_batches);
+	hs_h5_attr_num(h, P, "micro_batch", s->train.micro_batch);
+	hs_h5_attr_num(h, P, "global_batch", (double)s->train.global_batch);
+	hs_h5_attr_num(h, P, "seq_len", s->train.seq_len);
+	hs_h5_attr_str(h, P, "schedule", hs_sched_names[s->par.schedule]);
+	hs_h5_attr_str(h, P, "recompute", rc_names[s->par.recompute]);
+	hs_cost c;
+	hs_cost_compute(s, b, r, &c);
+	const char *C = "/cost";
+	hs_h5_attr_num(h, C, "gpu_hours_per_step", c.gpu_hours_per_step);
+	hs_h5_attr_num(h, C, "utilisation", c.utilisation);
+	hs_h5_attr_num(h, C, "power_w", c.power_w);
+	hs_h5_attr_num(h, C, "energy_j_per_step", c.energy_j_per_step);
+	hs_h5_attr_num(h, C, "kwh_per_mtok", c.kwh_per_mtok);
+	hs_h5_attr_num(h, C, "tokens_per_step", c.tokens_per_step);
+	hs_h5_attr_num(h, C, "cost_per_step", c.cost_per_step);
+	hs_h5_attr_num(h, C, "cost_per_mtok", c.cost_per_mtok);
+	hs_h5_attr_num(h, C, "cost_per_hour", c.cost_per_hour);
+	hs_h5_attr_str(h, C, "currency", c.currency);
+
+	/* /ranks: one row per simulated rank */
+	size_t n = (size_t)r->nreps;
+	int32_t *iv = hs_xcalloc(n + 1, sizeof *iv);
+	double *dv = hs_xcalloc(n + 1, sizeof *dv);
+	const char **sv = hs_xcalloc(n + 1, sizeof *sv);
+	const char *T = "/ranks";
+#define ICOL(name, expr) do { for (size_t i = 0; i < n; i++) iv[i] = (int32_t)(expr); hs_h5_col_int(h, T, name, iv, n); } while (0)
+#define DCOL(name, expr) do { for (size_t i = 0; i < n; i++) dv[i] = (expr); hs_h5_col_num(h, T, name, dv, n); } while (0)
+	ICOL("stage", r->reps[i].stage);
+	ICOL("dp_index", r->reps[i].dp_index);
+	ICOL("multiplicity", i < (size_t)b->graph.nreps ? b->graph.reps[i].multiplicity : 1);
+	for (size_t i = 0; i < n; i++)
+		sv[i] = r->reps[i].device;
+	hs_h5_col_str(h, T, "device", sv, n);
+	DCOL("finish_s", r->reps[i].finish_s);
+	DCOL("compute_s", r->reps[i].compute_s);
+	DCOL("optimizer_s", r->reps[i].optimizer_s);
+	for (int k = 0; k < HS_GROUP_COUNT; k++) {
+		char nm[32];
+		snprintf(nm, sizeof nm, "exposed_%s_s", group_names[k]);
+		DCOL(nm, r->reps[i].exposed_s[k]);
+	}
+	DCOL("bubble_s", r->reps[i].bubble_s);
+	DCOL("idle_tail_s", r->step_time_s - r->reps[i].finish_s);
+	DCOL("flops", r->reps[i].flops);
+	DCOL("memory_bytes", r->reps[i].mem_bytes);
+	DCOL("memory_capacity_bytes", r->reps[i].mem_capacity);
+#undef ICOL
+#undef DCOL
+	/* /stages: memory of one rank of each stage */
+	n = (size_t)b->pp;
+	T = "/stages";
+	iv = hs_xrealloc(iv, (n + 1) * sizeof *iv);
+	dv = hs_xrealloc(dv, (n + 1) * sizeof *dv);
+#define ICOL(name, expr) do { for (size_t i = 0; i < n; i++) iv[i] = (int32_t)(expr); hs_h5_col_int(h, T, name, iv, n); } while (0)
+#define DCOL(name, expr) do { for (size_t i = 0; i < n; i++) dv[i] = (expr); hs_h5_col_num(h, T, name, dv, n); } while (0)
+	ICOL("stage", i);
+	ICOL("layers", b->stages[i].layers);
+	DCOL("params", b->stages[i].params);
+	DCOL("weights_bytes", b->stages[i].mem.weights);
+	DCOL("grads_bytes", b->stages[i].mem.grads);
+	DCOL("optimizer_bytes", b->stages[i].mem.optimizer);
+	DCOL("activations_bytes", b->stages[i].mem.activations);
+	DCOL("logits_bytes", b->stages[i].mem.logits);
+	DCOL("total_bytes", b->stages[i].mem.total);
+#undef ICOL
+#undef DCOL
+	if (tasks) {
+		const hs_graph *g = &b->graph;
+		n = g->ntasks;
+		T = "/tasks";
+		iv = hs_xrealloc(iv, (n + 1) * sizeof *iv);
+		dv = hs_xrealloc(dv, (n + 1) * sizeof *dv);
+#define ICOL(name, expr) do { for (size_t i = 0; i < n; i++) iv[i] = (int32_t)(expr); hs_h5_col_int(h, T, name, iv, n); } while (0)
+#define DCOL(name, expr) do { for (size_t i = 0; i < n; i++) dv[i] = (expr); hs_h5_col_num(h, T, name, dv, n); } while (0)
+		ICOL("rank", g->tasks[i].rep);
+		ICOL("stream", g->tasks[i].stream);
+		ICOL("kind", g->tasks[i].kind);
+		ICOL("what", g->tasks[i].what);
+		ICOL("mb", g->tasks[i].mb);
+		ICOL("chunk", g->tasks[i].chunk);
+		ICOL("group", g->tasks[i].kind == HS_T_COLL ? g->tasks[i].group : -1);
+		ICOL("peer", g->tasks[i].kind == HS_T_SEND ? g->tasks[i].peer : -1);
+		DCOL("bytes", g->tasks[i].kind == HS_T_COMPUTE ? 0 : g->tasks[i].bytes);
+		DCOL("start_s", r->spans[i].start);
+		DCOL("end_s", r->spans[i].end);
+#undef ICOL
+#undef DCOL
+		hs_h5_attr_str(h, T, "kind_names", "0 compute, 1 collective, 2 send");
+		hs_h5_attr_str(h, T, "stream_names", "0 compute, 1 collectives, 2 p2p");
+		hs_h5_attr_str(h, T, "what_names",
+			       "0 fwd, 1 bwd, 2 bwd_input, 3 bwd_weight, 4 optimizer, 5 grad_reduce, 6 param_gather, 7 p2p");
+		hs_h5_attr_str(h, T, "group_names", "-1 none, 0 tp, 1 cp, 2 dp, 3 ep, 4 pp");
+	}
+	free(iv);
+	free(dv);
+	free(sv);
+	return h->failed ? hs_err_set(err, HS_EINPUT, "%s: writing the HDF5 tables failed", h->path) : 0;
+}
+
+/* reading */
+
+hs_h5r *hs_h5_open(const char *path, hs_err *err)
+{
+	quiet();
+	hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+	if (f < 0) {
+		hs_err_set(err, HS_EINPUT, "%s: cannot open as HDF5", path);
+		return NULL;
+	}
+	hs_h5r *h = hs_xcalloc(1, sizeof *h);
+	h->f = f;
+	return h;
+}
+
+void hs_h5_close(hs_h5r *h)
+{
+	if (h) {
+		H5Fclose(h->f);
+		free(h);
+	}
+}
+
+static hid_t open_attr(hs_h5r *h, const char *obj, const char *name)
+{
+	if (strcmp(obj, "/") && H5Lexists(h->f, obj, H5P_DEFAULT) <= 0)
+		return -1;
+	if (H5Aexists_by_name(h->f, obj, name, H5P_DEFAULT) <= 0)
+		return -1;
+	return H5Aopen_by_name(h->f, obj, name, H5P_DEFAULT, H5P_DEFAULT);
+}
+
+int hs_h5_get_num(hs_h5r *h, const char *obj, const char *name, double *v)
+{
+	hid_t a = open_attr(h, obj, name);
+	if (a < 0)
+		return -1;
+	int rc = H5Aread(a, H5T_NATIVE_DOUBLE, v) < 0 ? -1 : 0;
+	H5Aclose(a);
+	return rc;
+}
+
+int hs_h5_get_str(hs_h5r *h, const char *obj, const char *name, char *buf, size_t n)
+{
+	hid_t a = open_attr(h, obj, name);
+	if (a < 0)
+		return -1;
+	hid_t ft = H5Aget_type(a);
+	size_t w = H5Tget_size(ft);
+	char *tmp = hs_xcalloc(w + 1, 1);
+	hid_t t = str_type(w);
+	int rc = H5Aread(a, t, tmp) < 0 ? -1 : 0;
+	snprintf(buf, n, "%s", tmp);
+	free(tmp);
+	H5Tclose(t);
+	H5Tclose(ft);
+	H5Aclose(a);
+	return rc;
+}
+
+int hs_h5_columns(hs_h5r *h, const char *grp, char ***names, int *n)
+{
+	hid_t a = open_attr(h, grp, "columns");
+	if (a < 0)
+		return -1;
+	hid_t sp = H5Aget_space(a);
+	hsize_t k = 0;
+	H5Sget_simple_extent_dims(sp, &k, NULL);
+	enum { W = 64 };
+	char (*buf)[W] = hs_xcalloc(k + 1, W);
+	hid_t t = str_type(W);
+	H5Aread(a, t, buf);
+	*names = hs_xcalloc(k + 1, sizeof **names);
+	for (hsize_t i = 0; i < k; i++)
+		(*names)[i] = hs_xstrdup(buf[i]);
+	*n = (int)k;
+	free(buf);
+	H5Tclose(t);
+	H5Sclose(sp);
+	H5Aclose(a);
+	return 0;
+}
+
+static hid_t open_col(hs_h5r *h, const char *grp, const char *name, size_t *n)
+{
+	char p[512];
+	snprintf(p, sizeof p, "%s/%s", grp, name);
+	if (H5Lexists(h->f, grp, H5P_DEFAULT) <= 0 || H5Lexists(h->f, p, H5P_DEFAULT) <= 0)
+		return -1;
+	hid_t d = H5Dopen2(h->f, p, H5P_DEFAULT);
+	if (d < 0)
+		return -1;
+	hid_t sp = H5Dget_space(d);
+	hsize_t k = 0;
+	H5Sget_simple_extent_dims(sp, &k, NULL);
+	H5Sclose(sp);
+	*n = (size_t)k;
+	return d;
+}
+
+int hs_h5_is_str(hs_h5r *h, const char *grp, const char *name)
+{
+	size_t n;
+	hid_t d = open_col(h, grp, name, &n);
+	if (d < 0)
+		return 0;
+	hid_t t = H5Dget_type(d);
+	int s = H5Tget_class(t) == H5T_STRING;
+	H5Tclose(t);
+	H5Dclose(d);
+	return s;
+}
+
+int hs_h5_read_num(hs_h5r *h, const char *grp, const char *name, double **v, size_t *n)
+{
+	hid_t d = open_col(h, grp, name, n);
+	if (d < 0)
+		return -1;
+	*v = hs_xcalloc(*n + 1, sizeof **v);
+	int rc = *n && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, *v) < 0 ? -1 : 0;
+	H5Dclose(d);
+	if (rc) {
+		free(*v);
+		*v = NULL;
+	}
+	return rc;
+}
+
+int hs_h5_read_str(hs_h5r *h, const char *grp, const char *name, char ***v, size_t *n)
+{
+	hid_t d = open_col(h, grp, name, n);
+	if (d < 0)
+		return -1;
+	hid_t ft = H5Dget_type(d);
+	size_t w = H5Tget_size(ft);
+	char *buf = hs_xcalloc(*n * w + 1, 1);
+	hid_t t = str_type(w);
+	int rc = *n && H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0 ? -1 : 0;
+	*v = hs_xcalloc(*n + 1, sizeof **v);
+	for (size_t i = 0; i < *n; i++) {
+		(*v)[i] = hs_xcalloc(w + 1, 1);
+		memcpy((*v)[i], buf + i * w, w);
+	}
+	free(buf);
+	H5Tclose(t);
+	H5Tclose(ft);
+	H5Dclose(d);
+	return rc;
+}
+
+int hs_h5_read_matrix(hs_h5r *h, const char *path, double **v, size_t *rows, size_t *cols)
+{
+	const char *slash = strrchr(path, '/');
+	char grp[512];
+	snprintf(grp, sizeof grp, "%.*s", slash && slash != path ? (int)(slash - path) : 1, path);
+	if (H5Lexists(h->f, grp, H5P_DEFAULT) <= 0 || H5Lexists(h->f, path, H5P_DEFAULT) <= 0)
+		return -1;
+	hid_t d = H5Dopen2(h->f, path, H5P_DEFAULT);
+	if (d < 0)
+		return -1;
+	hid_t sp = H5Dget_space(d);
+	hsize_t dims[2] = {0, 1};
+	int nd = H5Sget_simple_extent_ndims(sp);
+	if (nd < 1 || nd > 2) {
+		H5Sclose(sp);
+		H5Dclose(d);
+		return -1;
+	}
+	H5Sget_simple_extent_dims(sp, dims, NULL);
+	H5Sclose(sp);
+	*rows = dims[0], *cols = nd == 2 ? dims[1] : 1;
+	*v = hs_xcalloc(*rows * *cols + 1, sizeof **v);
+	int rc = (*rows * *cols) > 0 && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, *v) < 0 ? -1 : 0;
+	H5Dclose(d);
+	return rc;
+}

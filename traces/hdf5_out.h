@@ -1,0 +1,68 @@
+/* HDF5 results (docs/outputs.md has the schema). A result file is a tree of groups whose attributes hold
+ * scalars (the summary) and whose tables are "column groups": a group holding equal-length 1-D datasets, one per
+ * column (float64, int32 or fixed-length strings), with a `columns` attribute listing their order. Column groups
+ * read straight into pandas (`pd.DataFrame({c: f['ranks'][c][:] for c in f['ranks'].attrs['columns']})`) and
+ * into gnuplot-bound code through hs_h5_read_column (reports/).
+ *
+ * Writing goes to a temporary file renamed over the target on hs_h5_commit, so no reader sees half a file.
+ * HDF5's own error stack printing is switched off; failures come back as hs_err. */
+#ifndef HS_HDF5_OUT_H
+#define HS_HDF5_OUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config/scenario.h"
+#include "models/build.h"
+#include "sim/exec.h"
+
+typedef struct hs_h5 hs_h5;
+
+/* Create a result file of `kind` ("run", "sweep", ...). NULL with err when it cannot be created. */
+hs_h5 *hs_h5_create(const char *path, const char *kind, hs_err *err);
+int hs_h5_commit(hs_h5 *h, hs_err *err); /* close and rename into place; frees h */
+void hs_h5_abort(hs_h5 *h);              /* close and remove; frees h */
+
+/* Scalar attributes on a group ("/" or "/summary"); the group is created when missing. */
+int hs_h5_attr_num(hs_h5 *h, const char *group, const char *name, double v);
+int hs_h5_attr_str(hs_h5 *h, const char *group, const char *name, const char *v);
+/* A column of a column group (created when missing; the `columns` attribute is kept up to date). */
+int hs_h5_col_num(hs_h5 *h, const char *group, const char *name, const double *v, size_t n);
+int hs_h5_col_int(hs_h5 *h, const char *group, const char *name, const int32_t *v, size_t n);
+int hs_h5_col_str(hs_h5 *h, const char *group, const char *name, const char *const *v, size_t n);
+
+/* One training step's result: summary attributes on "/" and "/cost", "/ranks", "/stages", and with `tasks`
+ * the "/tasks" timeline. */
+int hs_h5_write_run(hs_h5 *h, const hs_scenario *s, const hs_build *b, const hs_result *r, int tasks, hs_err *err);
+
+/* Link utilisation over time, the hook for network models that track links (the flow model). The analytical
+ * model has no links, so `hetsim run` writes none today and sets the root attribute links = 0; a model that
+ * fills this struct gets "/links" (names, capacity, and a [links x bins] utilisation matrix). */
+typedef struct hs_link_series {
+	int nlinks;
+	int nbins;
+	double bin_s;                 /* width of a time bin */
+	const char *const *names;     /* [nlinks] "node3.nic0->leaf1" */
+	const double *capacity_Bps;   /* [nlinks] bytes/s */
+	const double *util;           /* [nlinks * nbins] busy fraction, row per link */
+} hs_link_series;
+int hs_h5_write_links(hs_h5 *h, const hs_link_series *ls, hs_err *err);
+
+/* Reading back (reports, tests). A file opened for reading; NULL with err. */
+typedef struct hs_h5r hs_h5r;
+hs_h5r *hs_h5_open(const char *path, hs_err *err);
+void hs_h5_close(hs_h5r *h);
+/* Attribute of an object ("/", "/cost"): 0 and the value, or -1 when absent. */
+int hs_h5_get_num(hs_h5r *h, const char *obj, const char *name, double *v);
+int hs_h5_get_str(hs_h5r *h, const char *obj, const char *name, char *buf, size_t n);
+/* Column names of a column group, malloc'd (free each and the array); -1 when the group is absent. */
+int hs_h5_columns(hs_h5r *h, const char *group, char ***names, int *n);
+/* A numeric column as doubles (malloc'd); -1 when absent. A string column: strs is a malloc'd array of
+ * malloc'd strings. */
+int hs_h5_read_num(hs_h5r *h, const char *group, const char *name, double **v, size_t *n);
+int hs_h5_read_str(hs_h5r *h, const char *group, const char *name, char ***v, size_t *n);
+int hs_h5_is_str(hs_h5r *h, const char *group, const char *name);
+/* A 2-D dataset ("/links/utilisation") as doubles, row-major; -1 when absent. */
+int hs_h5_read_matrix(hs_h5r *h, const char *path, double **v, size_t *rows, size_t *cols);
+
+#endif
