@@ -11,13 +11,14 @@
 #include "sim/coll.h"
 
 static const char *const top_keys[] = {"name", "kind", "description", "cluster", "model", "training",
-				       "parallelism", "simulation", "variability", "resilience", "cost", NULL};
+				       "parallelism", "simulation", "variability", "resilience", "diloco", "cost", NULL};
 static const char *const training_keys[] = {"seq_len", "global_batch", "micro_batch", "precision", "optimizer",
 					    "attention", NULL};
 static const char *const attentions[] = {"flash", "materialized", NULL};
 static const char *const par_keys[] = {"tp", "pp", "dp", "cp", "ep", "virtual_stages", "recompute",
 				       "sequence_parallel", "schedule", "zero", "dp_bucket", "memory_reserve",
-				       "fsdp", "expert_imbalance", "cp_mode", "order", NULL};
+				       "fsdp", "expert_imbalance", "cp_mode", "stage_layers",
+				       "dp_microbatches", "order", NULL};
 static const char *const imbalance_keys[] = {"zipf", "shares", NULL};
 static const char *const cp_modes[] = {"allgather", "ring", NULL};
 static const char *const sim_keys[] = {"fidelity", "seed", "symmetry", "collective_algorithm", NULL};
@@ -126,6 +127,162 @@ static int load_imbalance(hs_scenario *s, const hs_ynode *p, hs_err *err)
 	}
 	s->par.expert_load = hs_model_expert_load_shares(v, (int)sh->n);
 	free(v);
+	return 0;
+}
+
+/* A list of `n` positive integers, or the scalar `auto`. *vals is NULL for auto (and *is_auto set) or when
+ * the key is absent. */
+static int int_list_or_auto(const hs_ynode *p, const char *key, int n, const char *what, int **vals, int *is_auto,
+			    hs_err *err)
+{
+	*vals = NULL;
+	*is_auto = 0;
+	const hs_ynode *k = hs_yaml_get(p, key);
+	if (!k)
+		return 0;
+	if (k->kind == HS_Y_SCALAR && strcmp(k->str, "auto") == 0) {
+		*is_auto = 1;
+		return 0;
+	}
+	if (k->kind != HS_Y_SEQ || k->n != (size_t)n)
+		return hs_cfg_err(k, err, "parallelism", key, "expected auto or a list of %d %s (found %s%zu)", n, what,
+				  k->kind == HS_Y_SEQ ? "a list of " : "no list, ", k->kind == HS_Y_SEQ ? k->n : (size_t)0);
+	int *v = hs_xcalloc((size_t)n, sizeof *v);
+	for (int i = 0; i < n; i++) {
+		char kp[48];
+		snprintf(kp, sizeof kp, "%s.%d", key, i);
+		double x;
+		if (hs_cfg_node_num(k->vals[i], "parallelism", kp, HS_U_COUNT, 1, 1e9, &x, err)) {
+			free(v);
+			return -1;
+		}
+		if (x != floor(x)) {
+			free(v);
+			return hs_cfg_err(k->vals[i], err, "parallelism", kp, "%g is not a whole number", x);
+		}
+		v[i] = (int)x;
+	}
+	*vals = v;
+	return 0;
+}
+
+/* parallelism.stage_layers: layers per pipeline stage, given or auto (checked here; auto is resolved by
+ * hs_build_partition, which times the layers on each stage's devices). */
+static int load_stage_layers(hs_scenario *s, const hs_ynode *p, hs_err *err)
+{
+	hs_parallel *par = &s->par;
+	if (int_list_or_auto(p, "stage_layers", par->pp, "layer counts, one per pipeline stage", &par->stage_layers,
+			     &par->stage_layers_auto, err))
+		return -1;
+	const hs_ynode *k = hs_yaml_get(p, "stage_layers");
+	int L = s->model.layers;
+	if (par->stage_layers_auto) {
+		if (par->vstages > 1)
+			return hs_cfg_err(k, err, "parallelism", "stage_layers",
+					  "auto balances one model chunk per stage (expected virtual_stages 1, found %d)",
+					  par->vstages);
+		if (L < par->pp)
+			return hs_cfg_err(k, err, "parallelism", "stage_layers",
+					  "%d layers cannot fill %d pipeline stages (expected at least one layer each)", L,
+					  par->pp);
+		return 0;
+	}
+	if (!par->stage_layers)
+		return 0;
+	long sum = 0;
+	for (int i = 0; i < par->pp; i++) {
+		sum += par->stage_layers[i];
+		if (par->stage_layers[i] % par->vstages)
+			return hs_cfg_err(k->vals[i], err, "parallelism", "stage_layers",
+					  "stage %d has %d layers, not divisible by virtual_stages %d (expected a multiple)", i,
+					  par->stage_layers[i], par->vstages);
+	}
+	if (sum != L) {
+		char list[256] = "";
+		size_t o = 0;
+		for (int i = 0; i < par->pp && o < sizeof list - 16; i++)
+			o += (size_t)snprintf(list + o, sizeof list - o, "%s%d", i ? " + " : "", par->stage_layers[i]);
+		return hs_cfg_err(k, err, "parallelism", "stage_layers",
+				  "%s = %ld layers, but %s has %d (expected the stages to sum to the model's layers)", list,
+				  sum, s->model.name, L);
+	}
+	return 0;
+}
+
+/* parallelism.dp_microbatches: micro-batches per data-parallel replica, given or auto. They sum to
+ * global_batch / micro_batch. */
+static int load_dp_microbatches(hs_scenario *s, const hs_ynode *p, int64_t total, hs_err *err)
+{
+	hs_parallel *par = &s->par;
+	if (int_list_or_auto(p, "dp_microbatches", par->dp, "micro-batch counts, one per data-parallel replica",
+			     &par->dp_mb, &par->dp_mb_auto, err))
+		return -1;
+	const hs_ynode *k = hs_yaml_get(p, "dp_microbatches");
+	if (!k)
+		return 0;
+	if (total < par->dp)
+		return hs_cfg_err(k, err, "parallelism", "dp_microbatches",
+				  "%lld micro-batches cannot feed %d replicas (expected global_batch / micro_batch >= dp)",
+				  (long long)total, par->dp);
+	if (par->zero >= 3)
+		return hs_cfg_err(k, err, "parallelism", "dp_microbatches",
+				  "ZeRO-3 / FSDP gathers parameters per micro-batch in lockstep across replicas (expected "
+				  "zero < 3 with uneven data-parallel load)");
+	if (par->schedule == HS_SCHED_INTERLEAVED)
+		return hs_cfg_err(k, err, "parallelism", "dp_microbatches",
+				  "the interleaved schedule needs every replica's micro-batches divisible by pp (expected "
+				  "1f1b, gpipe or zb-h1 with uneven data-parallel load)");
+	if (par->dp_mb_auto)
+		return 0;
+	int64_t sum = 0;
+	for (int i = 0; i < par->dp; i++)
+		sum += par->dp_mb[i];
+	if (sum != total)
+		return hs_cfg_err(k, err, "parallelism", "dp_microbatches",
+				  "the replicas' micro-batches sum to %lld, but global_batch / micro_batch = %lld / %d = "
+				  "%lld (expected them to sum to it)",
+				  (long long)sum, (long long)s->train.global_batch, s->train.micro_batch,
+				  (long long)total);
+	return 0;
+}
+
+/* DiLoCo sites: equal shares of the devices, by default one per node group. Replicas are numbered site-major
+ * (models/build.c), so a site holds dp / sites whole replicas. */
+static int load_sites(hs_scenario *s, hs_err *err)
+{
+	hs_parallel *par = &s->par;
+	par->sites = 1;
+	if (!s->diloco.enabled)
+		return 0;
+	const hs_ynode *dn = hs_scenario_node(s, "diloco");
+	int ng = hs_cluster_ngroups(s->cluster), n = hs_cluster_ngpus(s->cluster);
+	int S = s->diloco.sites;
+	if (S == 0) {
+		S = ng;
+		for (int g = 1; g < ng; g++) {
+			const hs_node_group *a = hs_cluster_group(s->cluster, 0), *b = hs_cluster_group(s->cluster, g);
+			if (a->nodes * a->gpus_per_node != b->nodes * b->gpus_per_node)
+				return hs_cfg_err(dn, err, "diloco", "",
+						  "the sites are the node groups, which must hold equal numbers of GPUs "
+						  "(found %s %d, %s %d; expected equal groups or diloco.sites)",
+						  a->name, a->nodes * a->gpus_per_node, b->name, b->nodes * b->gpus_per_node);
+		}
+		if (S < 2)
+			return hs_cfg_err(dn, err, "diloco", "",
+					  "the cluster has one node group, so one site (expected several groups, or "
+					  "diloco.sites)");
+	}
+	if (n % S || par->dp % S)
+		return hs_cfg_err(dn, err, "diloco", "sites",
+				  "%d sites do not divide the %d data-parallel replicas of %d GPUs (expected dp %% sites "
+				  "== 0)",
+				  S, par->dp, n);
+	int dps = par->dp / S;
+	if (par->ep > 1 && dps % par->ep)
+		return hs_cfg_err(dn, err, "diloco", "sites",
+				  "ep = %d does not divide the %d replicas of a site (expected expert groups inside a site)",
+				  par->ep, dps);
+	par->sites = S;
 	return 0;
 }
 
@@ -242,18 +399,37 @@ static int load_parallel(hs_scenario *s, const hs_ynode *root, hs_err *err)
 		return -1;
 	s->par.cp_ring = cpm == 1;
 
-	/* Divisibility of the model by the strategy (exit 2, as issue 4 asks for these). */
+	if (load_stage_layers(s, p, err))
+		return -1;
+	/* Divisibility of the model by the strategy (exit 2, as issue 4 asks for these). With stage_layers the
+	 * layers need not divide evenly: load_stage_layers checked them. */
 	hs_err e2 = {0};
-	if (hs_model_check_parallel(&s->model, s->par.tp, s->par.pp, s->par.vstages, s->par.cp, s->par.ep,
-				    s->train.seq_len, &e2))
+	int uneven = s->par.stage_layers || s->par.stage_layers_auto;
+	if (hs_model_check_parallel(&s->model, s->par.tp, uneven ? 1 : s->par.pp, uneven ? 1 : s->par.vstages,
+				    s->par.cp, s->par.ep, s->train.seq_len, &e2))
 		return hs_cfg_err(p, err, "parallelism", "", "%s", e2.msg);
 	int64_t per_step = (int64_t)s->par.dp * s->train.micro_batch;
-	if (s->train.global_batch % per_step)
+	if (hs_yaml_get(p, "dp_microbatches")) {
+		if (s->train.global_batch % s->train.micro_batch)
+			return hs_cfg_err(hs_scenario_node(s, "training.global_batch"), err, "training", "global_batch",
+					  "%lld is not divisible by micro_batch %d (expected a multiple)",
+					  (long long)s->train.global_batch, s->train.micro_batch);
+		int64_t total = s->train.global_batch / s->train.micro_batch;
+		if (load_dp_microbatches(s, p, total, err))
+			return -1;
+		/* uneven load: micro_batches is the most any replica runs (hs_build_partition resolves auto) */
+		int64_t mx = (total + s->par.dp - 1) / s->par.dp;
+		for (int i = 0; s->par.dp_mb && i < s->par.dp; i++)
+			if (s->par.dp_mb[i] > mx)
+				mx = s->par.dp_mb[i];
+		s->par.micro_batches = (int)(mx < 2000000 ? mx : 2000000);
+	} else if (s->train.global_batch % per_step) {
 		return hs_cfg_err(hs_scenario_node(s, "training.global_batch"), err, "training", "global_batch",
 				  "%lld is not divisible by dp x micro_batch = %d x %d = %lld (expected a multiple)",
 				  (long long)s->train.global_batch, s->par.dp, s->train.micro_batch,
 				  (long long)per_step);
-	int64_t m = s->train.global_batch / per_step;
+	}
+	int64_t m = s->par.micro_batches ? s->par.micro_batches : s->train.global_batch / per_step;
 	if (m > 1000000)
 		return hs_cfg_err(hs_scenario_node(s, "training.global_batch"), err, "training", "global_batch",
 				  "%lld micro-batches per step is more than hetsim simulates (expected at most 1e6)",
@@ -267,7 +443,7 @@ static int load_parallel(hs_scenario *s, const hs_ynode *root, hs_err *err)
 				  s->par.pp);
 	if (s->par.sequence_parallel && s->par.tp == 1)
 		s->par.sequence_parallel = 0; /* nothing to shard: SP with TP 1 is the plain layout */
-	return 0;
+	return load_sites(s, err);
 }
 
 static int load_sim(hs_scenario *s, const hs_ynode *root, hs_err *err)
@@ -394,7 +570,9 @@ hs_scenario *hs_scenario_from_doc(hs_ydoc *doc, const char *path, hs_err *err)
 	}
 	if (hs_model_from_yaml(m, "model", &s->model, err))
 		goto fail;
-	if (load_training(s, root, err) || load_parallel(s, root, err) || load_sim(s, root, err) ||
+	if (load_training(s, root, err) ||
+	    hs_diloco_from_yaml(hs_yaml_get(root, "diloco"), &s->diloco, err) || load_parallel(s, root, err) ||
+	    load_sim(s, root, err) ||
 	    hs_variability_from_yaml(hs_yaml_get(root, "variability"), hs_cluster_ngpus(s->cluster), &s->var, err) ||
 	    hs_resilience_from_yaml(hs_yaml_get(root, "resilience"), &s->res, err) ||
 	    load_cost(s, root, err))
@@ -412,6 +590,8 @@ void hs_scenario_free(hs_scenario *s)
 	if (!s)
 		return;
 	hs_cluster_free(s->cluster);
+	free(s->par.stage_layers);
+	free(s->par.dp_mb);
 	hs_variability_free(&s->var);
 	hs_resilience_free(&s->res);
 	hs_yaml_free(s->doc);

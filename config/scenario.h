@@ -13,6 +13,7 @@
 #include "models/model.h"
 #include "models/ops.h"
 #include "sim/err.h"
+#include "sim/diloco.h"
 #include "sim/opt.h"
 #include "sim/resilience.h"
 #include "topology/cluster.h"
@@ -43,6 +44,13 @@ typedef struct hs_parallel {
 	int order[4];          /* rank layout, innermost first: HS_DIM_* (Megatron: tp, cp, dp, pp) */
 	double expert_load;    /* busiest expert's tokens / uniform share (1: uniform; from expert_imbalance) */
 	int cp_ring;           /* cp_mode: ring (1) or allgather (0) */
+	/* Heterogeneous placement (docs/heterogeneity.md). Owned by the scenario. */
+	int *stage_layers;     /* [pp] transformer layers per pipeline stage (all its chunks); NULL: uniform */
+	int stage_layers_auto; /* stage_layers: auto (hs_build_partition balances them) */
+	int *dp_mb;            /* [dp] micro-batches per data-parallel replica; NULL: micro_batches each */
+	int dp_mb_auto;        /* dp_microbatches: auto (proportional to replica speed) */
+	int sites;             /* DiLoCo sites (1 without diloco): replicas are numbered site-major and the
+				* data-parallel group of a replica is its site's replicas */
 } hs_parallel;
 
 typedef struct hs_simopts {
@@ -76,6 +84,7 @@ typedef struct hs_scenario {
 	hs_simopts sim;
 	hs_variability var;
 	hs_resilience res;
+	hs_diloco diloco;
 	hs_costopts cost;
 } hs_scenario;
 

@@ -16,30 +16,40 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calib/profile.h"
 #include "models/schedule.h"
 #include "sim/alloc.h"
+#include "sim/layer_time.h"
+
+int hs_build_dp_group_size(const hs_parallel *p)
+{
+	return p->sites > 1 ? p->dp / p->sites : p->dp;
+}
 
 int hs_build_rank(const hs_parallel *p, int t, int c, int d, int stage)
 {
-	/* parallelism.order, innermost first (all zero = never set: Megatron's tp, cp, dp, pp) */
-	int idx[4] = {t, c, d, stage}, size[4] = {p->tp, p->cp, p->dp, p->pp};
+	/* parallelism.order, innermost first (all zero = never set: Megatron's tp, cp, dp, pp). With DiLoCo sites
+	 * the sites are outermost and the order applies inside a site, to its dp / sites replicas. */
+	int dps = p->sites > 1 ? p->dp / p->sites : p->dp;
+	int idx[4] = {t, c, d % dps, stage}, size[4] = {p->tp, p->cp, dps, p->pp};
 	static const int megatron[4] = {0, 1, 2, 3};
 	const int *o = (p->order[0] | p->order[1] | p->order[2] | p->order[3]) ? p->order : megatron;
 	int r = 0;
 	for (int i = 3; i >= 0; i--)
 		r = r * size[o[i]] + idx[o[i]];
-	return r;
+	return r + (d / dps) * p->tp * p->cp * dps * p->pp;
 }
 
 int hs_build_group(const hs_parallel *p, enum hs_group k, int d, int stage, int *ranks)
 {
-	int sizes[HS_GROUP_COUNT] = {[HS_GROUP_TP] = p->tp, [HS_GROUP_CP] = p->cp, [HS_GROUP_DP] = p->dp,
+	int dpg = hs_build_dp_group_size(p), dbase = d / dpg * dpg;
+	int sizes[HS_GROUP_COUNT] = {[HS_GROUP_TP] = p->tp, [HS_GROUP_CP] = p->cp, [HS_GROUP_DP] = dpg,
 				     [HS_GROUP_EP] = p->ep, [HS_GROUP_PP] = p->pp};
 	for (int i = 0; i < sizes[k]; i++) {
 		switch (k) {
 		case HS_GROUP_TP: ranks[i] = hs_build_rank(p, i, 0, d, stage); break;
 		case HS_GROUP_CP: ranks[i] = hs_build_rank(p, 0, i, d, stage); break;
-		case HS_GROUP_DP: ranks[i] = hs_build_rank(p, 0, 0, i, stage); break;
+		case HS_GROUP_DP: ranks[i] = hs_build_rank(p, 0, 0, dbase + i, stage); break;
 		case HS_GROUP_EP: ranks[i] = hs_build_rank(p, 0, 0, (d / p->ep) * p->ep + i, stage); break;
 		case HS_GROUP_PP: ranks[i] = hs_build_rank(p, 0, 0, d, i); break;
 		default: break;
@@ -65,6 +75,405 @@ void hs_build_free(hs_build *b)
 	hs_graph_free(&b->graph);
 	free(b->stages);
 	b->stages = NULL;
+	hs_partition_free(&b->part);
+}
+
+void hs_partition_free(hs_partition *p)
+{
+	if (!p)
+		return;
+	free(p->stage_layers);
+	free(p->dp_mb);
+	free(p->stage_mb_s);
+	free(p->replica_mb_s);
+	memset(p, 0, sizeof *p);
+}
+
+/* ---- the split over stages and replicas ------------------------------------------------------------------ */
+
+/* Per node group: prefix sums of the per-layer seconds of one micro-batch (forward, recompute, input and weight
+ * gradients, the layer's TP/CP/EP collectives included) on the group's device, and the embedding and head. */
+struct gtime {
+	double *prefix; /* [L + 1]; NULL until timed */
+	double emb, head;
+};
+
+struct part {
+	const hs_scenario *s;
+	hs_partition *out;
+	hs_layer_cfg lc;
+	int L, pp, m;
+	struct gtime *g;       /* [node groups] */
+	hs_profile **prof;
+	int nprof;
+	int *stage_group;      /* [pp] node group of the slowest device of each stage (all replicas) */
+	double *slow;          /* [pp] slowdown of the stage's slowest device (variability.slowdown) */
+	double *cap;           /* [pp] usable memory of the stage's smallest device */
+	int *maxmem;           /* [pp * (L + 1)]: most layers ending at a position that fit; -1 unknown */
+	hs_err *err;
+};
+
+/* How much longer than its type's speed the slowest device of replicas [d0, d1) of a stage takes: 1 / the
+ * lowest `variability.slowdown` speed at the start (throttles later in the run and noise are not foreseen). */
+static double slow_factor(const hs_scenario *s, int stage, int d0, int d1)
+{
+	const hs_parallel *p = &s->par;
+	if (!s->var.nrules)
+		return 1;
+	double speed = 1;
+	for (int d = d0; d < d1; d++)
+		for (int c = 0; c < p->cp; c++)
+			for (int t = 0; t < p->tp; t++) {
+				double v = hs_variability_speed(&s->var, hs_build_rank(p, t, c, d, stage), 0);
+				if (v < speed)
+					speed = v;
+			}
+	return 1 / speed;
+}
+
+/* The slowest device (lowest peak in the training precision, then lowest HBM bandwidth: the rule of
+ * sim/exec.c) among the TP x CP ranks of replicas [d0, d1) of a stage; *dd is its replica. */
+static int slowest_gpu(const hs_scenario *s, int stage, int d0, int d1, int *dd, double *min_mem)
+{
+	const hs_parallel *p = &s->par;
+	const hs_device_type *bd = NULL;
+	int best = 0;
+	*min_mem = HUGE_VAL;
+	for (int d = d0; d < d1; d++)
+		for (int c = 0; c < p->cp; c++)
+			for (int t = 0; t < p->tp; t++) {
+				int gpu = hs_build_rank(p, t, c, d, stage);
+				const hs_device_type *dv = hs_cluster_device(s->cluster, gpu);
+				if (dv->hbm_bytes < *min_mem)
+					*min_mem = dv->hbm_bytes;
+				double a = dv->peak_flops[s->train.dtype], b = bd ? bd->peak_flops[s->train.dtype] : 0;
+				if (!bd || a < b || (a == b && dv->hbm_bw < bd->hbm_bw)) {
+					bd = dv;
+					best = gpu;
+					*dd = d;
+				}
+			}
+	return best;
+}
+
+static double list_time(const hs_op_env *e, const hs_oplist *l)
+{
+	double comp = 0, comm[HS_GROUP_COUNT] = {0}, fl = 0;
+	hs_ops_time(e, l->ops, l->n, &comp, NULL, comm, &fl);
+	for (int k = 0; k < HS_GROUP_COUNT; k++)
+		comp += comm[k];
+	return comp;
+}
+
+/* Time node group g's device with the groups of replica d of `stage` (where it was found). */
+static int time_group(struct part *q, int g, int stage, int d)
+{
+	struct gtime *gt = &q->g[g];
+	if (gt->prefix)
+		return 0;
+	const hs_scenario *s = q->s;
+	const hs_device_type *dev = &hs_cluster_group(s->cluster, g)->gpu;
+	const hs_profile *prof = NULL;
+	for (int i = 0; i < q->nprof; i++)
+		if (strcmp(hs_profile_name(q->prof[i]), dev->profile) == 0)
+			prof = q->prof[i];
+	if (!prof) {
+		hs_profile *np = hs_profile_load(dev->profile, q->err);
+		if (!np)
+			return -1;
+		q->prof = hs_xrealloc(q->prof, (size_t)(q->nprof + 1) * sizeof *q->prof);
+		q->prof[q->nprof++] = np;
+		prof = np;
+	}
+	hs_op_env e = {.prof = prof, .dev = dev, .cluster = s->cluster, .coll_algo = s->sim.coll_algo};
+	int *grp[HS_GROUP_COUNT];
+	int sizes[HS_GROUP_COUNT] = {s->par.tp, s->par.cp, s->par.dp, s->par.ep, s->par.pp};
+	for (int k = 0; k < HS_GROUP_COUNT; k++) {
+		grp[k] = hs_xmalloc((size_t)sizes[k] * sizeof(int));
+		e.grp_n[k] = hs_build_group(&s->par, (enum hs_group)k, d, stage, grp[k]);
+		e.grp[k] = grp[k];
+	}
+	static const enum hs_phase ph[] = {HS_PH_FWD, HS_PH_RECOMPUTE, HS_PH_BWD_INPUT, HS_PH_BWD_WEIGHT};
+	hs_oplist l = {0};
+	gt->prefix = hs_xcalloc((size_t)q->L + 1, sizeof *gt->prefix);
+	for (int i = 0; i < q->L; i++) {
+		double t = 0;
+		for (int k = 0; k < 4; k++) {
+			hs_oplist_clear(&l);
+			hs_ops_layer(&s->model, &q->lc, i, ph[k], &l);
+			t += list_time(&e, &l);
+		}
+		gt->prefix[i + 1] = gt->prefix[i] + t;
+	}
+	for (int k = 0; k < 4; k++) {
+		if (ph[k] == HS_PH_RECOMPUTE)
+			continue;
+		hs_oplist_clear(&l);
+		hs_ops_embedding(&s->model, &q->lc, ph[k], &l);
+		gt->emb += list_time(&e, &l);
+		hs_oplist_clear(&l);
+		hs_ops_head(&s->model, &q->lc, ph[k], &l);
+		gt->head += list_time(&e, &l);
+	}
+	hs_oplist_free(&l);
+	for (int k = 0; k < HS_GROUP_COUNT; k++)
+		free(grp[k]);
+	return 0;
+}
+
+/* Seconds of one micro-batch on `stage` holding layers [a, b) on node group g's device. */
+static double stage_cost(const struct part *q, int stage, int g, int a, int b)
+{
+	const struct gtime *gt = &q->g[g];
+	double t = gt->prefix[b] - gt->prefix[a] + (stage == 0 ? gt->emb : 0) + (stage == q->pp - 1 ? gt->head : 0);
+	return t * (q->slow ? q->slow[stage] : 1);
+}
+
+/* Bytes per device of `stage` holding n layers from `first` (as hs_build_step counts them). */
+static double stage_mem(const struct part *q, int stage, int first, int n)
+{
+	const hs_scenario *s = q->s;
+	const hs_parallel *p = &s->par;
+	int units = n < 16 ? n : 16;
+	hs_mem_cfg mc = {.layer = q->lc, .pp = p->pp, .dp = hs_build_dp_group_size(p), .zero_stage = p->zero,
+			 .layers_on_rank = n, .first_stage = stage == 0, .last_stage = stage == p->pp - 1,
+			 .in_flight = hs_sched_in_flight(p->schedule, p->pp, stage, q->m, p->vstages),
+			 .vstages = p->vstages, .first_layer = first, .gather_layers = (n + units - 1) / units};
+	hs_mem mem;
+	hs_memory_rank(&s->model, &mc, &mem);
+	return mem.total;
+}
+
+/* The most layers ending at `end` that `stage` can hold in memory (0: not even one). */
+static int max_fit(struct part *q, int stage, int end)
+{
+	int *slot = &q->maxmem[stage * (q->L + 1) + end];
+	if (*slot >= 0)
+		return *slot;
+	int lo = 0, hi = end; /* memory grows with the layers: bisect for the largest that fits */
+	while (lo < hi) {
+		int mid = (lo + hi + 1) / 2;
+		if (stage_mem(q, stage, end - mid, mid) <= q->cap[stage])
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return *slot = lo;
+}
+
+/* Can every stage take at most T seconds per micro-batch and fit in memory? Walks from the last stage, each
+ * taking as many layers as it can while leaving one for every earlier stage; layers[] gets the split. Exact:
+ * whatever a feasible split leaves to stages 0..s, the greedy leaves no more. */
+static int feasible(struct part *q, double T, int *layers)
+{
+	int pos = q->L;
+	for (int st = q->pp - 1; st >= 0; st--) {
+		int g = q->stage_group[st], fit = max_fit(q, st, pos), n = 0;
+		if (st == 0) {
+			if (pos > fit || stage_cost(q, 0, g, 0, pos) > T)
+				return 0;
+			n = pos;
+		} else {
+			int most = pos - st < fit ? pos - st : fit;
+			while (n < most && stage_cost(q, st, g, pos - n - 1, pos) <= T)
+				n++;
+			if (n == 0)
+				return 0;
+		}
+		layers[st] = n;
+		pos -= n;
+	}
+	return 1;
+}
+
+static int infeasible(struct part *q)
+{
+	const hs_scenario *s = q->s;
+	char list[512];
+	size_t o = 0;
+	int sum = 0, worst = 0;
+	for (int st = 0; st < q->pp; st++) {
+		int first = (int)((long)q->L * st / q->pp), n = 0;
+		while (first + n < q->L && stage_mem(q, st, first, n + 1) <= q->cap[st])
+			n++;
+		sum += n;
+		if (n < q->L / q->pp && q->cap[st] < q->cap[worst])
+			worst = st;
+		if (o < sizeof list - 32)
+			o += (size_t)snprintf(list + o, sizeof list - o, "%s%d", st ? " + " : "", n);
+		else if (o < sizeof list - 4)
+			o += (size_t)snprintf(list + o, sizeof list - o, " ...");
+	}
+	const double G = 1073741824.0;
+	int per = q->L / q->pp > 0 ? q->L / q->pp : 1;
+	int first = (int)((long)q->L * worst / q->pp);
+	int d;
+	double mm;
+	int gpu = slowest_gpu(s, worst, 0, s->par.dp, &d, &mm);
+	return hs_err_set(q->err, HS_EINFEASIBLE,
+			  "parallelism.stage_layers: auto: no split of %d layers over %d pipeline stages fits in memory: "
+			  "the stages hold at most %s = %d layers (stage %d with %d layers needs %.1f GiB per GPU, %s "
+			  "has %.1f GiB usable); try more pipeline or tensor parallelism, recomputation, or ZeRO",
+			  q->L, q->pp, list, sum, worst, per, stage_mem(q, worst, first, per) / G,
+			  hs_cluster_device(s->cluster, gpu)->name, q->cap[worst] / G);
+}
+
+/* Micro-batches per replica: the smallest T with sum_d max(1, floor(T / t_d) - (pp - 1)) >= M, then the
+ * excess taken from the replicas that finish last. */
+static void balance_dp(const double *t, int dp, int pp, int64_t M, int *m)
+{
+	double lo = 0, hi = 0;
+	for (int d = 0; d < dp; d++)
+		if ((double)(M + pp) * t[d] > hi)
+			hi = (double)(M + pp) * t[d];
+	for (int it = 0; it < 200 && hi - lo > 1e-15 * hi; it++) {
+		double mid = 0.5 * (lo + hi);
+		int64_t sum = 0;
+		for (int d = 0; d < dp; d++) {
+			double k = floor(mid / t[d]) - (pp - 1);
+			sum += k < 1 ? 1 : (int64_t)k;
+		}
+		if (sum >= M)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	int64_t sum = 0;
+	for (int d = 0; d < dp; d++) {
+		double k = floor(hi / t[d]) - (pp - 1);
+		m[d] = k < 1 ? 1 : (int)k;
+		sum += m[d];
+	}
+	while (sum > M) { /* at most one per replica that stepped at T: the latest, then the busiest */
+		int w = -1;
+		for (int d = 0; d < dp; d++) {
+			if (m[d] <= 1)
+				continue;
+			double a = (m[d] + pp - 1) * t[d], b = w < 0 ? 0 : (m[w] + pp - 1) * t[w];
+			if (w < 0 || a > b * (1 + 1e-12) || (a >= b * (1 - 1e-12) && m[d] >= m[w]))
+				w = d;
+		}
+		if (w < 0)
+			break;
+		m[w]--;
+		sum--;
+	}
+}
+
+int hs_build_partition(const hs_scenario *s, hs_partition *out, hs_err *err)
+{
+	memset(out, 0, sizeof *out);
+	const hs_parallel *p = &s->par;
+	int pp = p->pp, dp = p->dp, L = s->model.layers;
+	out->pp = pp, out->dp = dp;
+	out->stage_layers = hs_xcalloc((size_t)pp, sizeof *out->stage_layers);
+	out->dp_mb = hs_xcalloc((size_t)dp, sizeof *out->dp_mb);
+	out->stage_mb_s = hs_xcalloc((size_t)pp, sizeof *out->stage_mb_s);
+	out->replica_mb_s = hs_xcalloc((size_t)dp, sizeof *out->replica_mb_s);
+	out->stages_auto = p->stage_layers_auto;
+	out->dp_auto = p->dp_mb_auto;
+	for (int st = 0; st < pp; st++)
+		out->stage_layers[st] = p->stage_layers ? p->stage_layers[st] : L / pp;
+	int64_t M = s->train.global_batch / s->train.micro_batch;
+	for (int d = 0; d < dp; d++)
+		out->dp_mb[d] = p->dp_mb ? p->dp_mb[d] : p->dp_mb_auto ? 0 : p->micro_batches;
+	int rc = 0;
+	struct part q = {.s = s, .out = out, .L = L, .pp = pp, .err = err};
+	if (p->stage_layers_auto || p->dp_mb_auto) {
+		hs_build_layer_cfg(s, &q.lc);
+		q.m = (int)((M + dp - 1) / dp);
+		q.g = hs_xcalloc((size_t)hs_cluster_ngroups(s->cluster), sizeof *q.g);
+		q.stage_group = hs_xcalloc((size_t)pp, sizeof *q.stage_group);
+		q.cap = hs_xcalloc((size_t)pp, sizeof *q.cap);
+		q.slow = hs_xcalloc((size_t)pp, sizeof *q.slow);
+		for (int st = 0; st < pp; st++) {
+			q.slow[st] = slow_factor(s, st, 0, dp);
+			int d;
+			double mm;
+			int gpu = slowest_gpu(s, st, 0, dp, &d, &mm);
+			q.stage_group[st] = hs_cluster_group_of(s->cluster, gpu);
+			q.cap[st] = mm - p->memory_reserve;
+			if (time_group(&q, q.stage_group[st], st, d)) {
+				rc = -1;
+				goto out;
+			}
+		}
+	}
+	if (p->stage_layers_auto) {
+		q.maxmem = hs_xmalloc((size_t)pp * (L + 1) * sizeof *q.maxmem);
+		for (size_t i = 0; i < (size_t)pp * (L + 1); i++)
+			q.maxmem[i] = -1;
+		double hi = 0, lo = 0;
+		for (int st = 0; st < pp; st++) {
+			double c = stage_cost(&q, st, q.stage_group[st], 0, L);
+			if (c > hi)
+				hi = c;
+		}
+		hi = hi * (1 + 1e-9) + 1e-12;
+		if (!feasible(&q, hi, out->stage_layers)) {
+			rc = infeasible(&q);
+			goto out;
+		}
+		for (int it = 0; it < 200 && hi - lo > 1e-13 * hi; it++) {
+			double mid = 0.5 * (lo + hi);
+			if (feasible(&q, mid, out->stage_layers))
+				hi = mid;
+			else
+				lo = mid;
+		}
+		feasible(&q, hi, out->stage_layers);
+	}
+	if (q.g) {
+		int a = 0;
+		for (int st = 0; st < pp; st++) {
+			out->stage_mb_s[st] = stage_cost(&q, st, q.stage_group[st], a, a + out->stage_layers[st]);
+			a += out->stage_layers[st];
+		}
+	}
+	if (p->dp_mb_auto) {
+		/* each replica's slowest stage, on that replica's own devices */
+		for (int d = 0; d < dp; d++) {
+			int a = 0;
+			for (int st = 0; st < pp; st++) {
+				int dd;
+				double mm;
+				int g = hs_cluster_group_of(s->cluster, slowest_gpu(s, st, d, d + 1, &dd, &mm));
+				if (time_group(&q, g, st, d)) {
+					rc = -1;
+					goto out;
+				}
+				double keep = q.slow[st];
+				q.slow[st] = slow_factor(s, st, d, d + 1);
+				double c = stage_cost(&q, st, g, a, a + out->stage_layers[st]);
+				q.slow[st] = keep;
+				if (c > out->replica_mb_s[d])
+					out->replica_mb_s[d] = c;
+				a += out->stage_layers[st];
+			}
+		}
+		balance_dp(out->replica_mb_s, dp, pp, M, out->dp_mb);
+	}
+	for (int d = 0; d < dp; d++) {
+		if (out->dp_mb[d] > out->mb_max)
+			out->mb_max = out->dp_mb[d];
+		if (out->dp_mb[d] != out->dp_mb[0])
+			out->uneven_dp = 1;
+	}
+out:
+	if (q.g)
+		for (int g = 0; g < hs_cluster_ngroups(s->cluster); g++)
+			free(q.g[g].prefix);
+	free(q.g);
+	for (int i = 0; i < q.nprof; i++)
+		hs_profile_free(q.prof[i]);
+	free(q.prof);
+	free(q.stage_group);
+	free(q.cap);
+	free(q.slow);
+	free(q.maxmem);
+	if (rc)
+		hs_partition_free(out);
+	return rc;
 }
 
 /* Parameters one rank holds for transformer layer `l` (TP shards the matrices, EP the routed experts;
@@ -85,7 +494,9 @@ struct ctx {
 	hs_build *b;
 	hs_graph *g;
 	hs_layer_cfg lc;
-	int pp, v, nchunks, lpc; /* chunks per rank, global chunks, layers per chunk */
+	int pp, v, nchunks;    /* chunks per rank, global chunks */
+	int *cl, *cf;          /* [nchunks] layers of a global chunk and its first layer */
+	int dpg;               /* data-parallel group size (dp, or a DiLoCo site's replicas) */
 	/* per (stage, chunk): op lists in the graph */
 	uint32_t (*fwd)[2], (*bwd)[2], (*bin)[2], (*bwt)[2]; /* [stage*v+chunk] = {first, count} */
 	hs_oplist tmp;
@@ -100,8 +511,8 @@ static void ops_chunk(struct ctx *c, int stage, int chunk, enum hs_phase ph, int
 	if (ph == HS_PH_FWD) {
 		if (first)
 			hs_ops_embedding(m, &c->lc, ph, &c->tmp);
-		for (int i = 0; i < c->lpc; i++)
-			hs_ops_layer(m, &c->lc, gchunk * c->lpc + i, ph, &c->tmp);
+		for (int i = 0; i < c->cl[gchunk]; i++)
+			hs_ops_layer(m, &c->lc, c->cf[gchunk] + i, ph, &c->tmp);
 		if (last)
 			hs_ops_head(m, &c->lc, ph, &c->tmp);
 		return;
@@ -109,10 +520,10 @@ static void ops_chunk(struct ctx *c, int stage, int chunk, enum hs_phase ph, int
 	/* backward runs the layers in reverse: head first, embedding last */
 	if (last)
 		hs_ops_head(m, &c->lc, ph, &c->tmp);
-	for (int i = c->lpc - 1; i >= 0; i--) {
+	for (int i = c->cl[gchunk] - 1; i >= 0; i--) {
 		if (with_recompute)
-			hs_ops_layer(m, &c->lc, gchunk * c->lpc + i, HS_PH_RECOMPUTE, &c->tmp);
-		hs_ops_layer(m, &c->lc, gchunk * c->lpc + i, ph, &c->tmp);
+			hs_ops_layer(m, &c->lc, c->cf[gchunk] + i, HS_PH_RECOMPUTE, &c->tmp);
+		hs_ops_layer(m, &c->lc, c->cf[gchunk] + i, ph, &c->tmp);
 	}
 	if (first)
 		hs_ops_embedding(m, &c->lc, ph, &c->tmp);
@@ -144,8 +555,8 @@ static void build_oplists(struct ctx *c)
 				hs_ops_head(m, &c->lc, HS_PH_BWD_INPUT, &c->tmp);
 				hs_ops_head(m, &c->lc, HS_PH_BWD_WEIGHT, &c->tmp);
 			}
-			for (int i = c->lpc - 1; i >= 0; i--) {
-				int l = gchunk * c->lpc + i;
+			for (int i = c->cl[gchunk] - 1; i >= 0; i--) {
+				int l = c->cf[gchunk] + i;
 				hs_ops_layer(m, &c->lc, l, HS_PH_RECOMPUTE, &c->tmp);
 				hs_ops_layer(m, &c->lc, l, HS_PH_BWD_INPUT, &c->tmp);
 				hs_ops_layer(m, &c->lc, l, HS_PH_BWD_WEIGHT, &c->tmp);
@@ -167,6 +578,7 @@ struct walk {
 	hs_sched_item *items;
 	size_t n, pos;
 	int stage, rep, dp_index;
+	int m;                  /* micro-batches this replica runs */
 	/* index of the SEND task produced by (mb, chunk) forward / backward; UINT32_MAX when not yet built */
 	uint32_t *fsend, *bsend, *ftask, *btask;
 	uint32_t last_compute;
@@ -183,8 +595,8 @@ static double chunk_grad_bytes(struct ctx *c, int stage, int chunk)
 	const hs_model *m = &c->s->model;
 	int gchunk = chunk * c->pp + stage;
 	double params = 0;
-	for (int i = 0; i < c->lpc; i++)
-		params += layer_params_rank(m, &c->s->par, gchunk * c->lpc + i);
+	for (int i = 0; i < c->cl[gchunk]; i++)
+		params += layer_params_rank(m, &c->s->par, c->cf[gchunk] + i);
 	/* the input embedding on the first chunk; the output projection on the last unless it is tied (then
 	 * the last stage holds its own copy of the shared matrix, as Megatron does when pp > 1) */
 	if (gchunk == 0)
@@ -217,7 +629,14 @@ static int z3_reduces(enum hs_si_kind k, int zb) { return k == (zb ? HS_SI_BWD_W
  * backward gather, 2 gradient reduce-scatter. */
 static int z3_id(const struct ctx *c, const struct z3 *z, int stage, int chunk, int mb, int what, int unit)
 {
-	return z->base + (((stage * c->v + chunk) * c->s->par.micro_batches + mb) * 3 + what) * z->units + unit;
+	return z->base + (((stage * c->v + chunk) * c->b->part.mb_max + mb) * 3 + what) * z->units + unit;
+}
+
+/* Rendezvous ids are per data-parallel group: with DiLoCo sites each site's replicas meet separately. */
+static int rv(const struct ctx *c, int dp_index, int id)
+{
+	int sites = c->s->par.sites > 1 ? c->s->par.sites : 1;
+	return id * sites + dp_index / c->dpg;
 }
 
 static uint32_t z3_gather(struct ctx *c, const struct z3 *z, struct walk *W, hs_sched_item it, int unit, int symmetry)
@@ -227,8 +646,8 @@ static uint32_t z3_gather(struct ctx *c, const struct z3 *z, struct walk *W, hs_
 		      .coll = HS_COLL_ALL_GATHER, .rep = W->rep, .peer = -1, .mb = it.mb, .chunk = it.chunk,
 		      .bytes = params * hs_dtype_bytes(c->s->train.dtype) / z->units,
 		      .rendezvous = symmetry ? -1
-					     : z3_id(c, z, W->stage, it.chunk, it.mb, it.kind == HS_SI_FWD ? 0 : 1,
-						     unit)};
+					     : rv(c, W->dp_index,
+						  z3_id(c, z, W->stage, it.chunk, it.mb, it.kind == HS_SI_FWD ? 0 : 1, unit))};
 	uint32_t t = hs_graph_add(c->g, &ag);
 	if (W->prev_compute != NONE)
 		hs_graph_dep(c->g, t, W->prev_compute);
@@ -241,7 +660,19 @@ int hs_build_step(const hs_scenario *s, int symmetry, hs_build *out, hs_err *err
 	const hs_parallel *p = &s->par;
 	struct ctx c = {.s = s, .b = out, .g = &out->graph, .pp = p->pp, .v = p->vstages};
 	c.nchunks = p->pp * p->vstages;
-	c.lpc = s->model.layers / c.nchunks;
+	c.dpg = hs_build_dp_group_size(p);
+	if (hs_build_partition(s, &out->part, err))
+		return -1;
+	const hs_partition *part = &out->part;
+	if (part->uneven_dp)
+		symmetry = 0; /* replicas run different work: simulate each */
+	/* global chunk g = (local chunk k, stage st) with g = k pp + st holds stage_layers[st] / v layers */
+	c.cl = hs_xcalloc((size_t)c.nchunks, sizeof *c.cl);
+	c.cf = hs_xcalloc((size_t)c.nchunks + 1, sizeof *c.cf);
+	for (int gc = 0; gc < c.nchunks; gc++) {
+		c.cl[gc] = part->stage_layers[gc % p->pp] / p->vstages;
+		c.cf[gc + 1] = c.cf[gc] + c.cl[gc];
+	}
 	hs_build_layer_cfg(s, &c.lc);
 	out->pp = p->pp;
 	out->stages = hs_xcalloc((size_t)p->pp, sizeof *out->stages);
@@ -253,7 +684,7 @@ int hs_build_step(const hs_scenario *s, int symmetry, hs_build *out, hs_err *err
 	int ndp = symmetry ? 1 : p->dp;
 	g->nreps = p->pp * ndp;
 	g->reps = hs_xcalloc((size_t)g->nreps, sizeof *g->reps);
-	int m = p->micro_batches, v = c.v;
+	int m = part->mb_max, v = c.v;
 	struct walk *w = hs_xcalloc((size_t)g->nreps, sizeof *w);
 	int rc = 0;
 	for (int r = 0; r < g->nreps; r++) {
@@ -262,11 +693,12 @@ int hs_build_step(const hs_scenario *s, int symmetry, hs_build *out, hs_err *err
 		w[r].rep = r;
 		g->reps[r] = (hs_rep){.stage = w[r].stage, .dp_index = w[r].dp_index,
 				      .multiplicity = p->tp * p->cp * (symmetry ? p->dp : 1)};
-		if (hs_sched_build(p->schedule, p->pp, w[r].stage, m, v, &w[r].items, &w[r].n, err)) {
+		w[r].m = symmetry ? m : part->dp_mb[w[r].dp_index];
+		if (hs_sched_build(p->schedule, p->pp, w[r].stage, w[r].m, v, &w[r].items, &w[r].n, err)) {
 			rc = -1;
 			goto out;
 		}
-		size_t nmc = (size_t)m * v;
+		size_t nmc = (size_t)w[r].m * v;
 		w[r].fsend = hs_xmalloc(nmc * sizeof(uint32_t));
 		w[r].bsend = hs_xmalloc(nmc * sizeof(uint32_t));
 		w[r].ftask = hs_xmalloc(nmc * sizeof(uint32_t));
@@ -275,7 +707,13 @@ int hs_build_step(const hs_scenario *s, int symmetry, hs_build *out, hs_err *err
 			w[r].fsend[i] = w[r].bsend[i] = w[r].ftask[i] = w[r].btask[i] = NONE;
 		w[r].last_compute = w[r].prev_compute = w[r].next_gather = NONE;
 	}
-	struct z3 z = {.on = p->zero >= 3 && p->dp > 1, .units = c.lpc < 16 ? c.lpc : 16,
+	/* gather units: one layer each up to 16 layers per chunk (the smallest chunk sets the count) */
+	int minchunk = c.cl[0], maxchunk = c.cl[0];
+	for (int gc = 1; gc < c.nchunks; gc++) {
+		minchunk = c.cl[gc] < minchunk ? c.cl[gc] : minchunk;
+		maxchunk = c.cl[gc] > maxchunk ? c.cl[gc] : maxchunk;
+	}
+	struct z3 z = {.on = p->zero >= 3 && c.dpg > 1, .units = minchunk < 16 ? minchunk : 16,
 		       .base = p->pp * v * 16 + p->pp};
 	if (z.units < 1)
 		z.units = 1;
@@ -323,7 +761,7 @@ int hs_build_step(const hs_scenario *s, int symmetry, hs_build *out, hs_err *err
 					for (size_t q = W->pos + 1; q < W->n; q++)
 						if (W->items[q].chunk == it.chunk && W->items[q].kind == it.kind)
 							lastmb = 0;
-					finalises = lastmb && p->dp > 1;
+					finalises = lastmb && c.dpg > 1;
 				}
 				int nslices = 1;
 				double gbytes = 0;
@@ -389,8 +827,9 @@ int hs_build_step(const hs_scenario *s, int symmetry, hs_build *out, hs_err *err
 							      .rep = r, .peer = -1, .mb = it.mb, .chunk = it.chunk,
 							      .bytes = gbytes / nslices,
 							      .rendezvous = symmetry ? -1
-								  : z3_rs ? z3_id(&c, &z, W->stage, it.chunk, it.mb, 2, sl)
-									  : (sidx * 16 + sl)};
+								  : rv(&c, W->dp_index,
+								       z3_rs ? z3_id(&c, &z, W->stage, it.chunk, it.mb, 2, sl)
+									     : (sidx * 16 + sl))};
 						uint32_t ci = hs_graph_add(g, &cl);
 						hs_graph_dep(g, ci, tk);
 						hs_xgrow(&W->bucket_colls, &W->capbc, W->nbucket_colls + 1, sizeof(uint32_t));
@@ -432,7 +871,7 @@ int hs_build_step(const hs_scenario *s, int symmetry, hs_build *out, hs_err *err
 			goto out;
 		}
 	if (!symmetry)
-		g->nrendezvous = z.on ? z3_id(&c, &z, p->pp, 0, 0, 0, 0) : grad_ids + p->pp;
+		g->nrendezvous = (z.on ? z3_id(&c, &z, p->pp, 0, 0, 0, 0) : grad_ids + p->pp) * (p->sites > 1 ? p->sites : 1);
 
 	/* Optimizer step after every gradient bucket; then ZeRO gathers updated parameters. */
 	for (int r = 0; r < g->nreps; r++) {
@@ -441,7 +880,7 @@ int hs_build_step(const hs_scenario *s, int symmetry, hs_build *out, hs_err *err
 		double params = 0;
 		for (int k = 0; k < v; k++)
 			params += chunk_grad_bytes(&c, st, k) / 4.0;
-		double shard = p->zero >= 1 ? params / p->dp : params;
+		double shard = p->zero >= 1 ? params / c.dpg : params;
 		hs_oplist_clear(&c.tmp);
 		hs_ops_optimizer(shard, &c.tmp);
 		hs_task t = {.kind = HS_T_COMPUTE, .stream = HS_S_COMPUTE, .what = HS_W_OPTIMIZER, .rep = r,
@@ -452,23 +891,23 @@ int hs_build_step(const hs_scenario *s, int symmetry, hs_build *out, hs_err *err
 			hs_graph_dep(g, ot, W->last_compute);
 		for (size_t q = 0; q < W->nbucket_colls; q++)
 			hs_graph_dep(g, ot, W->bucket_colls[q]);
-		if (p->zero >= 1 && p->zero < 3 && p->dp > 1) {
+		if (p->zero >= 1 && p->zero < 3 && c.dpg > 1) {
 			hs_task ag = {.kind = HS_T_COLL, .stream = HS_S_COMM, .what = HS_W_PARAM_GATHER,
 				      .group = HS_GROUP_DP, .coll = HS_COLL_ALL_GATHER, .rep = r, .peer = -1,
 				      .bytes = params * hs_dtype_bytes(s->train.dtype),
-				      .rendezvous = symmetry ? -1 : grad_ids + st};
+				      .rendezvous = symmetry ? -1 : rv(&c, W->dp_index, grad_ids + st)};
 			uint32_t ai = hs_graph_add(g, &ag);
 			hs_graph_dep(g, ai, ot);
 		}
 		hs_stage_info *si = &out->stages[st];
 		si->params = params;
 		si->grad_bytes = params * 4.0;
-		si->layers = c.lpc * v;
+		si->layers = part->stage_layers[st];
 		si->in_flight = hs_sched_in_flight(p->schedule, p->pp, st, m, v);
-		hs_mem_cfg mc = {.layer = c.lc, .pp = p->pp, .dp = p->dp, .zero_stage = p->zero,
+		hs_mem_cfg mc = {.layer = c.lc, .pp = p->pp, .dp = c.dpg, .zero_stage = p->zero,
 				 .layers_on_rank = si->layers, .first_stage = st == 0, .last_stage = st == p->pp - 1,
 				 .in_flight = si->in_flight, .comm_buffer_bytes = 0, .vstages = v,
-				 .first_layer = st * c.lpc, .gather_layers = (c.lpc + z.units - 1) / z.units};
+				 .first_layer = c.cf[st], .gather_layers = (maxchunk + z.units - 1) / z.units};
 		hs_memory_rank(&s->model, &mc, &si->mem);
 	}
 out:
@@ -485,6 +924,8 @@ out:
 	free(c.bwd);
 	free(c.bin);
 	free(c.bwt);
+	free(c.cl);
+	free(c.cf);
 	hs_oplist_free(&c.tmp);
 	if (rc)
 		hs_build_free(out);

@@ -4,6 +4,7 @@
 
 #include "sim/cmd_calib.h"
 #include "sim/cmd_coll.h"
+#include "sim/cmd_place.h"
 #include "sim/cmd_export_graph.h"
 #include "sim/cmd_report.h"
 #include "sim/cmd_sweep.h"
@@ -12,6 +13,7 @@ const hs_cmd hs_commands[] = {
 	{"run", cmd_run, &hs_usage_run},
 	{"validate", cmd_validate, &hs_usage_validate},
 	{"coll", cmd_coll, &hs_usage_coll},
+	{"place", cmd_place, &hs_usage_place},
 	{"calib", cmd_calib, &hs_usage_calib},
 	{"export-graph", cmd_export_graph, &hs_usage_export_graph},
 	{"sweep", cmd_sweep, &hs_usage_sweep},

@@ -45,6 +45,73 @@ static void text_resilience(FILE *f, const hs_sim *sim)
 	}
 }
 
+/* Heterogeneous placement (docs/heterogeneity.md): uneven or balanced splits, and the busiest stage. */
+static void int_list(FILE *f, const int *v, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (n > 24 && i == 12) {
+			fprintf(f, " ...");
+			i = n - 12;
+		}
+		fprintf(f, "%s%d", i ? " " : "", v[i]);
+	}
+}
+
+/* The stage whose ranks are busiest (compute + exposed communication): it sets the pipeline's pace. */
+static int busiest_rep(const hs_result *r)
+{
+	int w = 0;
+	for (int i = 0; i < r->nreps; i++)
+		if (r->reps[i].compute_s + exposed_total(&r->reps[i]) >
+		    r->reps[w].compute_s + exposed_total(&r->reps[w]))
+			w = i;
+	return w;
+}
+
+static void hetero_text(FILE *f, const hs_sim *sim)
+{
+	const hs_partition *pt = &sim->b.part;
+	const hs_parallel *p = &sim->s->par;
+	int uneven = 0;
+	for (int i = 0; i < pt->pp; i++)
+		uneven |= pt->stage_layers[i] != pt->stage_layers[0];
+	if (pt->pp > 1 && (uneven || pt->stages_auto)) {
+		fprintf(f, "stage layers  ");
+		int_list(f, pt->stage_layers, pt->pp);
+		fprintf(f, "%s\n", pt->stages_auto ? " (auto: balanced by device speed and memory)" : "");
+	}
+	if (pt->uneven_dp || pt->dp_auto) {
+		fprintf(f, "replica load  ");
+		int_list(f, pt->dp_mb, pt->dp);
+		fprintf(f, " micro-batches%s\n", pt->dp_auto ? " (auto: by replica speed)" : "");
+	}
+	if (p->sites > 1)
+		fprintf(f, "sites         %d (DiLoCo): data-parallel groups of %d replicas, one per site\n", p->sites,
+			hs_build_dp_group_size(p));
+	if (pt->pp > 1 && sim->r.nreps > 0) {
+		const hs_rep_result *q = &sim->r.reps[busiest_rep(&sim->r)];
+		fprintf(f, "bottleneck    stage %d (%s, %d layers): busiest, compute + exposed comm %.4f s\n", q->stage,
+			q->device, pt->stage_layers[q->stage], q->compute_s + exposed_total(q));
+	}
+}
+
+static void text_diloco(FILE *f, const hs_sim *sim)
+{
+	hs_diloco_out o;
+	hs_diloco_outer(sim->s, &sim->b, &sim->r, &o);
+	fprintf(f, "\nDiLoCo across %d sites (outer sync every %d inner steps):\n", o.sites, o.inner_steps);
+	fprintf(f, "  inner step        %9.4f s  (data-parallel sync inside a site)\n", o.inner_s);
+	fprintf(f, "  outer sync        %9.4f s  (%.2f GB of deltas: WAN all-reduce %.4f s at %.1f Gb/s, %.1f ms; "
+		   "site all-gather %.4f s)\n",
+		o.outer_s, o.outer_bytes / 1e9, o.outer_wan_s, o.wan_bw * 8 / 1e9, o.wan_lat * 1e3, o.outer_site_s);
+	fprintf(f, "  effective step    %9.4f s  (inner + outer / %d)\n", o.effective_s, o.inner_steps);
+	if (o.simulated_s > 0)
+		fprintf(f, "  simulated steps   %9.4f s  (mean of %d simulated steps with the outer sync after every %d)\n",
+			o.simulated_s, sim->r.steps, o.inner_steps);
+	fprintf(f, "  synchronous DP    %9.4f s  at least (inner step + fp32 gradient all-reduce over the WAN, %.4f s)\n",
+		o.inner_s + o.sync_wan_s, o.sync_wan_s);
+}
+
 static void write_text(FILE *f, const hs_sim *sim, int detail, double wall_s)
 {
 	const hs_scenario *s = sim->s;
@@ -69,6 +136,7 @@ static void write_text(FILE *f, const hs_sim *sim, int detail, double wall_s)
 		p->vstages > 1 ? " (virtual stages)" : "", p->micro_batches, s->train.micro_batch,
 		rc_names[p->recompute], p->sequence_parallel ? ", sequence parallel" : "",
 		p->zero ? (p->zero == 1 ? ", ZeRO-1" : p->zero == 2 ? ", ZeRO-2" : ", ZeRO-3") : "");
+	hetero_text(f, sim);
 	fprintf(f, "\n");
 	if (r->steps > 1)
 		fprintf(f, "step time     %.4f s mean of %d steps (P50 %.4f, P99 %.4f, min %.4f, max %.4f)\n",
@@ -133,6 +201,8 @@ static void write_text(FILE *f, const hs_sim *sim, int detail, double wall_s)
 	}
 	if (s->res.enabled)
 		text_resilience(f, sim);
+	if (s->diloco.enabled)
+		text_diloco(f, sim);
 	fprintf(f, "\nsimulated %llu events (%llu tasks) in %.3f s\n", (unsigned long long)r->events,
 		(unsigned long long)r->tasks, wall_s);
 }
@@ -194,7 +264,35 @@ static void write_json(FILE *f, const hs_sim *sim, int detail, double wall_s)
 	hs_json_kint(&j, "micro_batches", s->par.micro_batches);
 	hs_json_kstr(&j, "schedule", hs_sched_names[s->par.schedule]);
 	hs_json_kstr(&j, "recompute", rc_names[s->par.recompute]);
+	hs_json_key(&j, "stage_layers");
+	hs_json_arr(&j);
+	for (int i = 0; i < b->part.pp; i++)
+		hs_json_int(&j, b->part.stage_layers[i]);
+	hs_json_end_arr(&j);
+	hs_json_key(&j, "dp_microbatches");
+	hs_json_arr(&j);
+	for (int i = 0; i < b->part.dp; i++)
+		hs_json_int(&j, b->part.dp_mb[i]);
+	hs_json_end_arr(&j);
 	hs_json_end_obj(&j);
+	if (b->part.pp > 1 && r->nreps > 0)
+		hs_json_kint(&j, "bottleneck_stage", r->reps[busiest_rep(r)].stage);
+	if (s->diloco.enabled) {
+		hs_diloco_out o;
+		hs_diloco_outer(s, b, r, &o);
+		hs_json_key(&j, "diloco");
+		hs_json_obj(&j);
+		hs_json_kint(&j, "sites", o.sites);
+		hs_json_kint(&j, "inner_steps", o.inner_steps);
+		hs_json_knum(&j, "inner_step_s", o.inner_s);
+		hs_json_knum(&j, "outer_sync_s", o.outer_s);
+		hs_json_knum(&j, "outer_wan_s", o.outer_wan_s);
+		hs_json_knum(&j, "outer_site_s", o.outer_site_s);
+		hs_json_knum(&j, "outer_bytes", o.outer_bytes);
+		hs_json_knum(&j, "effective_step_s", o.effective_s);
+		hs_json_knum(&j, "sync_dp_wan_s", o.sync_wan_s);
+		hs_json_end_obj(&j);
+	}
 	if (detail) {
 		hs_json_key(&j, "ranks");
 		hs_json_arr(&j);
