@@ -1,11 +1,12 @@
 /* One training step of Llama-3.1-405B on 16,384 H100s (TP 8, PP 16, DP 128, seq 8192, global batch 2048),
- * built (models/build.c) and simulated (sim/exec.c) at analytical fidelity, as issue 4 asks: target under 1 s
- * of wall time and under 4 GiB of peak RSS (getrusage). Two runs: with symmetry (one representative rank per
- * pipeline stage, the default) and with every data-parallel replica simulated (2,048 representatives whose
- * gradient collectives rendezvous), which is the harder case. Exits 1 when a target is missed.
+ * built (models/build.c) and simulated (sim/exec.c), as issue 4 asks: at analytical fidelity under 1 s, at flow
+ * fidelity under 60 s, both under 4 GiB of peak RSS (getrusage). Three runs: analytical with symmetry (one
+ * representative rank per pipeline stage, the default), analytical with every data-parallel replica simulated
+ * (2,048 representatives whose gradient collectives rendezvous), and flow (the data-parallel collectives and
+ * pipeline sends as flows on the rail-optimised fat-tree's links). Exits 1 when a target is missed.
  *
- * The model keeps Llama-3.1-405B's shape but 128 layers instead of 126: hetsim needs layers divisible by the
- * 16 stages (Meta balances 126 layers plus embedding and head over 16 stages by hand; no stage layouts yet). */
+ * The 126 layers are split over the 16 stages as Meta did (7, 14 x 8, 7: the first and last stages also hold
+ * the embedding and the output head). */
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -25,11 +26,12 @@ static const char *scn =
 	"      gpu: H100-SXM-80GB\n"
 	"      scaleup: {kind: nvswitch, bandwidth: 450 GB/s, latency: 2 us}\n"
 	"      nic: {bandwidth: 400 Gb/s, per_node: 8, latency: 3 us}\n"
-	"  fabric: {kind: fat-tree, tiers: 3, oversubscription: 1, latency: 1 us}\n"
-	"model: {preset: llama3.1-405b, layers: 128}\n"
+	"  fabric: {kind: rail-optimized, tiers: 3, oversubscription: 1, latency: 1 us}\n"
+	"model: llama3.1-405b\n"
 	"training: {seq_len: 8192, global_batch: 2048, micro_batch: 1, precision: bf16, optimizer: adam}\n"
-	"parallelism: {tp: 8, pp: 16, dp: 128, zero: 1, recompute: selective, sequence_parallel: true}\n"
-	"simulation: {fidelity: analytical, seed: 1}\n";
+	"parallelism: {tp: 8, pp: 16, dp: 128, zero: 1, recompute: selective, sequence_parallel: true,\n"
+	"              stage_layers: [7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7]}\n"
+	"simulation: {fidelity: %s, seed: 1}\n";
 
 static double now_s(void)
 {
@@ -45,11 +47,13 @@ static double rss_gib(void)
 	return ru.ru_maxrss / (1024.0 * 1024.0); /* ru_maxrss is KiB on Linux */
 }
 
-static int one(int symmetry, int *ok)
+static int one(int symmetry, const char *fidelity, double limit_s, int *ok)
 {
 	hs_err err = {0};
 	double t0 = now_s();
-	hs_ydoc *doc = hs_yaml_load_string(scn, strlen(scn), "bench_step", &err);
+	char text[4096];
+	snprintf(text, sizeof text, scn, fidelity);
+	hs_ydoc *doc = hs_yaml_load_string(text, strlen(text), "bench_step", &err);
 	hs_scenario *s = doc ? hs_scenario_from_doc(doc, "bench_step", &err) : NULL;
 	if (!s) {
 		fprintf(stderr, "bench_step: %s\n", err.msg);
@@ -70,12 +74,12 @@ static int one(int symmetry, int *ok)
 		return -1;
 	}
 	double t2 = now_s(), rss = rss_gib();
-	int good = t2 - t0 < 1.0 && rss < 4.0;
+	int good = t2 - t0 < limit_s && rss < 4.0;
 	*ok &= good;
-	printf("%-10s reps %5d  tasks %8zu  build %.3f s  simulate %.3f s  total %.3f s  peak RSS %.3f GiB  "
-	       "step %.3f s  MFU %.1f%%  %s\n",
-	       symmetry ? "symmetric" : "replicas", b.graph.nreps, b.graph.ntasks, t1 - t0, t2 - t1, t2 - t0, rss,
-	       r.step_time_s, 100 * r.mfu, good ? "ok" : "MISSED (target < 1 s, < 4 GiB)");
+	printf("%-10s %-9s reps %5d  tasks %8zu  build %.3f s  simulate %.3f s  total %.3f s  peak RSS %.3f GiB  "
+	       "step %.3f s  MFU %.1f%%  events %llu  %s (target < %.0f s, < 4 GiB)\n",
+	       fidelity, symmetry ? "symmetric" : "replicas", b.graph.nreps, b.graph.ntasks, t1 - t0, t2 - t1, t2 - t0,
+	       rss, r.step_time_s, 100 * r.mfu, (unsigned long long)r.events, good ? "ok" : "MISSED", limit_s);
 	hs_result_free(&r);
 	hs_build_free(&b);
 	hs_scenario_free(s);
@@ -85,8 +89,8 @@ static int one(int symmetry, int *ok)
 int main(void)
 {
 	int ok = 1;
-	printf("Llama-3.1-405B (128 layers), 16384 H100, TP8 PP16 DP128, seq 8192, batch 2048, analytical\n");
-	if (one(1, &ok) || one(0, &ok))
+	printf("Llama-3.1-405B, 16384 H100, TP8 PP16 DP128, seq 8192, batch 2048 (peak RSS is the process's so far)\n");
+	if (one(1, "analytical", 1.0, &ok) || one(0, "analytical", 1.0, &ok) || one(1, "flow", 60.0, &ok))
 		return 1;
 	return ok ? 0 : 1;
 }

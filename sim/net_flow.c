@@ -42,6 +42,7 @@ typedef struct flink {
 	int hpos;    /* -2: not involved; -1: involved, not in heap; >= 0 heap position */
 	int na;      /* entries of flows in A */
 	int dirty;
+	double load; /* sum over its flows of rate x coefficient (bytes/ps), kept up to date */
 } flink;
 
 typedef struct fflow {
@@ -345,6 +346,8 @@ static void recompute(hs_net_model *m)
 			int id = m->aff[a];
 			fflow *f = &m->fl[id];
 			f->mark = 0;
+			for (int i = 0; i < f->r->nl; i++)
+				m->lk[f->r->link[i]].load += (f->rate - f->old) * f->r->coef[i];
 			hs_time d = hs_time_for(f->rem, f->rate);
 			f->t_fin = d > HS_TIME_MAX - now ? HS_TIME_MAX : now + d;
 			fh_set(m, id);
@@ -395,6 +398,11 @@ static void deliver(hs_engine *eng, void *ctx, uint64_t arg)
 	done(c, a);
 }
 
+/* A finishing flow frees capacity on every link it crossed, but only a saturated link limits anyone: on a link
+ * with spare capacity no flow is bottlenecked (max-min), so removing a flow there changes no rate. Only the
+ * saturated ones are marked dirty (within a relative 1e-6, so rounding never hides a binding link). On large
+ * fabrics this keeps a recompute to the flows that share the finished flow's bottleneck instead of every flow
+ * crossing the same spine. */
 static void unlink_flow(hs_net_model *m, int id)
 {
 	fflow *f = &m->fl[id];
@@ -402,10 +410,14 @@ static void unlink_flow(hs_net_model *m, int id)
 		int l = f->r->link[i];
 		flink *k = &m->lk[l];
 		int p = f->lpos[i];
+		if (k->load >= k->bw * (1 - 1e-6))
+			mark_dirty(m, l);
+		k->load -= f->rate * f->r->coef[i];
+		if (k->load < 0 || k->n == 1)
+			k->load = 0;
 		k->e[p] = k->e[--k->n];
 		if (p < k->n)
 			m->fl[k->e[p].f].lpos[k->e[p].i] = p;
-		mark_dirty(m, l);
 	}
 }
 

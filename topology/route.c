@@ -190,13 +190,6 @@ static int seg_intra(hs_router *r, int src, int dst, uint64_t h)
 	return rc;
 }
 
-static int seg_global(hs_router *r, int src, int dst, uint64_t h)
-{
-	if (src == dst)
-		return 0;
-	return walk(r, global_dist(r, dst), src, dst, -1, h);
-}
-
 static int link_between(const hs_topo *t, int a, int b)
 {
 	int f, c;
@@ -205,6 +198,42 @@ static int link_between(const hs_topo *t, int a, int b)
 		if (hs_topo_link(t, hs_topo_out_link(t, i))->to == b)
 			return hs_topo_out_link(t, i);
 	return -1;
+}
+
+/* The one vertex other than a GPU that links into v, or -1 when there are none or several. A NIC's only way in
+ * from the fabric is its switch port, so every path from outside its node enters through that switch. */
+static int single_entry(const hs_topo *t, int v)
+{
+	int f, c, up = -1;
+	hs_topo_in(t, v, &f, &c);
+	for (int i = f; i < f + c; i++) {
+		int w = hs_topo_link(t, hs_topo_in_link(t, i))->from;
+		if (hs_topo_vkind(t, w) == HS_V_GPU)
+			continue;
+		if (up >= 0 && up != w)
+			return -1;
+		up = w;
+	}
+	return up;
+}
+
+/* Toward a NIC, route to its switch and add the last hop: distances are then searched once per switch instead
+ * of once per NIC (on a 16k-GPU rail-optimised fabric, one breadth-first search serves a leaf's 32 NICs, and the
+ * search dominated the cost of building routes). The shortest paths are the same ones. */
+static int seg_global(hs_router *r, int src, int dst, uint64_t h)
+{
+	if (src == dst)
+		return 0;
+	if (hs_topo_vkind(r->t, dst) == HS_V_NIC) {
+		int up = single_entry(r->t, dst);
+		if (up >= 0 && up != src && link_between(r->t, src, dst) < 0) {
+			if (seg_global(r, src, up, h) < 0)
+				return -1;
+			push(r, link_between(r->t, up, dst));
+			return 0;
+		}
+	}
+	return walk(r, global_dist(r, dst), src, dst, -1, h);
 }
 
 /* One path from src to dst through NIC ni of the source's node and nj of the destination's (-1: none). */
