@@ -139,7 +139,7 @@ int main(void)
 	double sim_s;
 	run(&sw, 1, &nsim, &nok, &sim_s); /* warm the page cache and the allocator */
 	double best1 = INFINITY, best2 = INFINITY, sim1 = 0;
-	for (int rep = 0; rep < 3; rep++) {
+	for (int rep = 0; rep < 7; rep++) { /* best of 7: the machine is shared */
 		double t = run(&sw, 1, &nsim, &nok, &sim_s);
 		if (t < best1)
 			best1 = t, sim1 = sim_s;
@@ -154,9 +154,8 @@ int main(void)
 	       "target >= 1000/s)\n", best1, sw.npoints / best1, nsim / sim1, 1e6 * sim1 / nsim);
 	printf("  2 threads: %.3f s, %.0f points/s, speed-up %.2fx (%ld CPUs online)\n", best2, sw.npoints / best2,
 	       best1 / best2, cpus);
-	if (nsim / sim1 < 1000)
-		printf("  below the target: see the profile in the report (hs_coll_time's per-call group set-up, the "
-		       "device profile re-read from YAML for every point, graph building)\n");
+	printf("  target (>= 1000 configurations/s on one thread, counting simulated points only): %s\n",
+	       nsim / sim1 >= 1000 ? "met" : "NOT met");
 	hs_sweep_free(&sw);
 	remove(bp);
 	remove(sp);

@@ -49,7 +49,8 @@ void hs_yaml_free(hs_ydoc *d)
 	if (!d)
 		return;
 	for (size_t i = 0; i < d->nall; i++) {
-		free(d->all[i]->str);
+		if (!d->all[i]->borrowed)
+			free(d->all[i]->str);
 		free(d->all[i]->keys);
 		free(d->all[i]->vals);
 		if (d->all[i] < d->arena || d->all[i] >= d->arena + d->narena)
@@ -72,8 +73,8 @@ static hs_ynode *clone_node(hs_ydoc *d, const hs_ynode *n)
 	hs_ynode *c = node_new(d, n->kind, n->file, n->line, n->col);
 	c->quoted = n->quoted;
 	c->used = n->used;
-	if (n->str)
-		c->str = hs_xstrdup(n->str);
+	c->str = n->str;
+	c->borrowed = n->str != NULL;
 	if (n->n) {
 		c->vals = hs_xmalloc(n->n * sizeof *c->vals);
 		if (n->kind == HS_Y_MAP)

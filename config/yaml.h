@@ -24,6 +24,7 @@ struct hs_ynode {
 	hs_ynode **keys;     /* HS_Y_MAP: key nodes (scalars) */
 	hs_ynode **vals;     /* HS_Y_MAP: values; HS_Y_SEQ: items */
 	int used;            /* set by readers when consumed (for unknown-key reporting) */
+	int borrowed;        /* str belongs to another document (hs_yaml_clone) */
 };
 
 typedef struct hs_ydoc hs_ydoc;
@@ -33,7 +34,8 @@ hs_ydoc *hs_yaml_load_file(const char *path, hs_err *err);
 /* Parse a string; `name` stands for the file name in messages. */
 hs_ydoc *hs_yaml_load_string(const char *text, size_t len, const char *name, hs_err *err);
 void hs_yaml_free(hs_ydoc *doc);
-/* A deep copy (positions and file names kept), for running many variants of one parsed scenario. */
+/* A copy of the tree (positions and file names kept), for running many variants of one parsed scenario. The
+ * copy borrows the source's scalar strings, so it must be freed before the source. */
 hs_ydoc *hs_yaml_clone(const hs_ydoc *doc);
 hs_ynode *hs_yaml_root(hs_ydoc *doc);
 const char *hs_yaml_name(const hs_ydoc *doc);

@@ -75,6 +75,7 @@ struct ex {
 	struct memo *memo;
 	size_t memocap;
 	hs_profile_cache *profiles; /* the caller's, or one of our own */
+	hs_op_memo *opmemo;         /* kernel times by shape and device, for this step */
 	int own_profiles;
 	hs_rng *rng;        /* per-op noise; NULL without noise */
 	hs_net *net;        /* simulation.fidelity: flow; NULL for analytical */
@@ -106,7 +107,8 @@ static struct memo *range_cost(struct ex *x, struct rep *r, int stage, uint32_t 
 	memset(m, 0, sizeof *m);
 	m->used = 1;
 	m->key = key, m->first = first, m->count = count;
-	hs_op_env e = {.prof = r->prof, .dev = r->dev, .cluster = x->s->cluster, .coll_algo = x->s->sim.coll_algo};
+	hs_op_env e = {.prof = r->prof, .dev = r->dev, .cluster = x->s->cluster, .coll_algo = x->s->sim.coll_algo,
+		       .memo = x->opmemo};
 	for (int k = 0; k < HS_GROUP_COUNT; k++) {
 		e.grp[k] = r->grp[k];
 		e.grp_n[k] = r->grp_n[k];
@@ -431,6 +433,7 @@ int hs_exec_step_cached(const hs_scenario *s, const hs_build *b, hs_profile_cach
 		x.profiles = hs_profile_cache_create();
 		x.own_profiles = 1;
 	}
+	x.opmemo = hs_op_memo_create();
 	int rc = -1;
 	x.eng = hs_engine_create();
 	x.ts = hs_xcalloc(g->ntasks ? g->ntasks : 1, sizeof *x.ts);
@@ -619,6 +622,7 @@ out:
 	free(x.rv);
 	if (x.own_profiles)
 		hs_profile_cache_free(x.profiles);
+	hs_op_memo_free(x.opmemo);
 	free(x.reps);
 	free(x.ts);
 	free(x.succ);

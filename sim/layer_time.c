@@ -2,6 +2,7 @@
 
 #include "sim/coll_impl.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,7 +10,91 @@
 #include "sim/alloc.h"
 #include "sim/coll.h"
 
+/* Kernel-time memo: open addressing on a hash of the fields that set a kernel's time. */
+struct memo_ent {
+	const void *prof, *dev;
+	hs_op key;
+	double t;
+	int used;
+};
+
+struct hs_op_memo {
+	struct memo_ent *e;
+	size_t cap, n;
+};
+
+hs_op_memo *hs_op_memo_create(void)
+{
+	hs_op_memo *m = hs_xcalloc(1, sizeof *m);
+	m->cap = 256;
+	m->e = hs_xcalloc(m->cap, sizeof *m->e);
+	return m;
+}
+
+void hs_op_memo_free(hs_op_memo *m)
+{
+	if (!m)
+		return;
+	free(m->e);
+	free(m);
+}
+
+static int same_kernel(const hs_op *a, const hs_op *b)
+{
+	return a->kind == b->kind && a->dtype == b->dtype && a->m == b->m && a->n == b->n && a->k == b->k &&
+	       a->count == b->count && a->b == b->b && a->h == b->h && a->s == b->s && a->d == b->d &&
+	       a->s_kv == b->s_kv && a->causal == b->causal && a->bwd == b->bwd && a->bytes == b->bytes;
+}
+
+static uint64_t kernel_hash(const void *prof, const void *dev, const hs_op *o)
+{
+	double f[] = {o->m, o->n, o->k, o->count, o->b, o->h, o->s, o->d, o->s_kv, o->bytes};
+	uint64_t h = (uint64_t)(uintptr_t)prof * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)dev;
+	h ^= (uint64_t)o->kind << 40 ^ (uint64_t)o->dtype << 48 ^ (uint64_t)o->causal << 56 ^ (uint64_t)o->bwd << 60;
+	for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
+		uint64_t x;
+		memcpy(&x, &f[i], sizeof x);
+		h = (h ^ x) * 0x100000001b3ull;
+		h ^= h >> 29;
+	}
+	return h;
+}
+
+static double op_time_uncached(const hs_op_env *e, const hs_op *o, int *is_comm);
+
 double hs_op_time(const hs_op_env *e, const hs_op *o, int *is_comm)
+{
+	if (!e->memo || o->kind == HS_OP_COMM)
+		return op_time_uncached(e, o, is_comm);
+	*is_comm = 0;
+	hs_op_memo *m = e->memo;
+	if (2 * (m->n + 1) > m->cap) {
+		struct memo_ent *old = m->e;
+		size_t oc = m->cap;
+		m->cap *= 2;
+		m->e = hs_xcalloc(m->cap, sizeof *m->e);
+		for (size_t i = 0; i < oc; i++)
+			if (old[i].used) {
+				size_t j = kernel_hash(old[i].prof, old[i].dev, &old[i].key) & (m->cap - 1);
+				while (m->e[j].used)
+					j = (j + 1) & (m->cap - 1);
+				m->e[j] = old[i];
+			}
+		free(old);
+	}
+	size_t i = kernel_hash(e->prof, e->dev, o) & (m->cap - 1);
+	for (; m->e[i].used; i = (i + 1) & (m->cap - 1))
+		if (m->e[i].prof == (const void *)e->prof && m->e[i].dev == (const void *)e->dev &&
+		    same_kernel(&m->e[i].key, o))
+			return m->e[i].t;
+	int c;
+	double t = op_time_uncached(e, o, &c);
+	m->e[i] = (struct memo_ent){.prof = e->prof, .dev = e->dev, .key = *o, .t = t, .used = 1};
+	m->n++;
+	return t;
+}
+
+static double op_time_uncached(const hs_op_env *e, const hs_op *o, int *is_comm)
 {
 	*is_comm = 0;
 	switch (o->kind) {

@@ -26,7 +26,14 @@ typedef struct hs_op_env {
 	/* optional: the groups summarised once (sim/coll_impl.h), so that timing a collective does not sort the
 	 * group's ranks again; NULL entries are summarised per call */
 	const struct hs_coll_grp *cgrp[HS_GROUP_COUNT];
+	/* optional: kernel times already computed (a model's layers repeat the same shapes), keyed by the op's
+	 * shape and the device; NULL: none */
+	struct hs_op_memo *memo;
 } hs_op_env;
+
+typedef struct hs_op_memo hs_op_memo;
+hs_op_memo *hs_op_memo_create(void);
+void hs_op_memo_free(hs_op_memo *m);
 
 /* Seconds of one op-list entry (its count included). *is_comm is set to 1 for HS_OP_COMM entries (0 when the
  * group has one member). Attention with s_kv > s (context parallelism) costs s_kv / s times the s x s
