@@ -63,6 +63,13 @@ static int run_training(const char *path, hs_err *err)
 	if (!rc && hdf5_path) {
 		hs_h5 *h = hs_h5_create(hdf5_path, "run", err);
 		rc = !h ? -1 : hs_h5_write_run(h, sim.s, &sim.b, &sim.r, hdf5_tasks, err);
+		if (!rc && sim.r.links.nlinks > 0) {
+			hs_link_series ls = {.nlinks = sim.r.links.nlinks, .nbins = sim.r.links.nbins,
+					     .bin_s = sim.r.links.bin_s,
+					     .names = (const char *const *)sim.r.links.names,
+					     .capacity_Bps = sim.r.links.capacity_Bps, .util = sim.r.links.util};
+			rc = hs_h5_write_links(h, &ls, err);
+		}
 		if (h)
 			rc = rc ? (hs_h5_abort(h), -1) : hs_h5_commit(h, err);
 	}

@@ -186,6 +186,56 @@ static int lanes_needed(const hs_scenario *s)
 	return 1;
 }
 
+/* Flow fidelity keeps the utilisation over time of the busiest links: enough to see where a step's traffic
+ * concentrates without a [links x bins] matrix the size of a 16k-GPU fabric. */
+#define LINK_BINS 100
+#define LINK_TOP 64
+
+static int cmp_bytes_desc(const void *a, const void *b)
+{
+	const double *x = a, *y = b; /* {bytes, link} pairs */
+	return (x[0] < y[0]) - (x[0] > y[0]);
+}
+
+static void collect_links(struct ex *x, hs_result *out)
+{
+	int nl = hs_net_nlinks(x->net);
+	if (nl <= 0)
+		return;
+	double *order = hs_xmalloc((size_t)nl * 2 * sizeof *order);
+	for (int l = 0; l < nl; l++) {
+		hs_net_link_stat st;
+		hs_net_link_stats(x->net, l, &st, NULL, 0);
+		order[2 * l] = st.bytes;
+		order[2 * l + 1] = l;
+	}
+	qsort(order, (size_t)nl, 2 * sizeof *order, cmp_bytes_desc);
+	int n = nl < LINK_TOP ? nl : LINK_TOP;
+	while (n > 0 && order[2 * (n - 1)] <= 0)
+		n--;
+	hs_link_util *u = &out->links;
+	u->nlinks = n;
+	u->nbins = LINK_BINS;
+	u->bin_s = 1.5 * x->s->sim.horizon_hint_s / LINK_BINS;
+	u->names = hs_xcalloc((size_t)(n ? n : 1), sizeof *u->names);
+	u->capacity_Bps = hs_xcalloc((size_t)(n ? n : 1), sizeof *u->capacity_Bps);
+	u->mean_util = hs_xcalloc((size_t)(n ? n : 1), sizeof *u->mean_util);
+	u->util = hs_xcalloc((size_t)(n ? n : 1) * LINK_BINS, sizeof *u->util);
+	const hs_topo *t = hs_net_topo(x->net);
+	for (int i = 0; i < n; i++) {
+		int l = (int)order[2 * i + 1];
+		hs_net_link_stat st;
+		hs_net_link_stats(x->net, l, &st, u->util + (size_t)i * LINK_BINS, LINK_BINS);
+		char a[64], b[64], name[160];
+		snprintf(name, sizeof name, "%s->%s", hs_topo_vname(t, st.from, a, sizeof a),
+			 hs_topo_vname(t, st.to, b, sizeof b));
+		u->names[i] = hs_xstrdup(name);
+		u->capacity_Bps[i] = st.bw_Bps;
+		u->mean_util[i] = st.util;
+	}
+	free(order);
+}
+
 static void net_lane_done(void *ctx, uint64_t arg)
 {
 	struct ex *x = ctx;
@@ -509,6 +559,8 @@ int hs_exec_step_cached(const hs_scenario *s, const hs_build *b, hs_profile_cach
 		if (!x.net)
 			goto out;
 		x.lanes = lanes_needed(s);
+		if (s->sim.horizon_hint_s > 0)
+			hs_net_stats_timeline(x.net, 1.5 * s->sim.horizon_hint_s / LINK_BINS, LINK_BINS);
 	}
 	int steps = s->var.steps > 0 ? s->var.steps : 1;
 	if (s->var.noise != HS_NOISE_NONE)
@@ -561,6 +613,8 @@ int hs_exec_step_cached(const hs_scenario *s, const hs_build *b, hs_profile_cach
 		/* ranks that finish early wait for the step's end: that wait belongs to the next step's start, and
 		 * is not part of any rank's breakdown (finish_s is per rank) */
 	}
+	if (x.net && s->sim.horizon_hint_s > 0)
+		collect_links(&x, out);
 	/* results: means over steps */
 	out->spans = hs_xmalloc((g->ntasks ? g->ntasks : 1) * sizeof *out->spans);
 	for (size_t i = 0; i < g->ntasks; i++)
@@ -644,6 +698,13 @@ void hs_result_free(hs_result *r)
 	free(r->reps);
 	free(r->spans);
 	free(r->step_times);
+	for (int i = 0; i < r->links.nlinks; i++)
+		free(r->links.names[i]);
+	free(r->links.names);
+	free(r->links.capacity_Bps);
+	free(r->links.mean_util);
+	free(r->links.util);
+	memset(&r->links, 0, sizeof r->links);
 	r->step_times = NULL;
 	r->reps = NULL;
 	r->spans = NULL;

@@ -37,6 +37,16 @@ typedef struct hs_span {
 	double start, end;
 } hs_span;
 
+/* The busiest links of a flow-fidelity run: utilisation over time (for HDF5 and reports). */
+typedef struct hs_link_util {
+	int nlinks, nbins;
+	double bin_s;
+	char **names;          /* [nlinks] "n0.nic3->leaf2" */
+	double *capacity_Bps;  /* [nlinks] */
+	double *mean_util;     /* [nlinks] over the whole run */
+	double *util;          /* [nlinks * nbins] busy fraction per bin, row per link */
+} hs_link_util;
+
 typedef struct hs_result {
 	double step_time_s;  /* mean over the simulated steps (figures per rank are means too) */
 	int steps;
@@ -54,6 +64,7 @@ typedef struct hs_result {
 	double mem_peak_bytes;
 	int mem_peak_rep;
 	hs_span *spans;      /* [tasks]: the timeline, for traces and reports */
+	hs_link_util links;  /* flow fidelity: the busiest links over time (nlinks 0 otherwise) */
 } hs_result;
 
 /* Run one step. Returns -1 with err on failure (a profile that cannot be loaded, ...). Profiles come from

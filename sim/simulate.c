@@ -89,6 +89,19 @@ int hs_simulate_doc(hs_ydoc *doc, const char *path, const struct hs_strlist *set
 		out->s = NULL;
 		return -1;
 	}
+	if (out->s->sim.fidelity == HS_FID_FLOW) {
+		/* the analytical step (milliseconds to compute) sizes the flow run's link-utilisation bins */
+		hs_result est;
+		out->s->sim.fidelity = HS_FID_ANALYTICAL;
+		int rc = hs_exec_step_cached(out->s, &out->b, cache, &est, err);
+		out->s->sim.fidelity = HS_FID_FLOW;
+		if (rc) {
+			hs_sim_free(out);
+			return -1;
+		}
+		out->s->sim.horizon_hint_s = est.step_time_s * est.steps;
+		hs_result_free(&est);
+	}
 	if (hs_exec_step_cached(out->s, &out->b, cache, &out->r, err) || check_memory(out->s, &out->r, err)) {
 		hs_sim_free(out);
 		return -1;

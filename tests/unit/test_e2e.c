@@ -216,6 +216,18 @@ START_TEST(flow_fidelity_matches_on_idle_network)
 	ck_assert_msg(fabs(a.r.step_time_s - b.r.step_time_s) < 1e-6 * a.r.step_time_s, "analytical %.9g, flow %.9g",
 		      a.r.step_time_s, b.r.step_time_s);
 	ck_assert(b.r.events > a.r.events); /* the flow model's transfers are events too */
+	/* the busiest links' utilisation over time: fractions of capacity, and the all-reduce shows up */
+	ck_assert_int_gt(b.r.links.nlinks, 0);
+	ck_assert_int_eq(a.r.links.nlinks, 0);
+	double peak = 0;
+	for (int l = 0; l < b.r.links.nlinks; l++)
+		for (int k = 0; k < b.r.links.nbins; k++) {
+			double u = b.r.links.util[(size_t)l * b.r.links.nbins + k];
+			ck_assert_msg(u >= 0 && u <= 1 + 1e-9, "link %d bin %d: %g", l, k, u);
+			peak = u > peak ? u : peak;
+		}
+	ck_assert(peak > 0.1);
+	ck_assert(b.r.links.bin_s * b.r.links.nbins >= b.r.step_time_s);
 	hs_sim_free(&a);
 	hs_sim_free(&b);
 	/* a pipeline across nodes: flow and analytical agree to a few percent (transfers spread over rails) */
