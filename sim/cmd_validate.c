@@ -15,6 +15,8 @@
 
 #include "config/cfg.h"
 #include "sim/cmd.h"
+#include "sim/coll.h"
+#include "sim/coll_nccl.h"
 #include "sim/layer_time.h"
 #include "sim/simulate.h"
 #include "traces/json.h"
@@ -28,20 +30,75 @@ static const hs_opt opts[] = {
 };
 const hs_cmd_usage hs_usage_validate = {
 	"validate", "hetsim validate [options] MANIFEST.yaml...",
-	"Compare predicted with measured step times for each manifest entry; exit 1 when one exceeds its tolerance.",
+	"Compare predicted with measured step, layer and collective times per manifest entry; exit 1 when one exceeds its tolerance.",
 	opts,
 	"Manifest: {source: TEXT, tolerance: FRACTION, entries: [{scenario: PATH, step_time_s: SECONDS,\n"
-	"layer_fwd_s: SECONDS, layer_bwd_s: SECONDS, layer: INDEX, tolerance: FRACTION, set: [KEY=VALUE, ...]}]}.\n"
-	"Each entry needs step_time_s or a layer time. Paths are relative to the manifest."};
+	"layer_fwd_s: SECONDS, layer_bwd_s: SECONDS, layer: INDEX, collective_time_s: SECONDS, op: NAME, size: BYTES,\n"
+	"ranks: N, algo: NAME, tolerance: FRACTION, set: [KEY=VALUE, ...]}]}.\n"
+	"Each entry needs step_time_s, a layer time or collective_time_s. Paths are relative to the manifest."};
 
 static const char *const man_keys[] = {"source", "tolerance", "entries", NULL};
 static const char *const ent_keys[] = {"scenario", "step_time_s", "layer_fwd_s", "layer_bwd_s", "layer",
+				       "collective_time_s", "op", "size", "ranks", "algo",
 				       "tolerance", "set", "name", NULL};
 
 struct row {
 	char name[160];
 	double pred, meas, err, tol;
 };
+
+/* A collective entry: {collective_time_s, op, size, ranks, algo} over the first `ranks` devices of the
+ * scenario's cluster, predicted as nccl-tests would measure it (sim/coll_nccl.h). Only `cluster` is read, so the
+ * nccl-tests hardware scenarios (scenarios/validation/nccl/) serve as they are. */
+static int coll_pred(const char *full, const hs_ynode *e, const char *path, const struct hs_strlist *sets,
+		     double *pred, hs_err *err)
+{
+	hs_ydoc *d = hs_yaml_load_file(full, err);
+	if (!d)
+		return -1;
+	int rc = -1;
+	for (int i = 0; sets && i < sets->n; i++)
+		if (hs_yaml_set(d, sets->v[i], err))
+			goto done;
+	const hs_ynode *cn = hs_yaml_get(hs_yaml_root(d), "cluster");
+	if (!cn) {
+		hs_cfg_err(hs_yaml_root(d), err, "cluster", "", "missing section (expected {groups: [...]})");
+		goto done;
+	}
+	hs_cluster *c = hs_cluster_from_yaml(cn, "cluster", err);
+	if (!c)
+		goto done;
+	const char *op_s, *algo_s;
+	double size;
+	int64_t nr;
+	int G = hs_cluster_ngpus(c);
+	if (hs_cfg_str(e, path, "op", NULL, 1, &op_s, err) ||
+	    hs_cfg_num(e, path, "size", HS_U_BYTES, 1, 1e15, 0, 1, &size, err) ||
+	    hs_cfg_int(e, path, "ranks", 2, G, G, 0, &nr, err) || hs_cfg_str(e, path, "algo", "auto", 0, &algo_s, err)) {
+		hs_cluster_free(c);
+		goto done;
+	}
+	int op = hs_coll_op_parse(op_s), algo = hs_coll_algo_parse(algo_s);
+	if (op < 0)
+		hs_cfg_err(hs_yaml_get(e, "op"), err, path, "op", "'%s' is not a collective (expected all_reduce, "
+								   "all_gather, reduce_scatter, all_to_all, broadcast, "
+								   "reduce or sendrecv)", op_s);
+	else if (algo < 0)
+		hs_cfg_err(hs_yaml_get(e, "algo"), err, path, "algo", "'%s' is not an algorithm", algo_s);
+	else {
+		int *ranks = malloc((size_t)nr * sizeof *ranks);
+		for (int i = 0; i < nr; i++)
+			ranks[i] = i;
+		*pred = hs_coll_nccl_time(c, (enum hs_coll_op)op, (enum hs_coll_algo)algo, HS_PROTO_AUTO, ranks, (int)nr,
+					  size, NULL);
+		free(ranks);
+		rc = *pred > 0 ? 0 : hs_cfg_err(e, err, path, "op", "cannot be timed on this cluster");
+	}
+	hs_cluster_free(c);
+done:
+	hs_yaml_free(d);
+	return rc;
+}
 
 static int one(const char *mpath, int *fails, double *sum_ape, int *n_ape, hs_json *j, hs_err *err)
 {
@@ -76,10 +133,10 @@ static int one(const char *mpath, int *fails, double *sum_ape, int *n_ape, hs_js
 		char path[64];
 		snprintf(path, sizeof path, "entries[%zu]", i);
 		const char *scn, *name;
-		double meas[3], tol;
+		double meas[4], tol;
 		int64_t layer;
-		static const char *const what[3] = {"step_time_s", "layer_fwd_s", "layer_bwd_s"};
-		static const char *const suffix[3] = {"", " fwd", " bwd"};
+		static const char *const what[4] = {"step_time_s", "layer_fwd_s", "layer_bwd_s", "collective_time_s"};
+		static const char *const suffix[4] = {"", " fwd", " bwd", " coll"};
 		if (hs_cfg_known(e, path, ent_keys, "an entry {scenario, step_time_s, layer_fwd_s, layer_bwd_s, "
 						     "layer, tolerance, set}",
 				 err) ||
@@ -89,14 +146,14 @@ static int one(const char *mpath, int *fails, double *sum_ape, int *n_ape, hs_js
 		    hs_cfg_str(e, path, "name", scn, 0, &name, err))
 			goto out;
 		int nmeas = 0;
-		for (int k = 0; k < 3; k++) {
+		for (int k = 0; k < 4; k++) {
 			if (hs_cfg_num(e, path, what[k], HS_U_TIME, 1e-12, 1e12, 0, 0, &meas[k], err))
 				goto out;
 			nmeas += meas[k] > 0;
 		}
 		if (!nmeas) {
-			hs_cfg_err(e, err, path, "step_time_s", "missing (expected step_time_s, layer_fwd_s or "
-								"layer_bwd_s)");
+			hs_cfg_err(e, err, path, "step_time_s", "missing (expected step_time_s, layer_fwd_s, "
+								"layer_bwd_s or collective_time_s)");
 			goto out;
 		}
 		struct hs_strlist sets = {0};
@@ -113,7 +170,7 @@ static int one(const char *mpath, int *fails, double *sum_ape, int *n_ape, hs_js
 		}
 		char full[2048];
 		snprintf(full, sizeof full, "%s%s", scn[0] == '/' ? "" : dir, scn);
-		double pred[3] = {0};
+		double pred[4] = {0};
 		if (meas[0] > 0) {
 			hs_sim sim;
 			int r = hs_simulate(full, &sets, -1, &sim, err);
@@ -146,8 +203,12 @@ static int one(const char *mpath, int *fails, double *sum_ape, int *n_ape, hs_js
 			pred[1] = lt.fwd_s;
 			pred[2] = lt.bwd_s;
 		}
+		if (meas[3] > 0 && coll_pred(full, e, path, &sets, &pred[3], err)) {
+			free(sets.v);
+			goto out;
+		}
 		free(sets.v);
-		for (int k = 0; k < 3; k++) {
+		for (int k = 0; k < 4; k++) {
 			if (!(meas[k] > 0))
 				continue;
 			double rel = (pred[k] - meas[k]) / meas[k];
@@ -173,7 +234,7 @@ static int one(const char *mpath, int *fails, double *sum_ape, int *n_ape, hs_js
 				char t[32] = "-";
 				if (isfinite(tol))
 					snprintf(t, sizeof t, "%.1f%%", 100 * tol);
-				int dig = k ? 6 : 4; /* layer times are milliseconds */
+				int dig = k ? 6 : 4; /* layer and collective times are milliseconds or less */
 				printf("%-44s %12.*f %12.*f %+8.1f%% %9s%s\n", label, dig, pred[k], dig, meas[k],
 				       100 * rel, t, bad ? "  FAIL" : "");
 			}
