@@ -157,6 +157,9 @@ void hs_net_xfer(hs_net *n, const hs_route *r, double bytes, hs_net_done done, v
  * non-blocking scale-up switch. */
 int hs_net_home_rail(const hs_net *n, int src)
 {
+	/* vertices other than GPUs (switches in in-network reductions) have no NIC of their own */
+	if (src < 0 || src >= hs_cluster_ngpus(n->c) || hs_topo_vkind(n->t, src) != HS_V_GPU)
+		return -1;
 	const hs_node_group *g = hs_cluster_group(n->c, hs_cluster_group_of(n->c, src));
 	return g->nics_per_node == g->gpus_per_node ? hs_cluster_local_rank(n->c, src) : -1;
 }
