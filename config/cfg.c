@@ -18,7 +18,7 @@ int hs_cfg_err(const hs_ynode *n, hs_err *err, const char *path, const char *key
 			  n ? n->col : 0, path ? path : "", sep, key ? key : "", msg);
 }
 
-static size_t edit_distance(const char *a, const char *b)
+size_t hs_cfg_edit_distance(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b);
 	if (la > 63 || lb > 63)
@@ -46,7 +46,7 @@ const char *hs_cfg_suggest(const char *word, const char *const *cands)
 	size_t bd = 99, len = strlen(word);
 	size_t limit = len / 3 > 2 ? len / 3 : 2;
 	for (; *cands; cands++) {
-		size_t d = edit_distance(word, *cands);
+		size_t d = hs_cfg_edit_distance(word, *cands);
 		if (d < bd) {
 			bd = d;
 			best = *cands;

@@ -6,6 +6,7 @@
 #ifndef HS_CFG_H
 #define HS_CFG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "config/units.h"
@@ -20,6 +21,8 @@ int hs_cfg_err(const hs_ynode *n, hs_err *err, const char *path, const char *key
  * Also fails if `map` is not a mapping (expected: `what`). */
 int hs_cfg_known(const hs_ynode *map, const char *path, const char *const *known, const char *what, hs_err *err);
 
+/* Levenshtein distance (insert, delete, substitute; 99 for words over 63 characters). */
+size_t hs_cfg_edit_distance(const char *a, const char *b);
 /* Nearest candidate by edit distance, or NULL when nothing is close (distance > max(2, len/3)). */
 const char *hs_cfg_suggest(const char *word, const char *const *cands);
 

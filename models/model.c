@@ -37,38 +37,13 @@ int hs_model_preset(const char *name, hs_model *out)
 	return -1;
 }
 
-static size_t edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	if (la > 63 || lb > 63)
-		return 99;
-	size_t row[64];
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		size_t prev = row[0];
-		row[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t cur = row[j];
-			size_t best = prev + (a[i - 1] != b[j - 1]);
-			if (row[j] + 1 < best)
-				best = row[j] + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			prev = cur;
-		}
-	}
-	return row[lb];
-}
-
 /* The nearest preset name, always one (the user asked for a preset; the closest is the useful hint). */
 static const char *nearest_preset(const char *name)
 {
 	const char *best = hs_model_presets[0].name;
 	size_t bd = (size_t)-1;
 	for (size_t i = 0; i < hs_model_npresets; i++) {
-		size_t d = edit_distance(name, hs_model_presets[i].name);
+		size_t d = hs_cfg_edit_distance(name, hs_model_presets[i].name);
 		if (d < bd) {
 			bd = d;
 			best = hs_model_presets[i].name;

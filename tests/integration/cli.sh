@@ -2,15 +2,7 @@
 # The command line as a user meets it: help, exit statuses and error messages (DESIGN.md: 0 done, 1 internal
 # error, 2 usage or bad input, 3 infeasible).
 set -u
-H=${HETSIM:-bin/hetsim}
-D=tests/data/scenarios
-fail=0
-expect() { # expect STATUS PATTERN-IN-OUTPUT -- command...
-	want=$1; pat=$2; shift 3
-	out=$("$@" 2>&1); got=$?
-	if [ "$got" != "$want" ]; then echo "FAIL: '$*' exited $got, expected $want"; echo "$out" | head -5; fail=1; return; fi
-	if ! printf '%s' "$out" | grep -q -- "$pat"; then echo "FAIL: '$*' output lacks '$pat':"; echo "$out" | head -5; fail=1; fi
-}
+. tests/integration/lib/expect.sh
 expect 0 "usage: hetsim COMMAND" -- "$H" help
 expect 0 "usage: hetsim run" -- "$H" help run
 expect 0 "usage: hetsim run" -- "$H" run --help

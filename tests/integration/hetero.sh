@@ -2,15 +2,7 @@
 # Heterogeneous placement (issue 8): the scenarios in scenarios/hetero/ run, `hetsim place` finds a placement
 # faster than the scenario as given, and bad stage splits get exit 2 (file:line:col) or 3 (with numbers).
 set -u
-H=${HETSIM:-bin/hetsim}
-D=tests/data/scenarios
-fail=0
-expect() { # expect STATUS PATTERN-IN-OUTPUT -- command...
-	want=$1; pat=$2; shift 3
-	out=$("$@" 2>&1); got=$?
-	if [ "$got" != "$want" ]; then echo "FAIL: '$*' exited $got, expected $want"; echo "$out" | head -5; fail=1; return; fi
-	if ! printf '%s' "$out" | grep -q -- "$pat"; then echo "FAIL: '$*' output lacks '$pat':"; echo "$out" | head -5; fail=1; fi
-}
+. tests/integration/lib/expect.sh
 for f in scenarios/hetero/*.yaml; do
 	expect 0 "step time" -- "$H" run "$f"
 done

@@ -2,15 +2,7 @@
 # Bad workloads (issue 4): exit 2 with a message naming the numbers, file:line:col first, when the model does
 # not divide as asked; exit 3 with the memory figures when it does not fit.
 set -u
-H=${HETSIM:-bin/hetsim}
-D=tests/data/scenarios
-fail=0
-expect() { # expect STATUS PATTERN-IN-OUTPUT -- command...
-	want=$1; pat=$2; shift 3
-	out=$("$@" 2>&1); got=$?
-	if [ "$got" != "$want" ]; then echo "FAIL: '$*' exited $got, expected $want"; echo "$out" | head -5; fail=1; return; fi
-	if ! printf '%s' "$out" | grep -q -- "$pat"; then echo "FAIL: '$*' output lacks '$pat':"; echo "$out" | head -5; fail=1; fi
-}
+. tests/integration/lib/expect.sh
 expect 2 "heads-tp.yaml:[0-9]*:[0-9]*: parallelism: .*heads (12) not divisible by tp (8)" -- "$H" run $D/heads-tp.yaml
 expect 2 "layers-pp.yaml:[0-9]*:[0-9]*: parallelism: .*layers (30) not divisible by pp x virtual stages (4 x 2 = 8)" -- "$H" run $D/layers-pp.yaml
 expect 2 "batch-dp.yaml:[0-9]*:[0-9]*: training.global_batch: 12 is not divisible by dp x micro_batch = 8 x 1 = 8" -- "$H" run $D/batch-dp.yaml
