@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sim/alloc.h"
+#include "sim/file.h"
 
 struct lex {
 	const char *s, *end, *line_start;
@@ -264,26 +265,10 @@ hs_jsonl *hs_jsonl_parse(const char *text, size_t len, const char *name, hs_err 
 
 hs_jsonl *hs_jsonl_load(const char *path, hs_err *err)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		hs_err_set(err, HS_EINPUT, "%s: cannot open: %s", path, strerror(errno));
+	size_t n;
+	char *buf = hs_read_file(path, (size_t)1 << 30, "a measurement file", &n, err);
+	if (!buf)
 		return NULL;
-	}
-	size_t cap = 1 << 16, n = 0;
-	char *buf = hs_xmalloc(cap);
-	size_t got;
-	while ((got = fread(buf + n, 1, cap - n, f)) > 0) {
-		n += got;
-		if (n == cap)
-			buf = hs_xrealloc(buf, cap *= 2);
-	}
-	int bad = ferror(f);
-	fclose(f);
-	if (bad) {
-		free(buf);
-		hs_err_set(err, HS_EINPUT, "%s: read error", path);
-		return NULL;
-	}
 	hs_jsonl *j = hs_jsonl_parse(buf, n, path, err);
 	free(buf);
 	return j;

@@ -7,6 +7,7 @@
 #include <yaml.h>
 
 #include "sim/alloc.h"
+#include "sim/file.h"
 
 /* Nodes are allocated in one list owned by the document and freed together. */
 struct hs_ydoc {
@@ -295,34 +296,10 @@ hs_ydoc *hs_yaml_load_string(const char *text, size_t len, const char *name, hs_
 
 hs_ydoc *hs_yaml_load_file(const char *path, hs_err *err)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		hs_err_set(err, HS_EINPUT, "%s: cannot open: %s", path, strerror(errno));
+	size_t len;
+	char *buf = hs_read_file(path, (size_t)64 << 20, "a scenario", &len, err);
+	if (!buf)
 		return NULL;
-	}
-	size_t cap = 1 << 14, len = 0;
-	char *buf = hs_xmalloc(cap);
-	for (;;) {
-		size_t r = fread(buf + len, 1, cap - len, f);
-		len += r;
-		if (len < cap)
-			break;
-		if (cap >= (size_t)64 << 20) {
-			fclose(f);
-			free(buf);
-			hs_err_set(err, HS_EINPUT, "%s: larger than 64 MiB; not a scenario", path);
-			return NULL;
-		}
-		cap *= 2;
-		buf = hs_xrealloc(buf, cap);
-	}
-	int bad = ferror(f);
-	fclose(f);
-	if (bad) {
-		free(buf);
-		hs_err_set(err, HS_EINPUT, "%s: read error", path);
-		return NULL;
-	}
 	hs_ydoc *d = load((unsigned char *)buf, len, path, err);
 	free(buf);
 	return d;
