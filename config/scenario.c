@@ -520,15 +520,8 @@ static int load_cost(hs_scenario *s, const hs_ynode *root, hs_err *err)
 
 hs_scenario *hs_scenario_load(const char *path, const struct hs_strlist *sets, hs_err *err)
 {
-	hs_ydoc *doc = hs_yaml_load_file(path, err);
-	if (!doc)
-		return NULL;
-	for (int i = 0; sets && i < sets->n; i++)
-		if (hs_yaml_set(doc, sets->v[i], err)) {
-			hs_yaml_free(doc);
-			return NULL;
-		}
-	return hs_scenario_from_doc(doc, path, err);
+	hs_ydoc *doc = hs_yaml_load_file_set(path, sets ? sets->v : NULL, sets ? sets->n : 0, err);
+	return doc ? hs_scenario_from_doc(doc, path, err) : NULL;
 }
 
 hs_scenario *hs_scenario_from_doc(hs_ydoc *doc, const char *path, hs_err *err)

@@ -305,6 +305,17 @@ hs_ydoc *hs_yaml_load_file(const char *path, hs_err *err)
 	return d;
 }
 
+hs_ydoc *hs_yaml_load_file_set(const char *path, const char *const *assignments, int n, hs_err *err)
+{
+	hs_ydoc *d = hs_yaml_load_file(path, err);
+	for (int i = 0; d && i < n; i++)
+		if (hs_yaml_set(d, assignments[i], err)) {
+			hs_yaml_free(d);
+			d = NULL;
+		}
+	return d;
+}
+
 /* --set: adopt the nodes of a parsed value document into `d`. */
 static void adopt(hs_ydoc *d, hs_ydoc *v)
 {

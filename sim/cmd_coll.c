@@ -159,14 +159,9 @@ static int run(const char *file)
 	}
 
 	hs_err err = {0};
-	hs_ydoc *doc = hs_yaml_load_file(file, &err);
+	hs_ydoc *doc = hs_yaml_load_file_set(file, o_set.v, o_set.n, &err);
 	if (!doc)
 		return fail(&err);
-	for (int i = 0; i < o_set.n; i++)
-		if (hs_yaml_set(doc, o_set.v[i], &err)) {
-			hs_yaml_free(doc);
-			return fail(&err);
-		}
 	hs_ynode *root = hs_yaml_root(doc);
 	if (!root || root->kind != HS_Y_MAP) {
 		hs_err_set(&err, HS_EINPUT, "%s: expected a scenario mapping with a cluster: key", file);

@@ -125,14 +125,9 @@ static int eval(const char *path, const struct info *in, const int *order, int t
 		hs_err *err)
 {
 	memset(c, 0, sizeof *c);
-	hs_ydoc *doc = hs_yaml_load_file(path, err);
+	hs_ydoc *doc = hs_yaml_load_file_set(path, o_set.v, o_set.n, err);
 	if (!doc)
 		return -1;
-	for (int i = 0; i < o_set.n; i++)
-		if (hs_yaml_set(doc, o_set.v[i], err)) {
-			hs_yaml_free(doc);
-			return -1;
-		}
 	c->ng = in->ngroups;
 	for (int i = 0; i < in->ngroups; i++)
 		c->order[i] = order ? order[i] : i;
@@ -217,14 +212,9 @@ static int cmp_step(const void *a, const void *b)
 static int load_info(const char *path, struct info *in, hs_err *err)
 {
 	memset(in, 0, sizeof *in);
-	hs_ydoc *doc = hs_yaml_load_file(path, err);
+	hs_ydoc *doc = hs_yaml_load_file_set(path, o_set.v, o_set.n, err);
 	if (!doc)
 		return -1;
-	for (int i = 0; i < o_set.n; i++)
-		if (hs_yaml_set(doc, o_set.v[i], err)) {
-			hs_yaml_free(doc);
-			return -1;
-		}
 	hs_ynode *par = hs_yaml_get(hs_yaml_root(doc), "parallelism");
 	hs_ynode *sc = hs_yaml_get(par, "schedule"), *vs = hs_yaml_get(par, "virtual_stages");
 	in->interleaved = (sc && sc->str && strcmp(sc->str, "interleaved") == 0) || (vs && vs->str && atoi(vs->str) > 1);

@@ -71,7 +71,7 @@ static int env_int(const char *a, const char *b, int def)
 struct work {
 	const hs_sweep *sw;
 	hs_sweep_row *rows;
-	size_t *todo, ntodo;
+	size_t *pending, npending;
 	atomic_size_t next;
 	atomic_size_t done;
 	atomic_int stop;
@@ -88,9 +88,9 @@ static void *worker(void *arg)
 		if (atomic_load(&w->stop))
 			break;
 		size_t k = atomic_fetch_add(&w->next, 1);
-		if (k >= w->ntodo)
+		if (k >= w->npending)
 			break;
-		size_t i = w->todo[k];
+		size_t i = w->pending[k];
 		hs_sweep_row row = {0};
 		hs_err e = {0};
 		if (hs_sweep_eval(w->sw, i, &row, cache, &e)) {
@@ -236,13 +236,13 @@ int cmd_sweep(int argc, char **argv)
 	int status = 0;
 	size_t had = o_fresh ? 0 : hs_sweep_journal_read(&sw, rows);
 	struct work w = {.sw = &sw, .rows = rows};
-	w.todo = hs_xcalloc(sw.npoints + 1, sizeof *w.todo);
+	w.pending = hs_xcalloc(sw.npoints + 1, sizeof *w.pending);
 	for (size_t i = 0; i < sw.npoints; i++)
 		if (!rows[i].text && (int)(i % (size_t)size) == rank)
-			w.todo[w.ntodo++] = i;
+			w.pending[w.npending++] = i;
 	int stopped_early = 0;
-	if (o_limit && (size_t)atoll(o_limit) < w.ntodo)
-		w.ntodo = (size_t)atoll(o_limit), stopped_early = 1;
+	if (o_limit && (size_t)atoll(o_limit) < w.npending)
+		w.npending = (size_t)atoll(o_limit), stopped_early = 1;
 	pthread_mutex_init(&w.mu, NULL);
 	if (o_fresh) {
 		char jp[1200];
@@ -258,14 +258,14 @@ int cmd_sweep(int argc, char **argv)
 		fprintf(stderr, "hetsim sweep: resuming: %zu of %zu points already done\n", had, sw.npoints);
 	int show = rank == 0 && !o_quiet && isatty(2);
 	double t0 = now();
-	if (jobs > (int)w.ntodo)
-		jobs = w.ntodo ? (int)w.ntodo : 1;
+	if (jobs > (int)w.npending)
+		jobs = w.npending ? (int)w.npending : 1;
 	pthread_t *th = hs_xcalloc((size_t)jobs, sizeof *th);
 	for (int t = 0; t < jobs; t++)
 		pthread_create(&th[t], NULL, worker, &w);
 	if (show) {
-		while (atomic_load(&w.done) < w.ntodo && !atomic_load(&w.stop)) {
-			progress(atomic_load(&w.done), w.ntodo, now() - t0, 0);
+		while (atomic_load(&w.done) < w.npending && !atomic_load(&w.stop)) {
+			progress(atomic_load(&w.done), w.npending, now() - t0, 0);
 			struct timespec ts = {0, 100000000};
 			nanosleep(&ts, NULL);
 		}
@@ -274,7 +274,7 @@ int cmd_sweep(int argc, char **argv)
 		pthread_join(th[t], NULL);
 	free(th);
 	if (show)
-		progress(atomic_load(&w.done), w.ntodo, now() - t0, 1);
+		progress(atomic_load(&w.done), w.npending, now() - t0, 1);
 	fclose(w.journal);
 	w.journal = NULL;
 	if (w.err.code) {
@@ -283,7 +283,7 @@ int cmd_sweep(int argc, char **argv)
 	}
 	if (stopped_early) {
 		if (rank == 0)
-			printf("stopped after %zu new points (--limit); %zu of %zu done; run again to continue\n", w.ntodo,
+			printf("stopped after %zu new points (--limit); %zu of %zu done; run again to continue\n", w.npending,
 			       hs_sweep_journal_read(&sw, rows), sw.npoints);
 		goto out;
 	}
@@ -328,7 +328,7 @@ out:
 		free(rows[i].text);
 	free(rows);
 	free(rk);
-	free(w.todo);
+	free(w.pending);
 	hs_sweep_free(&sw);
 	return hs_cmd_finish(status);
 }

@@ -53,13 +53,10 @@ struct row {
 static int coll_pred(const char *full, const hs_ynode *e, const char *path, const struct hs_strlist *sets,
 		     double *pred, hs_err *err)
 {
-	hs_ydoc *d = hs_yaml_load_file(full, err);
+	hs_ydoc *d = hs_yaml_load_file_set(full, sets->v, sets->n, err);
 	if (!d)
 		return -1;
 	int rc = -1;
-	for (int i = 0; sets && i < sets->n; i++)
-		if (hs_yaml_set(d, sets->v[i], err))
-			goto done;
 	const hs_ynode *cn = hs_yaml_get(hs_yaml_root(d), "cluster");
 	if (!cn) {
 		hs_cfg_err(hs_yaml_root(d), err, "cluster", "", "missing section (expected {groups: [...]})");
