@@ -90,7 +90,8 @@ struct op {
 struct source {
 	struct ring egress; /* admitted operations, head being sent */
 	int busy;
-	uint32_t rr; /* spray position */
+	uint32_t rr;      /* spray position */
+	uint32_t kind_rr; /* next kind to try when the egress frees (admission at transmission) */
 };
 
 struct path {
@@ -239,6 +240,33 @@ static void admit(hs_fabric *f, uint32_t oi)
 	egress_try(f, o->src);
 }
 
+/* May source `src` take credits now? At issue: always. At transmission: only when its egress link has
+ * nothing admitted left to send (the op being serialised has sent its last packet), so the next op starts
+ * back to back and no op holds credits while it waits for its own sender. */
+static inline int src_ready(const hs_fabric *f, int src)
+{
+	return f->p.admit_at_issue || f->src[src].egress.n == 0;
+}
+
+/* Admit the head of one of `src`'s kind queues (round robin over kinds from kind_rr) that fits. */
+static int admit_from_source(hs_fabric *f, int src)
+{
+	struct source *sr = &f->src[src];
+	for (uint32_t k = 0; k < HS_OP_KINDS; k++) {
+		uint32_t kind = (sr->kind_rr + k) % HS_OP_KINDS;
+		struct ring *r = &f->waitq[(uint32_t)src * HS_OP_KINDS + kind];
+		if (!r->n || !fits(f, src, f->ops[ring_front(r)->op].held))
+			continue;
+		struct item it = ring_pop(r);
+		f->waiting--;
+		hs_occ_out(&f->qs.admit, hs_engine_now(f->eng), hs_engine_now(f->eng) - it.t);
+		sr->kind_rr = kind + 1;
+		admit(f, it.op);
+		return 1;
+	}
+	return 0;
+}
+
 /* Admit waiting operations round robin across (source, kind) queues, one per queue per round. */
 static void serve_waiting(hs_fabric *f)
 {
@@ -249,7 +277,8 @@ static void serve_waiting(hs_fabric *f)
 		for (uint32_t k = 0; k < nq && f->waiting; k++) {
 			uint32_t q = (f->wait_rr + k) % nq;
 			struct ring *r = &f->waitq[q];
-			if (!r->n || !fits(f, (int)(q / HS_OP_KINDS), f->ops[ring_front(r)->op].held))
+			if (!r->n || !src_ready(f, (int)(q / HS_OP_KINDS)) ||
+			    !fits(f, (int)(q / HS_OP_KINDS), f->ops[ring_front(r)->op].held))
 				continue;
 			struct item it = ring_pop(r);
 			f->waiting--;
@@ -357,7 +386,7 @@ void hs_fabric_issue(hs_fabric *f, int src, int kind, uint32_t size, uint64_t ad
 	if (record && cs->first_issue == HS_TIME_MAX)
 		cs->first_issue = now;
 	struct ring *wq = &f->waitq[(uint32_t)src * HS_OP_KINDS + (uint32_t)kind];
-	if (!wq->n && fits(f, src, o->held)) {
+	if (!wq->n && src_ready(f, src) && fits(f, src, o->held)) {
 		admit(f, oi);
 		return;
 	}
@@ -409,6 +438,9 @@ static void h_egress(hs_engine *e, void *ctx, uint64_t s)
 	ring_push(&f->fwd[p].s.q, pk);
 	fwd_try(f, p);
 	sr->busy = 0;
+	/* at transmission: the link is free, take the next op's credits now (admit starts its egress) */
+	if (!f->p.admit_at_issue && !sr->egress.n && f->waiting && admit_from_source(f, (int)s))
+		return;
 	egress_try(f, (int)s);
 }
 

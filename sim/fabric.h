@@ -16,10 +16,14 @@
  * in the receive buffer until the stage that consumes them completes (a write packet: its HBM access; a
  * read, notify or atomic request: its HBM or atomic stage).
  *
- * Admission: before an operation leaves its source it must get its credits (sim/credit.h). Operations that
- * wait for credits queue per (source, kind); when credits come back the waiting queues are served round
- * robin, each admitting from its head while the credits cover it. Credit returns reach the sources after
- * `credit_latency`.
+ * Admission: before an operation leaves its source it must get its credits (sim/credit.h). Operations
+ * queue per (source, kind). By default credits are taken at transmission, as a link-level transmitter gates
+ * each packet on its credits (PCIe's gating function, InfiniBand's per-VL credits): an operation is admitted
+ * only when its sender's egress link has nothing else left to send, so credits are never held by an
+ * operation still waiting for the sender's own link, and an operation whose credits are short does not
+ * stop another kind behind it. `admit_at_issue` restores the first version's rule (credits taken at issue,
+ * then a FIFO egress queue). When credits come back the waiting queues are served round robin, one
+ * operation per queue per round. Credit returns reach the sources after `credit_latency`.
  *
  * Every component schedules itself and keeps at most one pending event (a server or link when busy, a delay
  * line for its oldest item, a source for its next arrival), as in htsim. Operations live in a pool that
@@ -37,6 +41,8 @@ typedef struct hs_fabric_params {
 	int sources;            /* senders */
 	int paths;              /* k: parallel forward paths (and as many reverse paths) */
 	int spray_random;       /* 0: each sender sprays round robin; 1: uniformly at random */
+	int admit_at_issue;     /* 0 (default): credits are taken when an operation starts on its sender's
+				 * egress link; 1: when it is issued, before it queues for the link */
 	double src_rate;        /* sender egress, bytes/ps */
 	double path_rate;       /* each path, bytes/ps */
 	hs_time path_latency;   /* propagation + switching, each path */

@@ -64,11 +64,12 @@ static int parse_fabric(const hs_ynode *m, hs_fabric_spec *s, hs_err *err)
 	static const char *const known[] = {"paths",	     "spray",	       "source_bandwidth", "path_bandwidth",
 					    "path_latency",  "mtu",	       "header",	   "receive_buffer",
 					    "credit_latency", "hbm",	       "atomic",	   "response",
-					    NULL};
+					    "admission",	     NULL};
 	static const char *const khbm[] = {"partitions", "interleave", "bandwidth", "latency", "queue_depth", NULL};
 	static const char *const katom[] = {"service_time", "queue_depth", NULL};
 	static const char *const kresp[] = {"bandwidth", NULL};
 	static const char *const spray[] = {"round_robin", "random", NULL};
+	static const char *const admission[] = {"transmit", "issue", NULL};
 	hs_fabric_params *p = &s->p;
 	if (!m)
 		return 0;
@@ -80,6 +81,8 @@ static int parse_fabric(const hs_ynode *m, hs_fabric_spec *s, hs_err *err)
 		return -1;
 	p->paths = (int)v;
 	if (hs_cfg_enum(m, "fabric", "spray", spray, 0, &p->spray_random, err))
+		return -1;
+	if (hs_cfg_enum(m, "fabric", "admission", admission, 0, &p->admit_at_issue, err))
 		return -1;
 	if (positive(m, "fabric", "source_bandwidth", HS_U_BW, hs_rate_to_Bps(p->src_rate), &d, err))
 		return -1;

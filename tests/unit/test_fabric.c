@@ -242,19 +242,25 @@ END_TEST
 
 /* ---- direction of the P99 change, vector vs the per-resource byte baseline ---- */
 
-static double p99_change(const char *name, const char *ops)
+static double p99_change_set(const char *name, const char *ops, const char *set1, const char *set2)
 {
 	hs_ydoc *d = load_scenario(name, ops, "[per_resource, vector]");
 	static hs_fabric_spec s;
 	static hs_fabric_outcome b, v;
 	hs_err err;
 	hs_err_clear(&err);
+	if (set1)
+		ck_assert_msg(hs_yaml_set(d, set1, &err) == 0, "%s", err.msg);
+	if (set2)
+		ck_assert_msg(hs_yaml_set(d, set2, &err) == 0, "%s", err.msg);
 	ck_assert_msg(hs_fabric_spec_parse(d, &s, &err) == 0, "%s", err.msg);
 	hs_fabric_spec_run(&s, s.schemes[0], &b);
 	hs_fabric_spec_run(&s, s.schemes[1], &v);
 	hs_yaml_free(d);
 	return 100.0 * (v.focus.p99 - b.focus.p99) / b.focus.p99;
 }
+
+static double p99_change(const char *name, const char *ops) { return p99_change_set(name, ops, NULL, NULL); }
 
 /* Published: -52.4% (atomic contention), -10.2% (response incast), parity (HBM hotspot, MoE dispatch). The
  * bounds pin the direction with room for the shortened runs; docs/fabric.md has the full-length figures. */
@@ -267,34 +273,65 @@ START_TEST(published_directions)
 	ck_assert_msg(c < 0, "response incast: %+.1f%% (published -10.2%%)", c);
 	c = p99_change("hbm-hotspot", "20000");
 	ck_assert_msg(fabs(c) < 5, "HBM hotspot: %+.1f%% (published: parity)", c);
-	c = p99_change("moe-dispatch-shaped", "6000");
-	ck_assert_msg(fabs(c) < 5, "MoE dispatch: %+.1f%% (published: parity)", c);
-	/* Not reproduced (docs/fabric.md explains why). All-reduce-shaped: the signals arrive paced by the
-	 * links behind their slices, so per_resource never head-of-line blocks, while vector's 64 atomic
-	 * credits (the queue depth) do not cover the credit loop and idle the engine: vector is worse. */
+	/* MoE: published parity; this model gives a modest gain at full length (-6.3%, seeds 2-4: -6.4%, -14.5%,
+	 * -9.0%): vector returns HBM credits at HBM completion, per_resource only after the write's ack. */
+	c = p99_change("moe-dispatch-shaped", "30000");
+	ck_assert_msg(c < 0 && c > -20, "MoE dispatch: %+.1f%% (published: parity; this model: -6.3%%)", c);
+	/* Not reproduced (docs/fabric.md explains why): both application shapes give parity, where the
+	 * publication reports -57.7% and -14.5%. Pinned as this model gives them, so that a change is noticed.
+	 * All-reduce-shaped: the signals' P99 is the atomic engine's work per step (128 signals x 20 ns), which
+	 * no admission rule can shorten, and the signals reach the target paced by the links. */
 	c = p99_change("allreduce-shaped", "20000");
-	ck_assert_msg(c > 15, "all-reduce-shaped: %+.1f%% (published -57.7%%; this model: worse, about +39%%)", c);
+	ck_assert_msg(fabs(c) < 5, "all-reduce-shaped: %+.1f%% (published -57.7%%; this model: parity)", c);
 	c = p99_change("remote-read-shaped", "20000");
 	ck_assert_msg(fabs(c) < 5, "remote-read-shaped: %+.1f%% (published -14.5%%, this model: parity)", c);
 }
 END_TEST
 
-/* The evidence for the all-reduce-shaped loss: with the vector atomic pool covering the queue plus the
- * credit loop (128 instead of the 64-deep queue), vector and per_resource are at parity. */
+/* Why the first version lost on all-reduce-shaped (+39%): with credits taken at issue, a signal holds one of
+ * vector's 64 atomic credits (the queue depth) while it waits in its sender's egress queue behind slices, so
+ * the credits do not cover the loop and the engine idles. Taken at transmission (the default) the loss is
+ * gone; at issue it comes back, and at issue with 128 atomic credits it is gone again. */
 START_TEST(allreduce_loss_is_the_atomic_credit_loop)
 {
-	hs_ydoc *d = load_scenario("allreduce-shaped", "20000", "[per_resource, vector]");
-	hs_err err;
-	hs_err_clear(&err);
-	ck_assert(hs_yaml_set(d, "credits.atomic=128", &err) == 0);
-	static hs_fabric_spec s;
-	static hs_fabric_outcome b, v;
-	ck_assert_msg(hs_fabric_spec_parse(d, &s, &err) == 0, "%s", err.msg);
-	hs_fabric_spec_run(&s, s.schemes[0], &b);
-	hs_fabric_spec_run(&s, s.schemes[1], &v);
-	double c = 100.0 * (v.focus.p99 - b.focus.p99) / b.focus.p99;
-	ck_assert_msg(fabs(c) < 5, "all-reduce-shaped with 128 atomic credits: %+.1f%%", c);
-	hs_yaml_free(d);
+	double c = p99_change_set("allreduce-shaped", "20000", "fabric.admission=issue", NULL);
+	ck_assert_msg(c > 15, "all-reduce-shaped, credits at issue: %+.1f%% (expected a loss, about +39%%)", c);
+	c = p99_change_set("allreduce-shaped", "20000", "fabric.admission=issue", "credits.atomic=128");
+	ck_assert_msg(fabs(c) < 5, "all-reduce-shaped, credits at issue, 128 atomic credits: %+.1f%%", c);
+	c = p99_change_set("allreduce-shaped", "20000", "fabric.admission=transmit", NULL);
+	ck_assert_msg(fabs(c) < 5, "all-reduce-shaped, credits at transmission: %+.1f%%", c);
+}
+END_TEST
+
+/* Credits at transmission: one source issues three 4 KiB writes at t = 0. Each takes its credits only when
+ * the egress link is free, so the third waits exactly two writes' serialisation: 2 x 16 packets x (256 + 16)
+ * B / 100 GB/s = 87.04 ns (the stall histogram's bucket is within 1/256). At issue all three are admitted at
+ * once (stall 0). */
+static hs_time third_write_stall(int at_issue)
+{
+	hs_fabric_params p;
+	hs_fabric_params_default(&p);
+	p.sources = 1;
+	p.admit_at_issue = at_issue;
+	hs_engine *e = hs_engine_create();
+	hs_credit_cfg c = {0};
+	hs_fabric *f = hs_fabric_create(e, &p, hs_credit_find("vector"), &c);
+	for (int i = 0; i < 3; i++)
+		hs_fabric_issue(f, 0, HS_OP_WRITE, 4096, 4096u * (unsigned)i, 0, 1, 0);
+	hs_engine_run(e, HS_TIME_MAX);
+	hs_time st = hs_hist_quantile(&hs_fabric_class(f, 0)->stall, 1.0);
+	hs_fabric_destroy(f);
+	hs_engine_destroy(e);
+	return st;
+}
+
+START_TEST(credits_taken_at_transmission)
+{
+	double want = 2 * 16 * 272 / 100e9 * 1e12; /* ps */
+	hs_time st = third_write_stall(0);
+	ck_assert_msg(fabs((double)st - want) <= want / 256 + 1, "third write stalled %llu ps, expected %.0f",
+		      (unsigned long long)st, want);
+	ck_assert_uint_eq(third_write_stall(1), 0);
 }
 END_TEST
 
@@ -422,6 +459,7 @@ static Suite *suite(void)
 	tcase_add_test(t, same_seed_same_bytes);
 	tcase_add_test(t, published_directions);
 	tcase_add_test(t, allreduce_loss_is_the_atomic_credit_loop);
+	tcase_add_test(t, credits_taken_at_transmission);
 	tcase_add_test(t, steps_are_a_barrier);
 	tcase_add_test(t, per_sender_split);
 	tcase_add_test(t, bad_input_errors);
