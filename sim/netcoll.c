@@ -102,8 +102,10 @@ int hs_net_collective(hs_net *n, enum hs_coll_op op, enum hs_coll_algo algo, con
 	}
 	if (algo == HS_ALGO_AUTO) {
 		algo = hs_coll_auto_algo(n->c, op, ranks, nranks, bytes);
-		/* the step-by-step tree is a plain binary tree over the ring order, without NCCL's chain inside
-		 * nodes that the analytical choice assumes; AUTO runs the ring instead */
+		/* AUTO runs the ring where the analytical choice is the tree. The step-by-step tree has NCCL's
+		 * shape (sim/netcoll_tree.c) but keeps one slice in flight per direction where NCCL keeps several,
+		 * so its latency gaps would make the tree look worse than on hardware; choosing it here waits for
+		 * a comparison with measured NCCL trees. */
 		if (algo == HS_ALGO_TREE)
 			algo = HS_ALGO_RING;
 	}

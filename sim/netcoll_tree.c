@@ -1,10 +1,32 @@
-/* Double binary tree all-reduce on the network model (NCCL's tree). Two binary trees over the ranks, the
- * second the mirror image of the first (position p is rank p in one, n-1-p in the other), each carrying half
- * the bytes in slices of the chunk size (1 MiB when unset). Up: a rank sends slice j to its parent once slice
- * j has arrived from each child. Down: the root starts slice j once it is reduced; every rank forwards slice
- * j to its children once it has it. Each direction of each rank sends one slice at a time. The tree is over
- * the ring-ordered ranks, so neighbours in the tree are mostly on one node; NCCL's intra-node chain is the
- * analytical model's refinement (sim/coll_tree.c). */
+/* Tree all-reduce on the network model, shaped as NCCL builds it (src/graph/connect.cc, trees.cc).
+ *
+ * Structure. The group's ranks are grouped by node (nodes in order of first appearance in the rank list,
+ * ranks of a node in list order: local index order when the ring order is on). Inside each node the ranks
+ * form a chain head -> ... -> tail over the scale-up. Across nodes only each node's head takes part, in a
+ * double binary tree over the nodes: tree 0 is NCCL's btree (node 0 the root with one child; a node's parent
+ * is found by clearing its lowest set bit b and setting bit 2b, or just clearing it when that is out of
+ * range), tree 1 is tree 0 mirrored (node x -> N-1-x) when the node count N is even and shifted by one
+ * (x -> x+1 mod N) when odd, so a node is interior in at most one of them. Each tree carries half the bytes.
+ * A head's neighbours are its chain successor and the heads of its parent and child nodes (NCCL's TREE
+ * pattern: the same rank sends up and receives from below across nodes). With one node the tree is the chain.
+ *
+ * Channels (hs_net_set_channels): C channels each carry an even share of the bytes over their own pair of
+ * trees. With C = 1 the heads are the nodes' first ranks and cross the fabric through the NIC the router
+ * picks for them (their own when every device has one, every rail otherwise). With C > 1 channel c crosses
+ * on rail c and its chain starts at the device that owns the node's NIC c (rotated: owner, owner+1, ...),
+ * as NCCL's search starts each channel's chain next to its NIC, so the channels use every NIC without a
+ * detour over the scale-up. Both trees of a channel share its chain, as NCCL's duplicated channels do.
+ *
+ * Protocol. Every (channel, tree) share is cut into M slices of at most the chunk size (1 MiB when unset).
+ * Up (reduce): a rank sends slice j to its parent once slice j has arrived from each child (a leaf or chain
+ * tail at once). Down (broadcast): the root starts slice j once it is reduced; every rank forwards slice j
+ * to all its children at once after receiving it. Each direction of each rank has one slice in flight: the
+ * next leaves when the previous has been delivered (all children, going down), so a hop costs route latency
+ * plus transmission, and a slow or shared link holds back everything behind it.
+ *
+ * Bytes: in each tree every edge carries the tree's share once up and once down, so a rank sends the share
+ * times its degree per tree, and the group 2(n-1)S in all, as over any spanning tree. Nodes may hold unequal
+ * numbers of ranks (each has its own chain). Only all-reduce runs here (hs_coll_supported), as in NCCL. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -12,73 +34,167 @@
 #include "sim/netcoll_impl.h"
 
 #define TREE_CHUNK 1048576.0
+#define MAXCH 3 /* children: the chain successor and, at a head, up to two child nodes */
 
 typedef struct tnode {
-	long up_sent, crecv[2], down_recv, down_sent;
+	int parent; /* rank index, -1 at the root */
+	int pslot;  /* which of the parent's children this rank is */
+	int nch;
+	int child[MAXCH];
+	long crecv[MAXCH]; /* slices arrived from each child (up) */
+	long up_sent, down_recv, down_sent;
 	char up_busy;
-	char down_busy;
+	char down_busy; /* child transfers of the current down slice still in flight */
 } tnode;
 
 typedef struct tstate {
-	long M;
+	int T;      /* trees: 2 per channel */
+	int C;
+	long M;     /* slices per tree */
 	double slice;
-	tnode *nd; /* [2 * n] */
+	tnode *nd;  /* [T * n]: tree g, rank p at g * n + p */
 } tstate;
 
-static int rank_of(const nc_run *r, int t, int p) { return t ? r->n - 1 - p : p; }
-static int nchild(const nc_run *r, int p) { return (2 * p + 1 < r->n) + (2 * p + 2 < r->n); }
+#define TAG(g, n, p, dir, w) (((uint64_t)(g) * (uint64_t)(n) + (uint64_t)(p)) << 3 | (uint64_t)(dir) << 2 | (uint64_t)(w))
 
-#define TAG(t, dir, w, p) ((uint64_t)(t) << 40 | (uint64_t)(dir) << 39 | (uint64_t)(w) << 38 | (uint64_t)(p))
-
-static void try_node(nc_run *r, int t, int p);
-
-static long reduced(const nc_run *r, const tnode *x, int p)
+/* Parent of node x in NCCL's btree over N nodes (-1 for the root, node 0). Node x > 0 with lowest set bit
+ * b sits between the subtrees of x - b and x + b; its parent is the node one level up on the same side. */
+static int btree_parent(int x, int N)
 {
-	int nc = nchild(r, p);
-	long a = nc > 0 ? x->crecv[0] : ((tstate *)r->st)->M;
-	if (nc > 1 && x->crecv[1] < a)
-		a = x->crecv[1];
-	return a;
+	if (x == 0)
+		return -1;
+	int b = x & -x;
+	int up = (x & ~b) | (b << 1);
+	return up < N ? up : x & ~b;
 }
 
-static void try_node(nc_run *r, int t, int p)
+static int dtree_parent(int x, int N, int t)
+{
+	if (t == 0)
+		return btree_parent(x, N);
+	if (N % 2) {
+		int u = btree_parent((x - 1 + N) % N, N);
+		return u < 0 ? -1 : (u + 1) % N;
+	}
+	int u = btree_parent(N - 1 - x, N);
+	return u < 0 ? -1 : N - 1 - u;
+}
+
+static void link_child(tstate *s, int n, int g, int parent, int ch)
+{
+	tnode *pp = &s->nd[(size_t)g * n + parent], *cc = &s->nd[(size_t)g * n + ch];
+	cc->parent = parent;
+	cc->pslot = pp->nch;
+	pp->child[pp->nch++] = ch;
+}
+
+/* The chain of channel c on a node starts at the device that owns NIC c there (when it is in the group). */
+static int chain_start(const nc_run *r, const int *mem, int cnt, int c, int C)
+{
+	if (C == 1)
+		return 0;
+	const hs_topo *t = r->net->t;
+	int node = hs_cluster_node_of(r->net->c, r->rk[mem[0]]);
+	if (hs_topo_has_nics(t) && hs_topo_nnics(t, node) > 0) {
+		int own = hs_topo_nic_owner(t, hs_topo_nic(t, node, c % hs_topo_nnics(t, node)));
+		for (int i = 0; i < cnt; i++)
+			if (r->rk[mem[i]] == own)
+				return i;
+	}
+	return (int)((long)c * cnt / C) % cnt;
+}
+
+static void build(nc_run *r, tstate *s)
+{
+	int n = r->n;
+	/* nodes in order of first appearance; mem lists each node's rank indices, node k at off[k].. */
+	int *nodeof = hs_xmalloc((size_t)n * sizeof *nodeof), *nid = hs_xmalloc((size_t)n * sizeof *nid);
+	int *off = hs_xcalloc((size_t)n + 1, sizeof *off), *mem = hs_xmalloc((size_t)n * sizeof *mem);
+	int N = 0;
+	for (int i = 0; i < n; i++) {
+		int nd = hs_cluster_node_of(r->net->c, r->rk[i]), k = 0;
+		while (k < N && nid[k] != nd)
+			k++;
+		if (k == N)
+			nid[N++] = nd;
+		nodeof[i] = k;
+		off[k + 1]++;
+	}
+	for (int k = 0; k < N; k++)
+		off[k + 1] += off[k];
+	int *fill = hs_xcalloc((size_t)N, sizeof *fill);
+	for (int i = 0; i < n; i++)
+		mem[off[nodeof[i]] + fill[nodeof[i]]++] = i;
+	int *head = hs_xmalloc((size_t)N * sizeof *head);
+	for (int g = 0; g < s->T; g++)
+		for (int p = 0; p < n; p++)
+			s->nd[(size_t)g * n + p].parent = -1;
+	for (int c = 0; c < s->C; c++) {
+		for (int k = 0; k < N; k++) {
+			int cnt = off[k + 1] - off[k], h = chain_start(r, mem + off[k], cnt, c, s->C);
+			head[k] = mem[off[k] + h];
+			for (int i = 1; i < cnt; i++)
+				for (int t = 0; t < 2; t++)
+					link_child(s, n, 2 * c + t, mem[off[k] + (h + i - 1) % cnt], mem[off[k] + (h + i) % cnt]);
+		}
+		for (int t = 0; t < 2; t++)
+			for (int k = 0; k < N; k++) {
+				int u = dtree_parent(k, N, t);
+				if (u >= 0)
+					link_child(s, n, 2 * c + t, head[u], head[k]);
+			}
+	}
+	free(nodeof);
+	free(nid);
+	free(off);
+	free(mem);
+	free(fill);
+	free(head);
+}
+
+static void try_node(nc_run *r, int g, int p)
 {
 	tstate *s = r->st;
-	tnode *x = &s->nd[(size_t)t * r->n + p];
-	long red = reduced(r, x, p);
-	if (p > 0 && !x->up_busy && x->up_sent < s->M && red > x->up_sent) {
+	int n = r->n, rail = s->C > 1 ? g / 2 : -1;
+	tnode *x = &s->nd[(size_t)g * n + p];
+	long red = s->M; /* slices reduced here: a leaf has all of its own */
+	for (int w = 0; w < x->nch; w++)
+		if (x->crecv[w] < red)
+			red = x->crecv[w];
+	if (x->parent >= 0 && !x->up_busy && x->up_sent < s->M && red > x->up_sent) {
 		x->up_busy = 1;
 		x->up_sent++;
-		nc_send(r, rank_of(r, t, p), rank_of(r, t, (p - 1) / 2), s->slice, -1, TAG(t, 0, (p - 1) % 2, p));
+		nc_send(r, p, x->parent, s->slice, rail, TAG(g, n, p, 0, x->pslot));
 	}
-	long avail = p == 0 ? red : x->down_recv;
-	int nc = nchild(r, p);
-	if (nc && !x->down_busy && x->down_sent < avail) {
-		x->down_busy = (char)nc;
+	long avail = x->parent < 0 ? red : x->down_recv;
+	if (x->nch && !x->down_busy && x->down_sent < avail) {
+		x->down_busy = (char)x->nch;
 		x->down_sent++;
-		for (int w = 0; w < nc; w++)
-			nc_send(r, rank_of(r, t, p), rank_of(r, t, 2 * p + 1 + w), s->slice, -1, TAG(t, 1, w, p));
+		for (int w = 0; w < x->nch; w++)
+			nc_send(r, p, x->child[w], s->slice, rail, TAG(g, n, p, 1, w));
 	}
 }
 
 static void on_done(nc_run *r, uint64_t tag)
 {
 	tstate *s = r->st;
-	int t = (int)(tag >> 40), dir = (int)(tag >> 39 & 1), w = (int)(tag >> 38 & 1), p = (int)(tag & 0x3fffffffffULL);
-	tnode *x = &s->nd[(size_t)t * r->n + p];
+	int n = r->n, dir = (int)(tag >> 2 & 1), w = (int)(tag & 3);
+	uint64_t gp = tag >> 3;
+	int g = (int)(gp / (uint64_t)n), p = (int)(gp % (uint64_t)n);
+	tnode *x = &s->nd[(size_t)g * n + p];
 	if (dir == 0) {
-		int q = (p - 1) / 2;
+		int q = x->parent;
 		x->up_busy = 0;
-		s->nd[(size_t)t * r->n + q].crecv[w]++;
-		try_node(r, t, p);
-		try_node(r, t, q);
+		s->nd[(size_t)g * n + q].crecv[w]++;
+		try_node(r, g, p);
+		try_node(r, g, q);
 	} else {
-		int c = 2 * p + 1 + w;
-		s->nd[(size_t)t * r->n + c].down_recv++;
+		int c = x->child[w];
+		s->nd[(size_t)g * n + c].down_recv++;
 		x->down_busy--;
-		try_node(r, t, c);
+		try_node(r, g, c);
 		if (!x->down_busy)
-			try_node(r, t, p);
+			try_node(r, g, p);
 	}
 }
 
@@ -86,15 +202,18 @@ static void start(nc_run *r)
 {
 	tstate *s = hs_xcalloc(1, sizeof *s);
 	r->st = s;
-	double ch = r->net->chunk > 0 ? r->net->chunk : TREE_CHUNK;
-	s->M = (long)ceil(r->S / 2 / ch);
+	s->C = r->net->channels > 0 ? r->net->channels : 1;
+	s->T = 2 * s->C;
+	double share = r->S / s->T, ch = r->net->chunk > 0 ? r->net->chunk : TREE_CHUNK;
+	s->M = (long)ceil(share / ch);
 	if (s->M < 1)
 		s->M = 1;
-	s->slice = r->S / 2 / s->M;
-	s->nd = hs_xcalloc((size_t)2 * r->n, sizeof *s->nd);
-	for (int t = 0; t < 2; t++)
+	s->slice = share / s->M;
+	s->nd = hs_xcalloc((size_t)s->T * r->n, sizeof *s->nd);
+	build(r, s);
+	for (int g = 0; g < s->T; g++)
 		for (int p = 0; p < r->n; p++)
-			try_node(r, t, p);
+			try_node(r, g, p);
 }
 
 static void sfree(nc_run *r)

@@ -405,6 +405,261 @@ START_TEST(bad_input)
 }
 END_TEST
 
+/* ---- the tree all-reduce (sim/netcoll_tree.c) ---- */
+
+static hs_net *flow_net(hs_cluster *c, int channels, double chunk)
+{
+	hs_err err = {0};
+	cur = hs_engine_create();
+	hs_net *n = hs_net_create(c, "flow", cur, &err);
+	ck_assert_msg(n != NULL, "%s", err.msg);
+	hs_net_set_channels(n, channels);
+	if (chunk > 0)
+		hs_net_set_chunk(n, chunk);
+	return n;
+}
+
+static void drop_net(hs_net *n)
+{
+	hs_net_free(n);
+	hs_engine_destroy(cur);
+}
+
+/* Degree of node k in tree t of NCCL's double binary tree over N nodes, worked out by hand from
+ * ncclGetBtree/ncclGetDtree (src/graph/trees.cc) rather than from our code:
+ *   N = 3: tree 0 is 0 -> 2 -> 1 (0 the root); tree 1, shifted by one, 1 -> 0 -> 2;
+ *   N = 4: tree 0 is 0 -> 2 -> {1, 3}; tree 1, mirrored, 3 -> 1 -> {2, 0}. */
+static int node_degree(int N, int t, int k)
+{
+	static const int d3[2][3] = {{1, 1, 2}, {2, 1, 1}};
+	static const int d4[2][4] = {{1, 1, 3, 1}, {1, 3, 1, 1}};
+	return N == 3 ? d3[t][k] : d4[t][k];
+}
+
+/* Every rank sends, per tree, the tree's share (S / 2C) once to each neighbour: its degree. In a node of p
+ * ranks, channel c's chain starts at the owner of NIC c (local index `head`); the head adds its node's degree
+ * across nodes. Bytes out of a device are counted on its links (scale-up and NIC). */
+START_TEST(tree_bytes_per_rank)
+{
+	struct {
+		int N, p, nics, C;
+	} cs[] = {{4, 4, 4, 1}, {4, 4, 4, 2}, {4, 4, 4, 4}, {3, 2, 1, 1}, {3, 2, 1, 2}};
+	for (size_t q = 0; q < sizeof cs / sizeof cs[0]; q++) {
+		int N = cs[q].N, p = cs[q].p, C = cs[q].C, n = N * p;
+		char y[512];
+		snprintf(y, sizeof y,
+			 "cluster:\n"
+			 "  groups:\n"
+			 "    - {nodes: %d, gpus_per_node: %d, gpu: H100-SXM-80GB,\n"
+			 "       scaleup: {kind: nvswitch, bandwidth: 450 GB/s},\n"
+			 "       nic: {bandwidth: 400 Gb/s, per_node: %d}}\n"
+			 "  fabric: {kind: fat-tree, tiers: 1}\n",
+			 N, p, cs[q].nics);
+		hs_err err;
+		hs_cluster *c = load(y, &err);
+		ck_assert_msg(c != NULL, "%s", err.msg);
+		int ranks[16];
+		for (int i = 0; i < n; i++)
+			ranks[i] = i;
+		double S = 8 * 1048576.0, share = S / (2 * C);
+		hs_net *net = flow_net(c, C, 0);
+		run_coll(net, HS_COLL_ALL_REDUCE, HS_ALGO_TREE, ranks, n, S);
+		ck_assert_msg(fabs(hs_net_bytes_injected(net) - 2.0 * (n - 1) * S) < 1e-6 * S, "%.0f bytes injected",
+			      hs_net_bytes_injected(net));
+		double out[16] = {0};
+		for (int l = 0; l < hs_net_nlinks(net); l++) {
+			hs_net_link_stat st;
+			hs_net_link_stats(net, l, &st, NULL, 0);
+			if (st.from < n)
+				out[st.from] += st.bytes;
+		}
+		for (int d = 0; d < n; d++) {
+			int k = d / p, l = d % p;
+			double want = 0;
+			for (int ch = 0; ch < C; ch++) {
+				int head = (ch % cs[q].nics) * p / cs[q].nics; /* NIC i hangs off device i * p / nics */
+				int pos = (l - head + p) % p;
+				int chain = p == 1 ? 0 : pos == 0 || pos == p - 1 ? 1 : 2;
+				for (int t = 0; t < 2; t++)
+					want += share * (chain + (pos == 0 ? node_degree(N, t, k) : 0));
+			}
+			ck_assert_msg(fabs(out[d] - want) < 1e-6 * S, "N=%d p=%d C=%d: device %d sent %.0f bytes, expected %.0f",
+				      N, p, C, d, out[d], want);
+		}
+		drop_net(net);
+		unload(c);
+	}
+}
+END_TEST
+
+/* One node, idle network, C = 1. Both trees are the chain 0 -> 1 -> ... -> k-1 with S/2 each, cut into M
+ * slices of s = S/2M; running in lockstep they share each link evenly, so a hop of one slice in both trees
+ * takes h = alpha + 2s/B = alpha + S/(MB) (alpha: route latency; the sender's next slice waits for the
+ * delivery). When the up and down transfers use different links (a chain of point-to-point links, or k = 2
+ * on a switch), nothing else contends and the protocol is a max-plus pipeline: slice j leaves rank i going up
+ * at (j + k-1-i) h (rank k-1 at j h), so reaches the root at (j + k-1) h; going down the root sends it
+ * straight away (its previous down slice was delivered at that instant) and rank i forwards it at
+ * (j + k-1 + i) h, so the last slice reaches the tail at
+ *   t = (M + 2(k-1) - 1) h = (M + 2k - 3) (alpha + S / (M B)).
+ * On a switch with k >= 3 a middle rank's one link to the switch carries its up and its down transfers at
+ * once from slice 2i on; every transfer then still gets at least half its link, so the time lies between
+ * t and (M + 2k - 3)(alpha + 2S/(MB)). */
+START_TEST(tree_chain_golden)
+{
+	const double B = 100e9, S = 64 * 1048576.0;
+	const int M = 16;
+	for (int k = 2; k <= 8; k *= 2) {
+		/* point-to-point chain links; the hub only keeps the graph connected (routes never relay through a
+		 * device) and no chain route crosses it: two hops against one */
+		char y[2048];
+		int o = snprintf(y, sizeof y,
+				 "cluster:\n"
+				 "  groups:\n"
+				 "    - {nodes: 1, gpus_per_node: %d, gpu: H100-SXM-80GB}\n"
+				 "  fabric:\n"
+				 "    kind: explicit\n"
+				 "    switches: [hub]\n"
+				 "    links:\n",
+				 k);
+		for (int i = 0; i < k; i++) {
+			o += snprintf(y + o, sizeof y - (size_t)o, "      - {from: gpu%d, to: hub, bandwidth: 1 GB/s}\n", i);
+			if (i + 1 < k)
+				o += snprintf(y + o, sizeof y - (size_t)o,
+					      "      - {from: gpu%d, to: gpu%d, bandwidth: 100 GB/s, latency: 2 us}\n", i, i + 1);
+		}
+		hs_err err;
+		hs_cluster *c = load(y, &err);
+		ck_assert_msg(c != NULL, "%s", err.msg);
+		int ranks[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+		hs_net *n = flow_net(c, 1, S / 2 / M);
+		const hs_route *rt = hs_route_get(hs_net_router(n), 0, 1, -1, &err);
+		ck_assert_ptr_nonnull(rt);
+		double alpha = hs_time_to_s(rt->lat), closed = (M + 2 * k - 3) * (alpha + S / (M * B));
+		ck_assert_double_eq_tol(alpha, 2e-6, 1e-12);
+		double t = run_coll(n, HS_COLL_ALL_REDUCE, HS_ALGO_TREE, ranks, k, S);
+		ck_assert_msg(fabs(t - closed) < 1e-6 * closed, "chain of %d: %.9g s, closed form %.9g s", k, t, closed);
+		drop_net(n);
+		unload(c);
+	}
+	/* the same on a switch: exact for k = 2, bounded for k = 8 */
+	for (int k = 2; k <= 8; k += 6) {
+		char y[512];
+		snprintf(y, sizeof y,
+			 "cluster:\n"
+			 "  groups:\n"
+			 "    - {nodes: 1, gpus_per_node: %d, gpu: H100-SXM-80GB,\n"
+			 "       scaleup: {kind: nvswitch, bandwidth: 100 GB/s, latency: 1 us}}\n"
+			 "  fabric: {kind: none}\n",
+			 k);
+		hs_err err;
+		hs_cluster *c = load(y, &err);
+		ck_assert_msg(c != NULL, "%s", err.msg);
+		int ranks[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+		hs_net *n = flow_net(c, 1, S / 2 / M);
+		const hs_route *rt = hs_route_get(hs_net_router(n), 0, 1, -1, &err);
+		ck_assert_ptr_nonnull(rt);
+		double alpha = hs_time_to_s(rt->lat), lo = (M + 2 * k - 3) * (alpha + S / (M * B));
+		double hi = (M + 2 * k - 3) * (alpha + 2 * S / (M * B));
+		double t = run_coll(n, HS_COLL_ALL_REDUCE, HS_ALGO_TREE, ranks, k, S);
+		if (k == 2)
+			ck_assert_msg(fabs(t - lo) < 1e-6 * lo, "switch, k = 2: %.9g s, closed form %.9g s", t, lo);
+		else
+			ck_assert_msg(t >= lo * (1 - 1e-9) && t <= hi * (1 + 1e-9), "switch, k = %d: %.9g s outside [%.9g, %.9g]",
+				      k, t, lo, hi);
+		drop_net(n);
+		unload(c);
+	}
+}
+END_TEST
+
+/* 2 and 4 nodes of 8 GPUs, 8 NICs each, fat-tree, 1 GiB, one channel per NIC (as NCCL runs a tree channel
+ * per NIC): the flow tree against sim/coll_tree.c's closed form lat + max(t_up, t_net), t_up = 2S/B_up,
+ * t_net = S/B_node (N = 2) or 2S/B_node.
+ *   N = 4 is NIC-bound in both, and the flow tree is within 10% of hs_coll_time.
+ *   N = 2 is scale-up-bound, and there they differ for a reason: the closed form charges every GPU 2S over
+ *   the scale-up, a middle rank of one chain; with a channel per NIC each channel's chain starts at its NIC's
+ *   GPU, so every GPU is a head once and a tail once (S/C instead of 2S/C each time) and carries
+ *   2(k-1)S/k, 7/8 of that. The derived time lat + max((k-1)/k t_up, t_net) is what both must match.
+ * What remains (1% at N = 2, 8% at N = 4, all above the derived time) is the protocol's one slice in flight
+ * per direction: between slices each sender waits one route latency (about 6 us here) for the delivery,
+ * against some 80 us of transmission of a 1 MiB slice on a NIC shared by up to four transfers; NCCL keeps
+ * several slices in flight and hides it. */
+START_TEST(tree_vs_analytical)
+{
+	const double S = 1073741824.0, B_up = 450e9, B_node = 8 * 50e9; /* 8 NICs x 400 Gb/s */
+	const int k = 8;
+	for (int N = 2; N <= 4; N += 2) {
+		char y[512];
+		snprintf(y, sizeof y,
+			 "cluster:\n"
+			 "  groups:\n"
+			 "    - {nodes: %d, gpus_per_node: 8, gpu: H100-SXM-80GB,\n"
+			 "       scaleup: {kind: nvswitch, bandwidth: 450 GB/s, latency: 1 us},\n"
+			 "       nic: {bandwidth: 400 Gb/s, per_node: 8, latency: 3 us}}\n"
+			 "  fabric: {kind: fat-tree, tiers: 2, radix: 64, latency: 1 us}\n",
+			 N);
+		hs_err err;
+		hs_cluster *c = load(y, &err);
+		ck_assert_msg(c != NULL, "%s", err.msg);
+		int ranks[32];
+		for (int i = 0; i < N * k; i++)
+			ranks[i] = i;
+		double ana = hs_coll_time(c, HS_COLL_ALL_REDUCE, HS_ALGO_TREE, ranks, N * k, S);
+		double t_up = 2 * S / B_up, t_net = (N == 2 ? 1 : 2) * S / B_node;
+		double lat = ana - fmax(t_up, t_net); /* the closed form's latency term */
+		double derived = lat + fmax((k - 1.0) / k * t_up, t_net);
+		hs_net *n = flow_net(c, 8, 0);
+		double t = run_coll(n, HS_COLL_ALL_REDUCE, HS_ALGO_TREE, ranks, N * k, S);
+		ck_assert_msg(t >= derived * (1 - 1e-6) && t < derived * 1.10, "N = %d: %.6g s, derived %.6g s", N, t, derived);
+		if (N == 4)
+			ck_assert_msg(fabs(t / ana - 1) < 0.10, "N = 4: %.6g s, hs_coll_time %.6g s", t, ana);
+		drop_net(n);
+		unload(c);
+	}
+}
+END_TEST
+
+/* More NIC bandwidth never makes the tree slower: one and several NICs per node, one and several channels,
+ * an odd and an even node count, small and large sizes. */
+START_TEST(tree_more_nic_never_slower)
+{
+	struct {
+		int N, p, nics, C;
+	} cs[] = {{4, 2, 1, 1}, {3, 4, 4, 1}, {3, 4, 4, 4}, {5, 2, 2, 2}};
+	const int nics[] = {100, 200, 400, 800};
+	const double sizes[] = {4e6, 64e6};
+	for (size_t q = 0; q < sizeof cs / sizeof cs[0]; q++)
+		for (int z = 0; z < 2; z++) {
+			double prev = 0;
+			for (int b = 0; b < 4; b++) {
+				char y[512];
+				snprintf(y, sizeof y,
+					 "cluster:\n"
+					 "  groups:\n"
+					 "    - {nodes: %d, gpus_per_node: %d, gpu: H100-SXM-80GB,\n"
+					 "       scaleup: {kind: nvswitch, bandwidth: 100 GB/s},\n"
+					 "       nic: {bandwidth: %d Gb/s, per_node: %d}}\n"
+					 "  fabric: {kind: fat-tree, tiers: 2, radix: 4, oversubscription: 2}\n",
+					 cs[q].N, cs[q].p, nics[b], cs[q].nics);
+				hs_err err;
+				hs_cluster *c = load(y, &err);
+				ck_assert_msg(c != NULL, "%s", err.msg);
+				int ranks[16];
+				for (int i = 0; i < cs[q].N * cs[q].p; i++)
+					ranks[i] = i;
+				hs_net *n = flow_net(c, cs[q].C, 0);
+				double t = run_coll(n, HS_COLL_ALL_REDUCE, HS_ALGO_TREE, ranks, cs[q].N * cs[q].p, sizes[z]);
+				if (b)
+					ck_assert_msg(t <= prev * (1 + 1e-9), "%d x %d, %d NICs, C=%d, %g bytes: %g s at %d Gb/s, %g s at %d Gb/s",
+						      cs[q].N, cs[q].p, cs[q].nics, cs[q].C, sizes[z], t, nics[b], prev, nics[b - 1]);
+				prev = t;
+				drop_net(n);
+				unload(c);
+			}
+		}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("net");
@@ -418,6 +673,10 @@ static Suite *suite(void)
 	tcase_add_test(t, more_bandwidth_never_slower);
 	tcase_add_test(t, slow_link_slows_ring);
 	tcase_add_test(t, bad_input);
+	tcase_add_test(t, tree_bytes_per_rank);
+	tcase_add_test(t, tree_chain_golden);
+	tcase_add_test(t, tree_vs_analytical);
+	tcase_add_test(t, tree_more_nic_never_slower);
 	suite_add_tcase(s, t);
 	return s;
 }
