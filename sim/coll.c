@@ -183,7 +183,12 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 			g->lat_net = lat;
 		i = j;
 	}
+	g->bw_ring = g->bw_node;
 	if (g->nnodes > 1) {
+		/* A ring's edges: routed, each link shared by the edges crossing it; where routes do not apply, the
+		 * worst case below. */
+		double r = hs_coll_ring_net_bw(c, ranks, n, 0);
+		g->bw_ring = r > 0 && r < g->bw_node ? r : r > 0 ? g->bw_node : g->bw_node / f->oversubscription;
 		/* Worst case: every byte crosses the oversubscribed tier (docs/topology.md). */
 		g->bw_node /= f->oversubscription;
 		g->bw_nic /= f->oversubscription;

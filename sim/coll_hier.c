@@ -17,7 +17,7 @@ static double hier_time(const hs_coll_grp *g, enum hs_coll_op op, double S)
 {
 	int p = g->ppn, N = g->nnodes;
 	double up = p > 1 ? 1 : 0, net = N > 1 ? 1 : 0;
-	double bnet = g->bw_node / p; /* one inter-node ring's share of the NICs */
+	double bnet = g->bw_ring / p; /* one inter-node ring's share of the NICs (the p rings join the same nodes) */
 	switch (op) {
 	case HS_COLL_ALL_REDUCE:
 		return up * 2.0 * (p - 1) * (g->lat_up + S / p / g->bw_up) +
@@ -27,9 +27,9 @@ static double hier_time(const hs_coll_grp *g, enum hs_coll_op op, double S)
 		return net * (N - 1) * (g->lat_net + S / g->n / bnet) + up * (p - 1) * (g->lat_up + S / p / g->bw_up);
 	case HS_COLL_BROADCAST:
 	case HS_COLL_REDUCE: {
-		double b = up ? g->bw_up : g->bw_node;
-		if (net && g->bw_node < b)
-			b = g->bw_node;
+		double b = up ? g->bw_up : g->bw_ring;
+		if (net && g->bw_ring < b)
+			b = g->bw_ring;
 		return net * (N - 1) * g->lat_net + up * (p - 1) * g->lat_up + S / b;
 	}
 	default: return hs_coll_hop(g, S, 1);

@@ -18,6 +18,9 @@ typedef struct hs_coll_grp {
 	double lat_up;  /* seconds per intra-node hop (max) */
 	double bw_node; /* bytes/s per node per direction leaving the node for this group's ranks (min) */
 	double bw_nic;  /* bytes/s per GPU: the GPU's share of its node's NICs (min) */
+	double bw_ring; /* bytes/s per node along the ring's inter-node edges: bw_node before the oversubscription,
+			 * lowered where ring edges share routed links (sim/coll_route.c); ring, hierarchical and
+			 * the node ring of in-switch use it, the other algorithms bw_node */
 	double lat_net; /* seconds per inter-node hop: NIC + switch hops of the fabric (max) */
 	int inswitch_up;  /* every spanned node's scale-up can reduce in the switch (NVLS) */
 	int inswitch_net; /* the fabric can reduce in the switch (SHARP) */
@@ -36,6 +39,12 @@ extern const hs_coll_algo_ops hs_coll_ring, hs_coll_tree, hs_coll_hd, hs_coll_di
 
 /* Summarise ranks[0..n-1]; -1 with a message when a rank is outside the cluster or repeated. */
 int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int n, hs_err *err);
+
+/* Bytes/s of the slowest inter-node edge of the ring over ranks[0..n-1] on the routed topology, its links
+ * shared by every edge of the ring that crosses them (sim/coll_route.c), at most each node's NIC share; -1
+ * when routes do not apply (one node, explicit or no fabric) or, unless `always`, cannot lower the NIC share
+ * (Clos fabrics without oversubscription). */
+double hs_coll_ring_net_bw(const hs_cluster *c, const int *ranks, int n, int always);
 
 /* One pipelined hop of `bytes` on the slowest link type the group uses: max over intra/inter of a + b/B,
  * where the inter-node bandwidth is the node's NIC share spread over `ranks_sharing` ranks of the node that

@@ -26,7 +26,7 @@ static double inswitch_time(const hs_coll_grp *g, enum hs_coll_op op, double S)
 		if (g->inswitch_net)
 			t += 2 * g->lat_net + S / g->bw_node;
 		else
-			t += 2.0 * (N - 1) * (g->lat_net + S / N / g->bw_node);
+			t += 2.0 * (N - 1) * (g->lat_net + S / N / g->bw_ring); /* a ring over the nodes */
 	}
 	return t;
 }

@@ -80,6 +80,7 @@ static hs_coll_grp effective(const hs_coll_grp *g, enum hs_coll_op op)
 			e.bw_up *= PCIE_DUPLEX;
 	}
 	e.bw_node *= EFF_NET;
+	e.bw_ring *= EFF_NET;
 	e.bw_nic *= EFF_NET;
 	return e;
 }

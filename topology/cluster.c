@@ -3,6 +3,7 @@
 #include "topology/cluster.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,12 @@ struct hs_cluster {
 	int ngpus, nnodes;
 	int *gpu0;  /* ngroups+1: first device of each group (prefix sums) */
 	int *node0; /* ngroups+1: first global node of each group */
+	_Atomic(struct memo *) memo; /* hs_cluster_memo: NULL until set, then never changed */
+};
+
+struct memo {
+	void *p;
+	void (*free_fn)(void *);
 };
 
 /* Scale-up kinds a group may name. The analytical models only need bandwidth and latency; the topology
@@ -302,6 +309,7 @@ hs_cluster *hs_cluster_from_yaml(const hs_ynode *cl, const char *path, hs_err *e
 		return NULL;
 	}
 	hs_cluster *c = hs_xcalloc(1, sizeof *c);
+	atomic_init(&c->memo, NULL);
 	c->ngroups = (int)gs->n;
 	c->groups = hs_xcalloc(gs->n, sizeof *c->groups);
 	c->gpu0 = hs_xcalloc(gs->n + 1, sizeof *c->gpu0);
@@ -350,7 +358,31 @@ void hs_cluster_free(hs_cluster *c)
 	free(c->fabric.xlinks);
 	free(c->gpu0);
 	free(c->node0);
+	struct memo *m = atomic_load(&c->memo);
+	if (m) {
+		m->free_fn(m->p);
+		free(m);
+	}
 	free(c);
+}
+
+void *hs_cluster_memo(const hs_cluster *c)
+{
+	struct memo *m = atomic_load(&((hs_cluster *)c)->memo);
+	return m ? m->p : NULL;
+}
+
+void *hs_cluster_memo_set(const hs_cluster *c, void *p, void (*free_fn)(void *))
+{
+	/* The memo is a cache, not part of what the cluster describes, so setting it through a const pointer is
+	 * fine; the compare-and-swap makes the first setter win. */
+	struct memo *m = hs_xmalloc(sizeof *m), *old = NULL;
+	*m = (struct memo){p, free_fn};
+	if (atomic_compare_exchange_strong(&((hs_cluster *)c)->memo, &old, m))
+		return p;
+	free_fn(p);
+	free(m);
+	return old->p;
 }
 
 int hs_cluster_ngpus(const hs_cluster *c) { return c->ngpus; }

@@ -75,4 +75,11 @@ int hs_cluster_local_rank(const hs_cluster *c, int gpu); /* index of a device in
 int hs_cluster_first_gpu(const hs_cluster *c, int g);    /* first device of group g */
 int hs_cluster_first_node(const hs_cluster *c, int g);   /* first global node of group g */
 
+/* One derived object kept with the cluster: built on first use by the module that needs it (the collectives'
+ * closed forms keep the link graph here, sim/coll_route.c) and freed with the cluster by `free_fn`. The cluster
+ * stays read-only to everyone else, and several threads may race to set it: hs_cluster_memo_set keeps the first
+ * object set and returns it, freeing `p` when another thread got there first. */
+void *hs_cluster_memo(const hs_cluster *c);
+void *hs_cluster_memo_set(const hs_cluster *c, void *p, void (*free_fn)(void *));
+
 #endif

@@ -139,9 +139,12 @@ static void attach(hs_topo *t, const nicref *n, int sw, double fl) { add_pair(t,
 /* A fat-tree over nics[0..n-1]. Leaves have D = radix * o / (1 + o) down ports and U = radix - D up ports,
  * one to each of U spines (2 tiers), or to U aggregation switches of the leaf's pod (3 tiers: pods of
  * radix/2 leaves, each aggregation switch with radix/2 links up to its own core switches). A leaf's uplinks
- * together carry its NICs' bandwidth divided by the oversubscription. Returns a top switch. */
-static int fat_tree(hs_topo *t, const nicref *nics, int n, int tiers, int radix, double o, double fl)
+ * together carry its NICs' bandwidth divided by the oversubscription. Returns the first switch of the top
+ * tier; *ntop (if not NULL) receives how many top-tier switches follow it contiguously. */
+static int fat_tree(hs_topo *t, const nicref *nics, int n, int tiers, int radix, double o, double fl, int *ntop)
 {
+	if (ntop)
+		*ntop = n == 0 ? 0 : 1;
 	if (n == 0)
 		return -1;
 	if (tiers <= 1) {
@@ -174,6 +177,8 @@ static int fat_tree(hs_topo *t, const nicref *nics, int n, int tiers, int radix,
 			for (int s = 0; s < U; s++)
 				add_pair(t, leaf[l], s0 + s, down[l] / o / U, fl, fl);
 		top = s0;
+		if (ntop)
+			*ntop = U;
 	} else if (L > 1) {
 		int pod = radix / 2 > 0 ? radix / 2 : 1, P = (L + pod - 1) / pod, C = radix / 2 > 0 ? radix / 2 : 1;
 		int core0 = -1;
@@ -198,6 +203,8 @@ static int fat_tree(hs_topo *t, const nicref *nics, int n, int tiers, int radix,
 						add_pair(t, a0 + a, core0 + a * C + c, agg_down / C, fl, fl);
 			top = P > 1 ? core0 : a0;
 		}
+		if (ntop)
+			*ntop = P > 1 ? U * C : U;
 	}
 	free(leaf);
 	free(down);
@@ -225,7 +232,7 @@ static int build_fabric(hs_topo *t, const hs_cluster *c, hs_err *err)
 	int R = f->radix;
 	const char *k = f->kind;
 	if (!strcmp(k, "fat-tree")) {
-		t->top = fat_tree(t, nics, total, f->tiers, R, o, fl);
+		t->top = fat_tree(t, nics, total, f->tiers, R, o, fl, NULL);
 	} else if (!strcmp(k, "rail-optimized") || !strcmp(k, "multi-plane")) {
 		/* rail-optimized: NIC r of every node joins rail r's leaves; one spine tier joins all leaves.
 		 * multi-plane: NIC i is in plane i mod planes; each plane is its own fat-tree, planes never meet. */
@@ -249,7 +256,7 @@ static int build_fabric(hs_topo *t, const hs_cluster *c, hs_err *err)
 				if ((multi ? nics[i].idx % groups : nics[i].idx) == r)
 					sel[m++] = nics[i];
 			if (multi) {
-				int top = fat_tree(t, sel, m, f->tiers, R, o, fl);
+				int top = fat_tree(t, sel, m, f->tiers, R, o, fl, NULL);
 				if (t->top < 0)
 					t->top = top;
 				continue;
@@ -333,13 +340,14 @@ static int build_fabric(hs_topo *t, const hs_cluster *c, hs_err *err)
 		for (int g = 0; g < ng; g++) {
 			int a = first[hs_cluster_first_node(c, g)];
 			int b = first[hs_cluster_first_node(c, g) + hs_cluster_group(c, g)->nodes];
-			int top = fat_tree(t, nics + a, b - a, f->tiers, R, o, fl);
+			int ntop;
+			int top = fat_tree(t, nics + a, b - a, f->tiers, R, o, fl, &ntop);
 			gw[g] = add_sw(t, -1);
-			/* connect the gateway to every switch of the site's top tier (they follow `top`) */
-			for (int s = top; s >= 0 && s < gw[g]; s++)
-				if (t->v[s].kind == HS_V_SWITCH && t->v[s].node < 0)
-					if (s == top || (f->tiers > 1 && s > top))
-						add_pair(t, s, gw[g], f->wan_bw, fl, fl);
+			/* connect the gateway to every switch of the site's top tier (they follow `top`). Only those: in a
+			 * 3-tier site of several pods the aggregation switches are made after the cores, and joining them
+			 * too gave the gateway a shortcut below the top tier. */
+			for (int s = top; s >= 0 && s < top + ntop; s++)
+				add_pair(t, s, gw[g], f->wan_bw, fl, fl);
 			if (t->top < 0)
 				t->top = top;
 		}

@@ -6,6 +6,7 @@
 
 #include "config/yaml.h"
 #include "sim/coll.h"
+#include "sim/coll_impl.h" /* hs_coll_ring_net_bw */
 #include "topology/cluster.h"
 
 static hs_ydoc *doc;
@@ -177,6 +178,183 @@ START_TEST(more_bandwidth_never_slower)
 }
 END_TEST
 
+/* ---- route-aware ring bandwidth (sim/coll_route.c) ----
+ * Latencies are zero in these clusters, so a ring all-reduce of S over n ranks takes exactly its bandwidth
+ * term 2(n-1) S/(n B), B the ring's inter-node edge bandwidth. */
+
+static double ring_ar(hs_cluster *c, const int *r, int n, double S)
+{
+	return hs_coll_time(c, HS_COLL_ALL_REDUCE, HS_ALGO_RING, r, n, S);
+}
+
+static void expect_ring_bw(hs_cluster *c, const int *r, int n, double B)
+{
+	double S = 1e9, want = 2.0 * (n - 1) * S / (n * B), got = ring_ar(c, r, n, S);
+	ck_assert_msg(fabs(got - want) <= want * 1e-9, "ring all-reduce %.12g s, expected %.12g s (B = %g B/s)", got,
+		      want, B);
+}
+
+/* 2-tier fat-tree, radix 5, oversubscription 4: leaves of D = round(5*4/5) = 4 NIC ports and U = 1 uplink to
+ * the one spine, carrying the leaf's NIC bandwidth / 4.
+ * (a) 8 single-GPU nodes, one 50 GB/s NIC each: leaves {0-3} {4-7}, uplink 4 x 50 / 4 = 50 GB/s.
+ *     Ring 0..7: only 3->4 and 7->0 cross the spine, one channel per uplink: 50/1 = the NIC's 50 GB/s (the
+ *     old worst case said 50/4). Ring 0,4,1,5,2,6,3,7: all 8 edges cross, 4 per uplink and 4 per downlink:
+ *     50/4 = 12.5 GB/s.
+ * (b) 8 nodes of 2 GPUs with two 25 GB/s NICs: leaves hold 2 nodes ({0,1} {2,3} ...), uplink 4 x 25 / 4 =
+ *     25 GB/s. The ring of all 16 GPUs leaves each node once over both NICs (2 channels of 25 GB/s); the edges
+ *     1->2, 3->4, 5->6, 7->0 cross the spine, each leaf's uplink carries that edge's 2 channels: 25/2 per
+ *     channel, so B = 2 x 12.5 = 25 GB/s (half the node's 50 GB/s of NICs). */
+START_TEST(ring_congestion_fat_tree_oversubscribed)
+{
+	hs_cluster *c = mk("cluster:\n  groups:\n"
+			   "    - {nodes: 8, gpus_per_node: 1, gpu: H100-SXM-80GB, nic: {bandwidth: 50 GB/s, per_node: 1,"
+			   " latency: 0 us}}\n"
+			   "  fabric: {kind: fat-tree, tiers: 2, radix: 5, oversubscription: 4, latency: 0 us}\n");
+	int *r = iota(8, 0);
+	expect_ring_bw(c, r, 8, 50e9);
+	int cross[8] = {0, 4, 1, 5, 2, 6, 3, 7};
+	expect_ring_bw(c, cross, 8, 12.5e9);
+	free(r);
+	done(c);
+	c = mk("cluster:\n  groups:\n"
+	       "    - {nodes: 8, gpus_per_node: 2, gpu: H100-SXM-80GB,\n"
+	       "       scaleup: {kind: nvswitch, bandwidth: 450 GB/s, latency: 0 us},\n"
+	       "       nic: {bandwidth: 25 GB/s, per_node: 2, latency: 0 us}}\n"
+	       "  fabric: {kind: fat-tree, tiers: 2, radix: 5, oversubscription: 4, latency: 0 us}\n");
+	r = iota(16, 0);
+	expect_ring_bw(c, r, 16, 25e9);
+	free(r);
+	done(c);
+}
+END_TEST
+
+/* A ring of 8 single-GPU nodes on a 1-D torus (dims [8, 1]), 50 GB/s router links and NICs.
+ * Neighbour order 0..7: each edge is one router link, one channel per link: B = 50 GB/s.
+ * Order 0,2,4,6,1,3,5,7: the edges span 2,2,2,3,2,2,2,1 links, all the short way round (forward), 16 link
+ * crossings over the 8 forward links, 2 on each: B = 50/2 = 25 GB/s, a congestion factor of 2. */
+START_TEST(ring_congestion_torus)
+{
+	hs_cluster *c = mk("cluster:\n  groups:\n"
+			   "    - {nodes: 8, gpus_per_node: 1, gpu: H100-SXM-80GB, nic: {bandwidth: 50 GB/s, per_node: 1,"
+			   " latency: 0 us}}\n"
+			   "  fabric: {kind: torus2d, dims: [8, 1], link_bandwidth: 50 GB/s, latency: 0 us}\n");
+	int *r = iota(8, 0);
+	expect_ring_bw(c, r, 8, 50e9);
+	int skip[8] = {0, 2, 4, 6, 1, 3, 5, 7};
+	expect_ring_bw(c, skip, 8, 25e9);
+	/* the answer is cached per rank set: asking again gives the same */
+	expect_ring_bw(c, skip, 8, 25e9);
+	expect_ring_bw(c, r, 8, 50e9);
+	free(r);
+	done(c);
+}
+END_TEST
+
+/* Deterministic shuffles for the properties below. */
+static void shuffle(int *r, int n, unsigned *seed)
+{
+	for (int i = n - 1; i > 0; i--) {
+		*seed = *seed * 1103515245u + 12345u;
+		int j = (int)((*seed >> 8) % (unsigned)(i + 1));
+		int x = r[i];
+		r[i] = r[j];
+		r[j] = x;
+	}
+}
+
+/* Property: faster router (dragonfly local/global, torus) or WAN links never make a collective slower, for any
+ * ring order, op and algorithm. */
+START_TEST(faster_fabric_links_never_slower)
+{
+	static const char *fmt[] = {
+		"cluster:\n  groups:\n    - {nodes: 16, gpus_per_node: 2, gpu: H100-SXM-80GB,\n"
+		"       nic: {bandwidth: 400 Gb/s, per_node: 2}}\n"
+		"  fabric: {kind: dragonfly, routers_per_group: 2, nics_per_router: 4, link_bandwidth: %g GB/s}\n",
+		"cluster:\n  groups:\n    - {nodes: 16, gpus_per_node: 2, gpu: H100-SXM-80GB,\n"
+		"       nic: {bandwidth: 400 Gb/s, per_node: 2}}\n"
+		"  fabric: {kind: torus2d, dims: [4, 4], link_bandwidth: %g GB/s}\n",
+		"cluster:\n  groups:\n"
+		"    - {name: a, nodes: 4, gpus_per_node: 2, gpu: H100-SXM-80GB, nic: {per_node: 2}}\n"
+		"    - {name: b, nodes: 4, gpus_per_node: 2, gpu: H100-SXM-80GB, nic: {per_node: 2}}\n"
+		"  fabric: {kind: wan, tiers: 2, radix: 8, wan_bandwidth: %g GB/s, wan_latency: 1 ms}\n",
+	};
+	static const double bws[] = {5, 12.5, 25, 50, 100, 400};
+	for (size_t f = 0; f < sizeof fmt / sizeof *fmt; f++) {
+		hs_cluster *cs[6];
+		hs_ydoc *ds[6];
+		for (int k = 0; k < 6; k++) {
+			char y[1024];
+			snprintf(y, sizeof y, fmt[f], bws[k]);
+			cs[k] = mk(y);
+			ds[k] = doc;
+		}
+		int G = hs_cluster_ngpus(cs[0]);
+		int *r = iota(G, 0);
+		unsigned seed = 7;
+		for (int trial = 0; trial < 6; trial++) {
+			int n = trial % 2 ? G : G / 2; /* the whole cluster, or one GPU per node's worth */
+			for (int op = 0; op < HS_COLL_OP_COUNT; op++)
+				for (int al = 0; al < HS_ALGO_COUNT; al++) {
+					double prev = INFINITY;
+					for (int k = 0; k < 6; k++) {
+						double t = hs_coll_time(cs[k], op, al, r, op == HS_COLL_SENDRECV ? 2 : n, 1e8);
+						ck_assert_msg(t <= prev * (1 + 1e-12), "fabric %zu, %s/%s, %g GB/s: %g > %g", f,
+							      hs_coll_op_name(op), hs_coll_algo_name(al), bws[k], t, prev);
+						prev = t;
+					}
+				}
+			shuffle(r, G, &seed);
+		}
+		free(r);
+		for (int k = 0; k < 6; k++) {
+			hs_cluster_free(cs[k]);
+			hs_yaml_free(ds[k]);
+		}
+		doc = NULL;
+	}
+}
+END_TEST
+
+/* Full-bisection Clos fabrics are not routed (sim/coll_route.c); routing them anyway gives the NIC share, for any
+ * ring order and ranks per node, so skipping them changes nothing. */
+START_TEST(full_bisection_routes_to_nic_share)
+{
+	static const char *ys[] = {
+		"cluster:\n  groups:\n    - {nodes: 16, gpus_per_node: 4, gpu: H100-SXM-80GB, nic: {per_node: 4}}\n"
+		"  fabric: {kind: fat-tree, tiers: 2, radix: 8}\n",
+		"cluster:\n  groups:\n    - {nodes: 16, gpus_per_node: 4, gpu: H100-SXM-80GB, nic: {per_node: 2}}\n"
+		"  fabric: {kind: fat-tree, tiers: 3, radix: 4}\n",
+		"cluster:\n  groups:\n    - {nodes: 16, gpus_per_node: 4, gpu: H100-SXM-80GB, nic: {per_node: 4}}\n"
+		"  fabric: {kind: rail-optimized, radix: 8}\n",
+		"cluster:\n  groups:\n    - {nodes: 16, gpus_per_node: 4, gpu: H100-SXM-80GB, nic: {per_node: 4}}\n"
+		"  fabric: {kind: multi-plane, planes: 2, tiers: 2, radix: 4}\n",
+	};
+	for (size_t f = 0; f < sizeof ys / sizeof *ys; f++) {
+		hs_cluster *c = mk(ys[f]);
+		const hs_node_group *g = hs_cluster_group(c, 0);
+		double per_gpu = g->nic_bw * g->nics_per_node / g->gpus_per_node;
+		int *r = iota(64, 0);
+		unsigned seed = 11;
+		ck_assert_double_eq(hs_coll_ring_net_bw(c, r, 64, 0), -1); /* not routed */
+		for (int trial = 0; trial < 8; trial++) {
+			/* all 64 GPUs (4 per node) or one local rank per node, in shuffled orders */
+			int n = trial % 2 ? 64 : 16, sub[64];
+			for (int i = 0; i < n; i++)
+				sub[i] = n == 64 ? r[i] : 4 * i + trial % 4;
+			if (n == 16)
+				shuffle(sub, n, &seed);
+			double want = (n == 64 ? 4 : 1) * per_gpu;
+			double got = hs_coll_ring_net_bw(c, sub, n, 1);
+			ck_assert_msg(fabs(got - want) <= want * 1e-12, "fabric %zu trial %d: %g, expected %g", f, trial, got,
+				      want);
+			shuffle(r, 64, &seed);
+		}
+		free(r);
+		done(c);
+	}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("coll");
@@ -187,6 +365,10 @@ static Suite *suite(void)
 	tcase_add_test(t, trivial_and_bad_groups);
 	tcase_add_test(t, auto_is_min);
 	tcase_add_test(t, more_bandwidth_never_slower);
+	tcase_add_test(t, ring_congestion_fat_tree_oversubscribed);
+	tcase_add_test(t, ring_congestion_torus);
+	tcase_add_test(t, faster_fabric_links_never_slower);
+	tcase_add_test(t, full_bisection_routes_to_nic_share);
 	suite_add_tcase(s, t);
 	return s;
 }
