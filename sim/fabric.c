@@ -248,6 +248,15 @@ static inline int src_ready(const hs_fabric *f, int src)
 	return f->p.admit_at_issue || f->src[src].egress.n == 0;
 }
 
+/* Take the head of waiting queue `r` out of the queue and admit it. */
+static void admit_head(hs_fabric *f, struct ring *r)
+{
+	struct item it = ring_pop(r);
+	f->waiting--;
+	hs_occ_out(&f->qs.admit, hs_engine_now(f->eng), hs_engine_now(f->eng) - it.t);
+	admit(f, it.op);
+}
+
 /* Admit the head of one of `src`'s kind queues (round robin over kinds from kind_rr) that fits. */
 static int admit_from_source(hs_fabric *f, int src)
 {
@@ -257,11 +266,8 @@ static int admit_from_source(hs_fabric *f, int src)
 		struct ring *r = &f->waitq[(uint32_t)src * HS_OP_KINDS + kind];
 		if (!r->n || !fits(f, src, f->ops[ring_front(r)->op].held))
 			continue;
-		struct item it = ring_pop(r);
-		f->waiting--;
-		hs_occ_out(&f->qs.admit, hs_engine_now(f->eng), hs_engine_now(f->eng) - it.t);
 		sr->kind_rr = kind + 1;
-		admit(f, it.op);
+		admit_head(f, r);
 		return 1;
 	}
 	return 0;
@@ -280,10 +286,7 @@ static void serve_waiting(hs_fabric *f)
 			if (!r->n || !src_ready(f, (int)(q / HS_OP_KINDS)) ||
 			    !fits(f, (int)(q / HS_OP_KINDS), f->ops[ring_front(r)->op].held))
 				continue;
-			struct item it = ring_pop(r);
-			f->waiting--;
-			hs_occ_out(&f->qs.admit, hs_engine_now(f->eng), hs_engine_now(f->eng) - it.t);
-			admit(f, it.op);
+			admit_head(f, r);
 			progress = 1;
 		}
 		f->wait_rr = (f->wait_rr + 1) % nq;
