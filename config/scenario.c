@@ -21,7 +21,8 @@ static const char *const par_keys[] = {"tp", "pp", "dp", "cp", "ep", "virtual_st
 				       "dp_microbatches", "order", NULL};
 static const char *const imbalance_keys[] = {"zipf", "shares", NULL};
 static const char *const cp_modes[] = {"allgather", "ring", NULL};
-static const char *const sim_keys[] = {"fidelity", "seed", "symmetry", "collective_algorithm", NULL};
+static const char *const sim_keys[] = {"fidelity", "seed", "symmetry", "collective_algorithm", "layer_collectives",
+				       NULL};
 static const char *const cost_keys[] = {"gpu_hour", "idle_power", "pue", "currency", NULL};
 static const char *const precisions[] = {"bf16", "fp16", "fp8", "fp32", NULL};
 static const char *const optimizers[] = {"adam", NULL};
@@ -476,6 +477,17 @@ static int load_sim(hs_scenario *s, const hs_ynode *root, hs_err *err)
 		return hs_cfg_err(hs_yaml_get(n, "fidelity"), err, "simulation", "fidelity",
 				  "'packet' runs fabric experiments (kind: fabric), not training steps (expected "
 				  "analytical or flow)");
+	/* collectives inside a layer: on the network at flow fidelity unless asked otherwise; the analytical
+	 * fidelity has no network to put them on */
+	static const char *const lc[] = {"network", "closed_form", NULL};
+	int l;
+	if (hs_cfg_enum(n, "simulation", "layer_collectives", lc, fid == HS_FID_FLOW ? 0 : 1, &l, err))
+		return -1;
+	if (l == 0 && fid != HS_FID_FLOW)
+		return hs_cfg_err(hs_yaml_get(n, "layer_collectives"), err, "simulation", "layer_collectives",
+				  "'network' needs fidelity: flow (the analytical fidelity times every collective "
+				  "with its closed form; expected closed_form, or fidelity: flow)");
+	s->sim.layer_net = l == 0;
 	return 0;
 }
 

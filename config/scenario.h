@@ -59,6 +59,8 @@ typedef struct hs_simopts {
 	int steps;
 	int symmetry;          /* simulate one representative per equivalence class */
 	int coll_algo;         /* enum hs_coll_algo for every collective (HS_ALGO_AUTO: as NCCL's tuner picks) */
+	int layer_net;         /* layer_collectives: network (TP/CP/EP collectives inside a layer as flows; flow
+				* fidelity only) */
 	double horizon_hint_s; /* internal: expected run length, to size the flow model's utilisation bins */
 } hs_simopts;
 

@@ -23,6 +23,20 @@ struct tstate {
 	uint8_t done, started;
 };
 
+/* A compute task whose op range holds collectives that the network carries (flow fidelity) runs as segments:
+ * the kernels up to the next such collective (one event), then the collective on the network (beside the next
+ * kernel when the op overlaps it), then the next segment. */
+struct seg {
+	uint32_t task;
+	uint32_t pos, end;  /* ops left: [pos, end) */
+	double f;           /* the task's compute factor (slowdowns, noise) */
+	int pending;        /* network lanes and the overlapped kernel still running */
+	int group;          /* of the collective in flight */
+	double comm_start;  /* when it started (seconds in the step) */
+	double hide;        /* the kernel it overlaps */
+	double arrive;      /* EP rendezvous: when this rep arrived */
+};
+
 struct rep {
 	const hs_device_type *dev;
 	const hs_profile *prof;
@@ -40,11 +54,23 @@ struct rep {
 	int peer[2];                    /* pipeline peers whose pair summary is kept (-1: none) */
 	hs_coll_grp peer_cg[2];
 	hs_rep_result *res;
+	/* flow fidelity: the ranks of every lane of each in-layer group ([nlanes x grp_n], lane 0 first) */
+	int *lane_rk[HS_GROUP_COUNT];
+	int lane_n[HS_GROUP_COUNT];
+	int epg;                        /* its in-layer EP rendezvous (index into ex.epg), -1: none */
+	struct seg seg;                 /* the compute task running as segments */
 };
 
 struct rv {
 	int members, arrived;
 	uint32_t *tasks;
+};
+
+/* The reps whose EP groups are one group (without symmetry each data-parallel replica is a rep): its in-layer
+ * all-to-alls start when every member has reached them, once for all. */
+struct epgrp {
+	int members, arrived, lanes_left;
+	int *reps;
 };
 
 /* One graph task (or the members of one rendezvous) carried by the network as several lanes: the same
@@ -62,6 +88,7 @@ struct memo {
 	uint32_t first, count;
 	double comp, comp2, comm[HS_GROUP_COUNT], flops; /* comp2: sum of squared op times (noise) */
 	int used;
+	int netcomm; /* collectives in the range over groups of more than one rank */
 };
 
 struct ex {
@@ -73,15 +100,20 @@ struct ex {
 	uint32_t *succ, *succ_first; /* CSR successors */
 	struct rv *rv;
 	struct memo *memo;
-	size_t memocap;
+	size_t memocap, nmemo;
 	hs_profile_cache *profiles; /* the caller's, or one of our own */
 	hs_op_memo *opmemo;         /* kernel times by shape and device, for this step */
 	int own_profiles;
 	hs_rng *rng;        /* per-op noise; NULL without noise */
 	hs_net *net;        /* simulation.fidelity: flow; NULL for analytical */
 	int lanes;          /* TP x CP lanes carried on the network per task: all, or 1 when they are equivalent */
+	int contend;        /* lanes (and replicas) may share fabric links (lanes_contend) */
 	struct netop *netops; /* collectives and sends in flight on the network (reset every step) */
 	size_t nnetops, capnetops;
+	int inlayer;        /* flow fidelity: collectives inside compute tasks run on the network */
+	uint16_t *slice;    /* [ntasks] with inlayer: a sliced task's index among its slices */
+	struct epgrp *epg;
+	int nepg;
 	double step_start;  /* seconds */
 	hs_err *err;
 };
@@ -91,11 +123,41 @@ static const hs_profile *profile_for(struct ex *x, const hs_device_type *dev)
 	return hs_profile_cache_get(x->profiles, dev->profile, x->err);
 }
 
+static void rep_env(struct ex *x, struct rep *r, hs_op_env *e)
+{
+	*e = (hs_op_env){.prof = r->prof, .dev = r->dev, .cluster = x->s->cluster, .coll_algo = x->s->sim.coll_algo,
+			 .memo = x->opmemo};
+	for (int k = 0; k < HS_GROUP_COUNT; k++) {
+		e->grp[k] = r->grp[k];
+		e->grp_n[k] = r->grp_n[k];
+		e->cgrp[k] = r->grp_n[k] > 1 ? &r->cg[k] : NULL;
+	}
+}
+
+static size_t memo_slot(uint64_t key, uint32_t first, uint32_t count, size_t cap)
+{
+	uint64_t h = (key * 0x9e3779b97f4a7c15ull) ^ (first * 0xbf58476d1ce4e5b9ull) ^ count;
+	return (size_t)(h >> 20) & (cap - 1);
+}
+
 static struct memo *range_cost(struct ex *x, struct rep *r, int stage, uint32_t first, uint32_t count)
 {
 	uint64_t key = ((uint64_t)(uint32_t)stage << 32) | (uint32_t)r->ngroup;
-	uint64_t h = (key * 0x9e3779b97f4a7c15ull) ^ (first * 0xbf58476d1ce4e5b9ull) ^ count;
-	size_t i = (size_t)(h >> 20) & (x->memocap - 1);
+	if (2 * (x->nmemo + 1) > x->memocap) { /* keep it under half full: double and re-insert */
+		struct memo *old = x->memo;
+		size_t oc = x->memocap;
+		x->memocap *= 2;
+		x->memo = hs_xcalloc(x->memocap, sizeof *x->memo);
+		for (size_t j = 0; j < oc; j++)
+			if (old[j].used) {
+				size_t q = memo_slot(old[j].key, old[j].first, old[j].count, x->memocap);
+				while (x->memo[q].used)
+					q = (q + 1) & (x->memocap - 1);
+				x->memo[q] = old[j];
+			}
+		free(old);
+	}
+	size_t i = memo_slot(key, first, count, x->memocap);
 	for (;; i = (i + 1) & (x->memocap - 1)) {
 		struct memo *m = &x->memo[i];
 		if (!m->used)
@@ -106,15 +168,13 @@ static struct memo *range_cost(struct ex *x, struct rep *r, int stage, uint32_t 
 	struct memo *m = &x->memo[i];
 	memset(m, 0, sizeof *m);
 	m->used = 1;
+	x->nmemo++;
 	m->key = key, m->first = first, m->count = count;
-	hs_op_env e = {.prof = r->prof, .dev = r->dev, .cluster = x->s->cluster, .coll_algo = x->s->sim.coll_algo,
-		       .memo = x->opmemo};
-	for (int k = 0; k < HS_GROUP_COUNT; k++) {
-		e.grp[k] = r->grp[k];
-		e.grp_n[k] = r->grp_n[k];
-		e.cgrp[k] = r->grp_n[k] > 1 ? &r->cg[k] : NULL;
-	}
+	hs_op_env e;
+	rep_env(x, r, &e);
 	hs_ops_time(&e, x->g->ops + first, count, &m->comp, &m->comp2, m->comm, &m->flops);
+	for (uint32_t q = first; q < first + count; q++)
+		m->netcomm += x->g->ops[q].kind == HS_OP_COMM && r->grp_n[x->g->ops[q].group] > 1;
 	return m;
 }
 
@@ -161,8 +221,8 @@ static void begin(struct ex *x, uint32_t ti, double dur)
 			}
 		}
 	}
-	if (x->net && t->kind != HS_T_COMPUTE && dur < 0)
-		return; /* carried by the network; completion comes from net_lane_done */
+	if (x->net && dur < 0)
+		return; /* carried by the network (or run as segments); completion comes from net_lane_done */
 	hs_engine_after(x->eng, hs_time_from_s(dur), on_done, x, ti);
 }
 
@@ -171,20 +231,21 @@ static void begin(struct ex *x, uint32_t ti, double dur)
  * shares a link outside the (non-blocking) scale-up switch, so they take the same time and one lane stands for
  * all (DESIGN.md: simulate what differs, once). Otherwise every lane runs and they contend. `symmetry: false`
  * runs every lane. */
-static int lanes_needed(const hs_scenario *s)
+static int lanes_contend(const hs_scenario *s)
 {
-	int all = s->par.tp * s->par.cp;
 	const hs_fabric_spec *f = hs_cluster_fabric(s->cluster);
 	if (!s->sim.symmetry || !f || f->oversubscription > 1 ||
 	    (strcmp(f->kind, "rail-optimized") != 0 && strcmp(f->kind, "multi-plane") != 0))
-		return all;
+		return 1;
 	for (int g = 0; g < hs_cluster_ngroups(s->cluster); g++) {
 		const hs_node_group *ng = hs_cluster_group(s->cluster, g);
 		if (ng->nics_per_node != ng->gpus_per_node)
-			return all;
+			return 1;
 	}
-	return 1;
+	return 0;
 }
+
+static int lanes_needed(const hs_scenario *s) { return lanes_contend(s) ? s->par.tp * s->par.cp : 1; }
 
 /* Flow fidelity keeps the utilisation over time of the busiest links: enough to see where a step's traffic
  * concentrates without a [links x bins] matrix the size of a 16k-GPU fabric. */
@@ -293,6 +354,201 @@ static void start_net(struct ex *x, uint32_t ti, int rendezvous)
 }
 
 
+/* ---- collectives inside compute tasks on the network (flow fidelity) ---- */
+
+#define EPG_BIT (1ull << 63) /* a network callback's arg names an EP rendezvous, not a rep */
+
+/* Lanes of an in-layer group of kind k: the groups of that kind among the ranks a rep stands for that differ
+ * only in the other TP x CP index (TP: one per CP index, CP: one per TP index, EP: one per TP x CP pair), all
+ * running at once; 1 where one lane stands for all (lanes_needed). */
+static int inlayer_lanes(const struct ex *x, enum hs_group k)
+{
+	const hs_parallel *p = &x->s->par;
+	if (!x->contend)
+		return 1;
+	switch (k) {
+	case HS_GROUP_TP: return p->cp;
+	case HS_GROUP_CP: return p->tp;
+	case HS_GROUP_EP: return p->tp * p->cp;
+	default: return 1;
+	}
+}
+
+/* The n ranks of lane `lane` of group kind k of replica d; lane 0 is hs_build_group's group. */
+static void lane_ranks(const hs_parallel *p, enum hs_group k, int lane, int d, int stage, int n, int *out)
+{
+	for (int i = 0; i < n; i++)
+		switch (k) {
+		case HS_GROUP_TP: out[i] = hs_build_rank(p, i, lane, d, stage); break;
+		case HS_GROUP_CP: out[i] = hs_build_rank(p, lane, i, d, stage); break;
+		case HS_GROUP_EP:
+			out[i] = hs_build_rank(p, lane % p->tp, lane / p->tp, d / p->ep * p->ep + i, stage);
+			break;
+		default: out[i] = -1; break;
+		}
+}
+
+/* Every group of kind k that rep i runs for an in-layer collective: its lanes (above), and, when the rep
+ * stands for all replicas (symmetry) and the group leaves its node on a fabric where lanes contend, the
+ * lanes of every replica's group too, since their traffic meets on the same fabric links (an EP all-to-all
+ * beside the other replicas' on an oversubscribed spine). A group inside one node meets other replicas'
+ * traffic only on its own node's scale-up, so replica 0's stands for all (DESIGN.md: simulate what differs,
+ * once); that keeps TP, which is inside a node nearly always, at one group per lane. */
+static void inlayer_groups(struct ex *x, int i, enum hs_group k)
+{
+	const hs_parallel *p = &x->s->par;
+	struct rep *r = &x->reps[i];
+	const hs_rep *rp = &x->g->reps[i];
+	int n = r->grp_n[k], lanes = inlayer_lanes(x, k), nrep = 1, step = 1;
+	int spans = 0;
+	for (int q = 1; q < n; q++)
+		spans |= hs_cluster_node_of(x->s->cluster, r->grp[k][q]) != hs_cluster_node_of(x->s->cluster, r->grp[k][0]);
+	if (spans && x->contend && x->g->nreps == p->pp && p->dp > 1) {
+		step = k == HS_GROUP_EP ? p->ep : 1; /* EP groups are runs of ep replicas */
+		nrep = (p->dp + step - 1) / step;
+	}
+	r->lane_n[k] = lanes * nrep;
+	r->lane_rk[k] = hs_xmalloc((size_t)r->lane_n[k] * n * sizeof(int));
+	for (int d = 0, l = 0; d < nrep; d++)
+		for (int ln = 0; ln < lanes; ln++, l++)
+			lane_ranks(p, k, ln, rp->dp_index + d * step, rp->stage, n, r->lane_rk[k] + (size_t)l * n);
+}
+
+static int net_comm(const struct rep *r, const hs_op *o)
+{
+	return o->kind == HS_OP_COMM && r->grp_n[o->group] > 1 && o->bytes > 0;
+}
+
+static void seg_next(struct ex *x, int rep);
+
+/* One part of the segment's collective (a lane, the overlapped kernel, or the EP rendezvous) has ended. */
+static void seg_part_done(struct ex *x, int rep)
+{
+	struct rep *r = &x->reps[rep];
+	if (--r->seg.pending > 0)
+		return;
+	double now = hs_time_to_s(hs_engine_now(x->eng)) - x->step_start;
+	double c = now - r->seg.comm_start - r->seg.hide;
+	if (c > 0)
+		r->res->exposed_s[r->seg.group] += c;
+	seg_next(x, rep);
+}
+
+static void seg_net_done(void *ctx, uint64_t arg)
+{
+	struct ex *x = ctx;
+	if (!(arg & EPG_BIT)) {
+		seg_part_done(x, (int)arg);
+		return;
+	}
+	struct epgrp *g = &x->epg[arg & ~EPG_BIT];
+	if (--g->lanes_left > 0)
+		return;
+	for (int m = 0; m < g->members; m++)
+		seg_part_done(x, g->reps[m]);
+}
+
+static void seg_hide_ev(hs_engine *eng, void *ctx, uint64_t rep)
+{
+	(void)eng;
+	seg_part_done(ctx, (int)rep);
+}
+
+/* Start in-layer collective o on every lane of rep r's group; each lane's completion (each send of a ring
+ * step) calls back with arg. Returns the number of callbacks to expect. */
+static int inlayer_start(struct ex *x, const struct rep *r, const hs_op *o, uint64_t arg)
+{
+	int k = o->group, n = r->grp_n[k], lanes = r->lane_n[k], calls = 0, rc = 0;
+	hs_err e = {0};
+	for (int l = 0; l < lanes && !rc; l++) {
+		const int *rk = r->lane_rk[k] + (size_t)l * n;
+		if (o->coll == HS_COLL_SENDRECV) {
+			/* one ring step: every member sends to the next at once (ring attention's KV blocks) */
+			for (int i = 0; i < n && !rc; i++, calls++)
+				rc = hs_net_send(x->net, rk[i], rk[(i + 1) % n], o->bytes, seg_net_done, x, arg, &e);
+		} else {
+			rc = hs_net_collective(x->net, o->coll, (enum hs_coll_algo)x->s->sim.coll_algo, rk, n, o->bytes,
+					       seg_net_done, x, arg, &e);
+			calls++;
+		}
+	}
+	if (rc) { /* the groups come from the scenario's own checked strategy: a refusal is a bug */
+		fprintf(stderr, "hetsim: internal error: the network refused an in-layer collective: %s\n", e.msg);
+		abort();
+	}
+	return calls;
+}
+
+/* The segment's kernels have run: start its collective, or end the task. */
+static void seg_comm(struct ex *x, int rep)
+{
+	struct rep *r = &x->reps[rep];
+	struct seg *sg = &r->seg;
+	double now = hs_time_to_s(hs_engine_now(x->eng)) - x->step_start;
+	if (sg->pos >= sg->end) {
+		x->ts[sg->task].dur = now - x->ts[sg->task].start;
+		on_done(x->eng, x, sg->task);
+		return;
+	}
+	const hs_op *o = &x->g->ops[sg->pos++];
+	sg->group = o->group;
+	sg->hide = 0;
+	sg->comm_start = now;
+	sg->pending = 0;
+	if (o->overlap && sg->pos < sg->end && x->g->ops[sg->pos].kind != HS_OP_COMM) {
+		hs_op_env e;
+		int c;
+		rep_env(x, r, &e);
+		sg->hide = hs_op_time(&e, &x->g->ops[sg->pos++], &c) * sg->f;
+		sg->pending++;
+		hs_engine_after(x->eng, hs_time_from_s(sg->hide), seg_hide_ev, x, (uint64_t)rep);
+	}
+	if (o->group == HS_GROUP_EP && r->epg >= 0 && x->epg[r->epg].members > 1) {
+		struct epgrp *g = &x->epg[r->epg];
+		sg->pending++;
+		sg->arrive = now;
+		if (++g->arrived < g->members)
+			return;
+		g->arrived = 0;
+		for (int m = 0; m < g->members; m++) {
+			struct rep *q = &x->reps[g->reps[m]];
+			q->res->straggler_wait_s += now - q->seg.arrive;
+			q->seg.comm_start = now;
+		}
+		g->lanes_left = inlayer_start(x, r, o, EPG_BIT | (uint64_t)r->epg);
+		return;
+	}
+	sg->pending += inlayer_start(x, r, o, (uint64_t)rep);
+}
+
+static void seg_kernels_ev(hs_engine *eng, void *ctx, uint64_t rep)
+{
+	(void)eng;
+	seg_comm(ctx, (int)rep);
+}
+
+/* Run the kernels up to the next network-carried collective as one event. */
+static void seg_next(struct ex *x, int rep)
+{
+	struct rep *r = &x->reps[rep];
+	struct seg *sg = &r->seg;
+	const hs_op *ops = x->g->ops;
+	hs_op_env e;
+	rep_env(x, r, &e);
+	double comp = 0;
+	for (; sg->pos < sg->end && !net_comm(r, &ops[sg->pos]); sg->pos++) {
+		int c;
+		double t = hs_op_time(&e, &ops[sg->pos], &c);
+		if (!c)
+			comp += t;
+	}
+	if (comp > 0) {
+		hs_engine_after(x->eng, hs_time_from_s(comp * sg->f), seg_kernels_ev, x, (uint64_t)rep);
+		return;
+	}
+	seg_comm(x, rep);
+}
+
 static double comm_time(struct ex *x, const hs_task *t)
 {
 	struct rep *r = &x->reps[t->rep];
@@ -363,6 +619,26 @@ static void try_start(struct ex *x, int rep, int stream)
 	const hs_task *t = &x->g->tasks[ti];
 	if (t->kind == HS_T_COMPUTE) {
 		struct memo *m = range_cost(x, r, x->g->reps[rep].stage, t->op_first, t->op_count);
+		if (x->inlayer && m->netcomm) {
+			/* a gradient-bucket slice of a backward pass runs its share of the ops, so that every
+			 * collective in it runs once, whole */
+			uint32_t a = t->op_first, b = t->op_first + t->op_count;
+			if (t->scale < 1) {
+				uint32_t nsl = (uint32_t)lround(1 / t->scale), k = x->slice[ti];
+				a = t->op_first + (uint32_t)((uint64_t)t->op_count * k / nsl);
+				b = t->op_first + (uint32_t)((uint64_t)t->op_count * (k + 1) / nsl);
+			}
+			m = range_cost(x, r, x->g->reps[rep].stage, a, b - a);
+			double f = compute_factor(x, r, m);
+			r->res->compute_s += m->comp * f;
+			if (t->what == HS_W_OPTIMIZER)
+				r->res->optimizer_s += m->comp * f;
+			r->res->flops += m->flops;
+			begin(x, ti, -1);
+			r->seg = (struct seg){.task = ti, .pos = a, .end = b, .f = f};
+			seg_next(x, rep);
+			return;
+		}
 		double comp = m->comp * t->scale * compute_factor(x, r, m);
 		r->res->compute_s += comp;
 		if (t->what == HS_W_OPTIMIZER)
@@ -467,6 +743,50 @@ static void rep_groups(const hs_scenario *s, struct rep *r, const hs_rep *rp)
 	}
 }
 
+/* Flow fidelity, collectives inside compute tasks: every rep's lane groups, its EP rendezvous (without symmetry
+ * the replicas of one EP group are reps of their own) and each sliced task's index among its slices. */
+static void inlayer_setup(struct ex *x)
+{
+	const hs_graph *g = x->g;
+	const hs_parallel *p = &x->s->par;
+	for (int i = 0; i < g->nreps; i++) {
+		struct rep *r = &x->reps[i];
+		r->epg = -1;
+		for (int k = 0; k < HS_GROUP_COUNT; k++) {
+			if (r->grp_n[k] > 1 && (k == HS_GROUP_TP || k == HS_GROUP_CP || k == HS_GROUP_EP))
+				inlayer_groups(x, i, (enum hs_group)k);
+		}
+	}
+	if (p->ep > 1 && g->nreps > p->pp) {
+		int per = (p->dp + p->ep - 1) / p->ep;
+		x->nepg = p->pp * per;
+		x->epg = hs_xcalloc((size_t)x->nepg, sizeof *x->epg);
+		for (int i = 0; i < x->nepg; i++)
+			x->epg[i].reps = hs_xmalloc((size_t)p->ep * sizeof(int));
+		for (int i = 0; i < g->nreps; i++) {
+			struct epgrp *e = &x->epg[g->reps[i].stage * per + g->reps[i].dp_index / p->ep];
+			x->reps[i].epg = (int)(e - x->epg);
+			if (e->members < p->ep)
+				e->reps[e->members++] = i;
+		}
+	}
+	x->slice = hs_xcalloc(g->ntasks ? g->ntasks : 1, sizeof *x->slice);
+	for (int i = 0; i < g->nreps; i++) {
+		const struct rep *r = &x->reps[i];
+		const hs_task *prev = NULL;
+		uint32_t pi = 0;
+		for (size_t q = 0; q < r->qn[HS_S_COMPUTE]; q++) {
+			uint32_t ti = r->queue[HS_S_COMPUTE][q];
+			const hs_task *t = &g->tasks[ti];
+			if (t->scale < 1 && prev && prev->op_first == t->op_first && prev->op_count == t->op_count &&
+			    prev->scale == t->scale && x->slice[pi] + 1 < lround(1 / t->scale))
+				x->slice[ti] = (uint16_t)(x->slice[pi] + 1);
+			prev = t;
+			pi = ti;
+		}
+	}
+}
+
 int hs_exec_step(const hs_scenario *s, const hs_build *b, hs_result *out, hs_err *err)
 {
 	return hs_exec_step_cached(s, b, NULL, out, err);
@@ -559,6 +879,10 @@ int hs_exec_step_cached(const hs_scenario *s, const hs_build *b, hs_profile_cach
 		if (!x.net)
 			goto out;
 		x.lanes = lanes_needed(s);
+		x.contend = lanes_contend(s);
+		x.inlayer = s->sim.layer_net;
+		if (x.inlayer)
+			inlayer_setup(&x);
 		if (s->sim.horizon_hint_s > 0)
 			hs_net_stats_timeline(x.net, 1.5 * s->sim.horizon_hint_s / LINK_BINS, LINK_BINS);
 	}
@@ -575,6 +899,8 @@ int hs_exec_step_cached(const hs_scenario *s, const hs_build *b, hs_profile_cach
 		}
 		for (int i = 0; i < g->nrendezvous; i++)
 			x.rv[i].arrived = 0;
+		for (int i = 0; i < x.nepg; i++)
+			x.epg[i].arrived = 0;
 		x.nnetops = 0;
 		for (int i = 0; i < g->nreps; i++) {
 			struct rep *r = &x.reps[i];
@@ -666,14 +992,20 @@ out:
 	for (int i = 0; i < g->nreps; i++) {
 		for (int k = 0; k < HS_S_COUNT; k++)
 			free(x.reps[i].queue[k]);
-		for (int k = 0; k < HS_GROUP_COUNT; k++)
+		for (int k = 0; k < HS_GROUP_COUNT; k++) {
 			free(x.reps[i].grp[k]);
+			free(x.reps[i].lane_rk[k]);
+		}
 		free(x.reps[i].gpus);
 	}
 	if (x.rv)
 		for (int i = 0; i < g->nrendezvous; i++)
 			free(x.rv[i].tasks);
 	free(x.rv);
+	for (int i = 0; i < x.nepg; i++)
+		free(x.epg[i].reps);
+	free(x.epg);
+	free(x.slice);
 	if (x.own_profiles)
 		hs_profile_cache_free(x.profiles);
 	hs_op_memo_free(x.opmemo);

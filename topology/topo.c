@@ -133,14 +133,25 @@ typedef struct nicref {
 	double bw; /* bytes/s */
 } nicref;
 
+/* One uplink of a leaf with D down ports, U up ports and oversubscription o, whose `attached` NICs have
+ * `down` bytes/s in all: a full leaf's NIC bandwidth / (o U), at the attached NICs' mean speed. */
+static double uplink_bw(double down, int attached, int D, double o, int U)
+{
+	return attached > 0 ? down / attached * D / o / U : 0;
+}
+
 /* Attach NIC to switch: NIC -> switch costs nothing, switch -> NIC one switch hop. */
 static void attach(hs_topo *t, const nicref *n, int sw, double fl) { add_pair(t, n->v, sw, n->bw, 0, fl); }
 
 /* A fat-tree over nics[0..n-1]. Leaves have D = radix * o / (1 + o) down ports and U = radix - D up ports,
  * one to each of U spines (2 tiers), or to U aggregation switches of the leaf's pod (3 tiers: pods of
- * radix/2 leaves, each aggregation switch with radix/2 links up to its own core switches). A leaf's uplinks
- * together carry its NICs' bandwidth divided by the oversubscription. Returns the first switch of the top
- * tier; *ntop (if not NULL) receives how many top-tier switches follow it contiguously. */
+ * radix/2 leaves, each aggregation switch with radix/2 links up to its own core switches). A full leaf's
+ * uplinks together carry its NICs' bandwidth divided by the oversubscription; a leaf that is not full has
+ * the same uplinks (a switch's ports run at their speed whatever hangs below them), so each uplink carries
+ * D x the leaf's mean NIC bandwidth / (o U), and likewise an aggregation switch's core links are those of a
+ * full pod. (Sizing them by the NICs attached gave the one NIC on a last, nearly empty leaf 1/U of its
+ * bandwidth per hashed path.) Returns the first switch of the top tier; *ntop (if not NULL) receives how
+ * many top-tier switches follow it contiguously. */
 static int fat_tree(hs_topo *t, const nicref *nics, int n, int tiers, int radix, double o, double fl, int *ntop)
 {
 	if (ntop)
@@ -161,12 +172,16 @@ static int fat_tree(hs_topo *t, const nicref *nics, int n, int tiers, int radix,
 	int U = radix - D;
 	int L = (n + D - 1) / D;
 	int *leaf = hs_xmalloc((size_t)L * sizeof *leaf);
-	double *down = hs_xcalloc((size_t)L, sizeof *down);
+	double *down = hs_xcalloc((size_t)L, sizeof *down); /* then: one uplink's bandwidth */
 	for (int l = 0; l < L; l++)
 		leaf[l] = add_sw(t, -1);
 	for (int i = 0; i < n; i++) {
 		attach(t, &nics[i], leaf[i / D], fl);
 		down[i / D] += nics[i].bw;
+	}
+	for (int l = 0; l < L; l++) {
+		int attached = l < L - 1 ? D : n - l * D;
+		down[l] = uplink_bw(down[l], attached, D, o, U);
 	}
 	int top = leaf[0];
 	if (L > 1 && tiers == 2) {
@@ -175,7 +190,7 @@ static int fat_tree(hs_topo *t, const nicref *nics, int n, int tiers, int radix,
 			add_sw(t, -1);
 		for (int l = 0; l < L; l++)
 			for (int s = 0; s < U; s++)
-				add_pair(t, leaf[l], s0 + s, down[l] / o / U, fl, fl);
+				add_pair(t, leaf[l], s0 + s, down[l], fl, fl);
 		top = s0;
 		if (ntop)
 			*ntop = U;
@@ -188,19 +203,19 @@ static int fat_tree(hs_topo *t, const nicref *nics, int n, int tiers, int radix,
 				add_sw(t, -1);
 		}
 		for (int p = 0; p < P; p++) {
-			int a0 = t->nv;
+			int a0 = t->nv, nl = 0;
 			double agg_down = 0;
 			for (int a = 0; a < U; a++)
 				add_sw(t, -1);
-			for (int l = p * pod; l < L && l < (p + 1) * pod; l++) {
+			for (int l = p * pod; l < L && l < (p + 1) * pod; l++, nl++) {
 				for (int a = 0; a < U; a++)
-					add_pair(t, leaf[l], a0 + a, down[l] / o / U, fl, fl);
-				agg_down += down[l] / o / U;
+					add_pair(t, leaf[l], a0 + a, down[l], fl, fl);
+				agg_down += down[l];
 			}
-			if (P > 1)
+			if (P > 1) /* sized for a full pod of `pod` leaves, at the pod's mean leaf uplink */
 				for (int a = 0; a < U; a++)
 					for (int c = 0; c < C; c++)
-						add_pair(t, a0 + a, core0 + a * C + c, agg_down / C, fl, fl);
+						add_pair(t, a0 + a, core0 + a * C + c, agg_down / nl * pod / C, fl, fl);
 			top = P > 1 ? core0 : a0;
 		}
 		if (ntop)
@@ -246,9 +261,9 @@ static int build_fabric(hs_topo *t, const hs_cluster *c, hs_err *err)
 		int D = (int)lround(R * o / (1 + o));
 		D = D < 1 ? 1 : D > R - 1 ? R - 1 : D;
 		int U = R - D;
-		int *leaves = NULL;
+		int *leaves = NULL, *lcount = NULL;
 		double *ldown = NULL;
-		size_t lc = 0, dc = 0;
+		size_t lc = 0, dc = 0, cc = 0;
 		int nleaves = 0;
 		for (int r = 0; r < groups; r++) {
 			int m = 0;
@@ -265,11 +280,14 @@ static int build_fabric(hs_topo *t, const hs_cluster *c, hs_err *err)
 				if (i % D == 0) {
 					hs_xgrow(&leaves, &lc, (size_t)nleaves + 1, sizeof *leaves);
 					hs_xgrow(&ldown, &dc, (size_t)nleaves + 1, sizeof *ldown);
+					hs_xgrow(&lcount, &cc, (size_t)nleaves + 1, sizeof *lcount);
 					leaves[nleaves] = add_sw(t, -1);
+					lcount[nleaves] = 0;
 					ldown[nleaves++] = 0;
 				}
 				attach(t, &sel[i], leaves[nleaves - 1], fl);
 				ldown[nleaves - 1] += sel[i].bw;
+				lcount[nleaves - 1]++;
 			}
 		}
 		if (!multi && nleaves > 1) {
@@ -278,11 +296,12 @@ static int build_fabric(hs_topo *t, const hs_cluster *c, hs_err *err)
 				add_sw(t, -1);
 			for (int l = 0; l < nleaves; l++)
 				for (int s = 0; s < U; s++)
-					add_pair(t, leaves[l], s0 + s, ldown[l] / o / U, fl, fl);
+					add_pair(t, leaves[l], s0 + s, uplink_bw(ldown[l], lcount[l], D, o, U), fl, fl);
 			t->top = s0;
 		} else if (!multi && nleaves == 1)
 			t->top = leaves[0];
 		free(leaves);
+		free(lcount);
 		free(ldown);
 		free(sel);
 	} else if (!strcmp(k, "dragonfly")) {

@@ -211,6 +211,30 @@ START_TEST(hops_fat_tree_2)
 }
 END_TEST
 
+/* A leaf that is not full has a full leaf's uplinks. Radix 8, oversubscription 3: D = 8*3/4 = 6 NICs per leaf,
+ * U = 2 uplinks, each carrying a full leaf's 6 x 50 GB/s / 3 / 2 = 50 GB/s. 7 nodes: leaf 0 holds 6, leaf 1
+ * only node 6, whose uplinks are still 50 GB/s each (sizing them by the one NIC attached gave 50/3/2 = 8.3). */
+START_TEST(partial_leaf_has_full_uplinks)
+{
+	built b = build(ONE_GPU_NODES(7) "  fabric: {kind: fat-tree, tiers: 2, radix: 8, oversubscription: 3}\n");
+	int nup = 0;
+	for (int l = 0; l < hs_topo_nlinks(b.t); l++) {
+		const hs_link *k = hs_topo_link(b.t, l);
+		if (hs_topo_vkind(b.t, k->from) == HS_V_SWITCH && hs_topo_vkind(b.t, k->to) == HS_V_SWITCH) {
+			ck_assert_double_eq_tol(k->bw * 1e12, 50e9, 1); /* bytes/ps to bytes/s */
+			nup++;
+		}
+	}
+	ck_assert_int_eq(nup, 2 * 2 * 2); /* 2 leaves x 2 spines, both directions */
+	/* node 6 reaches node 0 at its NIC's rate: one uplink of 50 GB/s is no narrower */
+	hs_err err = {0};
+	const hs_route *rt = hs_route_get(b.r, 6, 0, 0, &err);
+	ck_assert_msg(rt != NULL, "%s", err.msg);
+	ck_assert_double_eq_tol(rt->bw * 1e12, 50e9, 1);
+	unbuild(&b);
+}
+END_TEST
+
 /* 3-tier fat-tree, radix 4: leaves of 2 NICs (D = 2, U = 2), pods of radix/2 = 2 leaves with U = 2
  * aggregation switches each, every aggregation switch with radix/2 = 2 core uplinks. 8 nodes: leaves
  * {0,1} {2,3} (pod 0), {4,5} {6,7} (pod 1).
@@ -430,6 +454,7 @@ static Suite *suite(void)
 	tcase_add_test(t, every_example_builds_and_routes);
 	tcase_add_test(t, rail_route_stays_on_its_rail);
 	tcase_add_test(t, hops_fat_tree_2);
+	tcase_add_test(t, partial_leaf_has_full_uplinks);
 	tcase_add_test(t, hops_fat_tree_3);
 	tcase_add_test(t, hops_rail_optimized);
 	tcase_add_test(t, hops_multi_plane);
