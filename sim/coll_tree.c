@@ -26,4 +26,28 @@ static double tree_time(const hs_coll_grp *g, enum hs_coll_op op, double S)
 	return lat + (t_up > t_net ? t_up : t_net);
 }
 
+/* Parent of node x in NCCL's btree over N nodes (-1 for the root, node 0). Node x > 0 with lowest set bit
+ * b sits between the subtrees of x - b and x + b; its parent is the node one level up on the same side, or,
+ * when that is beyond the last node, the node below it on the same side (clear b). */
+static int btree_parent(int x, int N)
+{
+	if (x == 0)
+		return -1;
+	int b = x & -x;
+	int up = (x & ~b) | (b << 1);
+	return up < N ? up : x & ~b;
+}
+
+int hs_coll_dtree_parent(int x, int N, int t)
+{
+	if (t == 0)
+		return btree_parent(x, N);
+	if (N % 2) {
+		int u = btree_parent((x - 1 + N) % N, N);
+		return u < 0 ? -1 : (u + 1) % N;
+	}
+	int u = btree_parent(N - 1 - x, N);
+	return u < 0 ? -1 : N - 1 - u;
+}
+
 const hs_coll_algo_ops hs_coll_tree = {HS_ALGO_TREE, supports, tree_time};
