@@ -57,7 +57,10 @@ typedef struct netmemo {
 	int nsw;               /* fabric switches (node -1) */
 	int *swi;              /* [nv]: index of a fabric switch, -1 for other vertices */
 	int *out_off, *out;    /* CSR over fabric switches: links to other fabric switches */
+	int *out_to;           /* [out]: the switch index a link leads to */
+	double *out_bw;        /* [out]: its bytes/s */
 	int *in_off, *in;      /* the same by destination */
+	int *in_from;          /* [in]: the switch index a link comes from */
 	int *nic_sw;           /* [nv]: for a NIC, the index of its fabric switch (-1: none) */
 	int *nic_up, *nic_dn;  /* [nv]: for a NIC, its links NIC -> switch and switch -> NIC */
 	pthread_mutex_t mu;    /* guards sets */
@@ -72,8 +75,11 @@ static void memo_free(void *p)
 	free(m->swi);
 	free(m->out_off);
 	free(m->out);
+	free(m->out_to);
+	free(m->out_bw);
 	free(m->in_off);
 	free(m->in);
+	free(m->in_from);
 	free(m->nic_sw);
 	free(m->nic_up);
 	free(m->nic_dn);
@@ -137,6 +143,15 @@ static netmemo *memo_build(const hs_cluster *c)
 	}
 	free(po);
 	free(pi);
+	m->out_to = hs_xmalloc((size_t)(nss ? nss : 1) * sizeof *m->out_to);
+	m->out_bw = hs_xmalloc((size_t)(nss ? nss : 1) * sizeof *m->out_bw);
+	m->in_from = hs_xmalloc((size_t)(nss ? nss : 1) * sizeof *m->in_from);
+	for (int j = 0; j < nss; j++) {
+		const hs_link *L = hs_topo_link(t, m->out[j]);
+		m->out_to[j] = m->swi[L->to];
+		m->out_bw[j] = hs_rate_to_Bps(L->bw);
+		m->in_from[j] = m->swi[hs_topo_link(t, m->in[j])->from];
+	}
 	return m;
 }
 
@@ -153,6 +168,7 @@ typedef struct gnode {
 	int node, first, k; /* cluster node, first rank index in the list, ranks on it */
 	double A;
 	int m, nics;
+	int base; /* its NICs' first slot among the group's NICs (loads: NIC links after the fabric's) */
 } gnode;
 
 static int cmp_node(const void *a, const void *b)
@@ -175,7 +191,7 @@ static gnode *group_nodes(const hs_cluster *c, const hs_topo *t, const int *rank
 {
 	gnode *nd = hs_xmalloc((size_t)n * sizeof *nd);
 	for (int i = 0; i < n; i++)
-		nd[i] = (gnode){hs_cluster_node_of(c, ranks[i]), i, 1, 0, 0, 0};
+		nd[i] = (gnode){hs_cluster_node_of(c, ranks[i]), i, 1, 0, 0, 0, 0};
 	qsort(nd, (size_t)n, sizeof *nd, cmp_node);
 	int k = 0;
 	for (int i = 0; i < n; i++) {
@@ -192,6 +208,7 @@ static gnode *group_nodes(const hs_cluster *c, const hs_topo *t, const int *rank
 		nd[u].nics = hs_topo_nnics(t, nd[u].node);
 		int mch = (int)ceil(nd[u].A / g->nic_bw - 1e-9);
 		nd[u].m = mch < 1 ? 1 : mch > nd[u].nics ? nd[u].nics : mch;
+		nd[u].base = u ? nd[u - 1].base + nd[u - 1].nics : 0;
 	}
 	if (by_node) {
 		*by_node = hs_xmalloc((size_t)(k ? k : 1) * sizeof **by_node);
@@ -243,7 +260,7 @@ typedef struct scratch {
 	double *amt; /* [nsw] weight waiting at a switch */
 } scratch;
 
-static void bfs_to(const netmemo *m, const hs_topo *t, scratch *s, int dst)
+static void bfs_to(const netmemo *m, scratch *s, int dst)
 {
 	for (int i = 0; i < m->nsw; i++)
 		s->dist[i] = -1;
@@ -253,7 +270,7 @@ static void bfs_to(const netmemo *m, const hs_topo *t, scratch *s, int dst)
 	while (h < q) {
 		int u = s->queue[h++];
 		for (int i = m->in_off[u]; i < m->in_off[u + 1]; i++) {
-			int w = m->swi[hs_topo_link(t, m->in[i])->from];
+			int w = m->in_from[i];
 			if (s->dist[w] < 0) {
 				s->dist[w] = s->dist[u] + 1;
 				s->queue[q++] = w;
@@ -264,24 +281,25 @@ static void bfs_to(const netmemo *m, const hs_topo *t, scratch *s, int dst)
 }
 
 /* Move every weight waiting at a switch to the destination of the current search, evenly over every next hop
- * one step closer, adding what crosses each link to load[]. Farthest switches first (the search's order
- * reversed), so a switch has received everything from farther away before it passes it on. */
-static void spread(const netmemo *m, const hs_topo *t, scratch *s, double *load)
+ * one step closer, adding what crosses each switch-to-switch link to load[] (indexed as m->out). Farthest
+ * switches first (the search's order reversed), so a switch has received everything from farther away
+ * before it passes it on. */
+static void spread(const netmemo *m, scratch *s, double *load)
 {
 	for (int i = s->nq - 1; i > 0; i--) {
 		int u = s->queue[i], k = 0;
 		if (s->amt[u] == 0)
 			continue;
 		for (int j = m->out_off[u]; j < m->out_off[u + 1]; j++)
-			k += s->dist[m->swi[hs_topo_link(t, m->out[j])->to]] == s->dist[u] - 1;
+			k += s->dist[m->out_to[j]] == s->dist[u] - 1;
 		double f = s->amt[u] / k;
 		s->amt[u] = 0;
 		for (int j = m->out_off[u]; j < m->out_off[u + 1]; j++) {
-			int w = m->swi[hs_topo_link(t, m->out[j])->to];
+			int w = m->out_to[j];
 			if (s->dist[w] != s->dist[u] - 1)
 				continue;
 			s->amt[w] += f;
-			load[m->out[j]] += f;
+			load[j] += f;
 		}
 	}
 	s->amt[s->queue[0]] = 0;
@@ -302,20 +320,23 @@ static int cmp_slot(const void *a, const void *b)
 	return (x->j > y->j) - (x->j < y->j);
 }
 
+/* Loads of one set: the fabric's switch-to-switch links as m->out orders them, then for each NIC of the group
+ * its link up to the switch and its link down from it. */
+static size_t nic_up_slot(const netmemo *m, const gnode *g, int c) { return (size_t)m->out_off[m->nsw] + 2 * (size_t)(g->base + c); }
+
 /* One demand u -> v of weight w, arriving at NIC j of v: its channels c = j, j + nics_v, ... below m_u wait at
  * their NICs' switches for spread(), and load the NIC links. -1 when a NIC has no fabric switch or the
  * destination switch (s->dist) cannot be reached from it. */
-static int inject(const netmemo *m, scratch *s, double *load, const gnode *nd, int u, int v, int j, int bnic, double w)
+static int inject(const netmemo *m, scratch *s, double *load, const gnode *nd, int u, int v, int j, double w)
 {
-	const hs_topo *t = m->t;
 	double f = w / nd[u].m;
 	for (int c = j; c < nd[u].m; c += nd[v].nics) {
-		int a = hs_topo_nic(t, nd[u].node, c);
+		int a = hs_topo_nic(m->t, nd[u].node, c);
 		if (m->nic_sw[a] < 0 || s->dist[m->nic_sw[a]] < 0)
 			return -1;
 		s->amt[m->nic_sw[a]] += f;
-		load[m->nic_up[a]] += f;
-		load[m->nic_dn[bnic]] += f;
+		load[nic_up_slot(m, &nd[u], c)] += f;
+		load[nic_up_slot(m, &nd[v], j) + 1] += f;
 	}
 	return 0;
 }
@@ -325,7 +346,7 @@ static int inject(const netmemo *m, scratch *s, double *load, const gnode *nd, i
 static int route_sets(const netmemo *m, const gnode *nd, int N, const dset *sets, int nsets, double *T)
 {
 	const hs_topo *t = m->t;
-	int nl = hs_topo_nlinks(t), ns = m->nsw ? m->nsw : 1, bad = 0;
+	int ns = m->nsw ? m->nsw : 1, bad = 0;
 	for (int u = 0; u < N; u++)
 		bad |= nd[u].nics == 0;
 	if (bad)
@@ -340,11 +361,19 @@ static int route_sets(const netmemo *m, const gnode *nd, int N, const dset *sets
 	int ne = 0;
 	for (int si = 0; si < nsets; si++) {
 		if (sets[si].all_pairs) {
+			/* node v hears from every other node: the largest m, or the second largest at its holder */
+			int top = 0, m2 = 0;
+			for (int u = 1; u < N; u++)
+				if (nd[u].m > nd[top].m)
+					top = u;
+			for (int u = 0; u < N; u++)
+				if (u != top && nd[u].m > m2)
+					m2 = nd[u].m;
 			for (int u = 0; u < N; u++) {
 				W[(size_t)si * N + u] += (double)nd[u].k * (ntot - nd[u].k);
-				for (int v = 0; v < N && N > 1; v++)
-					if (v != u && nd[u].m > maxm[v])
-						maxm[v] = nd[u].m;
+				int mu = u == top ? m2 : nd[top].m;
+				if (mu > maxm[u])
+					maxm[u] = mu;
 			}
 			continue;
 		}
@@ -390,7 +419,8 @@ static int route_sets(const netmemo *m, const gnode *nd, int N, const dset *sets
 			hs_xgrow(&sl, &slcap, (size_t)nsl + 1, sizeof *sl);
 			sl[nsl++] = (slot){bad ? -1 : m->nic_sw[b], v, j};
 		}
-	double *load = hs_xcalloc((size_t)nl * nsets, sizeof *load);
+	size_t nl = nic_up_slot(m, &nd[N - 1], nd[N - 1].nics);
+	double *load = hs_xcalloc(nl * nsets, sizeof *load);
 	scratch s = {0};
 	s.dist = hs_xmalloc((size_t)ns * sizeof *s.dist);
 	s.queue = hs_xmalloc((size_t)ns * sizeof *s.queue);
@@ -400,37 +430,48 @@ static int route_sets(const netmemo *m, const gnode *nd, int N, const dset *sets
 	for (int i0 = 0, i1; i0 < nsl && !bad; i0 = i1) {
 		for (i1 = i0; i1 < nsl && sl[i1].sw == sl[i0].sw; i1++)
 			;
-		bfs_to(m, t, &s, sl[i0].sw);
+		bfs_to(m, &s, sl[i0].sw);
 		for (int si = 0; si < nsets && !bad; si++) {
-			double *ld = load + (size_t)si * nl;
+			double *ld = load + si * nl;
 			int any = 0;
 			for (int q = i0; q < i1 && !bad; q++) {
-				int v = sl[q].v, j = sl[q].j, b = hs_topo_nic(t, nd[v].node, j);
+				int v = sl[q].v, j = sl[q].j;
 				if (sets[si].all_pairs) {
 					for (int u = 0; u < N && !bad; u++)
 						if (u != v && j < nd[u].m) {
-							bad |= inject(m, &s, ld, nd, u, v, j, b, (double)nd[u].k * nd[v].k);
+							bad |= inject(m, &s, ld, nd, u, v, j, (double)nd[u].k * nd[v].k);
 							any = 1;
 						}
 					continue;
 				}
 				for (int e = off[(size_t)v * nsets + si]; e < off[(size_t)v * nsets + si + 1] && !bad; e++)
 					if (j < nd[ent[e].a].m) {
-						bad |= inject(m, &s, ld, nd, ent[e].a, v, j, b, ent[e].w);
+						bad |= inject(m, &s, ld, nd, ent[e].a, v, j, ent[e].w);
 						any = 1;
 					}
 			}
 			if (any && !bad)
-				spread(m, t, &s, ld);
+				spread(m, &s, ld);
 		}
 	}
 	for (int si = 0; si < nsets && !bad; si++) {
-		const double *ld = load + (size_t)si * nl;
-		for (int l = 0; l < nl; l++)
-			if (ld[l] > 0) {
-				double x = ld[l] / hs_rate_to_Bps(hs_topo_link(t, l)->bw);
-				if (x > T[si])
-					T[si] = x;
+		const double *ld = load + si * nl;
+		for (int j = 0; j < m->out_off[m->nsw]; j++)
+			if (ld[j] / m->out_bw[j] > T[si])
+				T[si] = ld[j] / m->out_bw[j];
+		for (int u = 0; u < N; u++)
+			for (int c = 0; c < nd[u].nics; c++) {
+				size_t x = nic_up_slot(m, &nd[u], c);
+				if (ld[x] == 0 && ld[x + 1] == 0)
+					continue;
+				/* a loaded slot's link exists: inject() and the destination slots checked it */
+				int a = hs_topo_nic(t, nd[u].node, c);
+				double up = ld[x] > 0 ? ld[x] / hs_rate_to_Bps(hs_topo_link(t, m->nic_up[a])->bw) : 0;
+				double dn = ld[x + 1] > 0 ? ld[x + 1] / hs_rate_to_Bps(hs_topo_link(t, m->nic_dn[a])->bw) : 0;
+				if (up > T[si])
+					T[si] = up;
+				if (dn > T[si])
+					T[si] = dn;
 			}
 	}
 	free(s.dist);
