@@ -322,7 +322,10 @@ static int cmp_slot(const void *a, const void *b)
 
 /* Loads of one set: the fabric's switch-to-switch links as m->out orders them, then for each NIC of the group
  * its link up to the switch and its link down from it. */
-static size_t nic_up_slot(const netmemo *m, const gnode *g, int c) { return (size_t)m->out_off[m->nsw] + 2 * (size_t)(g->base + c); }
+static size_t nic_up_slot(const netmemo *m, const gnode *g, int c)
+{
+	return (size_t)m->out_off[m->nsw] + 2 * (size_t)(g->base + c);
+}
 
 /* One demand u -> v of weight w, arriving at NIC j of v: its channels c = j, j + nics_v, ... below m_u wait at
  * their NICs' switches for spread(), and load the NIC links. -1 when a NIC has no fabric switch or the

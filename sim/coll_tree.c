@@ -28,8 +28,8 @@ static double tree_time(const hs_coll_grp *g, enum hs_coll_op op, double S)
 }
 
 /* Parent of node x in NCCL's btree over N nodes (-1 for the root, node 0). Node x > 0 with lowest set bit
- * b sits between the subtrees of x - b and x + b; its parent is the node one level up on the same side, or,
- * when that is beyond the last node, the node below it on the same side (clear b). */
+ * b sits between the subtrees of x - b and x + b; its parent is the node one level up on the same side
+ * (clear b, set 2b), or x - b when that is beyond the last node. */
 static int btree_parent(int x, int N)
 {
 	if (x == 0)
