@@ -105,6 +105,14 @@ static int cmp_int(const void *a, const void *b)
 /* Switch hops of the worst inter-node path: up to the top tier and down again. */
 static int fabric_switch_hops(const hs_fabric_spec *f) { return 2 * (f->tiers > 0 ? f->tiers : 1) - 1; }
 
+/* Bytes/s of a routed set whose closed form moves `w` units through a NIC share B, from its route factor T
+ * (seconds per unit): w / T, never above B (routes lower the NIC share where links are shared, they do not
+ * raise it). T == 0 (nothing leaves a node) keeps B. */
+static double route_bw(double B, double w, double T)
+{
+	return T > 0 && w / T < B ? w / T : B;
+}
+
 int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int n, hs_err *err)
 {
 	memset(g, 0, sizeof *g);
@@ -183,15 +191,23 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 			g->lat_net = lat;
 		i = j;
 	}
-	g->bw_ring = g->bw_node;
+	g->bw_ring = g->bw_tree = g->bw_a2a = g->bw_node;
 	if (g->nnodes > 1) {
-		/* A ring's edges: routed, each link shared by the edges crossing it; where routes do not apply, the
-		 * worst case below. */
-		double r = hs_coll_ring_net_bw(c, ranks, n, 0);
-		g->bw_ring = r > 0 && r < g->bw_node ? r : r > 0 ? g->bw_node : g->bw_node / f->oversubscription;
+		/* Each algorithm's inter-node transfers routed at once, each link shared by those crossing it; where
+		 * routes do not apply, the worst case below. */
+		hs_coll_route r;
+		double B = g->bw_node, o = f->oversubscription;
+		if (hs_coll_route_factors(c, ranks, n, 0, &r) == 0) {
+			g->bw_ring = route_bw(B, 1, r.ring);
+			g->bw_tree = route_bw(B, g->nnodes > 2 ? 2 : 1, r.tree);
+			g->bw_a2a = route_bw(B, (double)g->ppn * (n - g->ppn), r.a2a);
+			for (int i = 0; i < HS_COLL_HD_STEPS; i++)
+				g->bw_hd[i] = route_bw(B / g->ppn, 1, r.hd[i]);
+		} else
+			g->bw_ring = g->bw_tree = g->bw_a2a = B / o;
 		/* Worst case: every byte crosses the oversubscribed tier (docs/topology.md). */
-		g->bw_node /= f->oversubscription;
-		g->bw_nic /= f->oversubscription;
+		g->bw_node /= o;
+		g->bw_nic /= o;
 	}
 	free(nodes);
 	free(sorted);

@@ -44,6 +44,12 @@ enum hs_coll_algo hs_coll_default_algo(enum hs_coll_op op);
 /* The algorithm AUTO picks for this call (the fastest by the same closed forms). */
 enum hs_coll_algo hs_coll_auto_algo(const hs_cluster *c, enum hs_coll_op op, const int *ranks, int n, double bytes);
 
+/* NCCL's double binary tree over N nodes (src/graph/trees.cc): the parent of node x in tree t (0 or 1), -1 at
+ * a root. Tree 0 is NCCL's btree; tree 1 its mirror image (x -> N-1-x) for even N, its shift by one for odd N,
+ * so a node is interior in at most one of them. The closed form's route-aware factor (sim/coll_route.c) and
+ * the step-by-step tree (sim/netcoll_tree.c) both take the shape from here. */
+int hs_coll_dtree_parent(int x, int N, int t);
+
 /* nccl-tests' bus-bandwidth factor for `op` over n ranks: busbw = algbw * factor. */
 double hs_coll_busbw_factor(enum hs_coll_op op, int n);
 

@@ -1,7 +1,9 @@
 /* Direct: every rank sends to every other rank at once (NCCL's all-to-all and send/recv). A rank sends
  * S/n to each of the n-1 others: (ppn-1) pieces over scale-up, the (n-ppn) others through its node's NICs,
- * which all ppn ranks of the node share. All-gather and reduce-scatter move the same pieces; all-reduce is a
- * direct reduce-scatter followed by a direct all-gather. Send/recv moves S over one hop. */
+ * which all ppn ranks of the node share; bw_a2a is that share lowered where the transfers of every node pair
+ * meet on routed links (sim/coll_route.c, each pair weighted by its rank pairs). All-gather and
+ * reduce-scatter move the same pieces; all-reduce is a direct reduce-scatter followed by a direct
+ * all-gather. Send/recv moves S over one hop. */
 #include "sim/coll_impl.h"
 
 static int supports(const hs_coll_grp *g, enum hs_coll_op op)
@@ -20,7 +22,7 @@ static double exchange(const hs_coll_grp *g, double S)
 		t = (p - 1) * piece / g->bw_up;
 	}
 	if (g->nnodes > 1) {
-		double tn = (double)p * (n - p) * piece / g->bw_node;
+		double tn = (double)p * (n - p) * piece / g->bw_a2a;
 		if (tn > t)
 			t = tn;
 		if (g->lat_net > lat)

@@ -1,8 +1,10 @@
 /* Halving-doubling (Rabenseifner): reduce-scatter by recursive halving, then all-gather by recursive
  * doubling. Step k (k = 1..log2 n) exchanges S/2^k with the partner at distance 2^(k-1). Ranks are laid out
  * node by node, so steps at distance < ranks per node stay inside the node and the rest cross it, where all
- * ranks of a node send at once and share its NICs. A count that is not a power of two folds the extra ranks
- * in before and out after, one full-size exchange each. */
+ * ranks of a node send at once and share its NICs; where the step's exchanges meet on routed links, the
+ * step's own route-aware bandwidth per rank (bw_hd, sim/coll_route.c) replaces that share. A count that is
+ * not a power of two folds the extra ranks in before and out after, one full-size exchange each (not
+ * route-aware: one hop at the NIC share). */
 #include <math.h>
 
 #include "sim/coll_impl.h"
@@ -23,7 +25,7 @@ static double sweep(const hs_coll_grp *g, int pow2, double S)
 		if (d < g->ppn || g->nnodes == 1)
 			t += g->lat_up + b / g->bw_up;
 		else
-			t += g->lat_net + b / (g->bw_node / g->ppn);
+			t += g->lat_net + b / (g->bw_hd[k - 1] > 0 ? g->bw_hd[k - 1] : g->bw_node / g->ppn);
 	}
 	return t;
 }

@@ -81,6 +81,10 @@ static hs_coll_grp effective(const hs_coll_grp *g, enum hs_coll_op op)
 	}
 	e.bw_node *= EFF_NET;
 	e.bw_ring *= EFF_NET;
+	e.bw_tree *= EFF_NET;
+	e.bw_a2a *= EFF_NET;
+	for (int i = 0; i < HS_COLL_HD_STEPS; i++)
+		e.bw_hd[i] *= EFF_NET;
 	e.bw_nic *= EFF_NET;
 	return e;
 }
@@ -174,12 +178,13 @@ static double one(const hs_coll_grp *g, const hs_coll_grp *e, enum hs_coll_op op
 	double tb = hs_coll_grp_time(e, op, a, S, &ran);
 	if (ran == HS_ALGO_TREE) {
 		/* NCCL's tuner rates a tree at half its bus bandwidth times 0.9 (ratio .5 in tuning.cc), the bus
-		 * bandwidth being the slowest per-GPU link of the path, whatever the node count */
+		 * bandwidth being the slowest per-GPU link of the path, whatever the node count (across nodes the
+		 * tree's route-aware share) */
 		double B = INFINITY;
 		if (e->ppn > 1)
 			B = e->bw_up;
-		if (e->nnodes > 1 && e->bw_node < B)
-			B = e->bw_node;
+		if (e->nnodes > 1 && e->bw_tree < B)
+			B = e->bw_tree;
 		tb = S / (0.45 * B);
 	}
 	tb /= f;

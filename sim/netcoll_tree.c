@@ -57,29 +57,6 @@ typedef struct tstate {
 
 #define TAG(g, n, p, dir, w) (((uint64_t)(g) * (uint64_t)(n) + (uint64_t)(p)) << 3 | (uint64_t)(dir) << 2 | (uint64_t)(w))
 
-/* Parent of node x in NCCL's btree over N nodes (-1 for the root, node 0). Node x > 0 with lowest set bit
- * b sits between the subtrees of x - b and x + b; its parent is the node one level up on the same side. */
-static int btree_parent(int x, int N)
-{
-	if (x == 0)
-		return -1;
-	int b = x & -x;
-	int up = (x & ~b) | (b << 1);
-	return up < N ? up : x & ~b;
-}
-
-static int dtree_parent(int x, int N, int t)
-{
-	if (t == 0)
-		return btree_parent(x, N);
-	if (N % 2) {
-		int u = btree_parent((x - 1 + N) % N, N);
-		return u < 0 ? -1 : (u + 1) % N;
-	}
-	int u = btree_parent(N - 1 - x, N);
-	return u < 0 ? -1 : N - 1 - u;
-}
-
 static void link_child(tstate *s, int n, int g, int parent, int ch)
 {
 	tnode *pp = &s->nd[(size_t)g * n + parent], *cc = &s->nd[(size_t)g * n + ch];
@@ -139,7 +116,7 @@ static void build(nc_run *r, tstate *s)
 		}
 		for (int t = 0; t < 2; t++)
 			for (int k = 0; k < N; k++) {
-				int u = dtree_parent(k, N, t);
+				int u = hs_coll_dtree_parent(k, N, t);
 				if (u >= 0)
 					link_child(s, n, 2 * c + t, head[u], head[k]);
 			}

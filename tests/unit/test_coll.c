@@ -228,6 +228,26 @@ START_TEST(ring_congestion_fat_tree_oversubscribed)
 }
 END_TEST
 
+/* Loads count bytes, not channels: an edge split over two NICs weighs as much on a link as one over one NIC.
+ * The fat-tree of case (b) above (leaves {0,1} {2,3} ..., one 25 GB/s uplink each, two 25 GB/s NICs per node),
+ * ring over GPUs 0,1 (node 0), 4 (node 2), 2 (node 1), 6 (node 3): node 0's 2 ranks own both NICs (2 channels
+ * of half the edge), the other nodes one NIC (1 channel). Edges 0->2 and 1->3 both leave leaf 0 by its uplink,
+ * 2->1 and 3->0 leave leaf 1: each uplink carries two edges' bytes, B = 25/2 = 12.5 GB/s. (Counting channels,
+ * leaf 0's uplink would hold 3 and give edge 1->3 a third of it: 8.3 GB/s.) */
+START_TEST(ring_congestion_counts_bytes)
+{
+	hs_cluster *c = mk("cluster:\n  groups:\n"
+			   "    - {nodes: 8, gpus_per_node: 2, gpu: H100-SXM-80GB,\n"
+			   "       scaleup: {kind: nvswitch, bandwidth: 450 GB/s, latency: 0 us},\n"
+			   "       nic: {bandwidth: 25 GB/s, per_node: 2, latency: 0 us}}\n"
+			   "  fabric: {kind: fat-tree, tiers: 2, radix: 5, oversubscription: 4, latency: 0 us}\n");
+	int r[5] = {0, 1, 4, 2, 6};
+	double bw = hs_coll_ring_net_bw(c, r, 5, 0);
+	ck_assert_msg(fabs(bw - 12.5e9) <= 12.5e9 * 1e-12, "%.12g", bw);
+	done(c);
+}
+END_TEST
+
 /* A ring of 8 single-GPU nodes on a 1-D torus (dims [8, 1]), 50 GB/s router links and NICs.
  * Neighbour order 0..7: each edge is one router link, one channel per link: B = 50 GB/s.
  * Order 0,2,4,6,1,3,5,7: the edges span 2,2,2,3,2,2,2,1 links, all the short way round (forward), 16 link
@@ -366,6 +386,7 @@ static Suite *suite(void)
 	tcase_add_test(t, auto_is_min);
 	tcase_add_test(t, more_bandwidth_never_slower);
 	tcase_add_test(t, ring_congestion_fat_tree_oversubscribed);
+	tcase_add_test(t, ring_congestion_counts_bytes);
 	tcase_add_test(t, ring_congestion_torus);
 	tcase_add_test(t, faster_fabric_links_never_slower);
 	tcase_add_test(t, full_bisection_routes_to_nic_share);
