@@ -36,8 +36,11 @@ typedef struct hs_net_ops {
 	hs_net_model *(*create)(const hs_topo *t, hs_engine *eng, hs_err *err);
 	void (*destroy)(hs_net_model *m);
 	/* Move `bytes` (> 0) along `r` starting now; call done(ctx, arg) from an engine event when the last byte
-	 * has arrived. */
-	void (*start)(hs_net_model *m, const hs_route *r, double bytes, hs_net_done done, void *ctx, uint64_t arg);
+	 * has arrived. With `sent` (may be NULL), call sent(ctx, arg) first, when the last byte has left the
+	 * source and the route's links are free again (one route latency before done): a pipelined sender starts
+	 * its next piece then, while this one is still on its way. */
+	void (*start)(hs_net_model *m, const hs_route *r, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
+		      uint64_t arg);
 	size_t (*active)(const hs_net_model *m); /* transfers in flight */
 } hs_net_ops;
 

@@ -14,7 +14,8 @@
  *
  * Events: one pending event for the earliest finish (a heap of flows by finish time), and one delivery
  * event per flow at finish + route latency, which calls the flow's callback. A finished flow releases its
- * links at the finish; its last byte arrives one route latency later. */
+ * links at the finish, where the sender hears of it (the `sent` callback, called from the finish event so
+ * that what it starts joins that instant's recompute); its last byte arrives one route latency later. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +55,7 @@ typedef struct fflow {
 	int lcap;
 	int mark;   /* 0 not in A; 1 in A, unfrozen; 2 in A, frozen */
 	double old;
-	hs_net_done done;
+	hs_net_done sent, done;
 	void *ctx;
 	uint64_t arg;
 	int next_free;
@@ -433,6 +434,10 @@ static void finish_event(hs_engine *eng, void *ctx, uint64_t arg)
 		unlink_flow(m, id);
 		m->active--;
 		hs_engine_after(eng, m->fl[id].r->lat, deliver, m, (uint64_t)id);
+		/* may start flows (and move m->fl): nothing of this one is held across the call; new flows are
+		 * outside the finish heap until the recompute below rates them */
+		if (m->fl[id].sent)
+			m->fl[id].sent(m->fl[id].ctx, m->fl[id].arg);
 	}
 	if (m->ndirty)
 		recompute(m);
@@ -440,7 +445,8 @@ static void finish_event(hs_engine *eng, void *ctx, uint64_t arg)
 		schedule_finish(m);
 }
 
-static void start(hs_net_model *m, const hs_route *r, double bytes, hs_net_done done, void *ctx, uint64_t arg)
+static void start(hs_net_model *m, const hs_route *r, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
+		  uint64_t arg)
 {
 	int id;
 	if (m->free_head >= 0) {
@@ -464,7 +470,7 @@ static void start(hs_net_model *m, const hs_route *r, double bytes, hs_net_done 
 	f->t_fin = HS_TIME_MAX;
 	f->hpos = -1;
 	f->mark = 0;
-	f->done = done, f->ctx = ctx, f->arg = arg;
+	f->sent = sent, f->done = done, f->ctx = ctx, f->arg = arg;
 	for (int i = 0; i < r->nl; i++) {
 		flink *k = &m->lk[r->link[i]];
 		if (k->n == k->cap) {

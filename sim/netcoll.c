@@ -24,13 +24,19 @@ static void finish(nc_run *r)
 static void sent_cb(void *ctx, uint64_t tag)
 {
 	nc_run *r = ctx;
+	r->alg->on_sent(r, tag);
+}
+
+static void arrived_cb(void *ctx, uint64_t tag)
+{
+	nc_run *r = ctx;
 	r->outstanding--;
 	r->alg->on_done(r, tag);
 	if (r->outstanding == 0)
 		finish(r);
 }
 
-void nc_child_cb(void *ctx, uint64_t tag) { sent_cb(ctx, tag); }
+void nc_child_cb(void *ctx, uint64_t tag) { arrived_cb(ctx, tag); }
 
 void nc_send_v(nc_run *r, int va, int vb, double bytes, int rail, uint64_t tag)
 {
@@ -40,7 +46,7 @@ void nc_send_v(nc_run *r, int va, int vb, double bytes, int rail, uint64_t tag)
 		rail = hs_net_home_rail(r->net, va);
 	const hs_route *rt = va == vb ? NULL : hs_route_get(r->net->router, va, vb, rail, &err);
 	/* the topology was checked connected when built, so a missing route can only be a send to oneself */
-	hs_net_xfer(r->net, rt, rt ? bytes : 0, sent_cb, r, tag);
+	hs_net_xfer(r->net, rt, rt ? bytes : 0, r->alg->on_sent ? sent_cb : NULL, arrived_cb, r, tag);
 }
 
 void nc_send(nc_run *r, int a, int b, double bytes, int rail, uint64_t tag)

@@ -224,4 +224,4 @@ static void sfree(nc_run *r)
 	free(s);
 }
 
-const nc_algo hs_nc_tree = {"tree", start, on_done, sfree};
+const nc_algo hs_nc_tree = {"tree", start, on_done, sfree, NULL};

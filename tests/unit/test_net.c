@@ -73,6 +73,65 @@ START_TEST(one_flow_one_link)
 }
 END_TEST
 
+/* The models' `sent` call: the last byte leaves one route latency before it arrives, and what a sender
+ * starts then shares the links at once. One link of B = 10 GB/s, 5 us. Flow model: A (1 MB) and B (2 MB)
+ * start at 0 and get B/2 each, so A is sent at 200 us (done 205 us); C (1 MB), started from A's sent, shares
+ * with B's remaining 1 MB, both at B/2: sent at 400 us (done 405 us). Analytical (no sharing): A sent at
+ * 100 us, B at 200 us, C (from 100 us) at 200 us. */
+static double sent_at[4];
+static const hs_net_ops *sent_ops;
+static hs_net_model *sent_m;
+static const hs_route *sent_rt;
+static void rec_sent(void *ctx, uint64_t arg)
+{
+	(void)ctx;
+	sent_at[arg] = hs_time_to_s(hs_engine_now(cur));
+	if (arg == 0)
+		sent_ops->start(sent_m, sent_rt, 1e6, rec_sent, rec, NULL, 2);
+}
+
+START_TEST(sent_before_done)
+{
+	const char *y = "cluster:\n"
+			"  groups:\n"
+			"    - {nodes: 2, gpus_per_node: 1, gpu: H100-SXM-80GB}\n"
+			"  fabric:\n"
+			"    kind: explicit\n"
+			"    links: [{from: gpu0, to: gpu1, bandwidth: 10 GB/s, latency: 5 us}]\n";
+	hs_err err;
+	hs_cluster *c = load(y, &err);
+	ck_assert_msg(c != NULL, "%s", err.msg);
+	hs_topo *t = hs_topo_build(c, &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	hs_router *ro = hs_router_create(t);
+	sent_rt = hs_route_get(ro, 0, 1, -1, &err);
+	ck_assert_ptr_nonnull(sent_rt);
+	const hs_net_ops *ops[] = {&hs_net_flow, &hs_net_analytical};
+	const double want[2][3] = {{200e-6, 400e-6, 400e-6}, {100e-6, 200e-6, 200e-6}};
+	for (int m = 0; m < 2; m++) {
+		cur = hs_engine_create();
+		sent_ops = ops[m];
+		sent_m = ops[m]->create(t, cur, &err);
+		ck_assert_ptr_nonnull(sent_m);
+		memset(sent_at, 0, sizeof sent_at);
+		sent_ops->start(sent_m, sent_rt, 1e6, rec_sent, rec, NULL, 0);
+		sent_ops->start(sent_m, sent_rt, 2e6, rec_sent, rec, NULL, 1);
+		hs_engine_run(cur, HS_TIME_MAX);
+		for (int i = 0; i < 3; i++) {
+			ck_assert_msg(fabs(sent_at[i] - want[m][i]) < 1e-12, "%s: flow %d sent at %.9g s, expected %.9g s",
+				      ops[m]->name, i, sent_at[i], want[m][i]);
+			ck_assert_msg(fabs(done_at[i] - want[m][i] - 5e-6) < 1e-12, "%s: flow %d done at %.9g s, expected %.9g s",
+				      ops[m]->name, i, done_at[i], want[m][i] + 5e-6);
+		}
+		ops[m]->destroy(sent_m);
+		hs_engine_destroy(cur);
+	}
+	hs_router_free(ro);
+	hs_topo_free(t);
+	unload(c);
+}
+END_TEST
+
 /* Bertsekas & Gallager, Data Networks (2nd ed.), 6.5.2: on a line of three unit links, a flow over all
  * three and one flow on each link each get 1/2. Then the two-link case: link A (capacity c) carries f0 and
  * f1, link B (2c) carries f0 and f2: f0 = f1 = c/2 and f2 = 3c/2. Switch-to-switch links are the bottleneck;
@@ -666,6 +725,7 @@ static Suite *suite(void)
 	TCase *t = tcase_create("net");
 	tcase_set_timeout(t, 60);
 	tcase_add_test(t, one_flow_one_link);
+	tcase_add_test(t, sent_before_done);
 	tcase_add_test(t, maxmin_textbook);
 	tcase_add_test(t, ring_allreduce_golden);
 	tcase_add_test(t, concurrent_share_nic);
