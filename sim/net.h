@@ -76,9 +76,11 @@ int hs_net_send(hs_net *n, int src, int dst, double bytes, hs_net_done done, voi
  * of a ring step or chain (default 0: a ring step is one slice; chains use 4 MiB). Ring order: 1 (default)
  * orders the group so that each node's devices are adjacent and slow groups are crossed once; 0 keeps the
  * caller's order. Split: 1 (default) splits bytes over channels and paths in proportion to their bottleneck
- * bandwidth; 0 splits evenly. */
+ * bandwidth; 0 splits evenly. Window: slices a tree connection's sender may be ahead of its receiver
+ * (default 0: NCCL_STEPS, 8; 1 is stop-and-wait). */
 void hs_net_set_channels(hs_net *n, int channels);
 void hs_net_set_chunk(hs_net *n, double bytes);
+void hs_net_set_window(hs_net *n, int slices);
 void hs_net_set_ring_order(hs_net *n, int on);
 void hs_net_set_split(hs_net *n, int proportional);
 

@@ -25,7 +25,7 @@ struct hs_net {
 	hs_engine *eng;
 	hs_time t_created;
 	/* options */
-	int channels, ring_order, split;
+	int channels, ring_order, split, window;
 	double chunk;
 	/* transfer records */
 	hs_xrec *x;
