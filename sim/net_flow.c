@@ -98,12 +98,8 @@ static void lh_swap(hs_net_model *m, int a, int b)
 	m->lk[y].hpos = a, m->lk[x].hpos = b;
 }
 
-static void lh_fix(hs_net_model *m, int i)
+static void lh_down(hs_net_model *m, int i)
 {
-	while (i > 0 && share(m, m->lh[i]) < share(m, m->lh[(i - 1) / 2])) {
-		lh_swap(m, i, (i - 1) / 2);
-		i = (i - 1) / 2;
-	}
 	for (;;) {
 		int a = 2 * i + 1, b = a + 1, s = i;
 		if (a < m->nlh && share(m, m->lh[a]) < share(m, m->lh[s]))
@@ -115,6 +111,16 @@ static void lh_fix(hs_net_model *m, int i)
 		lh_swap(m, i, s);
 		i = s;
 	}
+}
+
+/* One link's share moved in a valid heap: up or down. */
+static void lh_fix(hs_net_model *m, int i)
+{
+	while (i > 0 && share(m, m->lh[i]) < share(m, m->lh[(i - 1) / 2])) {
+		lh_swap(m, i, (i - 1) / 2);
+		i = (i - 1) / 2;
+	}
+	lh_down(m, i);
 }
 
 static void lh_remove(hs_net_model *m, int l)
@@ -313,8 +319,10 @@ static void recompute(hs_net_model *m)
 			m->lh[m->nlh] = l;
 			m->lk[l].hpos = m->nlh++;
 		}
+		/* bottom-up: sifting down only (an element sifted up here would leave the one it displaced
+		 * above children it has not been compared with) */
 		for (int i = m->nlh / 2; i >= 0; i--)
-			lh_fix(m, i);
+			lh_down(m, i);
 		/* progressive filling */
 		while (m->nlh) {
 			int l = m->lh[0];

@@ -73,6 +73,39 @@ START_TEST(one_flow_one_link)
 }
 END_TEST
 
+/* Two pairs of flows, each pair into one GPU (4 nodes x 1 GPU, one 50 GB/s NIC each, one rail switch): each
+ * flow gets B/2 and all four 1 MiB transfers arrive together at 2^20 / 25 GB/s + 4 us. The 12 links of one
+ * recompute once came out of a heap built with sift-up-then-down in an order that popped a link of share B
+ * before one of share B/2: flow 2 -> 1 then ran at B beside 0 -> 1 at B/2 on a link of B. */
+START_TEST(maxmin_two_pairs)
+{
+	const char *y = "cluster:\n"
+			"  groups:\n"
+			"    - {nodes: 4, gpus_per_node: 1, gpu: H100-SXM-80GB,\n"
+			"       nic: {bandwidth: 400 Gb/s, per_node: 1, latency: 3 us}}\n"
+			"  fabric: {kind: rail-optimized, radix: 64, latency: 1 us}\n";
+	hs_err err;
+	hs_cluster *c = load(y, &err);
+	ck_assert_msg(c != NULL, "%s", err.msg);
+	cur = hs_engine_create();
+	hs_net *n = hs_net_create(c, "flow", cur, &err);
+	ck_assert_msg(n != NULL, "%s", err.msg);
+	const int pairs[4][2] = {{1, 2}, {3, 2}, {0, 1}, {2, 1}};
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(hs_net_send(n, pairs[i][0], pairs[i][1], 1048576, rec, NULL, (uint64_t)i, &err), 0);
+	const hs_route *rt = hs_route_get(hs_net_router(n), 0, 1, -1, &err);
+	ck_assert_ptr_nonnull(rt);
+	double want = 1048576 / 25e9 + hs_time_to_s(rt->lat);
+	hs_engine_run(cur, HS_TIME_MAX);
+	for (int i = 0; i < 4; i++)
+		ck_assert_msg(fabs(done_at[i] - want) < 1e-12, "flow %d -> %d done at %.9g s, expected %.9g s", pairs[i][0],
+			      pairs[i][1], done_at[i], want);
+	hs_net_free(n);
+	hs_engine_destroy(cur);
+	unload(c);
+}
+END_TEST
+
 /* The models' `sent` call: the last byte leaves one route latency before it arrives, and what a sender
  * starts then shares the links at once. One link of B = 10 GB/s, 5 us. Flow model: A (1 MB) and B (2 MB)
  * start at 0 and get B/2 each, so A is sent at 200 us (done 205 us); C (1 MB), started from A's sent, shares
@@ -778,6 +811,7 @@ static Suite *suite(void)
 	tcase_add_test(t, one_flow_one_link);
 	tcase_add_test(t, sent_before_done);
 	tcase_add_test(t, maxmin_textbook);
+	tcase_add_test(t, maxmin_two_pairs);
 	tcase_add_test(t, ring_allreduce_golden);
 	tcase_add_test(t, concurrent_share_nic);
 	tcase_add_test(t, bytes_conserved);
