@@ -61,6 +61,13 @@ typedef struct fflow {
 	int next_free;
 } fflow;
 
+/* A finish heap entry carries its key: sifting compares within the heap instead of reaching into flows
+ * scattered over the flow array (a quarter of the run time of a 1,024-GPU tree all-reduce went there). */
+typedef struct fhent {
+	hs_time t; /* the flow's t_fin */
+	int f;
+} fhent;
+
 struct hs_net_model {
 	const hs_topo *t;
 	hs_engine *eng;
@@ -75,7 +82,7 @@ struct hs_net_model {
 	int *inv;
 	size_t ninv, capinv;
 	int *lh, nlh;       /* link heap (progressive filling) */
-	int *fh;            /* finish heap */
+	fhent *fh;          /* finish heap */
 	size_t nfh, capfh;
 	int ev_pending, rc_pending;
 	hs_time ev_t;
@@ -141,15 +148,15 @@ static void lh_remove(hs_net_model *m, int l)
 
 static void fh_swap(hs_net_model *m, size_t a, size_t b)
 {
-	int x = m->fh[a], y = m->fh[b];
-	m->fh[a] = y, m->fh[b] = x;
-	m->fl[y].hpos = (int)a, m->fl[x].hpos = (int)b;
+	fhent x = m->fh[a];
+	m->fh[a] = m->fh[b], m->fh[b] = x;
+	m->fl[m->fh[a].f].hpos = (int)a, m->fl[x.f].hpos = (int)b;
 }
 
 static int fh_less(const hs_net_model *m, size_t a, size_t b)
 {
-	const fflow *x = &m->fl[m->fh[a]], *y = &m->fl[m->fh[b]];
-	return x->t_fin < y->t_fin || (x->t_fin == y->t_fin && m->fh[a] < m->fh[b]);
+	const fhent *x = &m->fh[a], *y = &m->fh[b];
+	return x->t < y->t || (x->t == y->t && x->f < y->f);
 }
 
 static void fh_fix(hs_net_model *m, size_t i)
@@ -176,19 +183,19 @@ static void fh_set(hs_net_model *m, int f)
 	fflow *x = &m->fl[f];
 	if (x->hpos < 0) {
 		hs_xgrow(&m->fh, &m->capfh, m->nfh + 1, sizeof *m->fh);
-		m->fh[m->nfh] = f;
 		x->hpos = (int)m->nfh++;
 	}
+	m->fh[x->hpos] = (fhent){x->t_fin, f};
 	fh_fix(m, (size_t)x->hpos);
 }
 
 static void fh_pop(hs_net_model *m)
 {
-	m->fl[m->fh[0]].hpos = -1;
+	m->fl[m->fh[0].f].hpos = -1;
 	m->nfh--;
 	if (m->nfh) {
 		m->fh[0] = m->fh[m->nfh];
-		m->fl[m->fh[0]].hpos = 0;
+		m->fl[m->fh[0].f].hpos = 0;
 		fh_fix(m, 0);
 	}
 }
@@ -243,9 +250,9 @@ static void finish_event(hs_engine *eng, void *ctx, uint64_t arg);
 
 static void schedule_finish(hs_net_model *m)
 {
-	if (!m->nfh || m->fl[m->fh[0]].t_fin == HS_TIME_MAX)
+	if (!m->nfh || m->fh[0].t == HS_TIME_MAX)
 		return;
-	hs_time t = m->fl[m->fh[0]].t_fin;
+	hs_time t = m->fh[0].t;
 	if (m->ev_pending && m->ev_t <= t)
 		return;
 	if (m->ev_pending)
@@ -355,6 +362,11 @@ static void recompute(hs_net_model *m)
 			int id = m->aff[a];
 			fflow *f = &m->fl[id];
 			f->mark = 0;
+			/* Same rate: the finish time set with it stands (recomputing it would only round it again),
+			 * and nothing moves. Most of a recompute's flows keep their rate: the finish heap is
+			 * touched only for the others. */
+			if (f->rate == f->old && f->hpos >= 0)
+				continue;
 			for (int i = 0; i < f->r->nl; i++)
 				m->lk[f->r->link[i]].load += (f->rate - f->old) * f->r->coef[i];
 			hs_time d = hs_time_for(f->rem, f->rate);
@@ -436,8 +448,8 @@ static void finish_event(hs_engine *eng, void *ctx, uint64_t arg)
 	hs_net_model *m = ctx;
 	hs_time now = hs_engine_now(eng);
 	m->ev_pending = 0;
-	while (m->nfh && m->fl[m->fh[0]].t_fin <= now) {
-		int id = m->fh[0];
+	while (m->nfh && m->fh[0].t <= now) {
+		int id = m->fh[0].f;
 		fh_pop(m);
 		unlink_flow(m, id);
 		m->active--;

@@ -40,7 +40,8 @@ void nc_child_cb(void *ctx, uint64_t tag) { arrived_cb(ctx, tag); }
 
 void nc_send_v(nc_run *r, int va, int vb, double bytes, int rail, uint64_t tag)
 {
-	hs_err err = {0};
+	hs_err err;
+	hs_err_clear(&err); /* not = {0}: this runs once per slice, and the message buffer is 1 KiB */
 	r->outstanding++;
 	if (rail < 0 && va != vb)
 		rail = hs_net_home_rail(r->net, va);
