@@ -107,15 +107,10 @@ int hs_net_collective(hs_net *n, enum hs_coll_op op, enum hs_coll_algo algo, con
 		hs_engine_after(n->eng, 0, empty_done, r, 0);
 		return 0;
 	}
-	if (algo == HS_ALGO_AUTO) {
+	/* AUTO runs what the analytical choice runs, the tree included: with NCCL's slots per connection the
+	 * step-by-step tree comes within a few percent of its closed form (docs/collectives.md) */
+	if (algo == HS_ALGO_AUTO)
 		algo = hs_coll_auto_algo(n->c, op, ranks, nranks, bytes);
-		/* AUTO runs the ring where the analytical choice is the tree. The step-by-step tree has NCCL's
-		 * shape (sim/netcoll_tree.c) but keeps one slice in flight per direction where NCCL keeps several,
-		 * so its latency gaps would make the tree look worse than on hardware; choosing it here waits for
-		 * a comparison with measured NCCL trees. */
-		if (algo == HS_ALGO_TREE)
-			algo = HS_ALGO_RING;
-	}
 	if (!hs_coll_supported(n->c, op, algo, ranks, nranks))
 		algo = hs_coll_default_algo(op);
 	switch (algo) {

@@ -717,8 +717,8 @@ END_TEST
  * Above: the pipeline's fill (64 slices of 1 MiB per tree and channel; the first slice crosses every hop
  * before the links are all busy) and, with few slots, waiting for them.
  *   N = 2 is scale-up-bound: within 1% of lat + max((k-1)/k t_up, t_net) (0.6% under it).
- *   N = 4 is NIC-bound: within 5% of hs_coll_time with NCCL's 8 slots per connection (3.4% over it), where
- *   one slot (stop-and-wait, each sender idle one route latency per slice) is 8.5% over. */
+ *   N = 4 is NIC-bound: within 5% of hs_coll_time with NCCL's 8 slots per connection (3.1% over it), where
+ *   one slot (stop-and-wait, each sender idle one route latency per slice) is 8.0% over. */
 START_TEST(tree_vs_analytical)
 {
 	const double S = 1073741824.0, B_up = 450e9, B_node = 8 * 50e9; /* 8 NICs x 400 Gb/s */
@@ -759,6 +759,39 @@ START_TEST(tree_vs_analytical)
 		}
 		unload(c);
 	}
+}
+END_TEST
+
+/* AUTO on the flow model runs what the analytical choice runs. 4 nodes x 8 GPUs, rail-optimised, 256 MiB, a
+ * channel per NIC: the closed forms choose the tree (1.38 ms against the ring's 1.67 ms); AUTO must then take
+ * exactly the tree's time (1.55 ms), not the ring's (1.67 ms), which it ran in the tree's place while the
+ * tree kept one slice in flight per connection. */
+START_TEST(auto_runs_tree_on_flow)
+{
+	const char *y = "cluster:\n"
+			"  groups:\n"
+			"    - {nodes: 4, gpus_per_node: 8, gpu: H100-SXM-80GB,\n"
+			"       scaleup: {kind: nvswitch, bandwidth: 450 GB/s, latency: 1 us},\n"
+			"       nic: {bandwidth: 400 Gb/s, per_node: 8, latency: 3 us}}\n"
+			"  fabric: {kind: rail-optimized, radix: 64, latency: 1 us}\n";
+	hs_err err;
+	hs_cluster *c = load(y, &err);
+	ck_assert_msg(c != NULL, "%s", err.msg);
+	int ranks[32];
+	for (int i = 0; i < 32; i++)
+		ranks[i] = i;
+	const double S = 256 * 1048576.0;
+	ck_assert_int_eq(hs_coll_auto_algo(c, HS_COLL_ALL_REDUCE, ranks, 32, S), HS_ALGO_TREE);
+	const enum hs_coll_algo algos[3] = {HS_ALGO_AUTO, HS_ALGO_TREE, HS_ALGO_RING};
+	double t[3];
+	for (int a = 0; a < 3; a++) {
+		hs_net *n = flow_net(c, 8, 0);
+		t[a] = run_coll(n, HS_COLL_ALL_REDUCE, algos[a], ranks, 32, S);
+		drop_net(n);
+	}
+	ck_assert_msg(t[0] == t[1], "AUTO %.9g s, tree %.9g s", t[0], t[1]);
+	ck_assert_msg(t[1] < t[2], "tree %.9g s, ring %.9g s", t[1], t[2]);
+	unload(c);
 }
 END_TEST
 
@@ -822,6 +855,7 @@ static Suite *suite(void)
 	tcase_add_test(t, tree_chain_golden);
 	tcase_add_test(t, tree_vs_analytical);
 	tcase_add_test(t, tree_more_nic_never_slower);
+	tcase_add_test(t, auto_runs_tree_on_flow);
 	suite_add_tcase(s, t);
 	return s;
 }
