@@ -1,6 +1,8 @@
 /* Flow-level collective benchmark (issue 3). Reports wall time, engine events/s and peak RSS (getrusage) for:
  *   - a ring all-reduce of 1 GiB over 1,024 GPUs (128 nodes x 8 H100, 8 x 400 Gb/s NICs per node,
  *     rail-optimised fat-tree of 64-port switches): target under 2 s wall on a 2-core machine;
+ *   - the double-binary-tree all-reduce of 1 GiB on the same cluster, with one channel (the heads cross on
+ *     their own NIC) and with 8 (one per NIC, as NCCL runs its tree channels);
  *   - a direct all-to-all of 1 GiB per rank over 256 GPUs;
  *   - memory against flows: all-to-all over 128 then 256 GPUs (n(n-1) flows at once), the RSS growth per
  *     flow at each size, which should match (linear growth).
@@ -37,7 +39,7 @@ static void done(void *ctx, uint64_t arg)
 	done_t = hs_time_to_s(hs_engine_now(ctx));
 }
 
-static int bench(const char *label, int nodes, enum hs_coll_op op, enum hs_coll_algo algo, double bytes)
+static int bench(const char *label, int nodes, enum hs_coll_op op, enum hs_coll_algo algo, double bytes, int channels)
 {
 	char y[1024];
 	snprintf(y, sizeof y,
@@ -62,6 +64,8 @@ static int bench(const char *label, int nodes, enum hs_coll_op op, enum hs_coll_
 	double t0 = now_s();
 	hs_engine *eng = hs_engine_create();
 	hs_net *net = hs_net_create(c, "flow", eng, &err);
+	if (net)
+		hs_net_set_channels(net, channels);
 	if (!net || hs_net_collective(net, op, algo, ranks, n, bytes, done, eng, 0, &err)) {
 		fprintf(stderr, "bench_coll: %s\n", err.msg);
 		return 1;
@@ -88,11 +92,13 @@ int main(void)
 {
 	int rc = 0;
 	double G = 1073741824.0;
-	rc |= bench("ring all-reduce 1 GiB, rail-optimised", 128, HS_COLL_ALL_REDUCE, HS_ALGO_RING, G);
+	rc |= bench("ring all-reduce 1 GiB, rail-optimised", 128, HS_COLL_ALL_REDUCE, HS_ALGO_RING, G, 1);
+	rc |= bench("tree all-reduce 1 GiB, rail-optimised", 128, HS_COLL_ALL_REDUCE, HS_ALGO_TREE, G, 1);
+	rc |= bench("tree all-reduce 1 GiB, 8 channels", 128, HS_COLL_ALL_REDUCE, HS_ALGO_TREE, G, 8);
 	double r0 = rss_mb();
-	rc |= bench("all-to-all 1 GiB/rank, 128 GPUs", 16, HS_COLL_ALL_TO_ALL, HS_ALGO_DIRECT, G);
+	rc |= bench("all-to-all 1 GiB/rank, 128 GPUs", 16, HS_COLL_ALL_TO_ALL, HS_ALGO_DIRECT, G, 1);
 	double r1 = rss_mb();
-	rc |= bench("all-to-all 1 GiB/rank, 256 GPUs", 32, HS_COLL_ALL_TO_ALL, HS_ALGO_DIRECT, G);
+	rc |= bench("all-to-all 1 GiB/rank, 256 GPUs", 32, HS_COLL_ALL_TO_ALL, HS_ALGO_DIRECT, G, 1);
 	double r2 = rss_mb();
 	double f1 = 128.0 * 127, f2 = 256.0 * 255;
 	printf("memory vs flows in flight: peak RSS %.1f -> %.1f -> %.1f MB with %.0f then %.0f flows at once: "

@@ -15,7 +15,7 @@
 #include "sim/net.h"
 #include "topology/cluster.h"
 
-static const char *o_op, *o_sizes, *o_factor, *o_ranks, *o_algo, *o_proto, *o_fid, *o_channels, *o_chunk;
+static const char *o_op, *o_sizes, *o_factor, *o_ranks, *o_algo, *o_proto, *o_fid, *o_channels, *o_chunk, *o_window;
 static int o_json, o_ideal;
 static struct hs_strlist o_set;
 
@@ -32,6 +32,7 @@ static const hs_opt coll_opts[] = {
 	 "analytical (default: closed forms) or flow (step by step on the routed topology, max-min sharing)"},
 	{HS_OPT_STRING, "channels", 0, &o_channels, "C", "flow: parallel rings, one rail each (default 1: all rails)"},
 	{HS_OPT_STRING, "chunk", 0, &o_chunk, "BYTES", "flow: pipelined slice size (default: one slice per step)"},
+	{HS_OPT_STRING, "window", 0, &o_window, "W", "flow: tree slices a sender may be ahead of its receiver (default 8)"},
 	{HS_OPT_FLAG, "ideal", 0, &o_ideal, NULL, "physical closed form only, without NCCL's protocols and latencies"},
 	{HS_OPT_FLAG, "json", 0, &o_json, NULL, "print {\"rows\":[...]} instead of nccl-tests' table"},
 	{HS_OPT_LIST, "set", 0, &o_set, "KEY=VALUE", "override a scenario key (repeatable)"},
@@ -90,7 +91,7 @@ static void on_flow_done(void *ctx, uint64_t arg)
 
 /* One collective on a fresh network (idle at time 0); seconds, or -1 with err. */
 static double flow_time(const hs_cluster *c, const char *model, int op, int algo, const int *ranks, int n, double s,
-			int channels, double chunk, hs_err *err)
+			int channels, double chunk, int window, hs_err *err)
 {
 	hs_engine *eng = hs_engine_create();
 	hs_net *net = hs_net_create(c, model, eng, err);
@@ -98,6 +99,7 @@ static double flow_time(const hs_cluster *c, const char *model, int op, int algo
 	if (net) {
 		hs_net_set_channels(net, channels);
 		hs_net_set_chunk(net, chunk);
+		hs_net_set_window(net, window);
 		flow_done = -1;
 		if (hs_net_collective(net, (enum hs_coll_op)op, (enum hs_coll_algo)algo, ranks, n, s, on_flow_done, eng, 0,
 				      err) == 0) {
@@ -130,7 +132,7 @@ static int run(const char *file)
 		flow = 1;
 	else if (o_fid && strcmp(o_fid, "analytical") != 0)
 		return usage_err("--fidelity '%s' is not known (expected analytical or flow)", o_fid);
-	int channels = 1;
+	int channels = 1, window = 0;
 	double chunk = 0;
 	if (o_channels) {
 		char *end;
@@ -138,6 +140,13 @@ static int run(const char *file)
 		if (*end || v < 1 || v > 64)
 			return usage_err("--channels '%s': expected 1 to 64", o_channels);
 		channels = (int)v;
+	}
+	if (o_window) {
+		char *end;
+		long v = strtol(o_window, &end, 10);
+		if (*end || v < 1 || v > 1024)
+			return usage_err("--window '%s': expected 1 to 1024", o_window);
+		window = (int)v;
 	}
 	if (o_chunk && (chunk = hs_coll_parse_size(o_chunk)) <= 0)
 		return usage_err("--chunk '%s': expected a size such as 512K", o_chunk);
@@ -214,7 +223,7 @@ static int run(const char *file)
 		double t;
 		if (flow) {
 			/* the flow model has no protocol overheads: it is the routed, contended physical transfer */
-			t = flow_time(c, "flow", op, algo, ranks, n, s, channels, chunk, &err);
+			t = flow_time(c, "flow", op, algo, ranks, n, s, channels, chunk, window, &err);
 			if (t < 0) {
 				status = fail(&err);
 				break;
@@ -271,7 +280,7 @@ static int run(const char *file)
 
 int cmd_coll(int argc, char **argv)
 {
-	o_op = o_sizes = o_factor = o_ranks = o_algo = o_proto = o_fid = o_channels = o_chunk = NULL;
+	o_op = o_sizes = o_factor = o_ranks = o_algo = o_proto = o_fid = o_channels = o_chunk = o_window = NULL;
 	o_json = o_ideal = 0;
 	hs_strlist_free(&o_set);
 	const char *pos[1];

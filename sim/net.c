@@ -71,6 +71,7 @@ void hs_net_free(hs_net *n)
 
 void hs_net_set_channels(hs_net *n, int ch) { n->channels = ch < 1 ? 1 : ch > 64 ? 64 : ch; }
 void hs_net_set_chunk(hs_net *n, double bytes) { n->chunk = bytes > 0 ? bytes : 0; }
+void hs_net_set_window(hs_net *n, int slices) { n->window = slices > 0 ? slices : 0; }
 void hs_net_set_ring_order(hs_net *n, int on) { n->ring_order = on; }
 void hs_net_set_split(hs_net *n, int on)
 {
@@ -113,7 +114,15 @@ static void xdone(void *ctx, uint64_t arg)
 	x.done(x.ctx, x.arg);
 }
 
-static int rec(hs_net *n, const hs_route *r, double bytes, hs_net_done done, void *ctx, uint64_t arg)
+/* The last byte has left: the record stays until done. */
+static void xsent(void *ctx, uint64_t arg)
+{
+	hs_net *n = ctx;
+	n->x[arg].sent(n->x[arg].ctx, n->x[arg].arg);
+}
+
+static int rec(hs_net *n, const hs_route *r, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
+	       uint64_t arg)
 {
 	int id;
 	if (n->free_head >= 0) {
@@ -123,7 +132,7 @@ static int rec(hs_net *n, const hs_route *r, double bytes, hs_net_done done, voi
 		hs_xgrow(&n->x, &n->capx, n->nx + 1, sizeof *n->x);
 		id = (int)n->nx++;
 	}
-	n->x[id] = (hs_xrec){r, bytes, hs_engine_now(n->eng), done, ctx, arg, -1};
+	n->x[id] = (hs_xrec){r, bytes, hs_engine_now(n->eng), sent, done, ctx, arg, -1};
 	return id;
 }
 
@@ -135,20 +144,23 @@ static void later_ev(hs_engine *eng, void *ctx, uint64_t arg)
 
 void hs_net_later(hs_net *n, hs_time delay, hs_net_done done, void *ctx, uint64_t arg)
 {
-	int id = rec(n, NULL, 0, done, ctx, arg);
+	int id = rec(n, NULL, 0, NULL, done, ctx, arg);
 	hs_engine_after(n->eng, delay, later_ev, n, (uint64_t)id);
 }
 
-void hs_net_xfer(hs_net *n, const hs_route *r, double bytes, hs_net_done done, void *ctx, uint64_t arg)
+void hs_net_xfer(hs_net *n, const hs_route *r, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
+		 uint64_t arg)
 {
 	if (!(bytes > 0)) {
+		if (sent)
+			hs_net_later(n, 0, sent, ctx, arg);
 		hs_net_later(n, r ? r->lat : 0, done, ctx, arg);
 		return;
 	}
-	int id = rec(n, r, bytes, done, ctx, arg);
+	int id = rec(n, r, bytes, sent, done, ctx, arg);
 	n->injected += bytes;
 	n->transfers++;
-	n->ops->start(n->m, r, bytes, xdone, n, (uint64_t)id);
+	n->ops->start(n->m, r, bytes, sent ? xsent : NULL, xdone, n, (uint64_t)id);
 }
 
 /* A device with a NIC of its own sends through it, as NCCL does when every GPU has a nearest NIC (one rail per
@@ -179,7 +191,7 @@ int hs_net_send(hs_net *n, int src, int dst, double bytes, hs_net_done done, voi
 	const hs_route *r = hs_route_get(n->router, src, dst, hs_net_home_rail(n, src), err);
 	if (!r)
 		return -1;
-	hs_net_xfer(n, r, bytes, done, ctx, arg);
+	hs_net_xfer(n, r, bytes, NULL, done, ctx, arg);
 	return 0;
 }
 

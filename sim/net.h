@@ -36,8 +36,11 @@ typedef struct hs_net_ops {
 	hs_net_model *(*create)(const hs_topo *t, hs_engine *eng, hs_err *err);
 	void (*destroy)(hs_net_model *m);
 	/* Move `bytes` (> 0) along `r` starting now; call done(ctx, arg) from an engine event when the last byte
-	 * has arrived. */
-	void (*start)(hs_net_model *m, const hs_route *r, double bytes, hs_net_done done, void *ctx, uint64_t arg);
+	 * has arrived. With `sent` (may be NULL), call sent(ctx, arg) first, when the last byte has left the
+	 * source and the route's links are free again (one route latency before done): a pipelined sender starts
+	 * its next piece then, while this one is still on its way. */
+	void (*start)(hs_net_model *m, const hs_route *r, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
+		      uint64_t arg);
 	size_t (*active)(const hs_net_model *m); /* transfers in flight */
 } hs_net_ops;
 
@@ -73,9 +76,11 @@ int hs_net_send(hs_net *n, int src, int dst, double bytes, hs_net_done done, voi
  * of a ring step or chain (default 0: a ring step is one slice; chains use 4 MiB). Ring order: 1 (default)
  * orders the group so that each node's devices are adjacent and slow groups are crossed once; 0 keeps the
  * caller's order. Split: 1 (default) splits bytes over channels and paths in proportion to their bottleneck
- * bandwidth; 0 splits evenly. */
+ * bandwidth; 0 splits evenly. Window: slices a tree connection's sender may be ahead of its receiver
+ * (default 0: NCCL_STEPS, 8; 1 is stop-and-wait). */
 void hs_net_set_channels(hs_net *n, int channels);
 void hs_net_set_chunk(hs_net *n, double bytes);
+void hs_net_set_window(hs_net *n, int slices);
 void hs_net_set_ring_order(hs_net *n, int on);
 void hs_net_set_split(hs_net *n, int proportional);
 

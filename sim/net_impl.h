@@ -8,7 +8,7 @@ typedef struct hs_xrec {
 	const hs_route *r;
 	double bytes;
 	hs_time t0;
-	hs_net_done done;
+	hs_net_done sent, done;
 	void *ctx;
 	uint64_t arg;
 	int next_free;
@@ -25,7 +25,7 @@ struct hs_net {
 	hs_engine *eng;
 	hs_time t_created;
 	/* options */
-	int channels, ring_order, split;
+	int channels, ring_order, split, window;
 	double chunk;
 	/* transfer records */
 	hs_xrec *x;
@@ -40,9 +40,10 @@ struct hs_net {
 	uint64_t transfers;
 };
 
-/* Start one transfer on a route (the model's start, with accounting). bytes <= 0 completes at once (from an
- * engine event). */
-void hs_net_xfer(hs_net *n, const hs_route *r, double bytes, hs_net_done done, void *ctx, uint64_t arg);
+/* Start one transfer on a route (the model's start, with accounting); sent (may be NULL) and done as the
+ * model's start calls them. bytes <= 0 is sent at once and done one route latency later (engine events). */
+void hs_net_xfer(hs_net *n, const hs_route *r, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
+		 uint64_t arg);
 /* Call done(ctx, arg) from an engine event `delay` picoseconds from now. */
 void hs_net_later(hs_net *n, hs_time delay, hs_net_done done, void *ctx, uint64_t arg);
 

@@ -24,23 +24,30 @@ static void finish(nc_run *r)
 static void sent_cb(void *ctx, uint64_t tag)
 {
 	nc_run *r = ctx;
+	r->alg->on_sent(r, tag);
+}
+
+static void arrived_cb(void *ctx, uint64_t tag)
+{
+	nc_run *r = ctx;
 	r->outstanding--;
 	r->alg->on_done(r, tag);
 	if (r->outstanding == 0)
 		finish(r);
 }
 
-void nc_child_cb(void *ctx, uint64_t tag) { sent_cb(ctx, tag); }
+void nc_child_cb(void *ctx, uint64_t tag) { arrived_cb(ctx, tag); }
 
 void nc_send_v(nc_run *r, int va, int vb, double bytes, int rail, uint64_t tag)
 {
-	hs_err err = {0};
+	hs_err err;
+	hs_err_clear(&err); /* not = {0}: this runs once per slice, and the message buffer is 1 KiB */
 	r->outstanding++;
 	if (rail < 0 && va != vb)
 		rail = hs_net_home_rail(r->net, va);
 	const hs_route *rt = va == vb ? NULL : hs_route_get(r->net->router, va, vb, rail, &err);
 	/* the topology was checked connected when built, so a missing route can only be a send to oneself */
-	hs_net_xfer(r->net, rt, rt ? bytes : 0, sent_cb, r, tag);
+	hs_net_xfer(r->net, rt, rt ? bytes : 0, r->alg->on_sent ? sent_cb : NULL, arrived_cb, r, tag);
 }
 
 void nc_send(nc_run *r, int a, int b, double bytes, int rail, uint64_t tag)
@@ -100,15 +107,10 @@ int hs_net_collective(hs_net *n, enum hs_coll_op op, enum hs_coll_algo algo, con
 		hs_engine_after(n->eng, 0, empty_done, r, 0);
 		return 0;
 	}
-	if (algo == HS_ALGO_AUTO) {
+	/* AUTO runs what the analytical choice runs, the tree included: with NCCL's slots per connection the
+	 * step-by-step tree comes within a few percent of its closed form (docs/collectives.md) */
+	if (algo == HS_ALGO_AUTO)
 		algo = hs_coll_auto_algo(n->c, op, ranks, nranks, bytes);
-		/* AUTO runs the ring where the analytical choice is the tree. The step-by-step tree has NCCL's
-		 * shape (sim/netcoll_tree.c) but keeps one slice in flight per direction where NCCL keeps several,
-		 * so its latency gaps would make the tree look worse than on hardware; choosing it here waits for
-		 * a comparison with measured NCCL trees. */
-		if (algo == HS_ALGO_TREE)
-			algo = HS_ALGO_RING;
-	}
 	if (!hs_coll_supported(n->c, op, algo, ranks, nranks))
 		algo = hs_coll_default_algo(op);
 	switch (algo) {

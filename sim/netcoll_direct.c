@@ -49,4 +49,4 @@ static void sfree(nc_run *r)
 	free(s);
 }
 
-const nc_algo hs_nc_direct = {"direct", start, on_done, sfree};
+const nc_algo hs_nc_direct = {"direct", start, on_done, sfree, NULL};

@@ -109,4 +109,4 @@ static void sfree(nc_run *r)
 	free(s);
 }
 
-const nc_algo hs_nc_hd = {"halving_doubling", start, on_done, sfree};
+const nc_algo hs_nc_hd = {"halving_doubling", start, on_done, sfree, NULL};

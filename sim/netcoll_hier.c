@@ -149,7 +149,7 @@ static void hier_start(nc_run *r)
 	hier_phase(r);
 }
 
-const nc_algo hs_nc_hier = {"hierarchical", hier_start, on_done, sfree};
+const nc_algo hs_nc_hier = {"hierarchical", hier_start, on_done, sfree, NULL};
 
 /* ---- in-switch ---- */
 
@@ -226,4 +226,4 @@ static void ins_start(nc_run *r)
 	ins_phase(r);
 }
 
-const nc_algo hs_nc_inswitch = {"inswitch", ins_start, ins_done, sfree};
+const nc_algo hs_nc_inswitch = {"inswitch", ins_start, ins_done, sfree, NULL};

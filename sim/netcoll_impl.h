@@ -1,7 +1,9 @@
 /* Inside hs_net_collective: a running collective and the table of step-by-step algorithms. Not a public
  * header. Each algorithm (sim/netcoll_<algo>.c) starts its first transfers in `start`, and in `on_done`
- * starts whatever a finished transfer (named by the tag it was sent with) makes ready. The run ends when no
- * transfer is outstanding after a callback. Ranks are indices 0..n-1 into rk[] (devices). */
+ * starts whatever a finished transfer (named by the tag it was sent with) makes ready. An algorithm that
+ * pipelines a connection also has `on_sent`: the transfer's last byte has left its source (the links are
+ * free for the next piece) and arrives one route latency later. The run ends when no transfer is
+ * outstanding after an on_done. Ranks are indices 0..n-1 into rk[] (devices). */
 #ifndef HS_NETCOLL_IMPL_H
 #define HS_NETCOLL_IMPL_H
 
@@ -14,6 +16,7 @@ typedef struct nc_algo {
 	void (*start)(nc_run *r);
 	void (*on_done)(nc_run *r, uint64_t tag);
 	void (*free)(nc_run *r);
+	void (*on_sent)(nc_run *r, uint64_t tag); /* NULL: not needed */
 } nc_algo;
 
 struct nc_run {
@@ -32,7 +35,8 @@ struct nc_run {
 
 extern const nc_algo hs_nc_ring, hs_nc_direct, hs_nc_hd, hs_nc_tree, hs_nc_hier, hs_nc_inswitch;
 
-/* Send `bytes` from rank a to rank b (indices) on `rail` (-1: every rail); on arrival, alg->on_done(tag). */
+/* Send `bytes` from rank a to rank b (indices) on `rail` (-1: every rail); when its last byte leaves,
+ * alg->on_sent(tag) if the algorithm has one; on arrival, alg->on_done(tag). */
 void nc_send(nc_run *r, int a, int b, double bytes, int rail, uint64_t tag);
 /* The same between two vertices (a switch, for in-switch reduction). */
 void nc_send_v(nc_run *r, int va, int vb, double bytes, int rail, uint64_t tag);

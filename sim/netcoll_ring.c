@@ -121,4 +121,4 @@ static void sfree(nc_run *r)
 	free(s);
 }
 
-const nc_algo hs_nc_ring = {"ring", start, on_done, sfree};
+const nc_algo hs_nc_ring = {"ring", start, on_done, sfree, NULL};

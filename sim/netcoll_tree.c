@@ -20,9 +20,17 @@
  * Protocol. Every (channel, tree) share is cut into M slices of at most the chunk size (1 MiB when unset).
  * Up (reduce): a rank sends slice j to its parent once slice j has arrived from each child (a leaf or chain
  * tail at once). Down (broadcast): the root starts slice j once it is reduced; every rank forwards slice j
- * to all its children at once after receiving it. Each direction of each rank has one slice in flight: the
- * next leaves when the previous has been delivered (all children, going down), so a hop costs route latency
- * plus transmission, and a slow or shared link holds back everything behind it.
+ * to all its children at once after receiving it. Each direction of each rank sends its slices one after
+ * the other: the next leaves when the previous one's last byte has left (on_sent; all children's, going
+ * down), while that one is still on its way. As NCCL's connections, each has W buffer slots at the receiver
+ * (hs_net_set_window, default NCCL_STEPS = 8: NCCL's tree all-reduce runs ProtoSimple<1, 1>, one step per
+ * slice, in src/device/all_reduce.h, and a sender waits while it is NCCL_STEPS steps ahead of the
+ * receiver's head, src/device/prims_simple.h): slice j may leave once the receiver has consumed slice j - W,
+ * that is started passing it on (up: sent its reduced slice j - W to its own parent, or at the root reduced
+ * it; down: forwarded it to its children, or at a leaf received it). The slot comes back at once, where
+ * NCCL's head update takes a latency; with W = 8 the window is rarely what binds. So a hop costs one
+ * transmission per slice once the pipeline is full, as long as W slices cover a transmission and a route
+ * latency, and a slow or shared link still holds back everything behind it, W slices deep.
  *
  * Bytes: in each tree every edge carries the tree's share once up and once down, so a rank sends the share
  * times its degree per tree, and the group 2(n-1)S in all, as over any spanning tree. Nodes may hold unequal
@@ -34,6 +42,7 @@
 #include "sim/netcoll_impl.h"
 
 #define TREE_CHUNK 1048576.0
+#define TREE_WINDOW 8 /* NCCL_STEPS (src/include/device.h): slots per connection */
 #define MAXCH 3 /* children: the chain successor and, at a head, up to two child nodes */
 
 typedef struct tnode {
@@ -42,15 +51,16 @@ typedef struct tnode {
 	int nch;
 	int child[MAXCH];
 	long crecv[MAXCH]; /* slices arrived from each child (up) */
-	long up_sent, down_recv, down_sent;
-	char up_busy;
-	char down_busy; /* child transfers of the current down slice still in flight */
+	long up_sent, down_recv, down_sent; /* sent: started */
+	char up_busy;   /* the last up slice is still leaving */
+	char down_busy; /* child transfers of the last down slice still leaving */
 } tnode;
 
 typedef struct tstate {
 	int T;      /* trees: 2 per channel */
 	int C;
 	long M;     /* slices per tree */
+	long W;     /* receive slots per connection */
 	double slice;
 	tnode *nd;  /* [T * n]: tree g, rank p at g * n + p */
 } tstate;
@@ -129,27 +139,69 @@ static void build(nc_run *r, tstate *s)
 	free(head);
 }
 
-static void try_node(nc_run *r, int g, int p)
+/* Slices reduced at x: arrived from every child (a leaf or chain tail has all of its own). */
+static long reduced(const tstate *s, const tnode *x)
 {
-	tstate *s = r->st;
-	int n = r->n, rail = s->C > 1 ? g / 2 : -1;
-	tnode *x = &s->nd[(size_t)g * n + p];
-	long red = s->M; /* slices reduced here: a leaf has all of its own */
+	long red = s->M;
 	for (int w = 0; w < x->nch; w++)
 		if (x->crecv[w] < red)
 			red = x->crecv[w];
-	if (x->parent >= 0 && !x->up_busy && x->up_sent < s->M && red > x->up_sent) {
-		x->up_busy = 1;
-		x->up_sent++;
-		nc_send(r, p, x->parent, s->slice, rail, TAG(g, n, p, 0, x->pslot));
-	}
-	long avail = x->parent < 0 ? red : x->down_recv;
-	if (x->nch && !x->down_busy && x->down_sent < avail) {
-		x->down_busy = (char)x->nch;
-		x->down_sent++;
-		for (int w = 0; w < x->nch; w++)
-			nc_send(r, p, x->child[w], s->slice, rail, TAG(g, n, p, 1, w));
-	}
+	return red;
+}
+
+/* Slices x has consumed from its children (their up connections' slots it has freed) and from its parent. */
+static long consumed_up(const tstate *s, const tnode *x) { return x->parent < 0 ? reduced(s, x) : x->up_sent; }
+static long consumed_down(const tnode *x) { return x->nch ? x->down_sent : x->down_recv; }
+
+static void try_down(nc_run *r, int g, int p);
+
+static void try_up(nc_run *r, int g, int p)
+{
+	tstate *s = r->st;
+	int n = r->n;
+	tnode *x = &s->nd[(size_t)g * n + p];
+	if (x->parent < 0 || x->up_busy || x->up_sent >= s->M || reduced(s, x) <= x->up_sent ||
+	    x->up_sent >= consumed_up(s, &s->nd[(size_t)g * n + x->parent]) + s->W)
+		return;
+	x->up_busy = 1;
+	x->up_sent++;
+	nc_send(r, p, x->parent, s->slice, s->C > 1 ? g / 2 : -1, TAG(g, n, p, 0, x->pslot));
+	/* one more slot free at this rank for each child */
+	for (int w = 0; w < x->nch; w++)
+		try_up(r, g, x->child[w]);
+}
+
+static void try_down(nc_run *r, int g, int p)
+{
+	tstate *s = r->st;
+	int n = r->n;
+	tnode *x = &s->nd[(size_t)g * n + p];
+	if (!x->nch || x->down_busy || x->down_sent >= s->M ||
+	    x->down_sent >= (x->parent < 0 ? reduced(s, x) : x->down_recv))
+		return;
+	for (int w = 0; w < x->nch; w++)
+		if (x->down_sent >= consumed_down(&s->nd[(size_t)g * n + x->child[w]]) + s->W)
+			return;
+	x->down_busy = (char)x->nch;
+	x->down_sent++;
+	for (int w = 0; w < x->nch; w++)
+		nc_send(r, p, x->child[w], s->slice, s->C > 1 ? g / 2 : -1, TAG(g, n, p, 1, w));
+	if (x->parent >= 0) /* a slot free here for the parent */
+		try_down(r, g, x->parent);
+}
+
+static void on_sent(nc_run *r, uint64_t tag)
+{
+	tstate *s = r->st;
+	int n = r->n, dir = (int)(tag >> 2 & 1);
+	uint64_t gp = tag >> 3;
+	int g = (int)(gp / (uint64_t)n), p = (int)(gp % (uint64_t)n);
+	tnode *x = &s->nd[(size_t)g * n + p];
+	if (dir == 0) {
+		x->up_busy = 0;
+		try_up(r, g, p);
+	} else if (!--x->down_busy)
+		try_down(r, g, p);
 }
 
 static void on_done(nc_run *r, uint64_t tag)
@@ -161,17 +213,21 @@ static void on_done(nc_run *r, uint64_t tag)
 	tnode *x = &s->nd[(size_t)g * n + p];
 	if (dir == 0) {
 		int q = x->parent;
-		x->up_busy = 0;
-		s->nd[(size_t)g * n + q].crecv[w]++;
-		try_node(r, g, p);
-		try_node(r, g, q);
+		tnode *y = &s->nd[(size_t)g * n + q];
+		y->crecv[w]++;
+		try_up(r, g, q);
+		if (y->parent < 0) { /* the root reduced one more slice: it goes down, and frees a slot per child */
+			try_down(r, g, q);
+			for (int v = 0; v < y->nch; v++)
+				try_up(r, g, y->child[v]);
+		}
 	} else {
 		int c = x->child[w];
-		s->nd[(size_t)g * n + c].down_recv++;
-		x->down_busy--;
-		try_node(r, g, c);
-		if (!x->down_busy)
-			try_node(r, g, p);
+		tnode *y = &s->nd[(size_t)g * n + c];
+		y->down_recv++;
+		try_down(r, g, c);
+		if (!y->nch) /* a leaf consumes on arrival */
+			try_down(r, g, p);
 	}
 }
 
@@ -186,11 +242,14 @@ static void start(nc_run *r)
 	if (s->M < 1)
 		s->M = 1;
 	s->slice = share / s->M;
+	s->W = r->net->window > 0 ? r->net->window : TREE_WINDOW;
 	s->nd = hs_xcalloc((size_t)s->T * r->n, sizeof *s->nd);
 	build(r, s);
 	for (int g = 0; g < s->T; g++)
-		for (int p = 0; p < r->n; p++)
-			try_node(r, g, p);
+		for (int p = 0; p < r->n; p++) {
+			try_up(r, g, p);
+			try_down(r, g, p);
+		}
 }
 
 static void sfree(nc_run *r)
@@ -201,4 +260,4 @@ static void sfree(nc_run *r)
 	free(s);
 }
 
-const nc_algo hs_nc_tree = {"tree", start, on_done, sfree};
+const nc_algo hs_nc_tree = {"tree", start, on_done, sfree, on_sent};
