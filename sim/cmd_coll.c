@@ -30,7 +30,9 @@ static const hs_opt coll_opts[] = {
 	{HS_OPT_STRING, "proto", 0, &o_proto, "PROTO", "auto (default), LL, LL128, Simple"},
 	{HS_OPT_STRING, "fidelity", 0, &o_fid, "MODEL",
 	 "analytical (default: closed forms) or flow (step by step on the routed topology, max-min sharing)"},
-	{HS_OPT_STRING, "channels", 0, &o_channels, "C", "flow: parallel rings, one rail each (default 1: all rails)"},
+	{HS_OPT_STRING, "channels", 0, &o_channels, "C",
+	 "flow: parallel rings or trees, channel c on rail c (default: the NICs per node when the ranks span nodes, "
+	 "as NCCL runs a channel per NIC at least; 1 inside a node)"},
 	{HS_OPT_STRING, "chunk", 0, &o_chunk, "BYTES", "flow: pipelined slice size (default: one slice per step)"},
 	{HS_OPT_STRING, "window", 0, &o_window, "W", "flow: tree slices a sender may be ahead of its receiver (default 8)"},
 	{HS_OPT_FLAG, "ideal", 0, &o_ideal, NULL, "physical closed form only, without NCCL's protocols and latencies"},
@@ -132,7 +134,7 @@ static int run(const char *file)
 		flow = 1;
 	else if (o_fid && strcmp(o_fid, "analytical") != 0)
 		return usage_err("--fidelity '%s' is not known (expected analytical or flow)", o_fid);
-	int channels = 1, window = 0;
+	int channels = 0, window = 0; /* channels 0: not given */
 	double chunk = 0;
 	if (o_channels) {
 		char *end;
@@ -210,6 +212,17 @@ static int run(const char *file)
 	int *ranks = hs_xmalloc((size_t)n * sizeof *ranks);
 	for (int i = 0; i < n; i++)
 		ranks[i] = i;
+	if (channels == 0) {
+		/* NCCL runs at least a channel per NIC across nodes (its ring and tree search starts a channel next to
+		 * each NIC); one channel would push a node's crossing through the one NIC of the GPU at its edge */
+		channels = 1;
+		if (hs_cluster_node_of(c, ranks[0]) != hs_cluster_node_of(c, ranks[n - 1]))
+			for (int i = 0; i < n; i++) {
+				int k = hs_cluster_group(c, hs_cluster_group_of(c, ranks[i]))->nics_per_node;
+				if (k > channels)
+					channels = k > 64 ? 64 : k;
+			}
+	}
 
 	/* Compute every row before printing anything: nothing half-done reaches stdout. */
 	size_t cap = 64, nrows = 0;
@@ -222,8 +235,16 @@ static int run(const char *file)
 		hs_coll_choice ch = {hs_coll_default_algo(op), HS_PROTO_SIMPLE, 0, 0};
 		double t;
 		if (flow) {
-			/* the flow model has no protocol overheads: it is the routed, contended physical transfer */
-			t = flow_time(c, "flow", op, algo, ranks, n, s, channels, chunk, window, &err);
+			/* the flow model has no protocol overheads: it is the routed, contended physical transfer. AUTO
+			 * runs what NCCL's tuner (as sim/coll_nccl.c models it) would run, as nccl-tests does: the
+			 * fastest ideal closed form would pick trees NCCL rates below the ring (two nodes) */
+			int run = algo;
+			if (algo == HS_ALGO_AUTO) {
+				hs_coll_nccl_time(c, op, HS_ALGO_AUTO, proto, ranks, n, s, &ch);
+				run = ch.algo;
+			}
+			ch.proto = HS_PROTO_SIMPLE;
+			t = flow_time(c, "flow", op, run, ranks, n, s, channels, chunk, window, &err);
 			if (t < 0) {
 				status = fail(&err);
 				break;
@@ -231,8 +252,10 @@ static int run(const char *file)
 		} else
 			t = o_ideal ? hs_coll_time(c, op, algo, ranks, n, s)
 				    : hs_coll_nccl_time(c, op, algo, proto, ranks, n, s, &ch);
-		if (o_ideal || flow)
+		if (o_ideal)
 			ch.algo = algo == HS_ALGO_AUTO ? hs_coll_auto_algo(c, op, ranks, n, s) : (enum hs_coll_algo)algo;
+		else if (flow && algo != HS_ALGO_AUTO)
+			ch.algo = (enum hs_coll_algo)algo;
 		if (t < 0) {
 			hs_coll_check(c, ranks, n, &err);
 			status = fail(&err);

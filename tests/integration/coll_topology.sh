@@ -12,6 +12,13 @@ for f in scenarios/topology/*.yaml; do
 		done
 	done
 done
+# On two 8-GPU nodes with a NIC per GPU, the flow model's defaults follow NCCL: a channel per NIC and the
+# algorithm NCCL's tuner picks (the ring at 1 GiB). A ring's busbw is then bounded by a node's NICs, 8 x 200 Gb/s
+# = 200 GB/s, and lies well above one NIC's 25 GB/s (what a single channel gave).
+out=$("$HETSIM" coll --fidelity flow --sizes 1G:1G --json scenarios/validation/nccl/a100x16-azure-hdr.yaml)
+bus=$(echo "$out" | sed -n 's/.*"busbw_GBps":\([0-9.]*\).*/\1/p')
+echo "$out" | grep -q '"algo":"ring"' || { echo "flow AUTO on 2 A100 nodes should run NCCL's ring: $out"; exit 1; }
+awk -v b="$bus" 'BEGIN { exit !(b > 150 && b <= 200 * 1.000001) }' || { echo "flow busbw $bus GB/s, expected 150-200"; exit 1; }
 # bad input: unknown fidelity is a usage error (exit 2)
 set +e
 "$HETSIM" coll --fidelity packet scenarios/topology/explicit.yaml >/dev/null 2>&1
