@@ -360,7 +360,7 @@ static void start_net(struct ex *x, uint32_t ti, int rendezvous)
 
 /* Lanes of an in-layer group of kind k: the groups of that kind among the ranks a rep stands for that differ
  * only in the other TP x CP index (TP: one per CP index, CP: one per TP index, EP: one per TP x CP pair), all
- * running at once; 1 where one lane stands for all (lanes_needed). */
+ * running at once; 1 where one lane stands for all (lanes_contend is 0, as for lanes_needed). */
 static int inlayer_lanes(const struct ex *x, enum hs_group k)
 {
 	const hs_parallel *p = &x->s->par;
