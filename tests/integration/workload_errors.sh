@@ -12,6 +12,10 @@ expect 2 "parallelism.expert_imbalance: the model has no experts" -- "$H" run $D
 expect 2 "parallelism.cp_mode: " -- "$H" run scenarios/default.yaml --set parallelism.cp_mode=rings
 expect 2 "fsdp: true is ZeRO stage 3, but zero: 1 is given" -- "$H" run scenarios/default.yaml --set parallelism.fsdp=true --set parallelism.zero=1
 expect 2 "training.attention: " -- "$H" run scenarios/default.yaml --set training.attention=fast
+# in-layer collectives on the network need the flow model; an unknown choice names the choices
+expect 2 "simulation.layer_collectives: 'network' needs fidelity: flow" -- "$H" run scenarios/default.yaml --set simulation.layer_collectives=network
+expect 2 "simulation.layer_collectives: 'net' is not known (expected one of: network, closed_form)" -- "$H" run scenarios/default.yaml --set simulation.fidelity=flow --set simulation.layer_collectives=net
+expect 0 "step time" -- "$H" run scenarios/default.yaml --set simulation.fidelity=flow --set simulation.layer_collectives=closed_form
 # does not fit: exit 3 with the figures
 expect 3 "does not fit in memory: stage 0 needs [0-9.]* GiB per GPU but H100-SXM-80GB has 78.0 GiB usable" -- "$H" run $D/too-big.yaml
 expect 3 "fsdp-too-big.yaml: does not fit in memory: stage 0 needs" -- "$H" run $D/fsdp-too-big.yaml
