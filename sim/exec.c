@@ -317,6 +317,51 @@ static void net_lane_done(void *ctx, uint64_t arg)
 	}
 }
 
+static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
+
+/* Open a group's channels as NCCL would before its collective: one per NIC of the group's own devices on a
+ * node, each crossing by that NIC, when the group spans nodes (NCCL's search puts a channel next to each NIC
+ * of the communicator's GPUs). A data-parallel group of whole nodes then crosses on every NIC; a lane of one
+ * device per node on that device's NIC, as with one channel. The first node stands for all (groups hold the
+ * same local devices on every node). */
+static void group_channels(struct ex *x, const int *ranks, int n)
+{
+	const hs_cluster *c = x->s->cluster;
+	int node0 = hs_cluster_node_of(c, ranks[0]), spans = 0, C = 0, rails[64];
+	int loc[64], nl = 0;
+	const hs_node_group *g = hs_cluster_group(c, hs_cluster_group_of(c, ranks[0]));
+	for (int i = 0; i < n; i++) {
+		if (hs_cluster_node_of(c, ranks[i]) != node0)
+			spans = 1;
+		else if (nl < 64)
+			loc[nl++] = hs_cluster_local_rank(c, ranks[i]);
+	}
+	int p = g->gpus_per_node, nn = g->nics_per_node;
+	if (spans && nn > 0) {
+		for (int i = 0; i < nn && C < 64; i++) /* NIC i hangs off device i * p / nn (topology/topo.c) */
+			for (int k = 0; k < nl; k++)
+				if (loc[k] == (int)((long)i * p / nn)) {
+					rails[C++] = i;
+					break;
+				}
+		for (int k = 0; k < nl && C < 64; k++) { /* a device without a NIC of its own: the nearest one */
+			int nic = (int)((long)loc[k] * nn / p), seen = 0;
+			for (int j = 0; j < C; j++)
+				seen |= rails[j] == nic;
+			if (!seen)
+				rails[C++] = nic;
+		}
+	}
+	if (C < 2) {
+		hs_net_set_channels(x->net, 1);
+		hs_net_set_rails(x->net, NULL, 0);
+		return;
+	}
+	qsort(rails, (size_t)C, sizeof *rails, cmp_int);
+	hs_net_set_channels(x->net, C);
+	hs_net_set_rails(x->net, rails, C);
+}
+
 /* Start task ti's traffic on the network: one collective or send per TP x CP lane. */
 static void start_net(struct ex *x, uint32_t ti, int rendezvous)
 {
@@ -341,6 +386,7 @@ static void start_net(struct ex *x, uint32_t ti, int rendezvous)
 			} else {
 				for (int d = 0; d < p->dp; d++)
 					ranks[d] = hs_build_rank(p, tt, c, d, rp->stage);
+				group_channels(x, ranks, p->dp);
 				rc = hs_net_collective(x->net, (enum hs_coll_op)t->coll,
 						       (enum hs_coll_algo)x->s->sim.coll_algo, ranks, p->dp, t->bytes,
 						       net_lane_done, x, id, &e);
@@ -467,6 +513,7 @@ static int inlayer_start(struct ex *x, const struct rep *r, const hs_op *o, uint
 			for (int i = 0; i < n && !rc; i++, calls++)
 				rc = hs_net_send(x->net, rk[i], rk[(i + 1) % n], o->bytes, seg_net_done, x, arg, &e);
 		} else {
+			group_channels(x, rk, n);
 			rc = hs_net_collective(x->net, o->coll, (enum hs_coll_algo)x->s->sim.coll_algo, rk, n, o->bytes,
 					       seg_net_done, x, arg, &e);
 			calls++;

@@ -70,6 +70,13 @@ void hs_net_free(hs_net *n)
 }
 
 void hs_net_set_channels(hs_net *n, int ch) { n->channels = ch < 1 ? 1 : ch > 64 ? 64 : ch; }
+
+void hs_net_set_rails(hs_net *n, const int *rails, int count)
+{
+	n->nrails = rails && count > 0 ? (count > 64 ? 64 : count) : 0;
+	for (int i = 0; i < n->nrails; i++)
+		n->rails[i] = rails[i];
+}
 void hs_net_set_chunk(hs_net *n, double bytes) { n->chunk = bytes > 0 ? bytes : 0; }
 void hs_net_set_window(hs_net *n, int slices) { n->window = slices > 0 ? slices : 0; }
 void hs_net_set_ring_order(hs_net *n, int on) { n->ring_order = on; }

@@ -79,6 +79,10 @@ int hs_net_send(hs_net *n, int src, int dst, double bytes, hs_net_done done, voi
  * bandwidth; 0 splits evenly. Window: slices a tree connection's sender may be ahead of its receiver
  * (default 0: NCCL_STEPS, 8; 1 is stop-and-wait). */
 void hs_net_set_channels(hs_net *n, int channels);
+/* Channel c crosses nodes on NIC rails[c] of each node instead of NIC c (count 0 or NULL: NIC c again): for a
+ * group that holds only some devices of a node, whose channels should leave by its own devices' NICs, as
+ * NCCL's search puts each channel next to a NIC of the communicator's GPUs. */
+void hs_net_set_rails(hs_net *n, const int *rails, int count);
 void hs_net_set_chunk(hs_net *n, double bytes);
 void hs_net_set_window(hs_net *n, int slices);
 void hs_net_set_ring_order(hs_net *n, int on);

@@ -26,6 +26,7 @@ struct hs_net {
 	hs_time t_created;
 	/* options */
 	int channels, ring_order, split, window;
+	int rails[64], nrails; /* hs_net_set_rails: channel c crosses on rails[c] (nrails 0: on rail c) */
 	double chunk;
 	/* transfer records */
 	hs_xrec *x;

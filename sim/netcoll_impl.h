@@ -44,5 +44,10 @@ void nc_send_v(nc_run *r, int va, int vb, double bytes, int rail, uint64_t tag);
 void nc_child_cb(void *ctx, uint64_t tag);
 /* Bottleneck bandwidth (bytes/ps) of the route a -> b on rail (ranks). */
 double nc_route_bw(nc_run *r, int a, int b, int rail);
+/* The NIC rail channel c crosses on (hs_net_set_rails), c when none was set. */
+static inline int nc_rail(const nc_run *r, int c)
+{
+	return c < r->net->nrails ? r->net->rails[c] : c;
+}
 
 #endif
