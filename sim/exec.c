@@ -321,9 +321,10 @@ static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(c
 
 /* Open a group's channels as NCCL would before its collective: one per NIC of the group's own devices on a
  * node, each crossing by that NIC, when the group spans nodes (NCCL's search puts a channel next to each NIC
- * of the communicator's GPUs). A data-parallel group of whole nodes then crosses on every NIC; a lane of one
- * device per node on that device's NIC, as with one channel. The first node stands for all (groups hold the
- * same local devices on every node). */
+ * of the communicator's GPUs). A lane of one device per node crosses on that device's NIC, as with one
+ * channel. A group of whole nodes crosses on every NIC: its channels are alike, so one channel whose
+ * crossings spread over every NIC stands for them (hs_net_set_spread), at 1/NICs of the transfers. The first
+ * node stands for all (groups hold the same local devices on every node). */
 static void group_channels(struct ex *x, const int *ranks, int n)
 {
 	const hs_cluster *c = x->s->cluster;
@@ -352,7 +353,8 @@ static void group_channels(struct ex *x, const int *ranks, int n)
 				rails[C++] = nic;
 		}
 	}
-	if (C < 2) {
+	hs_net_set_spread(x->net, spans && nl == p && C > 1);
+	if (C < 2 || nl == p) {
 		hs_net_set_channels(x->net, 1);
 		hs_net_set_rails(x->net, NULL, 0);
 		return;

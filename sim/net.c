@@ -71,6 +71,8 @@ void hs_net_free(hs_net *n)
 
 void hs_net_set_channels(hs_net *n, int ch) { n->channels = ch < 1 ? 1 : ch > 64 ? 64 : ch; }
 
+void hs_net_set_spread(hs_net *n, int on) { n->spread = on != 0; }
+
 void hs_net_set_rails(hs_net *n, const int *rails, int count)
 {
 	n->nrails = rails && count > 0 ? (count > 64 ? 64 : count) : 0;

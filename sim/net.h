@@ -83,6 +83,11 @@ void hs_net_set_channels(hs_net *n, int channels);
  * group that holds only some devices of a node, whose channels should leave by its own devices' NICs, as
  * NCCL's search puts each channel next to a NIC of the communicator's GPUs. */
 void hs_net_set_rails(hs_net *n, const int *rails, int count);
+/* With one channel, a ring's or tree's node crossings spread over every NIC of the node (on: 1) even where
+ * each device has its own, standing for a channel per NIC at 1/NICs of the transfers: for a group of whole
+ * nodes, whose NCCL channels leave by every NIC and are alike. Off (default): a crossing leaves by the
+ * sending device's own NIC. */
+void hs_net_set_spread(hs_net *n, int on);
 void hs_net_set_chunk(hs_net *n, double bytes);
 void hs_net_set_window(hs_net *n, int slices);
 void hs_net_set_ring_order(hs_net *n, int on);

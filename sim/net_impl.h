@@ -27,6 +27,7 @@ struct hs_net {
 	/* options */
 	int channels, ring_order, split, window;
 	int rails[64], nrails; /* hs_net_set_rails: channel c crosses on rails[c] (nrails 0: on rail c) */
+	int spread;            /* hs_net_set_spread: one channel crosses on every rail */
 	double chunk;
 	/* transfer records */
 	hs_xrec *x;

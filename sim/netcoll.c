@@ -43,7 +43,9 @@ void nc_send_v(nc_run *r, int va, int vb, double bytes, int rail, uint64_t tag)
 	hs_err err;
 	hs_err_clear(&err); /* not = {0}: this runs once per slice, and the message buffer is 1 KiB */
 	r->outstanding++;
-	if (rail < 0 && va != vb)
+	if (rail == NC_ALL_RAILS)
+		rail = -1;
+	else if (rail < 0 && va != vb)
 		rail = hs_net_home_rail(r->net, va);
 	const hs_route *rt = va == vb ? NULL : hs_route_get(r->net->router, va, vb, rail, &err);
 	/* the topology was checked connected when built, so a missing route can only be a send to oneself */
@@ -58,7 +60,7 @@ void nc_send(nc_run *r, int a, int b, double bytes, int rail, uint64_t tag)
 double nc_route_bw(nc_run *r, int a, int b, int rail)
 {
 	hs_err err = {0};
-	const hs_route *rt = hs_route_get(r->net->router, r->rk[a], r->rk[b], rail, &err);
+	const hs_route *rt = hs_route_get(r->net->router, r->rk[a], r->rk[b], rail == NC_ALL_RAILS ? -1 : rail, &err);
 	return rt ? rt->bw : 1e300;
 }
 

@@ -44,9 +44,14 @@ void nc_send_v(nc_run *r, int va, int vb, double bytes, int rail, uint64_t tag);
 void nc_child_cb(void *ctx, uint64_t tag);
 /* Bottleneck bandwidth (bytes/ps) of the route a -> b on rail (ranks). */
 double nc_route_bw(nc_run *r, int a, int b, int rail);
-/* The NIC rail channel c crosses on (hs_net_set_rails), c when none was set. */
-static inline int nc_rail(const nc_run *r, int c)
+#define NC_ALL_RAILS (-2) /* a rail argument: every rail, even where the sender has a NIC of its own */
+
+/* The NIC rail channel c of C crosses on: rails[c] (hs_net_set_rails) or c; with one channel, the sender's
+ * own NIC (-1), or every rail when spread (hs_net_set_spread). */
+static inline int nc_rail(const nc_run *r, int c, int C)
 {
+	if (C <= 1)
+		return r->net->spread ? NC_ALL_RAILS : -1;
 	return c < r->net->nrails ? r->net->rails[c] : c;
 }
 

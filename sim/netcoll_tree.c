@@ -83,7 +83,7 @@ static int chain_start(const nc_run *r, const int *mem, int cnt, int c, int C)
 	const hs_topo *t = r->net->t;
 	int node = hs_cluster_node_of(r->net->c, r->rk[mem[0]]);
 	if (hs_topo_has_nics(t) && hs_topo_nnics(t, node) > 0) {
-		int own = hs_topo_nic_owner(t, hs_topo_nic(t, node, nc_rail(r, c) % hs_topo_nnics(t, node)));
+		int own = hs_topo_nic_owner(t, hs_topo_nic(t, node, nc_rail(r, c, C) % hs_topo_nnics(t, node)));
 		for (int i = 0; i < cnt; i++)
 			if (r->rk[mem[i]] == own)
 				return i;
@@ -165,7 +165,7 @@ static void try_up(nc_run *r, int g, int p)
 		return;
 	x->up_busy = 1;
 	x->up_sent++;
-	nc_send(r, p, x->parent, s->slice, s->C > 1 ? nc_rail(r, g / 2) : -1, TAG(g, n, p, 0, x->pslot));
+	nc_send(r, p, x->parent, s->slice, nc_rail(r, g / 2, s->C), TAG(g, n, p, 0, x->pslot));
 	/* one more slot free at this rank for each child */
 	for (int w = 0; w < x->nch; w++)
 		try_up(r, g, x->child[w]);
@@ -185,7 +185,7 @@ static void try_down(nc_run *r, int g, int p)
 	x->down_busy = (char)x->nch;
 	x->down_sent++;
 	for (int w = 0; w < x->nch; w++)
-		nc_send(r, p, x->child[w], s->slice, s->C > 1 ? nc_rail(r, g / 2) : -1, TAG(g, n, p, 1, w));
+		nc_send(r, p, x->child[w], s->slice, nc_rail(r, g / 2, s->C), TAG(g, n, p, 1, w));
 	if (x->parent >= 0) /* a slot free here for the parent */
 		try_down(r, g, x->parent);
 }

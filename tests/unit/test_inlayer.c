@@ -153,9 +153,10 @@ START_TEST(ep_alltoall_shares_nics_with_dp)
 	double got = f.r.reps[0].exposed_s[HS_GROUP_EP];
 	double dp_net = f.r.reps[0].exposed_s[HS_GROUP_DP], dp_closed = c.r.reps[0].exposed_s[HS_GROUP_DP];
 	ck_assert(idle > 0);
-	/* Max-min sharing per flow: an all-to-all's many flows per NIC take most of it from the ring's one, so
-	 * the all-to-all slows by little and the gradient ring by much. Both must show. */
-	ck_assert_msg(got > 1.005 * idle, "exposed EP %g s, alone %g s: the gradient traffic did not slow it", got,
+	/* Max-min sharing per flow: an all-to-all's many flows per NIC take most of it from the ring's few, so
+	 * the all-to-all slows by little (0.4%) and the gradient ring by much (39%). Both must show; 0.1% is far
+	 * above the picosecond rounding of the all-to-alls' ends. */
+	ck_assert_msg(got > 1.001 * idle, "exposed EP %g s, alone %g s: the gradient traffic did not slow it", got,
 		      idle);
 	ck_assert_msg(dp_net > 1.05 * dp_closed,
 		      "exposed DP %g s with the all-to-alls on the network, %g s without: no contention", dp_net,
