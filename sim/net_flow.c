@@ -98,6 +98,14 @@ static double share(const hs_net_model *m, int l)
 	return r / k->w;
 }
 
+/* Ties go to the lower link id: the order links leave the heap then depends on their shares alone, not on
+ * how the heap got there, so reorganising the heap work cannot move a result. */
+static int lh_less(const hs_net_model *m, int a, int b)
+{
+	double x = share(m, a), y = share(m, b);
+	return x < y || (x == y && a < b);
+}
+
 static void lh_swap(hs_net_model *m, int a, int b)
 {
 	int x = m->lh[a], y = m->lh[b];
@@ -109,9 +117,9 @@ static void lh_down(hs_net_model *m, int i)
 {
 	for (;;) {
 		int a = 2 * i + 1, b = a + 1, s = i;
-		if (a < m->nlh && share(m, m->lh[a]) < share(m, m->lh[s]))
+		if (a < m->nlh && lh_less(m, m->lh[a], m->lh[s]))
 			s = a;
-		if (b < m->nlh && share(m, m->lh[b]) < share(m, m->lh[s]))
+		if (b < m->nlh && lh_less(m, m->lh[b], m->lh[s]))
 			s = b;
 		if (s == i)
 			return;
@@ -123,7 +131,7 @@ static void lh_down(hs_net_model *m, int i)
 /* One link's share moved in a valid heap: up or down. */
 static void lh_fix(hs_net_model *m, int i)
 {
-	while (i > 0 && share(m, m->lh[i]) < share(m, m->lh[(i - 1) / 2])) {
+	while (i > 0 && lh_less(m, m->lh[i], m->lh[(i - 1) / 2])) {
 		lh_swap(m, i, (i - 1) / 2);
 		i = (i - 1) / 2;
 	}
