@@ -29,9 +29,15 @@
 /* Relative rate change below which a flow counts as unchanged (double rounding). */
 #define RATE_EPS 1e-9
 
+/* A link's entry for one of its flows. The entry carries what a recompute reads of every flow on an
+ * involved link: what the flow puts on the link (rc) and whether it is in this round's set A (stamp), so
+ * the scan over a link's flows stays in the link's own array instead of visiting each flow (a link of a
+ * 64-rank all-to-all carries hundreds of flows, a few of them in A: that scan was half the run time). */
 typedef struct fent {
-	int f; /* flow */
-	int i; /* index in the flow's route */
+	double rc;      /* the flow's rate x its coefficient on this link (bytes/ps) */
+	int f;          /* flow */
+	int i;          /* index in the flow's route */
+	unsigned stamp; /* == the model's stamp: the flow is in this round's A */
 } fent;
 
 typedef struct flink {
@@ -63,6 +69,11 @@ typedef struct fflow {
 
 /* A finish heap entry carries its key: sifting compares within the heap instead of reaching into flows
  * scattered over the flow array (a quarter of the run time of a 1,024-GPU tree all-reduce went there). */
+typedef struct lhent {
+	double key; /* <= the link's share (lazy: see the link heap) */
+	int l;
+} lhent;
+
 typedef struct fhent {
 	hs_time t; /* the flow's t_fin */
 	int f;
@@ -81,15 +92,25 @@ struct hs_net_model {
 	size_t naff, capaff;
 	int *inv;
 	size_t ninv, capinv;
-	int *lh, nlh;       /* link heap (progressive filling) */
+	lhent *lh;          /* link heap (progressive filling) */
+	int nlh;
 	fhent *fh;          /* finish heap */
 	size_t nfh, capfh;
+	unsigned stamp;     /* round number, for fent.stamp */
 	int ev_pending, rc_pending;
 	hs_time ev_t;
 	hs_event_id ev;
 };
 
-/* ---- link heap by share res/w ---- */
+/* ---- link heap by share res/w ----
+ *
+ * Progressive filling pops the link of least share, freezes its flows, and takes what they use off the
+ * other links they cross. That never lowers another link's share (x <= res/w gives (res - xc)/(w - c) >=
+ * res/w), so the heap is lazy: an entry's key is a lower bound of its link's share, raised only when the
+ * entry reaches the top. Where rounding does lower a share (a link tied with the one popped), the key
+ * follows at once. The link popped is then the one of least (share, id), as with keys kept exact, and a
+ * freeze costs a division per link instead of a sift (about 220 sifts per recompute in a 64-rank
+ * all-to-all). */
 
 static double share(const hs_net_model *m, int l)
 {
@@ -100,42 +121,47 @@ static double share(const hs_net_model *m, int l)
 
 /* Ties go to the lower link id: the order links leave the heap then depends on their shares alone, not on
  * how the heap got there, so reorganising the heap work cannot move a result. */
-static int lh_less(const hs_net_model *m, int a, int b)
+static int lh_less(const lhent *a, const lhent *b)
 {
-	double x = share(m, a), y = share(m, b);
-	return x < y || (x == y && a < b);
+	return a->key < b->key || (a->key == b->key && a->l < b->l);
 }
 
-static void lh_swap(hs_net_model *m, int a, int b)
+/* A 4-ary heap (half the depth of a binary one; the children of an entry share a cache line or two), sifted
+ * by moving a hole rather than swapping, so a link's heap position is written once per move. */
+#define LH_D 4
+
+static void lh_put(hs_net_model *m, int i, lhent x)
 {
-	int x = m->lh[a], y = m->lh[b];
-	m->lh[a] = y, m->lh[b] = x;
-	m->lk[y].hpos = a, m->lk[x].hpos = b;
+	m->lh[i] = x;
+	m->lk[x.l].hpos = i;
+}
+
+static void lh_up(hs_net_model *m, int i)
+{
+	lhent x = m->lh[i];
+	while (i > 0 && lh_less(&x, &m->lh[(i - 1) / LH_D])) {
+		lh_put(m, i, m->lh[(i - 1) / LH_D]);
+		i = (i - 1) / LH_D;
+	}
+	lh_put(m, i, x);
 }
 
 static void lh_down(hs_net_model *m, int i)
 {
+	lhent x = m->lh[i];
 	for (;;) {
-		int a = 2 * i + 1, b = a + 1, s = i;
-		if (a < m->nlh && lh_less(m, m->lh[a], m->lh[s]))
-			s = a;
-		if (b < m->nlh && lh_less(m, m->lh[b], m->lh[s]))
-			s = b;
-		if (s == i)
-			return;
-		lh_swap(m, i, s);
+		int c = LH_D * i + 1, end = c + LH_D < m->nlh ? c + LH_D : m->nlh, s = c;
+		if (c >= m->nlh)
+			break;
+		for (int j = c + 1; j < end; j++)
+			if (lh_less(&m->lh[j], &m->lh[s]))
+				s = j;
+		if (!lh_less(&m->lh[s], &x))
+			break;
+		lh_put(m, i, m->lh[s]);
 		i = s;
 	}
-}
-
-/* One link's share moved in a valid heap: up or down. */
-static void lh_fix(hs_net_model *m, int i)
-{
-	while (i > 0 && lh_less(m, m->lh[i], m->lh[(i - 1) / 2])) {
-		lh_swap(m, i, (i - 1) / 2);
-		i = (i - 1) / 2;
-	}
-	lh_down(m, i);
+	lh_put(m, i, x);
 }
 
 static void lh_remove(hs_net_model *m, int l)
@@ -145,11 +171,54 @@ static void lh_remove(hs_net_model *m, int l)
 		return;
 	m->nlh--;
 	if (i != m->nlh) {
+		int moved = m->lh[m->nlh].l;
 		m->lh[i] = m->lh[m->nlh];
-		m->lk[m->lh[i]].hpos = i;
-		lh_fix(m, i);
+		m->lk[moved].hpos = i;
+		lh_up(m, i);
+		if (m->lk[moved].hpos == i)
+			lh_down(m, i);
 	}
 	m->lk[l].hpos = -1;
+}
+
+/* The candidates for the next bottleneck: every link of this round's flows. */
+static void lh_build(hs_net_model *m)
+{
+	m->nlh = 0;
+	for (size_t i = 0; i < m->ninv; i++) {
+		int l = m->inv[i];
+		m->lh[m->nlh] = (lhent){share(m, l), l};
+		m->lk[l].hpos = m->nlh++;
+	}
+	/* bottom-up: sifting down only (an element sifted up here would leave the one it displaced above
+	 * children it has not been compared with) */
+	if (m->nlh > 1)
+		for (int i = (m->nlh - 2) / LH_D; i >= 0; i--)
+			lh_down(m, i);
+}
+
+/* The next bottleneck, the link of least (share, id) among those whose flows of A are not all frozen
+ * (w > 1e-12: a link whose last such flow froze elsewhere leaves the candidates when it is next looked
+ * at), and its share in *x; -1 when none is left. The link leaves the candidates (hpos -1). */
+static int lh_next(hs_net_model *m, double *x)
+{
+	while (m->nlh) {
+		int l = m->lh[0].l;
+		if (m->lk[l].w <= 1e-12) {
+			lh_remove(m, l);
+			continue;
+		}
+		double y = share(m, l);
+		if (y != m->lh[0].key) { /* its share rose since it was keyed */
+			m->lh[0].key = y;
+			lh_down(m, 0);
+			continue;
+		}
+		lh_remove(m, l);
+		*x = y;
+		return l;
+	}
+	return -1;
 }
 
 /* ---- finish heap ---- */
@@ -287,6 +356,12 @@ static void recompute(hs_net_model *m)
 {
 	hs_time now = hs_engine_now(m->eng);
 	for (int round = 0; round < MAX_ROUNDS && m->ndirty; round++) {
+		if (++m->stamp == 0) { /* wrapped: no entry may keep a stamp from 2^32 rounds ago */
+			for (int l = 0; l < m->nlk; l++)
+				for (int j = 0; j < m->lk[l].n; j++)
+					m->lk[l].e[j].stamp = 0;
+			m->stamp = 1;
+		}
 		/* A: the flows on dirty links */
 		m->naff = 0;
 		for (int d = 0; d < m->ndirty; d++) {
@@ -316,52 +391,48 @@ static void recompute(hs_net_model *m)
 				involve(m, l);
 				m->lk[l].w += f->r->coef[i];
 				m->lk[l].na++;
+				m->lk[l].e[f->lpos[i]].stamp = m->stamp;
 			}
 		}
 		/* flows outside A keep their rates: what they use is not available */
 		for (size_t i = 0; i < m->ninv; i++) {
 			flink *k = &m->lk[m->inv[i]];
 			if (k->na < k->n)
-				for (int j = 0; j < k->n; j++) {
-					const fflow *f = &m->fl[k->e[j].f];
-					if (!f->mark)
-						k->res -= f->rate * f->r->coef[k->e[j].i];
-				}
+				for (int j = 0; j < k->n; j++)
+					if (k->e[j].stamp != m->stamp)
+						k->res -= k->e[j].rc;
 		}
-		m->nlh = 0;
-		for (size_t i = 0; i < m->ninv; i++) {
-			int l = m->inv[i];
-			m->lh[m->nlh] = l;
-			m->lk[l].hpos = m->nlh++;
-		}
-		/* bottom-up: sifting down only (an element sifted up here would leave the one it displaced
-		 * above children it has not been compared with) */
-		for (int i = m->nlh / 2; i >= 0; i--)
-			lh_down(m, i);
-		/* progressive filling */
-		while (m->nlh) {
-			int l = m->lh[0];
-			double x = share(m, l);
-			lh_remove(m, l);
-			flink *k = &m->lk[l];
+		lh_build(m);
+		/* progressive filling, until every flow of A is frozen (the links left then carry none) */
+		size_t unfrozen = m->naff;
+		double x;
+		int bl;
+		while (unfrozen && (bl = lh_next(m, &x)) >= 0) {
+			flink *k = &m->lk[bl];
 			for (int j = 0; j < k->n; j++) {
 				fflow *f = &m->fl[k->e[j].f];
 				if (f->mark != 1)
 					continue;
 				f->mark = 2;
+				unfrozen--;
 				/* a flow squeezed to nothing by rounding still creeps forward until the next change */
 				f->rate = x > 1e-15 * k->bw ? x : 1e-15 * k->bw;
 				for (int i = 0; i < f->r->nl; i++) {
 					int ml = f->r->link[i];
 					flink *mk = &m->lk[ml];
-					if (ml == l || mk->hpos < 0)
+					/* w <= 1e-12: out of the filling; it stays in the heap until it reaches the top,
+					 * which it may never do */
+					if (ml == bl || mk->hpos < 0 || mk->w <= 1e-12)
 						continue;
 					mk->res -= x * f->r->coef[i];
 					mk->w -= f->r->coef[i];
-					if (mk->w <= 1e-12)
-						lh_remove(m, ml);
-					else
-						lh_fix(m, mk->hpos);
+					if (mk->w > 1e-12) {
+						double y = share(m, ml);
+						if (y < m->lh[mk->hpos].key) {
+							m->lh[mk->hpos].key = y;
+							lh_up(m, mk->hpos);
+						}
+					}
 				}
 			}
 		}
@@ -375,8 +446,11 @@ static void recompute(hs_net_model *m)
 			 * 1,024-GPU tree all-reduce), and the finish heap is left alone for them. */
 			if (f->rate == f->old && f->hpos >= 0)
 				continue;
-			for (int i = 0; i < f->r->nl; i++)
-				m->lk[f->r->link[i]].load += (f->rate - f->old) * f->r->coef[i];
+			for (int i = 0; i < f->r->nl; i++) {
+				flink *k = &m->lk[f->r->link[i]];
+				k->load += (f->rate - f->old) * f->r->coef[i];
+				k->e[f->lpos[i]].rc = f->rate * f->r->coef[i];
+			}
 			hs_time d = hs_time_for(f->rem, f->rate);
 			f->t_fin = d > HS_TIME_MAX - now ? HS_TIME_MAX : now + d;
 			fh_set(m, id);
@@ -506,7 +580,7 @@ static void start(hs_net_model *m, const hs_route *r, double bytes, hs_net_done 
 			k->e = hs_xrealloc(k->e, (size_t)k->cap * sizeof *k->e);
 		}
 		f->lpos[i] = k->n;
-		k->e[k->n++] = (fent){id, i};
+		k->e[k->n++] = (fent){0, id, i, 0};
 		mark_dirty(m, r->link[i]);
 	}
 	m->active++;
