@@ -52,20 +52,32 @@ typedef struct flink {
 	double load; /* sum over its flows of rate x coefficient (bytes/ps), kept up to date */
 } flink;
 
+/* One link of a flow's route, copied from the route with the flow's place in that link's entries: the loops
+ * over a flow's links read one array instead of the route's two and a third of positions. */
+typedef struct fhop {
+	int l;       /* link */
+	int pos;     /* the flow's entry in the link's list */
+	double coef; /* fraction of the flow's bytes on the link */
+} fhop;
+
+/* What a recompute reads and writes of a flow, 64 bytes; the rest lives apart (fcold). */
 typedef struct fflow {
-	const hs_route *r;
 	double rem, rate;
+	double old;   /* rate before this round */
 	hs_time t_upd, t_fin;
-	int hpos;   /* finish heap position, -1 */
-	int *lpos;  /* [r->nl]: position in each link's entry list */
-	int lcap;
-	int mark;   /* 0 not in A; 1 in A, unfrozen; 2 in A, frozen */
-	double old;
+	fhop *hop;    /* [nl] */
+	int nl, hcap; /* hops, and room in hop */
+	int hpos;     /* finish heap position, -1 */
+	int mark;     /* 0 not in A; 1 in A, unfrozen; 2 in A, frozen */
+} fflow;
+
+typedef struct fcold {
+	const hs_route *r;
 	hs_net_done sent, done;
 	void *ctx;
 	uint64_t arg;
 	int next_free;
-} fflow;
+} fcold;
 
 /* A finish heap entry carries its key: sifting compares within the heap instead of reaching into flows
  * scattered over the flow array (a quarter of the run time of a 1,024-GPU tree all-reduce went there). */
@@ -85,13 +97,14 @@ struct hs_net_model {
 	flink *lk;
 	int nlk;
 	fflow *fl;
-	size_t nfl, capfl, active;
+	fcold *fc;          /* [nfl], beside fl */
+	size_t nfl, capfl, capfc, active;
 	int free_head;
 	int *dirty, ndirty;
 	int *aff;
 	size_t naff, capaff;
-	int *inv;
-	size_t ninv, capinv;
+	int *inv;           /* [nlk] links involved in a round */
+	size_t ninv;
 	lhent *lh;          /* link heap (progressive filling) */
 	int nlh;
 	fhent *fh;          /* finish heap */
@@ -292,6 +305,7 @@ static hs_net_model *create(const hs_topo *t, hs_engine *eng, hs_err *err)
 		m->lk[l].hpos = -2;
 	}
 	m->dirty = hs_xmalloc((size_t)(m->nlk ? m->nlk : 1) * sizeof *m->dirty);
+	m->inv = hs_xmalloc((size_t)(m->nlk ? m->nlk : 1) * sizeof *m->inv);
 	m->lh = hs_xmalloc((size_t)(m->nlk ? m->nlk : 1) * sizeof *m->lh);
 	m->free_head = -1;
 	return m;
@@ -304,9 +318,10 @@ static void destroy(hs_net_model *m)
 	for (int l = 0; l < m->nlk; l++)
 		free(m->lk[l].e);
 	for (size_t i = 0; i < m->nfl; i++)
-		free(m->fl[i].lpos);
+		free(m->fl[i].hop);
 	free(m->lk);
 	free(m->fl);
+	free(m->fc);
 	free(m->dirty);
 	free(m->aff);
 	free(m->inv);
@@ -348,7 +363,6 @@ static void involve(hs_net_model *m, int l)
 	k->res = k->bw;
 	k->w = 0;
 	k->na = 0;
-	hs_xgrow(&m->inv, &m->capinv, m->ninv + 1, sizeof *m->inv);
 	m->inv[m->ninv++] = l;
 }
 
@@ -372,7 +386,8 @@ static void recompute(hs_net_model *m)
 				if (f->mark)
 					continue;
 				f->mark = 1;
-				hs_xgrow(&m->aff, &m->capaff, m->naff + 1, sizeof *m->aff);
+				if (m->naff == m->capaff)
+					hs_xgrow(&m->aff, &m->capaff, m->naff + 1, sizeof *m->aff);
 				m->aff[m->naff++] = k->e[j].f;
 			}
 		}
@@ -386,12 +401,12 @@ static void recompute(hs_net_model *m)
 				f->rem = 0;
 			f->t_upd = now;
 			f->old = f->rate;
-			for (int i = 0; i < f->r->nl; i++) {
-				int l = f->r->link[i];
+			for (int i = 0; i < f->nl; i++) {
+				int l = f->hop[i].l;
 				involve(m, l);
-				m->lk[l].w += f->r->coef[i];
+				m->lk[l].w += f->hop[i].coef;
 				m->lk[l].na++;
-				m->lk[l].e[f->lpos[i]].stamp = m->stamp;
+				m->lk[l].e[f->hop[i].pos].stamp = m->stamp;
 			}
 		}
 		/* flows outside A keep their rates: what they use is not available */
@@ -417,15 +432,15 @@ static void recompute(hs_net_model *m)
 				unfrozen--;
 				/* a flow squeezed to nothing by rounding still creeps forward until the next change */
 				f->rate = x > 1e-15 * k->bw ? x : 1e-15 * k->bw;
-				for (int i = 0; i < f->r->nl; i++) {
-					int ml = f->r->link[i];
+				for (int i = 0; i < f->nl; i++) {
+					int ml = f->hop[i].l;
 					flink *mk = &m->lk[ml];
 					/* w <= 1e-12: out of the filling; it stays in the heap until it reaches the top,
 					 * which it may never do */
 					if (ml == bl || mk->hpos < 0 || mk->w <= 1e-12)
 						continue;
-					mk->res -= x * f->r->coef[i];
-					mk->w -= f->r->coef[i];
+					mk->res -= x * f->hop[i].coef;
+					mk->w -= f->hop[i].coef;
 					if (mk->w > 1e-12) {
 						double y = share(m, ml);
 						if (y < m->lh[mk->hpos].key) {
@@ -446,17 +461,17 @@ static void recompute(hs_net_model *m)
 			 * 1,024-GPU tree all-reduce), and the finish heap is left alone for them. */
 			if (f->rate == f->old && f->hpos >= 0)
 				continue;
-			for (int i = 0; i < f->r->nl; i++) {
-				flink *k = &m->lk[f->r->link[i]];
-				k->load += (f->rate - f->old) * f->r->coef[i];
-				k->e[f->lpos[i]].rc = f->rate * f->r->coef[i];
+			for (int i = 0; i < f->nl; i++) {
+				flink *k = &m->lk[f->hop[i].l];
+				k->load += (f->rate - f->old) * f->hop[i].coef;
+				k->e[f->hop[i].pos].rc = f->rate * f->hop[i].coef;
 			}
 			hs_time d = hs_time_for(f->rem, f->rate);
 			f->t_fin = d > HS_TIME_MAX - now ? HS_TIME_MAX : now + d;
 			fh_set(m, id);
 			if (fabs(f->rate - f->old) > RATE_EPS * f->rate)
-				for (int i = 0; i < f->r->nl; i++) {
-					int l = f->r->link[i];
+				for (int i = 0; i < f->nl; i++) {
+					int l = f->hop[i].l;
 					if (m->lk[l].na < m->lk[l].n)
 						mark_dirty(m, l);
 				}
@@ -492,7 +507,7 @@ static void deliver(hs_engine *eng, void *ctx, uint64_t arg)
 {
 	(void)eng;
 	hs_net_model *m = ctx;
-	fflow *f = &m->fl[arg];
+	fcold *f = &m->fc[arg];
 	hs_net_done done = f->done;
 	void *c = f->ctx;
 	uint64_t a = f->arg;
@@ -509,18 +524,18 @@ static void deliver(hs_engine *eng, void *ctx, uint64_t arg)
 static void unlink_flow(hs_net_model *m, int id)
 {
 	fflow *f = &m->fl[id];
-	for (int i = 0; i < f->r->nl; i++) {
-		int l = f->r->link[i];
+	for (int i = 0; i < f->nl; i++) {
+		int l = f->hop[i].l;
 		flink *k = &m->lk[l];
-		int p = f->lpos[i];
+		int p = f->hop[i].pos;
 		if (k->load >= k->bw * (1 - 1e-6))
 			mark_dirty(m, l);
-		k->load -= f->rate * f->r->coef[i];
+		k->load -= f->rate * f->hop[i].coef;
 		if (k->load < 0 || k->n == 1)
 			k->load = 0;
 		k->e[p] = k->e[--k->n];
 		if (p < k->n)
-			m->fl[k->e[p].f].lpos[k->e[p].i] = p;
+			m->fl[k->e[p].f].hop[k->e[p].i].pos = p;
 	}
 }
 
@@ -535,11 +550,11 @@ static void finish_event(hs_engine *eng, void *ctx, uint64_t arg)
 		fh_pop(m);
 		unlink_flow(m, id);
 		m->active--;
-		hs_engine_after(eng, m->fl[id].r->lat, deliver, m, (uint64_t)id);
-		/* may start flows (and move m->fl): nothing of this one is held across the call; new flows are
-		 * outside the finish heap until the recompute below rates them */
-		if (m->fl[id].sent)
-			m->fl[id].sent(m->fl[id].ctx, m->fl[id].arg);
+		hs_engine_after(eng, m->fc[id].r->lat, deliver, m, (uint64_t)id);
+		/* may start flows (and move m->fl, m->fc): nothing of this one is held across the call; new flows
+		 * are outside the finish heap until the recompute below rates them */
+		if (m->fc[id].sent)
+			m->fc[id].sent(m->fc[id].ctx, m->fc[id].arg);
 	}
 	if (m->ndirty)
 		recompute(m);
@@ -553,33 +568,34 @@ static void start(hs_net_model *m, const hs_route *r, double bytes, hs_net_done 
 	int id;
 	if (m->free_head >= 0) {
 		id = m->free_head;
-		m->free_head = m->fl[id].next_free;
+		m->free_head = m->fc[id].next_free;
 	} else {
 		hs_xgrow(&m->fl, &m->capfl, m->nfl + 1, sizeof *m->fl);
+		hs_xgrow(&m->fc, &m->capfc, m->nfl + 1, sizeof *m->fc);
 		id = (int)m->nfl++;
-		m->fl[id].lpos = NULL;
-		m->fl[id].lcap = 0;
+		m->fl[id].hop = NULL;
+		m->fl[id].hcap = 0;
 	}
 	fflow *f = &m->fl[id];
-	if (f->lcap < r->nl) {
-		f->lpos = hs_xrealloc(f->lpos, (size_t)r->nl * sizeof *f->lpos);
-		f->lcap = r->nl;
+	if (f->hcap < r->nl) {
+		f->hop = hs_xrealloc(f->hop, (size_t)r->nl * sizeof *f->hop);
+		f->hcap = r->nl;
 	}
-	f->r = r;
+	f->nl = r->nl;
 	f->rem = bytes;
 	f->rate = 0;
 	f->t_upd = hs_engine_now(m->eng);
 	f->t_fin = HS_TIME_MAX;
 	f->hpos = -1;
 	f->mark = 0;
-	f->sent = sent, f->done = done, f->ctx = ctx, f->arg = arg;
+	m->fc[id] = (fcold){r, sent, done, ctx, arg, -1};
 	for (int i = 0; i < r->nl; i++) {
 		flink *k = &m->lk[r->link[i]];
 		if (k->n == k->cap) {
 			k->cap = k->cap ? 2 * k->cap : 4;
 			k->e = hs_xrealloc(k->e, (size_t)k->cap * sizeof *k->e);
 		}
-		f->lpos[i] = k->n;
+		f->hop[i] = (fhop){r->link[i], k->n, r->coef[i]};
 		k->e[k->n++] = (fent){0, id, i, 0};
 		mark_dirty(m, r->link[i]);
 	}
