@@ -412,10 +412,15 @@ static void recompute(hs_net_model *m)
 		/* flows outside A keep their rates: what they use is not available */
 		for (size_t i = 0; i < m->ninv; i++) {
 			flink *k = &m->lk[m->inv[i]];
-			if (k->na < k->n)
+			if (k->na < k->n) {
+				double res = k->res;
+				const fent *e = k->e;
+				unsigned st = m->stamp;
 				for (int j = 0; j < k->n; j++)
-					if (k->e[j].stamp != m->stamp)
-						k->res -= k->e[j].rc;
+					if (e[j].stamp != st)
+						res -= e[j].rc;
+				k->res = res;
+			}
 		}
 		lh_build(m);
 		/* progressive filling, until every flow of A is frozen (the links left then carry none) */
