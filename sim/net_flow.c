@@ -29,27 +29,32 @@
 /* Relative rate change below which a flow counts as unchanged (double rounding). */
 #define RATE_EPS 1e-9
 
-/* A link's entry for one of its flows. The entry carries what a recompute reads of every flow on an
- * involved link: what the flow puts on the link (rc) and whether it is in this round's set A (stamp), so
- * the scan over a link's flows stays in the link's own array instead of visiting each flow (a link of a
- * 64-rank all-to-all carries hundreds of flows, a few of them in A: that scan was half the run time). */
 typedef struct fent {
-	double rc;      /* the flow's rate x its coefficient on this link (bytes/ps) */
-	int f;          /* flow */
-	int i;          /* index in the flow's route */
-	unsigned stamp; /* == the model's stamp: the flow is in this round's A */
+	int f; /* flow */
+	int i; /* index in the flow's route */
 } fent;
+
+/* A link's load, what its flows put on it (rate x coefficient), is kept as an exact sum of integers: each
+ * flow's part rounded to a quantum of the link's bandwidth / 2^50 (about 1e-15 of it; QUANT_BITS), so
+ * that sum never drifts and does not depend on the order flows came and went. What flows outside a
+ * recompute's set A use is then the load less A's parts, without visiting the other flows: a link of a
+ * 64-rank all-to-all carries hundreds of flows, a few of them in A, and that visit was half the run time.
+ * Headroom: a load up to 2^12 times the bandwidth fits (a valid allocation stays within 1). */
+#define QUANT_BITS 50
 
 typedef struct flink {
 	fent *e;
 	int n, cap;
-	double bw;   /* bytes/ps */
+	double bw;      /* bytes/ps */
+	double scale;   /* quanta per byte/ps: 2^QUANT_BITS / bw rounded to a power of 2 (exact inverse) */
+	int64_t load;   /* sum over its flows of part() */
+	int64_t sat;    /* load from which the link counts as saturated: bw (1 - 1e-6) */
 	/* recompute scratch */
 	double res, w;
-	int hpos;    /* -2: not involved; -1: involved, not in heap; >= 0 heap position */
-	int na;      /* entries of flows in A */
+	int64_t aload;  /* sum of part() over its flows in A */
+	int hpos;       /* -2: not involved; -1: involved, not in heap; >= 0 heap position */
+	int na;         /* entries of flows in A */
 	int dirty;
-	double load; /* sum over its flows of rate x coefficient (bytes/ps), kept up to date */
 } flink;
 
 /* One link of a flow's route, copied from the route with the flow's place in that link's entries: the loops
@@ -109,7 +114,6 @@ struct hs_net_model {
 	int nlh;
 	fhent *fh;          /* finish heap */
 	size_t nfh, capfh;
-	unsigned stamp;     /* round number, for fent.stamp */
 	int ev_pending, rc_pending;
 	hs_time ev_t;
 	hs_event_id ev;
@@ -301,7 +305,10 @@ static hs_net_model *create(const hs_topo *t, hs_engine *eng, hs_err *err)
 	m->nlk = hs_topo_nlinks(t);
 	m->lk = hs_xcalloc((size_t)(m->nlk ? m->nlk : 1), sizeof *m->lk);
 	for (int l = 0; l < m->nlk; l++) {
-		m->lk[l].bw = hs_topo_link(t, l)->bw;
+		flink *k = &m->lk[l];
+		k->bw = hs_topo_link(t, l)->bw;
+		k->scale = k->bw > 0 ? ldexp(1, QUANT_BITS - ilogb(k->bw)) : 1;
+		k->sat = (int64_t)(k->bw * (1 - 1e-6) * k->scale);
 		m->lk[l].hpos = -2;
 	}
 	m->dirty = hs_xmalloc((size_t)(m->nlk ? m->nlk : 1) * sizeof *m->dirty);
@@ -328,6 +335,12 @@ static void destroy(hs_net_model *m)
 	free(m->lh);
 	free(m->fh);
 	free(m);
+}
+
+/* A flow's part of a link's load, in quanta, rounded to nearest (inline, where llrint is a call). */
+static int64_t part(const flink *k, double rate, double coef)
+{
+	return (int64_t)(rate * coef * k->scale + 0.5);
 }
 
 static void mark_dirty(hs_net_model *m, int l)
@@ -362,6 +375,7 @@ static void involve(hs_net_model *m, int l)
 	k->hpos = -1;
 	k->res = k->bw;
 	k->w = 0;
+	k->aload = 0;
 	k->na = 0;
 	m->inv[m->ninv++] = l;
 }
@@ -370,12 +384,6 @@ static void recompute(hs_net_model *m)
 {
 	hs_time now = hs_engine_now(m->eng);
 	for (int round = 0; round < MAX_ROUNDS && m->ndirty; round++) {
-		if (++m->stamp == 0) { /* wrapped: no entry may keep a stamp from 2^32 rounds ago */
-			for (int l = 0; l < m->nlk; l++)
-				for (int j = 0; j < m->lk[l].n; j++)
-					m->lk[l].e[j].stamp = 0;
-			m->stamp = 1;
-		}
 		/* A: the flows on dirty links */
 		m->naff = 0;
 		for (int d = 0; d < m->ndirty; d++) {
@@ -406,21 +414,14 @@ static void recompute(hs_net_model *m)
 				involve(m, l);
 				m->lk[l].w += f->hop[i].coef;
 				m->lk[l].na++;
-				m->lk[l].e[f->hop[i].pos].stamp = m->stamp;
+				m->lk[l].aload += part(&m->lk[l], f->rate, f->hop[i].coef);
 			}
 		}
 		/* flows outside A keep their rates: what they use is not available */
 		for (size_t i = 0; i < m->ninv; i++) {
 			flink *k = &m->lk[m->inv[i]];
-			if (k->na < k->n) {
-				double res = k->res;
-				const fent *e = k->e;
-				unsigned st = m->stamp;
-				for (int j = 0; j < k->n; j++)
-					if (e[j].stamp != st)
-						res -= e[j].rc;
-				k->res = res;
-			}
+			if (k->na < k->n)
+				k->res = k->bw - (double)(k->load - k->aload) / k->scale;
 		}
 		lh_build(m);
 		/* progressive filling, until every flow of A is frozen (the links left then carry none) */
@@ -468,8 +469,7 @@ static void recompute(hs_net_model *m)
 				continue;
 			for (int i = 0; i < f->nl; i++) {
 				flink *k = &m->lk[f->hop[i].l];
-				k->load += (f->rate - f->old) * f->hop[i].coef;
-				k->e[f->hop[i].pos].rc = f->rate * f->hop[i].coef;
+				k->load += part(k, f->rate, f->hop[i].coef) - part(k, f->old, f->hop[i].coef);
 			}
 			hs_time d = hs_time_for(f->rem, f->rate);
 			f->t_fin = d > HS_TIME_MAX - now ? HS_TIME_MAX : now + d;
@@ -533,11 +533,9 @@ static void unlink_flow(hs_net_model *m, int id)
 		int l = f->hop[i].l;
 		flink *k = &m->lk[l];
 		int p = f->hop[i].pos;
-		if (k->load >= k->bw * (1 - 1e-6))
+		if (k->load >= k->sat)
 			mark_dirty(m, l);
-		k->load -= f->rate * f->hop[i].coef;
-		if (k->load < 0 || k->n == 1)
-			k->load = 0;
+		k->load -= part(k, f->rate, f->hop[i].coef);
 		k->e[p] = k->e[--k->n];
 		if (p < k->n)
 			m->fl[k->e[p].f].hop[k->e[p].i].pos = p;
@@ -601,7 +599,7 @@ static void start(hs_net_model *m, const hs_route *r, double bytes, hs_net_done 
 			k->e = hs_xrealloc(k->e, (size_t)k->cap * sizeof *k->e);
 		}
 		f->hop[i] = (fhop){r->link[i], k->n, r->coef[i]};
-		k->e[k->n++] = (fent){0, id, i, 0};
+		k->e[k->n++] = (fent){id, i};
 		mark_dirty(m, r->link[i]);
 	}
 	m->active++;
