@@ -77,7 +77,7 @@ typedef struct fflow {
 } fflow;
 
 typedef struct fcold {
-	const hs_route *r;
+	hs_time lat; /* the route's */
 	hs_net_done sent, done;
 	void *ctx;
 	uint64_t arg;
@@ -240,36 +240,44 @@ static int lh_next(hs_net_model *m, double *x)
 
 /* ---- finish heap ---- */
 
-static void fh_swap(hs_net_model *m, size_t a, size_t b)
+/* 4-ary and sifted by a moving hole, as the link heap (each move writes a flow's heap position, a cache
+ * miss into the flow array). Ties go to the lower flow id, so flows finishing together leave in one order
+ * whatever the heap's shape. */
+#define FH_D 4
+
+static int fh_less(const fhent *x, const fhent *y)
 {
-	fhent x = m->fh[a];
-	m->fh[a] = m->fh[b], m->fh[b] = x;
-	m->fl[m->fh[a].f].hpos = (int)a, m->fl[x.f].hpos = (int)b;
+	return x->t < y->t || (x->t == y->t && x->f < y->f);
 }
 
-static int fh_less(const hs_net_model *m, size_t a, size_t b)
+static void fh_put(hs_net_model *m, size_t i, fhent e)
 {
-	const fhent *x = &m->fh[a], *y = &m->fh[b];
-	return x->t < y->t || (x->t == y->t && x->f < y->f);
+	m->fh[i] = e;
+	m->fl[e.f].hpos = (int)i;
 }
 
 static void fh_fix(hs_net_model *m, size_t i)
 {
-	while (i > 0 && fh_less(m, i, (i - 1) / 2)) {
-		fh_swap(m, i, (i - 1) / 2);
-		i = (i - 1) / 2;
+	fhent x = m->fh[i];
+	size_t i0 = i;
+	while (i > 0 && fh_less(&x, &m->fh[(i - 1) / FH_D])) {
+		fh_put(m, i, m->fh[(i - 1) / FH_D]);
+		i = (i - 1) / FH_D;
 	}
-	for (;;) {
-		size_t a = 2 * i + 1, b = a + 1, s = i;
-		if (a < m->nfh && fh_less(m, a, s))
-			s = a;
-		if (b < m->nfh && fh_less(m, b, s))
-			s = b;
-		if (s == i)
-			return;
-		fh_swap(m, i, s);
-		i = s;
-	}
+	if (i == i0)
+		for (;;) {
+			size_t c = FH_D * i + 1, end = c + FH_D < m->nfh ? c + FH_D : m->nfh, s = c;
+			if (c >= m->nfh)
+				break;
+			for (size_t j = c + 1; j < end; j++)
+				if (fh_less(&m->fh[j], &m->fh[s]))
+					s = j;
+			if (!fh_less(&m->fh[s], &x))
+				break;
+			fh_put(m, i, m->fh[s]);
+			i = s;
+		}
+	fh_put(m, i, x);
 }
 
 static void fh_set(hs_net_model *m, int f)
@@ -289,7 +297,6 @@ static void fh_pop(hs_net_model *m)
 	m->nfh--;
 	if (m->nfh) {
 		m->fh[0] = m->fh[m->nfh];
-		m->fl[m->fh[0].f].hpos = 0;
 		fh_fix(m, 0);
 	}
 }
@@ -553,7 +560,7 @@ static void finish_event(hs_engine *eng, void *ctx, uint64_t arg)
 		fh_pop(m);
 		unlink_flow(m, id);
 		m->active--;
-		hs_engine_after(eng, m->fc[id].r->lat, deliver, m, (uint64_t)id);
+		hs_engine_after(eng, m->fc[id].lat, deliver, m, (uint64_t)id);
 		/* may start flows (and move m->fl, m->fc): nothing of this one is held across the call; new flows
 		 * are outside the finish heap until the recompute below rates them */
 		if (m->fc[id].sent)
@@ -591,7 +598,7 @@ static void start(hs_net_model *m, const hs_route *r, double bytes, hs_net_done 
 	f->t_fin = HS_TIME_MAX;
 	f->hpos = -1;
 	f->mark = 0;
-	m->fc[id] = (fcold){r, sent, done, ctx, arg, -1};
+	m->fc[id] = (fcold){r->lat, sent, done, ctx, arg, -1};
 	for (int i = 0; i < r->nl; i++) {
 		flink *k = &m->lk[r->link[i]];
 		if (k->n == k->cap) {
