@@ -140,7 +140,8 @@ static double share(const hs_net_model *m, int l)
  * how the heap got there, so reorganising the heap work cannot move a result. */
 static int lh_less(const lhent *a, const lhent *b)
 {
-	return a->key < b->key || (a->key == b->key && a->l < b->l);
+	/* without branches: which of two shares is less is a coin toss the predictor loses */
+	return (a->key < b->key) | ((a->key == b->key) & (a->l < b->l));
 }
 
 /* A 4-ary heap (half the depth of a binary one; the children of an entry share a cache line or two), sifted
@@ -171,8 +172,7 @@ static void lh_down(hs_net_model *m, int i)
 		if (c >= m->nlh)
 			break;
 		for (int j = c + 1; j < end; j++)
-			if (lh_less(&m->lh[j], &m->lh[s]))
-				s = j;
+			s = lh_less(&m->lh[j], &m->lh[s]) ? j : s;
 		if (!lh_less(&m->lh[s], &x))
 			break;
 		lh_put(m, i, m->lh[s]);
