@@ -16,6 +16,7 @@
  * event per flow at finish + route latency, which calls the flow's callback. A finished flow releases its
  * links at the finish, where the sender hears of it (the `sent` callback, called from the finish event so
  * that what it starts joins that instant's recompute); its last byte arrives one route latency later. */
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,8 @@ typedef struct flink {
 	int hpos;       /* -2: not involved; -1: involved, not in heap; >= 0 heap position */
 	int na;         /* entries of flows in A */
 	int dirty;
+	int twin;       /* >= 0: carries exactly the flows of that link, at its bandwidth (find_twins); no flow
+	                 * enters this one */
 } flink;
 
 /* One link of a flow's route, copied from the route with the flow's place in that link's entries: the loops
@@ -303,6 +306,48 @@ static void fh_pop(hs_net_model *m)
 
 /* ---- model ---- */
 
+/* A NIC joined to one GPU and one switch (a NIC per GPU, as on rail-optimised and fat-tree clusters)
+ * relays every path that enters it to its other side: no route starts or ends at a NIC, and routes are
+ * simple paths. So GPU->NIC and NIC->switch carry the same flows with the same coefficients, as do
+ * switch->NIC and NIC->GPU, and where the two have one bandwidth they always have one share: the lower
+ * id leaves the link heap first and the other, its flows all frozen, never binds. The higher id is left
+ * out of every flow (a quarter of an inter-node flow's links, with the heap work of each tie). */
+static void find_twins(hs_net_model *m)
+{
+	const hs_topo *t = m->t;
+	int nv = hs_topo_nvertices(t);
+	int *nin = hs_xcalloc((size_t)nv, sizeof *nin), *nout = hs_xcalloc((size_t)nv, sizeof *nout);
+	int(*in)[2] = hs_xmalloc((size_t)nv * sizeof *in), (*out)[2] = hs_xmalloc((size_t)nv * sizeof *out);
+	for (int l = 0; l < m->nlk; l++) {
+		const hs_link *L = hs_topo_link(t, l);
+		if (nin[L->to] < 2)
+			in[L->to][nin[L->to]] = l;
+		nin[L->to]++;
+		if (nout[L->from] < 2)
+			out[L->from][nout[L->from]] = l;
+		nout[L->from]++;
+	}
+	for (int v = 0; v < nv; v++) {
+		if (hs_topo_vkind(t, v) != HS_V_NIC || nin[v] != 2 || nout[v] != 2)
+			continue;
+		int a = hs_topo_link(t, in[v][0])->from, b = hs_topo_link(t, in[v][1])->from;
+		if (a == b)
+			continue;
+		for (int i = 0; i < 2; i++) {
+			int li = in[v][i], from = hs_topo_link(t, li)->from;
+			/* the way out to the other neighbour */
+			int lo = hs_topo_link(t, out[v][0])->to != from ? out[v][0] : out[v][1];
+			if (hs_topo_link(t, lo)->to == from || m->lk[li].bw != m->lk[lo].bw)
+				continue;
+			if (li < lo)
+				m->lk[lo].twin = li;
+			else
+				m->lk[li].twin = lo;
+		}
+	}
+	free(nin), free(nout), free(in), free(out);
+}
+
 static hs_net_model *create(const hs_topo *t, hs_engine *eng, hs_err *err)
 {
 	(void)err;
@@ -316,12 +361,14 @@ static hs_net_model *create(const hs_topo *t, hs_engine *eng, hs_err *err)
 		k->bw = hs_topo_link(t, l)->bw;
 		k->scale = k->bw > 0 ? ldexp(1, QUANT_BITS - ilogb(k->bw)) : 1;
 		k->sat = (int64_t)(k->bw * (1 - 1e-6) * k->scale);
+		k->twin = -1;
 		m->lk[l].hpos = -2;
 	}
 	m->dirty = hs_xmalloc((size_t)(m->nlk ? m->nlk : 1) * sizeof *m->dirty);
 	m->inv = hs_xmalloc((size_t)(m->nlk ? m->nlk : 1) * sizeof *m->inv);
 	m->lh = hs_xmalloc((size_t)(m->nlk ? m->nlk : 1) * sizeof *m->lh);
 	m->free_head = -1;
+	find_twins(m);
 	return m;
 }
 
@@ -595,7 +642,6 @@ static void start(hs_net_model *m, const hs_route *r, double bytes, hs_net_done 
 		f->hop = hs_xrealloc(f->hop, (size_t)r->nl * sizeof *f->hop);
 		f->hcap = r->nl;
 	}
-	f->nl = r->nl;
 	f->rem = bytes;
 	f->rate = 0;
 	f->t_upd = hs_engine_now(m->eng);
@@ -603,16 +649,27 @@ static void start(hs_net_model *m, const hs_route *r, double bytes, hs_net_done 
 	f->hpos = -1;
 	f->mark = 0;
 	m->fc[id] = (fcold){r->lat, sent, done, ctx, arg, -1};
+	int n = 0;
 	for (int i = 0; i < r->nl; i++) {
 		flink *k = &m->lk[r->link[i]];
+		if (k->twin >= 0) {
+			/* links ascend, so the twin, of lower id, is in already */
+			int j = n;
+			while (j > 0 && f->hop[j - 1].l != k->twin)
+				j--;
+			assert(j > 0 && "a NIC's twin links are crossed together");
+			continue;
+		}
 		if (k->n == k->cap) {
 			k->cap = k->cap ? 2 * k->cap : 4;
 			k->e = hs_xrealloc(k->e, (size_t)k->cap * sizeof *k->e);
 		}
-		f->hop[i] = (fhop){r->link[i], k->n, r->coef[i]};
-		k->e[k->n++] = (fent){id, i};
+		f->hop[n] = (fhop){r->link[i], k->n, r->coef[i]};
+		k->e[k->n++] = (fent){id, n};
 		mark_dirty(m, r->link[i]);
+		n++;
 	}
+	f->nl = n;
 	m->active++;
 	want_recompute(m);
 }
