@@ -68,16 +68,28 @@ typedef struct fhop {
 	double coef; /* fraction of the flow's bytes on the link */
 } fhop;
 
-/* What a recompute reads and writes of a flow, 64 bytes; the rest lives apart (fcold). */
+/* Hops kept in the flow's own record: an inter-node flow of a fat-tree or rail-optimised cluster has 4 to
+ * 6 after twins (find_twins); a longer route (one split over rails) keeps its hops in `ext`. */
+#define NHOP_IN 8
+
+/* What a recompute reads and writes of a flow: 64 bytes, then its hops, on cache lines of their own (the
+ * flow array is aligned to 64 bytes). The hops were a separate allocation, a cache miss of their own each
+ * time a flow was visited or an entry of a link moved. The rest lives apart (fcold). */
 typedef struct fflow {
 	double rem, rate;
 	double old;   /* rate before this round */
 	hs_time t_upd, t_fin;
-	fhop *hop;    /* [nl] */
-	int nl, hcap; /* hops, and room in hop */
+	fhop *ext;    /* [xcap] hops when nl > NHOP_IN */
+	int nl, xcap;
 	int hpos;     /* finish heap position, -1 */
 	int mark;     /* 0 not in A; 1 in A, unfrozen; 2 in A, frozen */
+	fhop in[NHOP_IN];
 } fflow;
+
+static fhop *hops(fflow *f)
+{
+	return f->nl <= NHOP_IN ? f->in : f->ext;
+}
 
 typedef struct fcold {
 	hs_time lat; /* the route's */
@@ -104,7 +116,8 @@ struct hs_net_model {
 	hs_engine *eng;
 	flink *lk;
 	int nlk;
-	fflow *fl;
+	fflow *fl;          /* aligned to 64 bytes inside flraw */
+	void *flraw;
 	fcold *fc;          /* [nfl], beside fl */
 	size_t nfl, capfl, capfc, active;
 	int free_head;
@@ -379,9 +392,9 @@ static void destroy(hs_net_model *m)
 	for (int l = 0; l < m->nlk; l++)
 		free(m->lk[l].e);
 	for (size_t i = 0; i < m->nfl; i++)
-		free(m->fl[i].hop);
+		free(m->fl[i].ext);
 	free(m->lk);
-	free(m->fl);
+	free(m->flraw);
 	free(m->fc);
 	free(m->dirty);
 	free(m->aff);
@@ -463,12 +476,13 @@ static void recompute(hs_net_model *m)
 				f->rem = 0;
 			f->t_upd = now;
 			f->old = f->rate;
+			const fhop *h = hops(f);
 			for (int i = 0; i < f->nl; i++) {
-				int l = f->hop[i].l;
+				int l = h[i].l;
 				involve(m, l);
-				m->lk[l].w += f->hop[i].coef;
+				m->lk[l].w += h[i].coef;
 				m->lk[l].na++;
-				m->lk[l].aload += part(&m->lk[l], f->rate, f->hop[i].coef);
+				m->lk[l].aload += part(&m->lk[l], f->rate, h[i].coef);
 			}
 		}
 		/* flows outside A keep their rates: what they use is not available */
@@ -492,15 +506,16 @@ static void recompute(hs_net_model *m)
 				unfrozen--;
 				/* a flow squeezed to nothing by rounding still creeps forward until the next change */
 				f->rate = x > 1e-15 * k->bw ? x : 1e-15 * k->bw;
+				const fhop *h = hops(f);
 				for (int i = 0; i < f->nl; i++) {
-					int ml = f->hop[i].l;
+					int ml = h[i].l;
 					flink *mk = &m->lk[ml];
 					/* w <= 1e-12: out of the filling; it stays in the heap until it reaches the top,
 					 * which it may never do */
 					if (ml == bl || mk->hpos < 0 || mk->w <= 1e-12)
 						continue;
-					mk->res -= x * f->hop[i].coef;
-					mk->w -= f->hop[i].coef;
+					mk->res -= x * h[i].coef;
+					mk->w -= h[i].coef;
 					if (mk->w > 1e-12) {
 						double y = share(m, ml);
 						if (y < m->lh[mk->hpos].key) {
@@ -525,16 +540,17 @@ static void recompute(hs_net_model *m)
 				f->rate = f->old;
 				continue;
 			}
+			const fhop *h = hops(f);
 			for (int i = 0; i < f->nl; i++) {
-				flink *k = &m->lk[f->hop[i].l];
-				k->load += part(k, f->rate, f->hop[i].coef) - part(k, f->old, f->hop[i].coef);
+				flink *k = &m->lk[h[i].l];
+				k->load += part(k, f->rate, h[i].coef) - part(k, f->old, h[i].coef);
 			}
 			hs_time d = hs_time_for(f->rem, f->rate);
 			f->t_fin = d > HS_TIME_MAX - now ? HS_TIME_MAX : now + d;
 			fh_set(m, id);
 			if (fabs(f->rate - f->old) > RATE_EPS * f->rate)
 				for (int i = 0; i < f->nl; i++) {
-					int l = f->hop[i].l;
+					int l = h[i].l;
 					if (m->lk[l].na < m->lk[l].n)
 						mark_dirty(m, l);
 				}
@@ -587,16 +603,17 @@ static void deliver(hs_engine *eng, void *ctx, uint64_t arg)
 static void unlink_flow(hs_net_model *m, int id)
 {
 	fflow *f = &m->fl[id];
+	const fhop *h = hops(f);
 	for (int i = 0; i < f->nl; i++) {
-		int l = f->hop[i].l;
+		int l = h[i].l;
 		flink *k = &m->lk[l];
-		int p = f->hop[i].pos;
+		int p = h[i].pos;
 		if (k->load >= k->sat)
 			mark_dirty(m, l);
-		k->load -= part(k, f->rate, f->hop[i].coef);
+		k->load -= part(k, f->rate, h[i].coef);
 		k->e[p] = k->e[--k->n];
 		if (p < k->n)
-			m->fl[k->e[p].f].hop[k->e[p].i].pos = p;
+			hops(&m->fl[k->e[p].f])[k->e[p].i].pos = p;
 	}
 }
 
@@ -631,16 +648,28 @@ static void start(hs_net_model *m, const hs_route *r, double bytes, hs_net_done 
 		id = m->free_head;
 		m->free_head = m->fc[id].next_free;
 	} else {
-		hs_xgrow(&m->fl, &m->capfl, m->nfl + 1, sizeof *m->fl);
+		if (m->nfl == m->capfl) {
+			size_t cap = m->capfl ? 2 * m->capfl : 64;
+			void *raw = hs_xmalloc(cap * sizeof *m->fl + 63);
+			fflow *fl = (fflow *)(((uintptr_t)raw + 63) & ~(uintptr_t)63);
+			if (m->nfl)
+				memcpy(fl, m->fl, m->nfl * sizeof *fl);
+			free(m->flraw);
+			m->flraw = raw, m->fl = fl, m->capfl = cap;
+		}
 		hs_xgrow(&m->fc, &m->capfc, m->nfl + 1, sizeof *m->fc);
 		id = (int)m->nfl++;
-		m->fl[id].hop = NULL;
-		m->fl[id].hcap = 0;
+		m->fl[id].ext = NULL;
+		m->fl[id].xcap = 0;
 	}
 	fflow *f = &m->fl[id];
-	if (f->hcap < r->nl) {
-		f->hop = hs_xrealloc(f->hop, (size_t)r->nl * sizeof *f->hop);
-		f->hcap = r->nl;
+	fhop *h = f->in;
+	if (r->nl > NHOP_IN) {
+		if (f->xcap < r->nl) {
+			f->ext = hs_xrealloc(f->ext, (size_t)r->nl * sizeof *f->ext);
+			f->xcap = r->nl;
+		}
+		h = f->ext;
 	}
 	f->rem = bytes;
 	f->rate = 0;
@@ -655,7 +684,7 @@ static void start(hs_net_model *m, const hs_route *r, double bytes, hs_net_done 
 		if (k->twin >= 0) {
 			/* links ascend, so the twin, of lower id, is in already */
 			int j = n;
-			while (j > 0 && f->hop[j - 1].l != k->twin)
+			while (j > 0 && h[j - 1].l != k->twin)
 				j--;
 			assert(j > 0 && "a NIC's twin links are crossed together");
 			continue;
@@ -664,11 +693,13 @@ static void start(hs_net_model *m, const hs_route *r, double bytes, hs_net_done 
 			k->cap = k->cap ? 2 * k->cap : 4;
 			k->e = hs_xrealloc(k->e, (size_t)k->cap * sizeof *k->e);
 		}
-		f->hop[n] = (fhop){r->link[i], k->n, r->coef[i]};
+		h[n] = (fhop){r->link[i], k->n, r->coef[i]};
 		k->e[k->n++] = (fent){id, n};
 		mark_dirty(m, r->link[i]);
 		n++;
 	}
+	if (h != f->in && n <= NHOP_IN) /* twins left out made it short */
+		memcpy(f->in, h, (size_t)n * sizeof *h);
 	f->nl = n;
 	m->active++;
 	want_recompute(m);
