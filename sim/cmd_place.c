@@ -15,13 +15,14 @@
 #define MAXG 6 /* groups whose orders are searched; more keep the file's order */
 
 static const char *o_top;
-static int o_json;
+static int o_json, o_timing;
 static struct hs_strlist o_set;
 
 static const hs_opt place_opts[] = {
 	{HS_OPT_STRING, "top", 0, &o_top, "N", "print the N fastest placements (default 5)"},
 	{HS_OPT_FLAG, "json", 0, &o_json, NULL, "print one JSON object instead of text"},
 	{HS_OPT_LIST, "set", 's', &o_set, "KEY=VALUE", "override a scenario key before the search (repeatable)"},
+	{HS_OPT_FLAG, "timing", 0, &o_timing, NULL, "print the search's wall-clock time on stderr"},
 	{HS_OPT_END, NULL, 0, NULL, NULL, NULL},
 };
 
@@ -312,7 +313,7 @@ int cmd_place(int argc, char **argv)
 {
 	const char *pos[2];
 	o_top = NULL;
-	o_json = 0;
+	o_json = o_timing = 0;
 	int n = hs_opt_parse(&hs_usage_place, argc, argv, pos, 2);
 	if (n == -2)
 		return 0;
@@ -398,7 +399,9 @@ int cmd_place(int argc, char **argv)
 		}
 	} while (ng > 1 && next_perm(ord, ng));
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	double wall = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+	if (o_timing)
+		fprintf(stderr, "hetsim place: %s: searched in %.2f s wall\n", pos[0],
+			(double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
 	if (nc == 0) {
 		fprintf(stderr, "hetsim place: no placement of %s fits (%d invalid for the model, %d do not fit in memory)%s%s\n",
 			pos[0], invalid, nofit, nofit ? "; for example " : "", nofit ? first_nofit : first_invalid);
@@ -430,12 +433,12 @@ int cmd_place(int argc, char **argv)
 				   "\"bubble_s\":%.9g,\"exposed_comm_s\":%.9g,\"memory_peak_bytes\":%.9g}",
 				c->stages, c->bstage, c->bdev, c->bubble, c->exposed, c->mem_peak);
 		}
-		fprintf(f, "],\"wall_s\":%.3f}\n", wall);
+		fprintf(f, "]}\n");
 	} else {
 		fprintf(f, "placement search  %s: %s, %d GPUs in %d groups, global batch %lld\n", pos[0], in.model, in.ngpus,
 			in.ngroups, in.batch);
-		fprintf(f, "evaluated         %zu placements in %.2f s (%d invalid for the model, %d do not fit in memory)\n",
-			nc, wall, invalid, nofit);
+		fprintf(f, "evaluated         %zu placements (%d invalid for the model, %d do not fit in memory)\n",
+			nc, invalid, nofit);
 		if (have_given)
 			fprintf(f, "as given          TP %d PP %d DP %d: %.4f s per step (stages %s)\n", given.tp, given.pp,
 				given.dp, given.step, given.stages);

@@ -26,6 +26,13 @@ for s in tests/integration/*.sh; do
 		printf 'FAIL  %s\n%s\n' "$(basename "$s")" "$out"
 	fi
 done
+# golden outputs of every shipped scenario, byte for byte (tests/golden/run.sh --update regenerates them)
+if out=$(sh tests/golden/run.sh 2>&1); then
+	pass=$((pass + 1)); printf 'ok    golden (%s)\n' "$(echo "$out" | tail -1)"
+else
+	fail=$((fail + 1)); failed="$failed golden"
+	printf 'FAIL  golden\n%s\n' "$out"
+fi
 [ -n "$failed" ] && echo "failed:$failed"
 echo "tests: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

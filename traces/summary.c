@@ -112,7 +112,7 @@ static void text_diloco(FILE *f, const hs_sim *sim)
 		o.inner_s + o.sync_wan_s, o.sync_wan_s);
 }
 
-static void write_text(FILE *f, const hs_sim *sim, int detail, double wall_s)
+static void write_text(FILE *f, const hs_sim *sim, int detail)
 {
 	const hs_scenario *s = sim->s;
 	const hs_build *b = &sim->b;
@@ -203,11 +203,11 @@ static void write_text(FILE *f, const hs_sim *sim, int detail, double wall_s)
 		text_resilience(f, sim);
 	if (s->diloco.enabled)
 		text_diloco(f, sim);
-	fprintf(f, "\nsimulated %llu events (%llu tasks) in %.3f s\n", (unsigned long long)r->events,
-		(unsigned long long)r->tasks, wall_s);
+	fprintf(f, "\nsimulated %llu events (%llu tasks)\n", (unsigned long long)r->events,
+		(unsigned long long)r->tasks);
 }
 
-static void write_json(FILE *f, const hs_sim *sim, int detail, double wall_s)
+static void write_json(FILE *f, const hs_sim *sim, int detail)
 {
 	const hs_scenario *s = sim->s;
 	const hs_build *b = &sim->b;
@@ -337,7 +337,6 @@ static void write_json(FILE *f, const hs_sim *sim, int detail, double wall_s)
 		hs_json_end_obj(&j);
 	}
 	hs_json_kint(&j, "events", (long long)r->events);
-	hs_json_knum(&j, "wall_s", wall_s);
 	hs_json_end_obj(&j);
 }
 

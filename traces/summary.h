@@ -12,7 +12,7 @@
 
 typedef struct hs_summary_format {
 	const char *name;
-	void (*write)(FILE *f, const hs_sim *sim, int detail, double wall_s);
+	void (*write)(FILE *f, const hs_sim *sim, int detail); /* deterministic: no wall-clock figures */
 } hs_summary_format;
 
 const hs_summary_format *hs_summary_format_find(const char *name);

@@ -22,7 +22,7 @@ expect 3 "does not fit in memory: stage 0 needs" -- "$H" run $D/too-big.yaml
 # the default scenario runs; --set changes it; --json has the keys tools read
 expect 0 "step time" -- "$H" run scenarios/default.yaml
 out=$("$H" run scenarios/default.yaml --json) || { echo "FAIL: --json"; fail=1; }
-for k in step_time_s mfu hfu tokens_per_s memory_peak_bytes compute_s exposed_comm_s bubble_s events wall_s; do
+for k in step_time_s mfu hfu tokens_per_s memory_peak_bytes compute_s exposed_comm_s bubble_s events; do
 	printf '%s' "$out" | grep -q "\"$k\":" || { echo "FAIL: --json lacks $k"; fail=1; }
 done
 # determinism: the same scenario and seed give byte-identical text (wall time removed)
