@@ -1,5 +1,5 @@
 # hetsim build. `make` builds bin/hetsim; see README.md for the rest (`make help`).
-# Sources are found by wildcard: a new .c file in a library folder, tests/unit/test_*.c or bench/bench_*.c
+# Sources are found by wildcard: a new .c file in a library folder, tests/unit/<layer>/test_*.c or bench/bench_*.c
 # is built without editing this file.
 
 CC      ?= cc
@@ -18,18 +18,20 @@ endif
 LDLIBS  := -lyaml -lgsl -lgslcblas $(HDF5_LIBS) -lpthread -lm
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt)
 
-LIBDIRS := sim config models topology calib traces reports
-LIBSRC  := $(filter-out sim/main.c,$(wildcard $(addsuffix /*.c,$(LIBDIRS))))
+# The library's folders, bottom layer first (tools/check-layers.sh enforces the order; docs/architecture.md).
+LIBDIRS := sim/base config sim/engine topology calib models sim/coll sim/net sim/fabric sim/exec sim/study \
+	   traces reports sim/cli
+LIBSRC  := $(filter-out sim/cli/main.c,$(wildcard $(addsuffix /*.c,$(LIBDIRS))))
 LIBOBJ  := $(LIBSRC:%.c=$(BUILD)/%.o)
 LIB     := $(BUILD)/libhetsim.a
 HETSIM  := $(if $(filter build,$(BUILD)),bin/hetsim,$(BUILD)/bin/hetsim)
 
-TESTSRC := $(wildcard tests/unit/test_*.c)
-TESTBIN := $(TESTSRC:tests/unit/%.c=$(BUILD)/tests/%)
+TESTSRC := $(wildcard tests/unit/*/test_*.c)
+TESTBIN := $(addprefix $(BUILD)/tests/,$(notdir $(TESTSRC:.c=)))
 BENCHSRC := $(wildcard bench/bench_*.c)
 BENCHBIN := $(BENCHSRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps test check-asan demo bench kernels fuzz clean help tests
+.PHONY: all deps test check-asan check-layers golden golden-update demo bench kernels fuzz clean help tests
 all: $(HETSIM)
 
 help:
@@ -37,6 +39,9 @@ help:
 	@echo "make demo       install missing packages, build, run scenarios/default.yaml"
 	@echo "make test       install missing packages, build, run every test"
 	@echo "make check-asan the tests under AddressSanitizer and UndefinedBehaviorSanitizer"
+	@echo "make check-layers  fail when a folder includes a folder above it (tools/check-layers.sh)"
+	@echo "make golden     compare every shipped scenario's output with tests/golden/expected/"
+	@echo "make golden-update  rewrite those outputs (review the diff before committing)"
 	@echo "make bench      benchmarks (engine hold model, ...)"
 	@echo "make fuzz       build libFuzzer harnesses with clang and run each briefly"
 	@echo "make kernels    CUDA microbenchmarks, where nvcc exists"
@@ -53,24 +58,39 @@ $(LIB): $(LIBOBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(HETSIM): $(BUILD)/sim/main.o $(LIB)
+$(HETSIM): $(BUILD)/sim/cli/main.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDSAN) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDSAN) $(CHECK_LIBS) $(LDLIBS)
+# A unit test lives in tests/unit/<layer>/ and builds to $(BUILD)/tests/<name>: one rule per test, so its
+# dependency file (-MMD) names the headers it includes and touching one rebuilds the test.
+define test_rule
+$(BUILD)/tests/$(notdir $(1:.c=)): $(1) $(LIB)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(ALL_CFLAGS) -MF $$@.d -o $$@ $$< $$(LIB) $$(LDSAN) $$(CHECK_LIBS) $$(LDLIBS)
+endef
+$(foreach t,$(TESTSRC),$(eval $(call test_rule,$(t))))
 
 $(BUILD)/bench/%: bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDSAN) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -MF $@.d -o $@ $< $(LIB) $(LDSAN) $(LDLIBS)
 
 tests: $(HETSIM) $(TESTBIN)
 
 test:
 	@tools/deps.sh
+	@tools/check-layers.sh
 	@$(MAKE) --no-print-directory tests
 	@HETSIM=$(HETSIM) BUILD=$(BUILD) tests/run.sh
+
+check-layers:
+	@tools/check-layers.sh
+
+golden: $(HETSIM)
+	@HETSIM=$(HETSIM) tests/golden/run.sh
+
+golden-update: $(HETSIM)
+	@HETSIM=$(HETSIM) tests/golden/run.sh --update
 
 check-asan:
 	@tools/deps.sh
@@ -93,4 +113,4 @@ kernels:
 clean:
 	rm -rf build build-asan build-fuzz bin
 
--include $(LIBOBJ:.o=.d) $(BUILD)/sim/main.d
+-include $(LIBOBJ:.o=.d) $(BUILD)/sim/cli/main.d $(TESTBIN:=.d) $(BENCHBIN:=.d)

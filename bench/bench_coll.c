@@ -14,8 +14,8 @@
 #include <time.h>
 
 #include "config/yaml.h"
-#include "sim/engine.h"
-#include "sim/net.h"
+#include "sim/engine/engine.h"
+#include "sim/net/net.h"
 #include "topology/cluster.h"
 
 static double now_s(void)

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "sim/engine.h"
+#include "sim/engine/engine.h"
 
 #define NINC (1u << 20)
 static hs_time *inc; /* exponential increments, mean 1 us, drawn once */

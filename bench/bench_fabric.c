@@ -5,7 +5,7 @@
 #include <time.h>
 
 #include "config/yaml.h"
-#include "sim/fabric_exp.h"
+#include "sim/fabric/fabric_exp.h"
 
 static double now_s(void)
 {

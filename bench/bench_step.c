@@ -1,5 +1,5 @@
 /* One training step of Llama-3.1-405B on 16,384 H100s (TP 8, PP 16, DP 128, seq 8192, global batch 2048),
- * built (models/build.c) and simulated (sim/exec.c), as issue 4 asks: at analytical fidelity under 1 s, at flow
+ * built (models/build.c) and simulated (sim/exec/exec.c), as issue 4 asks: at analytical fidelity under 1 s, at flow
  * fidelity under 60 s, both under 4 GiB of peak RSS (getrusage). Three runs: analytical with symmetry (one
  * representative rank per pipeline stage, the default), analytical with every data-parallel replica simulated
  * (2,048 representatives whose gradient collectives rendezvous), and flow (the data-parallel collectives and
@@ -12,9 +12,9 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "config/scenario.h"
+#include "sim/study/scenario.h"
 #include "models/build.h"
-#include "sim/exec.h"
+#include "sim/exec/exec.h"
 
 static const char *scn =
 	"name: llama3.1-405b-16k-h100\n"

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sim/sweep.h"
+#include "sim/study/sweep.h"
 
 static const char *base =
 	"name: llama3-70b-1024xh100\n"

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "calib/profile_int.h"
-#include "sim/alloc.h"
+#include "sim/base/alloc.h"
 
 /* ---- shared tools ---- */
 

@@ -12,7 +12,7 @@
 
 #include "calib/jsonl.h"
 #include "calib/profile.h"
-#include "sim/err.h"
+#include "sim/base/err.h"
 #include "topology/device.h"
 
 typedef struct hs_fit_resid {

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/alloc.h"
-#include "sim/file.h"
+#include "sim/base/alloc.h"
+#include "sim/base/file.h"
 
 struct lex {
 	const char *s, *end, *line_start;

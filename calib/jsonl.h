@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "sim/err.h"
+#include "sim/base/err.h"
 
 typedef struct hs_jfield {
 	char *key;

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "calib/fit.h"
-#include "sim/alloc.h"
+#include "sim/base/alloc.h"
 
 #define MAXTOK 32
 

@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "sim/err.h"
+#include "sim/base/err.h"
 
 typedef struct hs_nccl_row {
 	double bytes, count;

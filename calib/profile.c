@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "config/cfg.h"
-#include "sim/alloc.h"
+#include "sim/base/alloc.h"
 
 hs_profile *hs_profile_new(void)
 {

@@ -7,8 +7,8 @@
 #ifndef HS_PROFILE_H
 #define HS_PROFILE_H
 
-#include "sim/dtype.h"
-#include "sim/err.h"
+#include "sim/base/dtype.h"
+#include "sim/base/err.h"
 #include "config/yaml.h"
 #include "topology/device.h"
 

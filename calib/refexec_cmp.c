@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/alloc.h"
+#include "sim/base/alloc.h"
 
 static void add(hs_refexec_cmp *c, const char *kind, const char *label, double pred, double meas)
 {
@@ -19,7 +19,7 @@ static void add(hs_refexec_cmp *c, const char *kind, const char *label, double p
 	r->measured = meas;
 }
 
-/* The profile's time of one op, as sim/exec.c charges it (comm ops: not here). */
+/* The profile's time of one op, as sim/exec/exec.c charges it (comm ops: not here). */
 static double op_pred(const hs_profile *p, const hsg_op *o, double scale)
 {
 	switch (o->kind) {

@@ -2,7 +2,7 @@
  *
  * Per task: the graph file's pred_s (what `hetsim export-graph` predicted) against refexec's refexec_task
  * t_med, matched by task id; the step: the graph's step_pred_s against refexec_step t_med. With a profile, per
- * op as well: refexec_op t_med against the profile's time for the op (as sim/exec.c charges it: GEMM, attention
+ * op as well: refexec_op t_med against the profile's time for the op (as sim/exec/exec.c charges it: GEMM, attention
  * and memory-bound curves; a compute task's scale shrinks the op). Rows whose prediction or measurement is not
  * positive (a collective over a group of one) are left out. Library code: it never prints. */
 #ifndef HS_REFEXEC_CMP_H
@@ -13,7 +13,7 @@
 #include "calib/jsonl.h"
 #include "calib/profile.h"
 #include "kernels/graph_reader.h"
-#include "sim/err.h"
+#include "sim/base/err.h"
 
 typedef struct hs_refexec_row {
 	char kind[8];    /* "task", "op", "step" */

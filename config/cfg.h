@@ -11,7 +11,7 @@
 
 #include "config/units.h"
 #include "config/yaml.h"
-#include "sim/err.h"
+#include "sim/base/err.h"
 
 /* Format an error at node `n`: "file:line:col: path.key: message". Returns -1. */
 int hs_cfg_err(const hs_ynode *n, hs_err *err, const char *path, const char *key, const char *fmt, ...)

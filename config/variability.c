@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "config/cfg.h"
-#include "sim/alloc.h"
+#include "sim/base/alloc.h"
 
 static const char *const keys[] = {"steps", "noise", "slowdown", "throttle", NULL};
 static const char *const noise_keys[] = {"distribution", "cv", NULL};

@@ -5,7 +5,7 @@
 #define HS_VARIABILITY_H
 
 #include "config/yaml.h"
-#include "sim/err.h"
+#include "sim/base/err.h"
 
 enum hs_noise_dist { HS_NOISE_NONE, HS_NOISE_LOGNORMAL, HS_NOISE_GAMMA };
 

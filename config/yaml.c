@@ -6,8 +6,8 @@
 #include <string.h>
 #include <yaml.h>
 
-#include "sim/alloc.h"
-#include "sim/file.h"
+#include "sim/base/alloc.h"
+#include "sim/base/file.h"
 
 /* Nodes are allocated in one list owned by the document and freed together. */
 struct hs_ydoc {

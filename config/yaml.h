@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "sim/err.h"
+#include "sim/base/err.h"
 
 enum hs_ykind { HS_Y_SCALAR, HS_Y_MAP, HS_Y_SEQ };
 

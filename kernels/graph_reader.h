@@ -5,7 +5,7 @@
  * array of dependencies that tasks index. Task ids are dense and in file order, and every dependency names an
  * earlier task, so file order is a topological order.
  *
- * The enum values below equal hetsim's (models/graph.h, models/ops.h, sim/dtype.h); tests/unit/test_graph_io.c
+ * The enum values below equal hetsim's (models/graph.h, models/ops.h, sim/base/dtype.h); tests/unit/traces/test_graph_io.c
  * checks that they stay equal. */
 #ifndef HSG_GRAPH_READER_H
 #define HSG_GRAPH_READER_H

@@ -14,12 +14,13 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "calib/profile.h"
 #include "models/schedule.h"
-#include "sim/alloc.h"
-#include "sim/layer_time.h"
+#include "sim/base/alloc.h"
+#include "sim/exec/layer_time.h"
 
 int hs_build_dp_group_size(const hs_parallel *p)
 {
@@ -132,7 +133,7 @@ static double slow_factor(const hs_scenario *s, int stage, int d0, int d1)
 }
 
 /* The slowest device (lowest peak in the training precision, then lowest HBM bandwidth: the rule of
- * sim/exec.c) among the TP x CP ranks of replicas [d0, d1) of a stage; *dd is its replica. */
+ * sim/exec/exec.c) among the TP x CP ranks of replicas [d0, d1) of a stage; *dd is its replica. */
 static int slowest_gpu(const hs_scenario *s, int stage, int d0, int d1, int *dd, double *min_mem)
 {
 	const hs_parallel *p = &s->par;

@@ -4,7 +4,7 @@
 #ifndef HS_BUILD_H
 #define HS_BUILD_H
 
-#include "config/scenario.h"
+#include "sim/study/scenario.h"
 #include "models/graph.h"
 #include "models/memory.h"
 
@@ -46,7 +46,7 @@ void hs_build_free(hs_build *b);
 
 /* Resolve the split: stage_layers and dp_microbatches as given, uniform when absent, and for `auto`:
  * - stages: minimise the largest stage time (forward + backward of one micro-batch: the stage's layers, plus
- *   the embedding on the first stage and the output head on the last, timed with sim/layer_time.h on the
+ *   the embedding on the first stage and the output head on the last, timed with sim/exec/layer_time.h on the
  *   stage's slowest device) such that every stage fits in its devices' memory; among the splits with that
  *   bottleneck, the later stages take as many layers as they can (the first stage, which holds the most
  *   in-flight activations under 1F1B, the fewest). Exact: a greedy from the last stage decides whether a

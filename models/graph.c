@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/alloc.h"
+#include "sim/base/alloc.h"
 
 void hs_graph_free(hs_graph *g)
 {

@@ -4,7 +4,7 @@
 #define HS_MODEL_H
 
 #include "config/yaml.h"
-#include "sim/err.h"
+#include "sim/base/err.h"
 
 typedef struct hs_model {
 	char name[64];

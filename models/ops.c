@@ -25,7 +25,7 @@
 
 #include <stdlib.h>
 
-#include "sim/alloc.h"
+#include "sim/base/alloc.h"
 
 void hs_oplist_free(hs_oplist *l)
 {

@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 #include "models/model.h"
-#include "sim/dtype.h"
+#include "sim/base/dtype.h"
 
 enum hs_op_kind {
 	HS_OP_GEMM,      /* m, n, k (batched GEMMs: count = batch) */

@@ -1,5 +1,5 @@
 /* The preset model shapes, each with where its numbers come from. Parameter counts follow from the shapes
- * (models/model.c); tests/unit/test_model.c checks them against the published sizes.
+ * (models/model.c); tests/unit/models/test_model.c checks them against the published sizes.
  *
  * Vocabulary: the GPT-3 presets use 50257, the GPT-2 BPE vocabulary the GPT-3 paper trained with and counted
  * its sizes from. The Megatron presets (Narayanan et al. 2021) and the Korthikanti et al. 2022 presets use

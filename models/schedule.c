@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/alloc.h"
+#include "sim/base/alloc.h"
 
 const char *const hs_sched_names[] = {"gpipe", "1f1b", "interleaved", "zb-h1", NULL};
 

@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#include "sim/err.h"
+#include "sim/base/err.h"
 
 enum hs_sched_kind { HS_SCHED_GPIPE, HS_SCHED_1F1B, HS_SCHED_INTERLEAVED, HS_SCHED_ZB_H1, HS_SCHED_COUNT };
 

@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 
-#include "sim/err.h"
+#include "sim/base/err.h"
 
 typedef struct hs_gp {
 	char dir[1024];      /* report folder */

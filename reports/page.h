@@ -4,8 +4,8 @@
 #ifndef HS_PAGE_H
 #define HS_PAGE_H
 
-#include "sim/err.h"
-#include "traces/outfile.h"
+#include "sim/base/err.h"
+#include "sim/base/outfile.h"
 
 typedef struct hs_page {
 	char dir[1024];

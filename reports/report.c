@@ -8,8 +8,8 @@
 #include "config/yaml.h"
 #include "reports/gnuplot.h"
 #include "reports/page.h"
-#include "sim/alloc.h"
-#include "sim/sweep.h"
+#include "sim/base/alloc.h"
+#include "sim/study/sweep.h"
 #include "traces/hdf5_out.h"
 
 /* Tableau 10: distinguishable, and readable by most colour-blind readers. */

@@ -14,7 +14,7 @@
 #ifndef HS_REPORT_H
 #define HS_REPORT_H
 
-#include "sim/err.h"
+#include "sim/base/err.h"
 
 typedef struct hs_report_opts {
 	const char *format; /* "png", "svg" or NULL */

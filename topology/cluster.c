@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "config/cfg.h"
-#include "sim/alloc.h"
+#include "sim/base/alloc.h"
 
 struct hs_cluster {
 	int ngroups;

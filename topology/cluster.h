@@ -1,13 +1,13 @@
 /* hs_cluster: the machine a scenario runs on. A list of node groups (each with its GPU type, GPUs per node,
  * scale-up domain and NICs) joined by a scale-out fabric; devices are numbered 0..ngpus-1 group by group,
  * node by node. Built from a scenario's `cluster:` mapping; the links and routes behind it are the
- * network models' business (sim/net.h). */
+ * network models' business (sim/net/net.h). */
 #ifndef HS_CLUSTER_H
 #define HS_CLUSTER_H
 
 #include "config/yaml.h"
-#include "sim/err.h"
-#include "sim/time.h"
+#include "sim/base/err.h"
+#include "sim/base/time.h"
 #include "topology/device.h"
 
 typedef struct hs_cluster hs_cluster;
@@ -76,7 +76,7 @@ int hs_cluster_first_gpu(const hs_cluster *c, int g);    /* first device of grou
 int hs_cluster_first_node(const hs_cluster *c, int g);   /* first global node of group g */
 
 /* One derived object kept with the cluster: built on first use by the module that needs it (the collectives'
- * closed forms keep the link graph here, sim/coll_route.c) and freed with the cluster by `free_fn`. The cluster
+ * closed forms keep the link graph here, sim/coll/coll_route.c) and freed with the cluster by `free_fn`. The cluster
  * stays read-only to everyone else, and several threads may race to set it: hs_cluster_memo_set keeps the first
  * object set and returns it, freeing `p` when another thread got there first. */
 void *hs_cluster_memo(const hs_cluster *c);

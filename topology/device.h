@@ -5,8 +5,8 @@
 #define HS_DEVICE_H
 
 #include "config/yaml.h"
-#include "sim/dtype.h"
-#include "sim/err.h"
+#include "sim/base/dtype.h"
+#include "sim/base/err.h"
 
 typedef struct hs_device_type {
 	char name[64];

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/alloc.h"
+#include "sim/base/alloc.h"
 
 #define DIST_SLOTS 64
 

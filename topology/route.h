@@ -17,8 +17,8 @@
 
 #include <stdint.h>
 
-#include "sim/err.h"
-#include "sim/time.h"
+#include "sim/base/err.h"
+#include "sim/base/time.h"
 #include "topology/topo.h"
 
 typedef struct hs_route {

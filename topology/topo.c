@@ -3,7 +3,7 @@
  * Latency placement: a path's latency is the sum of its links'. Scale-up links carry half the scale-up
  * latency each (GPU -> switch -> GPU sums to one hop); GPU <-> NIC links carry half the NIC latency each;
  * every link leaving a switch carries one switch-hop latency. So NIC to NIC through a 2-tier fat-tree costs
- * nic latency + 3 switch hops, the figure the analytical model (sim/coll.c) uses. */
+ * nic latency + 3 switch hops, the figure the analytical model (sim/coll/coll.c) uses. */
 #include "topology/topo.h"
 
 #include <math.h>
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/alloc.h"
+#include "sim/base/alloc.h"
 
 typedef struct vinfo {
 	unsigned char kind;

@@ -10,8 +10,8 @@
 #ifndef HS_TOPO_H
 #define HS_TOPO_H
 
-#include "sim/err.h"
-#include "sim/time.h"
+#include "sim/base/err.h"
+#include "sim/base/time.h"
 #include "topology/cluster.h"
 
 typedef struct hs_topo hs_topo;

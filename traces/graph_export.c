@@ -7,8 +7,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sim/alloc.h"
-#include "sim/version.h"
+#include "sim/base/alloc.h"
+#include "sim/base/version.h"
 
 static const char *const op_kind_names[] = {"gemm", "attn", "mem", "comm", "optimizer"};
 static const char *const coll_names[] = {"all_reduce", "all_gather", "reduce_scatter", "all_to_all",
@@ -166,7 +166,7 @@ int hs_graph_export_plan(const hs_scenario *s, const hs_build *b, const int *ran
 		int t, c, d, st;
 		rank_coords(p, r, &t, &c, &d, &st);
 		q->stage = st, q->tp_index = t, q->cp_index = c, q->dp_index = d;
-		/* concrete groups, as sim/exec.c forms them but from this rank's own coordinates */
+		/* concrete groups, as sim/exec/exec.c forms them but from this rank's own coordinates */
 		int sizes[HS_GROUP_COUNT] = {p->tp, p->cp, p->dp, p->ep, p->pp};
 		for (int k = 0; k < HS_GROUP_COUNT; k++) {
 			for (int m = 0; m < sizes[k]; m++)

@@ -14,10 +14,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "config/scenario.h"
+#include "sim/study/scenario.h"
 #include "models/build.h"
-#include "sim/err.h"
-#include "sim/exec.h"
+#include "sim/base/err.h"
+#include "sim/exec/exec.h"
 
 enum { HS_XT_COMPUTE = 0, HS_XT_COLL = 1, HS_XT_SEND = 2, HS_XT_RECV = 3 }; /* = enum hs_task_kind + recv */
 

@@ -7,10 +7,10 @@
 #include <string.h>
 
 #include "models/schedule.h"
-#include "sim/alloc.h"
-#include "sim/version.h"
-#include "traces/cost.h"
-#include "traces/outfile.h"
+#include "sim/base/alloc.h"
+#include "sim/base/version.h"
+#include "sim/study/cost.h"
+#include "sim/base/outfile.h"
 
 struct hs_h5 {
 	hid_t f;

@@ -12,9 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config/scenario.h"
+#include "sim/study/scenario.h"
 #include "models/build.h"
-#include "sim/exec.h"
+#include "sim/exec/exec.h"
 
 typedef struct hs_h5 hs_h5;
 

@@ -5,8 +5,8 @@
 #include <math.h>
 
 #include "models/schedule.h"
-#include "traces/cost.h"
-#include "traces/json.h"
+#include "sim/study/cost.h"
+#include "sim/base/json.h"
 
 static const char *const group_names[HS_GROUP_COUNT] = {"tp", "cp", "dp", "ep", "pp"};
 static const char *const rc_names[] = {"none", "selective", "full"};

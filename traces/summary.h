@@ -5,10 +5,10 @@
 
 #include <stdio.h>
 
-#include "config/scenario.h"
+#include "sim/study/scenario.h"
 #include "models/build.h"
-#include "sim/exec.h"
-#include "sim/simulate.h"
+#include "sim/exec/exec.h"
+#include "sim/study/simulate.h"
 
 typedef struct hs_summary_format {
 	const char *name;

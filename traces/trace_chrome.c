@@ -3,10 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/alloc.h"
-#include "sim/coll.h"
-#include "traces/json.h"
-#include "traces/outfile.h"
+#include "sim/base/alloc.h"
+#include "sim/coll/coll.h"
+#include "sim/base/json.h"
+#include "sim/base/outfile.h"
 
 static const char *const stream_names[HS_S_COUNT] = {"compute", "collectives", "p2p"};
 static const char *const group_names[HS_GROUP_COUNT] = {"tp", "cp", "dp", "ep", "pp"};

@@ -14,9 +14,9 @@
 
 #include <stddef.h>
 
-#include "config/scenario.h"
+#include "sim/study/scenario.h"
 #include "models/build.h"
-#include "sim/exec.h"
+#include "sim/exec/exec.h"
 
 typedef struct hs_trace_opts {
 	const char *ranks;  /* NULL or "all": every rep */

@@ -5,9 +5,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "config/scenario.h"
+#include "sim/study/scenario.h"
 #include "models/build.h"
-#include "sim/exec.h"
+#include "sim/exec/exec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,0 +1,419 @@
+/* `hetsim calib fit | derive | import-nccl-tests` (docs/calibration.md). */
+#include "sim/cli/cmd_calib.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "calib/fit.h"
+#include "calib/jsonl.h"
+#include "calib/nccl.h"
+#include "calib/profile.h"
+#include "calib/refexec_cmp.h"
+#include "sim/base/alloc.h"
+#include "sim/base/err.h"
+#include "topology/device.h"
+
+static const char *fit_out, *fit_device, *fit_name;
+static int fit_summary;
+static const hs_opt fit_opts[] = {
+	{HS_OPT_STRING, "output", 'o', &fit_out, "FILE", "write the profile here (required)"},
+	{HS_OPT_STRING, "device", 0, &fit_device, "NAME", "the built-in device measured (default: from the info record)"},
+	{HS_OPT_STRING, "name", 0, &fit_name, "NAME", "profile name (default: the device name)"},
+	{HS_OPT_FLAG, "summary", 0, &fit_summary, NULL, "print only the MAPE of each part, not every point"},
+	{HS_OPT_END, NULL, 0, NULL, NULL, NULL},
+};
+static const hs_cmd_usage usage_fit = {
+	"calib fit", "hetsim calib fit MEASUREMENTS.jsonl... -o PROFILE.yaml [--device NAME]",
+	"Fit a device profile (GEMM grid, memory curve, attention, launch) from JSON-lines measurements.", fit_opts,
+	"Prints the residual of every point, the MAPE of each part and the leave-one-out MAPE of the GEMM grid."};
+
+static const char *der_out;
+static const hs_opt der_opts[] = {
+	{HS_OPT_STRING, "output", 'o', &der_out, "FILE", "write the derived profile here (required)"},
+	{HS_OPT_END, NULL, 0, NULL, NULL, NULL},
+};
+static const hs_cmd_usage usage_derive = {
+	"calib derive", "hetsim calib derive PROFILE DEVICE -o OUT.yaml",
+	"Derive a profile for a built-in DEVICE from a measured PROFILE by datasheet ratios (marked derived).",
+	der_opts, NULL};
+
+static const char *nccl_out, *nccl_coll;
+static int nccl_summary;
+static const hs_opt nccl_opts[] = {
+	{HS_OPT_STRING, "output", 'o', &nccl_out, "FILE", "write the fabric fits here (required)"},
+	{HS_OPT_STRING, "collective", 0, &nccl_coll, "NAME", "the collective, when a log does not say"},
+	{HS_OPT_FLAG, "summary", 0, &nccl_summary, NULL, "print only the fit and MAPE of each log"},
+	{HS_OPT_END, NULL, 0, NULL, NULL, NULL},
+};
+static const hs_cmd_usage usage_nccl = {
+	"calib import-nccl-tests", "hetsim calib import-nccl-tests LOG... -o FABRIC.yaml",
+	"Read nccl-tests logs and fit t = alpha + bytes * beta per collective and algorithm.", nccl_opts, NULL};
+
+static const char *cmp_profile;
+static int cmp_summary;
+static const hs_opt cmp_opts[] = {
+	{HS_OPT_STRING, "profile", 0, &cmp_profile, "NAME", "also compare every timed op with this device profile"},
+	{HS_OPT_FLAG, "summary", 0, &cmp_summary, NULL, "print only the MAPEs, not every row"},
+	{HS_OPT_END, NULL, 0, NULL, NULL, NULL},
+};
+static const hs_cmd_usage usage_cmp = {
+	"calib compare-refexec", "hetsim calib compare-refexec MEASURED.jsonl GRAPH [--profile NAME]",
+	"Put hetsim's predicted time of every task (and the step) beside kernels/refexec's measurement.", cmp_opts,
+	"GRAPH is the file `hetsim export-graph` wrote and refexec ran: its pred_s and step_pred_s are the\n"
+	"predictions. With --profile, the ops refexec timed (--op-times) are compared with the profile's curves."};
+
+static const hs_opt no_opts[] = {{HS_OPT_END, NULL, 0, NULL, NULL, NULL}};
+const hs_cmd_usage hs_usage_calib = {
+	"calib", "hetsim calib fit|derive|import-nccl-tests|compare-refexec ...",
+	"Calibration: fit device profiles from measurements, derive profiles, import nccl-tests logs.", no_opts,
+	"subcommands:\n"
+	"  fit MEASUREMENTS.jsonl... -o PROFILE.yaml      fit a device profile\n"
+	"  derive PROFILE DEVICE -o OUT.yaml              a profile for another device by datasheet ratios\n"
+	"  import-nccl-tests LOG... -o FABRIC.yaml        alpha-beta fits from nccl-tests logs\n"
+	"  compare-refexec MEASURED.jsonl GRAPH           predicted against refexec's measured times\n"
+	"`hetsim calib SUBCOMMAND --help` for each one's options."};
+
+static int fail(const char *sub, const hs_err *err)
+{
+	fprintf(stderr, "hetsim calib %s: %s\n", sub, err->msg);
+	return err->code ? err->code : 1;
+}
+
+static int finish(int status)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "hetsim calib: error writing output: %s\n", strerror(errno));
+		return 1;
+	}
+	return status;
+}
+
+/* The built-in type an info record's device name stands for ("NVIDIA H200" -> H200-SXM-141GB). */
+static const char *device_from_info(const hs_jsonl *const *sets, int n)
+{
+	static const struct {
+		const char *needle, *dev;
+	} map[] = {{"H200", "H200-SXM-141GB"}, {"H100 PCIe", "H100-PCIe-80GB"}, {"H100", "H100-SXM-80GB"},
+		   {"A100-SXM4-40GB", "A100-SXM-40GB"}, {"A100", "A100-SXM-80GB"}, {"GB200", "GB200"},
+		   {"B200", "B200"}, {"MI300X", "MI300X"}, {"4090", "RTX-4090"}, {"3090", "RTX-3090"},
+		   {"L40S", "L40S"}, {NULL, NULL}};
+	for (int s = 0; s < n; s++)
+		for (size_t i = 0; i < sets[s]->n; i++) {
+			const char *k = hs_jrec_str(&sets[s]->recs[i], "kind");
+			const char *nm = hs_jrec_str(&sets[s]->recs[i], "name");
+			if (!k || strcmp(k, "info") != 0 || !nm)
+				continue;
+			for (int j = 0; map[j].needle; j++)
+				if (strstr(nm, map[j].needle))
+					return map[j].dev;
+		}
+	return NULL;
+}
+
+static void print_rows(const hs_fit_report *rep, const char *kind)
+{
+	for (size_t i = 0; i < rep->n; i++) {
+		const hs_fit_resid *r = &rep->r[i];
+		if (strcmp(r->kind, kind) != 0)
+			continue;
+		printf("  %-12s %-36s measured %11.3f us  predicted %11.3f us  %+7.2f%%%s\n", r->kind, r->label,
+		       r->measured * 1e6, r->predicted * 1e6, 100 * (r->predicted - r->measured) / r->measured,
+		       r->outlier ? "  (outlier, not fitted)" : "");
+	}
+}
+
+static int calib_fit(int argc, char **argv)
+{
+	const char *pos[256];
+	fit_out = fit_device = fit_name = NULL;
+	fit_summary = 0;
+	int np = hs_opt_parse(&usage_fit, argc, argv, pos, 256);
+	if (np == -2)
+		return 0;
+	if (np < 0)
+		return 2;
+	if (np == 0 || !fit_out) {
+		fprintf(stderr, "hetsim calib fit: need measurement files and -o PROFILE.yaml\nusage: %s\n",
+			usage_fit.synopsis);
+		return 2;
+	}
+	hs_err err;
+	hs_err_clear(&err);
+	hs_jsonl **sets = hs_xcalloc((size_t)np, sizeof *sets);
+	int rc = 0;
+	hs_profile *p = NULL;
+	hs_fit_report rep = {0};
+	char source[512] = "";
+	size_t sl = 0;
+	for (int i = 0; i < np; i++) {
+		if (!(sets[i] = hs_jsonl_load(pos[i], &err))) {
+			rc = fail("fit", &err);
+			goto out;
+		}
+		sl += (size_t)snprintf(source + sl, sizeof source - sl, "%s%s", i ? " " : "", pos[i]);
+		if (sl >= sizeof source)
+			sl = sizeof source - 1;
+	}
+	const char *dn = fit_device ? fit_device : device_from_info((const hs_jsonl *const *)sets, np);
+	if (!dn) {
+		fprintf(stderr, "hetsim calib fit: no info record names a known device; pass --device NAME\n");
+		rc = 2;
+		goto out;
+	}
+	const hs_device_type *dev = hs_device_builtin(dn);
+	if (!dev) {
+		fprintf(stderr, "hetsim calib fit: unknown device '%s'\n", dn);
+		rc = 2;
+		goto out;
+	}
+	p = hs_fit_profile((const hs_jsonl *const *)sets, np, dev, fit_name ? fit_name : dev->name, source, &rep,
+			   &err);
+	if (!p) {
+		rc = fail("fit", &err);
+		goto out;
+	}
+	static const char *const kinds[] = {"gemm", "gemm-loo", "gemm-other", "memory", "elementwise",
+					    "attn-fwd", "attn-bwd", NULL};
+	printf("calib fit: %s (device %s), %d file(s)\n", hs_profile_name(p), dev->name, np);
+	if (!fit_summary)
+		for (int k = 0; kinds[k]; k++)
+			print_rows(&rep, kinds[k]);
+	printf("fit quality (MAPE over the points used):\n");
+	for (int k = 0; kinds[k]; k++) {
+		size_t n;
+		double m = hs_fit_mape(&rep, kinds[k], &n);
+		if (n)
+			printf("  %-12s %6.2f%%  (%zu points)%s\n", kinds[k], m, n,
+			       strcmp(kinds[k], "gemm-loo") == 0 ? "  leave-one-out over the GEMM grid" : "");
+	}
+	if (hs_profile_save(p, fit_out, &err)) {
+		rc = fail("fit", &err);
+		goto out;
+	}
+	printf("wrote %s\n", fit_out);
+out:
+	for (int i = 0; i < np; i++)
+		hs_jsonl_free(sets[i]);
+	free(sets);
+	hs_fit_report_free(&rep);
+	hs_profile_free(p);
+	return finish(rc);
+}
+
+static int calib_derive(int argc, char **argv)
+{
+	const char *pos[2];
+	der_out = NULL;
+	int np = hs_opt_parse(&usage_derive, argc, argv, pos, 2);
+	if (np == -2)
+		return 0;
+	if (np < 0)
+		return 2;
+	if (np != 2 || !der_out) {
+		fprintf(stderr, "usage: %s\n", usage_derive.synopsis);
+		return 2;
+	}
+	hs_err err;
+	hs_err_clear(&err);
+	const hs_device_type *target = hs_device_builtin(pos[1]);
+	if (!target) {
+		fprintf(stderr, "hetsim calib derive: unknown device '%s'\n", pos[1]);
+		return 2;
+	}
+	hs_profile *src = hs_profile_load(pos[0], &err);
+	if (!src)
+		return fail("derive", &err);
+	const hs_device_type *sdev = hs_device_builtin(hs_profile_device(src));
+	if (!sdev) {
+		fprintf(stderr, "hetsim calib derive: the source profile's device '%s' is not a built-in type\n",
+			hs_profile_device(src));
+		hs_profile_free(src);
+		return 2;
+	}
+	hs_profile *d = hs_profile_derive(src, sdev, target, &err);
+	int rc = 0;
+	if (!d || hs_profile_save(d, der_out, &err))
+		rc = fail("derive", &err);
+	else
+		printf("wrote %s (derived from %s: bf16 peak x%.3g, memory bandwidth x%.3g)\n", der_out,
+		       hs_profile_name(src), target->peak_flops[HS_BF16] / sdev->peak_flops[HS_BF16],
+		       target->hbm_bw / sdev->hbm_bw);
+	hs_profile_free(d);
+	hs_profile_free(src);
+	return finish(rc);
+}
+
+static int calib_nccl(int argc, char **argv)
+{
+	const char *pos[256];
+	nccl_out = nccl_coll = NULL;
+	nccl_summary = 0;
+	int np = hs_opt_parse(&usage_nccl, argc, argv, pos, 256);
+	if (np == -2)
+		return 0;
+	if (np < 0)
+		return 2;
+	if (np == 0 || !nccl_out) {
+		fprintf(stderr, "hetsim calib import-nccl-tests: need logs and -o FABRIC.yaml\nusage: %s\n",
+			usage_nccl.synopsis);
+		return 2;
+	}
+	hs_err err;
+	hs_err_clear(&err);
+	char tmp[4200];
+	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", nccl_out, (long)getpid());
+	FILE *f = fopen(tmp, "w");
+	if (!f) {
+		fprintf(stderr, "hetsim calib import-nccl-tests: %s: cannot write: %s\n", tmp, strerror(errno));
+		return 2;
+	}
+	fprintf(f, "# hetsim fabric fits from nccl-tests logs (docs/calibration.md): t = alpha + bytes * beta,\n"
+		   "# out-of-place times, least squares on relative error\ncollectives:\n");
+	int rc = 0;
+	double all_s = 0;
+	size_t all_n = 0;
+	for (int i = 0; i < np && !rc; i++) {
+		hs_nccl_log l;
+		if (hs_nccl_load(pos[i], &l, &err)) {
+			rc = fail("import-nccl-tests", &err);
+			hs_nccl_free(&l);
+			break;
+		}
+		if (nccl_coll)
+			snprintf(l.collective, sizeof l.collective, "%s", nccl_coll);
+		if (!l.collective[0]) {
+			fprintf(stderr, "hetsim calib import-nccl-tests: %s: cannot tell the collective; pass --collective\n",
+				pos[i]);
+			hs_nccl_free(&l);
+			rc = 2;
+			break;
+		}
+		double a, b;
+		if (hs_nccl_fit(&l, &a, &b, &err)) {
+			rc = fail("import-nccl-tests", &err);
+			hs_nccl_free(&l);
+			break;
+		}
+		printf("%s: %s, algorithm %s, %d ranks, %zu rows: alpha %.3f us, bandwidth %.2f GB/s\n", pos[i],
+		       l.collective, l.algo, l.ranks, l.n, a * 1e6, 1e-9 / b);
+		double s = 0;
+		size_t n = 0;
+		for (size_t r = 0; r < l.n; r++) {
+			const hs_nccl_row *w = &l.rows[r];
+			if (w->bytes <= 0)
+				continue;
+			double pr = a + b * w->bytes, e = (pr - w->t) / w->t;
+			s += fabs(e);
+			n++;
+			if (!nccl_summary)
+				printf("  line %4d  %12.0f B  measured %11.2f us  predicted %11.2f us  %+7.2f%%\n", w->line,
+				       w->bytes, w->t * 1e6, pr * 1e6, 100 * e);
+		}
+		printf("  MAPE %.2f%% over %zu sizes\n", n ? 100 * s / (double)n : 0, n);
+		all_s += s;
+		all_n += n;
+		fprintf(f,
+			"  - {collective: %s, algorithm: %s, ranks: %d, alpha: %.6g, beta: %.6g, bandwidth: '%.4g GB/s', "
+			"points: %zu, mape: %.4g, source: \"%s\"}\n",
+			l.collective, l.algo, l.ranks, a, b, 1e-9 / b, n, n ? 100 * s / (double)n : 0, pos[i]);
+		hs_nccl_free(&l);
+	}
+	if (fclose(f) != 0 && !rc) {
+		fprintf(stderr, "hetsim calib import-nccl-tests: %s: write failed\n", tmp);
+		rc = 2;
+	}
+	if (rc) {
+		remove(tmp);
+		return finish(rc);
+	}
+	if (rename(tmp, nccl_out) != 0) {
+		fprintf(stderr, "hetsim calib import-nccl-tests: %s: %s\n", nccl_out, strerror(errno));
+		remove(tmp);
+		return 2;
+	}
+	printf("overall MAPE %.2f%% over %zu sizes; wrote %s\n", all_n ? 100 * all_s / (double)all_n : 0, all_n,
+	       nccl_out);
+	return finish(0);
+}
+
+static int calib_compare(int argc, char **argv)
+{
+	const char *pos[3];
+	cmp_profile = NULL;
+	cmp_summary = 0;
+	int np = hs_opt_parse(&usage_cmp, argc, argv, pos, 2);
+	if (np == -2)
+		return 0;
+	if (np != 2) {
+		if (np >= 0)
+			fprintf(stderr, "hetsim calib compare-refexec: give MEASURED.jsonl and GRAPH\nusage: %s\n",
+				usage_cmp.synopsis);
+		return 2;
+	}
+	hs_err err = {0};
+	hs_jsonl *m = hs_jsonl_load(pos[0], &err);
+	if (!m)
+		return fail("compare-refexec", &err);
+	hsg_graph g;
+	char msg[1024];
+	if (hsg_read_file(pos[1], &g, msg, sizeof msg)) {
+		hs_jsonl_free(m);
+		fprintf(stderr, "hetsim calib compare-refexec: %s\n", msg);
+		return 2;
+	}
+	hs_profile *prof = NULL;
+	if (cmp_profile && !(prof = hs_profile_load(cmp_profile, &err))) {
+		hs_jsonl_free(m);
+		hsg_free(&g);
+		return fail("compare-refexec", &err);
+	}
+	hs_refexec_cmp c;
+	int rc = hs_refexec_compare(m, &g, prof, &c, &err);
+	hs_jsonl_free(m);
+	hsg_free(&g);
+	hs_profile_free(prof);
+	if (rc)
+		return fail("compare-refexec", &err);
+	static const char *const kinds[] = {"step", "task", "op"};
+	for (int k = 0; k < 3; k++) {
+		size_t n;
+		double mape = hs_refexec_mape(&c, kinds[k], &n);
+		if (!n)
+			continue;
+		if (!cmp_summary || k == 0)
+			for (size_t i = 0; i < c.n; i++) {
+				const hs_refexec_row *r = &c.rows[i];
+				if (strcmp(r->kind, kinds[k]) == 0)
+					printf("  %-44s predicted %12.3f us  measured %12.3f us  %+8.2f%%\n", r->label,
+					       r->predicted * 1e6, r->measured * 1e6,
+					       100 * (r->predicted - r->measured) / r->measured);
+			}
+		printf("%s MAPE %.2f%% over %zu\n", kinds[k], mape, n);
+	}
+	hs_refexec_cmp_free(&c);
+	return finish(0);
+}
+
+int cmd_calib(int argc, char **argv)
+{
+	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		hs_opt_usage(&hs_usage_calib, argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	if (strcmp(argv[1], "fit") == 0)
+		return calib_fit(argc - 1, argv + 1);
+	if (strcmp(argv[1], "derive") == 0)
+		return calib_derive(argc - 1, argv + 1);
+	if (strcmp(argv[1], "import-nccl-tests") == 0)
+		return calib_nccl(argc - 1, argv + 1);
+	if (strcmp(argv[1], "compare-refexec") == 0)
+		return calib_compare(argc - 1, argv + 1);
+	fprintf(stderr, "hetsim calib: unknown subcommand '%s'\n", argv[1]);
+	hs_opt_usage(&hs_usage_calib, stderr);
+	return 2;
+}

@@ -1,0 +1,326 @@
+/* `hetsim coll`: run one collective over a scenario's cluster at nccl-tests' sizes. Reads only the
+ * scenario's `name` and `cluster` keys; the rest of the file belongs to other modules and is ignored here. */
+#include "sim/cli/cmd_coll.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/yaml.h"
+#include "sim/base/alloc.h"
+#include "sim/coll/coll.h"
+#include "sim/coll/coll_nccl.h"
+#include "sim/engine/engine.h"
+#include "sim/net/net.h"
+#include "topology/cluster.h"
+
+static const char *o_op, *o_sizes, *o_factor, *o_ranks, *o_algo, *o_proto, *o_fid, *o_channels, *o_chunk, *o_window;
+static int o_json, o_ideal;
+static struct hs_strlist o_set;
+
+static const hs_opt coll_opts[] = {
+	{HS_OPT_STRING, "op", 0, &o_op, "OP",
+	 "all_reduce (default), all_gather, reduce_scatter, all_to_all, broadcast, reduce, sendrecv"},
+	{HS_OPT_STRING, "sizes", 0, &o_sizes, "MIN:MAX", "byte sizes, K/M/G = 2^10/2^20/2^30 (default 8:8G)"},
+	{HS_OPT_STRING, "factor", 0, &o_factor, "F", "multiply the size by F each row (default 2)"},
+	{HS_OPT_STRING, "ranks", 0, &o_ranks, "N", "use devices 0..N-1 (default: every device)"},
+	{HS_OPT_STRING, "algo", 0, &o_algo, "ALGO",
+	 "auto (default), ring, tree, halving_doubling, direct, hierarchical, inswitch"},
+	{HS_OPT_STRING, "proto", 0, &o_proto, "PROTO", "auto (default), LL, LL128, Simple"},
+	{HS_OPT_STRING, "fidelity", 0, &o_fid, "MODEL",
+	 "analytical (default: closed forms) or flow (step by step on the routed topology, max-min sharing)"},
+	{HS_OPT_STRING, "channels", 0, &o_channels, "C",
+	 "flow: parallel rings or trees, channel c on rail c (default: the NICs per node when the ranks span nodes, "
+	 "as NCCL runs a channel per NIC at least; 1 inside a node)"},
+	{HS_OPT_STRING, "chunk", 0, &o_chunk, "BYTES", "flow: pipelined slice size (default: one slice per step)"},
+	{HS_OPT_STRING, "window", 0, &o_window, "W", "flow: tree slices a sender may be ahead of its receiver (default 8)"},
+	{HS_OPT_FLAG, "ideal", 0, &o_ideal, NULL, "physical closed form only, without NCCL's protocols and latencies"},
+	{HS_OPT_FLAG, "json", 0, &o_json, NULL, "print {\"rows\":[...]} instead of nccl-tests' table"},
+	{HS_OPT_LIST, "set", 0, &o_set, "KEY=VALUE", "override a scenario key (repeatable)"},
+	{HS_OPT_END, NULL, 0, NULL, NULL, NULL},
+};
+
+const hs_cmd_usage hs_usage_coll = {
+	"coll",
+	"hetsim coll [options] SCENARIO.yaml",
+	"Time one collective over the scenario's cluster, in nccl-tests' columns.",
+	coll_opts,
+	"Sizes follow nccl-tests: the per-rank buffer for all_reduce, broadcast and reduce, the total output for\n"
+	"all_gather, the total input for reduce_scatter, each rank's send buffer for all_to_all. busbw uses\n"
+	"nccl-tests' factors: 2(n-1)/n for all_reduce, (n-1)/n for all_gather, reduce_scatter and all_to_all.\n"
+	"Example: hetsim coll --op all_reduce --sizes 8:8G scenarios/validation/nccl/h100x16-ndr.yaml",
+};
+
+double hs_coll_parse_size(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || !(v >= 0) || !isfinite(v))
+		return -1;
+	switch (*end) {
+	case 'K': case 'k': v *= 1024, end++; break;
+	case 'M': case 'm': v *= 1048576, end++; break;
+	case 'G': case 'g': v *= 1073741824.0, end++; break;
+	default: break;
+	}
+	if (*end == 'B')
+		end++;
+	return *end ? -1 : floor(v);
+}
+
+static int usage_err(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "hetsim coll: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nusage: %s\n", hs_usage_coll.synopsis);
+	return HS_EINPUT;
+}
+
+static int fail(const hs_err *err)
+{
+	fprintf(stderr, "hetsim coll: %s%s\n", err->msg[0] ? err->msg : "failed",
+		err->code == HS_EINTERNAL ? " (this is a bug in hetsim; please report it)" : "");
+	return err->code ? err->code : HS_EINTERNAL;
+}
+
+static double flow_done;
+static void on_flow_done(void *ctx, uint64_t arg)
+{
+	(void)arg;
+	flow_done = hs_time_to_s(hs_engine_now(ctx));
+}
+
+/* One collective on a fresh network (idle at time 0); seconds, or -1 with err. */
+static double flow_time(const hs_cluster *c, const char *model, int op, int algo, const int *ranks, int n, double s,
+			int channels, double chunk, int window, hs_err *err)
+{
+	hs_engine *eng = hs_engine_create();
+	hs_net *net = hs_net_create(c, model, eng, err);
+	double t = -1;
+	if (net) {
+		hs_net_set_channels(net, channels);
+		hs_net_set_chunk(net, chunk);
+		hs_net_set_window(net, window);
+		flow_done = -1;
+		if (hs_net_collective(net, (enum hs_coll_op)op, (enum hs_coll_algo)algo, ranks, n, s, on_flow_done, eng, 0,
+				      err) == 0) {
+			hs_engine_run(eng, HS_TIME_MAX);
+			t = flow_done;
+			if (t < 0)
+				hs_err_set(err, HS_EINTERNAL, "the collective did not complete");
+		}
+	}
+	hs_net_free(net);
+	hs_engine_destroy(eng);
+	return t;
+}
+
+static int run(const char *file)
+{
+	int op = o_op ? hs_coll_op_parse(o_op) : HS_COLL_ALL_REDUCE;
+	if (op < 0)
+		return usage_err("--op '%s' is not known (expected all_reduce, all_gather, reduce_scatter, all_to_all, "
+				 "broadcast, reduce or sendrecv)", o_op);
+	int algo = o_algo ? hs_coll_algo_parse(o_algo) : HS_ALGO_AUTO;
+	if (algo < 0)
+		return usage_err("--algo '%s' is not known (expected auto, ring, tree, halving_doubling, direct, "
+				 "hierarchical or inswitch)", o_algo);
+	int proto = o_proto ? hs_coll_proto_parse(o_proto) : HS_PROTO_AUTO;
+	if (proto < 0)
+		return usage_err("--proto '%s' is not known (expected auto, LL, LL128 or Simple)", o_proto);
+	int flow = 0;
+	if (o_fid && strcmp(o_fid, "flow") == 0)
+		flow = 1;
+	else if (o_fid && strcmp(o_fid, "analytical") != 0)
+		return usage_err("--fidelity '%s' is not known (expected analytical or flow)", o_fid);
+	int channels = 0, window = 0; /* channels 0: not given */
+	double chunk = 0;
+	if (o_channels) {
+		char *end;
+		long v = strtol(o_channels, &end, 10);
+		if (*end || v < 1 || v > 64)
+			return usage_err("--channels '%s': expected 1 to 64", o_channels);
+		channels = (int)v;
+	}
+	if (o_window) {
+		char *end;
+		long v = strtol(o_window, &end, 10);
+		if (*end || v < 1 || v > 1024)
+			return usage_err("--window '%s': expected 1 to 1024", o_window);
+		window = (int)v;
+	}
+	if (o_chunk && (chunk = hs_coll_parse_size(o_chunk)) <= 0)
+		return usage_err("--chunk '%s': expected a size such as 512K", o_chunk);
+	double lo = 8, hi = 8589934592.0, factor = 2;
+	if (o_sizes) {
+		const char *colon = strchr(o_sizes, ':');
+		char a[64];
+		snprintf(a, sizeof a, "%.*s", colon ? (int)(colon - o_sizes) : (int)strlen(o_sizes), o_sizes);
+		lo = hs_coll_parse_size(a);
+		hi = colon ? hs_coll_parse_size(colon + 1) : lo;
+		if (lo < 0 || hi < 0 || hi < lo)
+			return usage_err("--sizes '%s': expected MIN:MAX such as 8:8G with MIN <= MAX", o_sizes);
+	}
+	if (o_factor) {
+		char *end;
+		factor = strtod(o_factor, &end);
+		if (*end || !(factor > 1))
+			return usage_err("--factor '%s': expected a number above 1", o_factor);
+	}
+
+	hs_err err = {0};
+	hs_ydoc *doc = hs_yaml_load_file_set(file, o_set.v, o_set.n, &err);
+	if (!doc)
+		return fail(&err);
+	hs_ynode *root = hs_yaml_root(doc);
+	if (!root || root->kind != HS_Y_MAP) {
+		hs_err_set(&err, HS_EINPUT, "%s: expected a scenario mapping with a cluster: key", file);
+		hs_yaml_free(doc);
+		return fail(&err);
+	}
+	hs_ynode *cn = hs_yaml_get(root, "cluster");
+	if (!cn) {
+		hs_err_set(&err, HS_EINPUT, "%s:%d:%d: cluster: missing required key (expected the cluster to run on)",
+			   file, root->line, root->col);
+		hs_yaml_free(doc);
+		return fail(&err);
+	}
+	hs_cluster *c = hs_cluster_from_yaml(cn, "cluster", &err);
+	if (!c) {
+		hs_yaml_free(doc);
+		return fail(&err);
+	}
+	hs_ynode *nn = hs_yaml_get(root, "name");
+	const char *name = nn && nn->kind == HS_Y_SCALAR ? nn->str : file;
+
+	int ng = hs_cluster_ngpus(c), n = ng;
+	if (o_ranks) {
+		char *end;
+		long v = strtol(o_ranks, &end, 10);
+		if (*end || v < 1 || v > ng) {
+			hs_cluster_free(c);
+			hs_yaml_free(doc);
+			fprintf(stderr, "hetsim coll: --ranks %s: the cluster has %d devices (expected 1 to %d)\n", o_ranks, ng,
+				ng);
+			return HS_EINPUT;
+		}
+		n = (int)v;
+	}
+	if (op == HS_COLL_SENDRECV && n != 2 && !o_ranks)
+		n = 2 <= ng ? 2 : ng;
+	int *ranks = hs_xmalloc((size_t)n * sizeof *ranks);
+	for (int i = 0; i < n; i++)
+		ranks[i] = i;
+	if (channels == 0) {
+		/* NCCL runs at least a channel per NIC across nodes (its ring and tree search starts a channel next to
+		 * each NIC); one channel would push a node's crossing through the one NIC of the GPU at its edge */
+		channels = 1;
+		if (hs_cluster_node_of(c, ranks[0]) != hs_cluster_node_of(c, ranks[n - 1]))
+			for (int i = 0; i < n; i++) {
+				int k = hs_cluster_group(c, hs_cluster_group_of(c, ranks[i]))->nics_per_node;
+				if (k > channels)
+					channels = k > 64 ? 64 : k;
+			}
+	}
+
+	/* Compute every row before printing anything: nothing half-done reaches stdout. */
+	size_t cap = 64, nrows = 0;
+	struct row {
+		double size, t, algbw, busbw;
+		hs_coll_choice ch;
+	} *rows = hs_xmalloc(cap * sizeof *rows);
+	int status = 0;
+	for (double s = lo; s <= hi * (1 + 1e-12); s = s * factor < s + 1 ? s + 1 : floor(s * factor)) {
+		hs_coll_choice ch = {hs_coll_default_algo(op), HS_PROTO_SIMPLE, 0, 0};
+		double t;
+		if (flow) {
+			/* the flow model has no protocol overheads: it is the routed, contended physical transfer. AUTO
+			 * runs what NCCL's tuner (as sim/coll/coll_nccl.c models it) would run, as nccl-tests does: the
+			 * fastest ideal closed form would pick trees NCCL rates below the ring (two nodes) */
+			int run = algo;
+			if (algo == HS_ALGO_AUTO) {
+				hs_coll_nccl_time(c, op, HS_ALGO_AUTO, proto, ranks, n, s, &ch);
+				run = ch.algo;
+			}
+			ch.proto = HS_PROTO_SIMPLE;
+			t = flow_time(c, "flow", op, run, ranks, n, s, channels, chunk, window, &err);
+			if (t < 0) {
+				status = fail(&err);
+				break;
+			}
+		} else
+			t = o_ideal ? hs_coll_time(c, op, algo, ranks, n, s)
+				    : hs_coll_nccl_time(c, op, algo, proto, ranks, n, s, &ch);
+		if (o_ideal)
+			ch.algo = algo == HS_ALGO_AUTO ? hs_coll_auto_algo(c, op, ranks, n, s) : (enum hs_coll_algo)algo;
+		else if (flow && algo != HS_ALGO_AUTO)
+			ch.algo = (enum hs_coll_algo)algo;
+		if (t < 0) {
+			hs_coll_check(c, ranks, n, &err);
+			status = fail(&err);
+			break;
+		}
+		if (nrows == cap)
+			rows = hs_xrealloc(rows, (cap *= 2) * sizeof *rows);
+		double algbw = t > 0 ? s / t / 1e9 : 0;
+		rows[nrows++] = (struct row){s, t, algbw, algbw * hs_coll_busbw_factor(op, n), ch};
+		if (s == 0 && lo == 0 && hi == 0)
+			break;
+	}
+	if (!status) {
+		int reduce = op == HS_COLL_ALL_REDUCE || op == HS_COLL_REDUCE_SCATTER || op == HS_COLL_REDUCE;
+		int root_rank = op == HS_COLL_BROADCAST || op == HS_COLL_REDUCE ? 0 : -1;
+		if (o_json) {
+			printf("{\"name\":\"%s\",\"op\":\"%s\",\"ranks\":%d,\"rows\":[", name, hs_coll_op_name(op), n);
+			for (size_t i = 0; i < nrows; i++)
+				printf("%s{\"size_bytes\":%.0f,\"time_us\":%.3f,\"algbw_GBps\":%.3f,\"busbw_GBps\":%.3f,"
+				       "\"algo\":\"%s\",\"proto\":\"%s\"}",
+				       i ? "," : "", rows[i].size, rows[i].t * 1e6, rows[i].algbw, rows[i].busbw,
+				       hs_coll_algo_name(rows[i].ch.algo),
+				       flow ? "flow" : o_ideal ? "ideal" : hs_coll_proto_name(rows[i].ch.proto));
+			printf("]}\n");
+		} else {
+			printf("# hetsim coll: %s, %s over %d ranks (%s model)\n", name, hs_coll_op_name(op), n,
+			       flow ? "flow" : o_ideal ? "ideal" : "nccl");
+			printf("#%11s %13s %9s %7s %7s %8s %7s %7s  %s\n", "size", "count", "type", "redop", "root", "time",
+			       "algbw", "busbw", "algo/proto");
+			printf("#%11s %13s %9s %7s %7s %8s %7s %7s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)",
+			       "(GB/s)");
+			for (size_t i = 0; i < nrows; i++)
+				printf("%12.0f %13.0f %9s %7s %7d %8.2f %7.2f %7.2f  %s/%s\n", rows[i].size,
+				       floor(rows[i].size / 4), "float", reduce ? "sum" : "none", root_rank, rows[i].t * 1e6,
+				       rows[i].algbw, rows[i].busbw, hs_coll_algo_name(rows[i].ch.algo),
+				       flow ? "flow" : o_ideal ? "ideal" : hs_coll_proto_name(rows[i].ch.proto));
+		}
+	}
+	free(rows);
+	free(ranks);
+	hs_cluster_free(c);
+	hs_yaml_free(doc);
+	return status;
+}
+
+int cmd_coll(int argc, char **argv)
+{
+	o_op = o_sizes = o_factor = o_ranks = o_algo = o_proto = o_fid = o_channels = o_chunk = o_window = NULL;
+	o_json = o_ideal = 0;
+	hs_strlist_free(&o_set);
+	const char *pos[1];
+	int np = hs_opt_parse(&hs_usage_coll, argc, argv, pos, 1);
+	if (np == -2)
+		return 0;
+	if (np < 0)
+		return HS_EINPUT;
+	int status;
+	if (np != 1)
+		status = usage_err("%s", "expected one SCENARIO.yaml");
+	else
+		status = run(pos[0]);
+	hs_strlist_free(&o_set);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "hetsim coll: error writing to standard output\n");
+		return status ? status : HS_EINTERNAL;
+	}
+	return status;
+}

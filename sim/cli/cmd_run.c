@@ -1,0 +1,140 @@
+/* hetsim run: simulate one training step of each scenario (or run a fabric experiment) and print a summary. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "sim/study/scenario.h"
+#include "models/build.h"
+#include "sim/cli/cmd.h"
+#include "sim/exec/exec.h"
+#include "sim/fabric/fabric_run.h"
+#include "sim/study/simulate.h"
+#include "traces/hdf5_out.h"
+#include "traces/summary.h"
+#include "traces/trace_chrome.h"
+
+static int json, detail, no_symmetry, hdf5_tasks, timing;
+static struct hs_strlist sets;
+static const char *trace_path, *trace_ranks, *trace_limit, *hdf5_path;
+
+static const hs_opt opts[] = {
+	{HS_OPT_FLAG, "json", 0, &json, NULL, "print one JSON object per scenario instead of text"},
+	{HS_OPT_FLAG, "detail", 0, &detail, NULL, "add per-stage and per-rank tables"},
+	{HS_OPT_LIST, "set", 's', &sets, "KEY=VALUE", "override a scenario key (repeatable): --set parallelism.tp=4"},
+	{HS_OPT_FLAG, "no-symmetry", 0, &no_symmetry, NULL,
+	 "simulate every data-parallel replica instead of one per stage"},
+	{HS_OPT_STRING, "trace", 0, &trace_path, "FILE.json", "write a Chrome/Perfetto trace of the step"},
+	{HS_OPT_STRING, "trace-ranks", 0, &trace_ranks, "SPEC",
+	 "ranks to trace: all (default), every:K, or a list 0,3,8-11 (simulated ranks, as --detail numbers them)"},
+	{HS_OPT_STRING, "trace-limit", 0, &trace_limit, "N", "at most N slices; more ranks are sampled out (2000000)"},
+	{HS_OPT_STRING, "hdf5", 0, &hdf5_path, "FILE.h5", "write the result as HDF5 (docs/outputs.md)"},
+	{HS_OPT_FLAG, "hdf5-tasks", 0, &hdf5_tasks, NULL, "with --hdf5: add the per-task timeline (/tasks)"},
+	{HS_OPT_FLAG, "timing", 0, &timing, NULL,
+	 "print the wall-clock time of each scenario on stderr (stdout stays byte-identical across runs)"},
+	{.type = HS_OPT_END},
+};
+
+const hs_cmd_usage hs_usage_run = {
+	"run", "hetsim run [options] SCENARIO.yaml...",
+	"Simulate one training step of each scenario and print step time, MFU, tokens/s, memory and a breakdown.",
+	opts,
+	"A scenario with `kind: fabric` runs a scale-up fabric experiment instead (docs/fabric.md).\n"
+	"Keys are documented in docs/scenario.md. Exit status: 0 done, 1 internal error, 2 bad input,\n"
+	"3 infeasible (does not fit in memory)."};
+
+static double wall(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int run_training(const char *path, hs_err *err)
+{
+	double t0 = wall();
+	hs_sim sim;
+	if (hs_simulate(path, &sets, no_symmetry ? 0 : -1, &sim, err))
+		return -1;
+	int rc = 0;
+	if (trace_path) {
+		hs_trace_opts to = {.ranks = trace_ranks, .max_events = trace_limit ? strtoull(trace_limit, NULL, 10) : 0};
+		rc = hs_trace_chrome_write(trace_path, sim.s, &sim.b, &sim.r, &to, err);
+		if (!rc && to.note[0])
+			fprintf(stderr, "hetsim run: %s\n", to.note);
+	}
+	if (!rc && hdf5_path) {
+		hs_h5 *h = hs_h5_create(hdf5_path, "run", err);
+		rc = !h ? -1 : hs_h5_write_run(h, sim.s, &sim.b, &sim.r, hdf5_tasks, err);
+		if (!rc && sim.r.links.nlinks > 0) {
+			hs_link_series ls = {.nlinks = sim.r.links.nlinks, .nbins = sim.r.links.nbins,
+					     .bin_s = sim.r.links.bin_s,
+					     .names = (const char *const *)sim.r.links.names,
+					     .capacity_Bps = sim.r.links.capacity_Bps, .util = sim.r.links.util};
+			rc = hs_h5_write_links(h, &ls, err);
+		}
+		if (h)
+			rc = rc ? (hs_h5_abort(h), -1) : hs_h5_commit(h, err);
+	}
+	if (!rc) {
+		const hs_summary_format *f = hs_summary_format_find(json ? "json" : "text");
+		f->write(stdout, &sim, detail);
+		if (timing)
+			fprintf(stderr, "hetsim run: %s: %llu events in %.3f s wall\n", path,
+				(unsigned long long)sim.r.events, wall() - t0);
+	}
+	hs_sim_free(&sim);
+	return rc;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	const char *pos[256];
+	json = detail = no_symmetry = hdf5_tasks = timing = 0;
+	trace_path = trace_ranks = trace_limit = hdf5_path = NULL;
+	int n = hs_opt_parse(&hs_usage_run, argc, argv, pos, 256);
+	if (n == -2)
+		return 0;
+	if (n < 0)
+		return HS_EINPUT;
+	if (n == 0) {
+		fprintf(stderr, "hetsim run: no scenario given\nusage: %s\n", hs_usage_run.synopsis);
+		return HS_EINPUT;
+	}
+	if ((trace_path || hdf5_path) && n > 1) {
+		fprintf(stderr, "hetsim run: --trace and --hdf5 take one scenario (%d given)\n", n);
+		return HS_EINPUT;
+	}
+	if (trace_limit) {
+		char *end;
+		unsigned long long v = strtoull(trace_limit, &end, 10);
+		if (*end || v == 0) {
+			fprintf(stderr, "hetsim run: --trace-limit '%s' is not a positive count\n", trace_limit);
+			return HS_EINPUT;
+		}
+	}
+	int status = 0;
+	for (int i = 0; i < n; i++) {
+		hs_err err = {0};
+		hs_ydoc *doc = hs_yaml_load_file(pos[i], &err);
+		int rc;
+		if (!doc) {
+			rc = -1;
+		} else if (hs_scenario_is_fabric(doc)) {
+			for (int k = 0; k < sets.n && !err.code; k++)
+				hs_yaml_set(doc, sets.v[k], &err);
+			rc = err.code ? -1 : hs_fabric_run(doc, json, stdout, &err);
+			hs_yaml_free(doc);
+		} else {
+			hs_yaml_free(doc);
+			if (i > 0 && !json)
+				printf("\n");
+			rc = run_training(pos[i], &err);
+		}
+		if (rc) {
+			status = hs_cmd_fail("run", &err);
+			break; /* stop at the first failure: nothing half-done is reported as a result */
+		}
+	}
+	hs_strlist_free(&sets);
+	return hs_cmd_finish(status);
+}

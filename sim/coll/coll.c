@@ -1,0 +1,317 @@
+/* Collectives: names, the group summary every closed form uses, dispatch to the algorithm table, and the
+ * automatic choice. The algorithms themselves live in sim/coll_<algo>.c; docs/collectives.md derives each
+ * closed form. */
+#include "sim/coll/coll.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/base/alloc.h"
+#include "sim/coll/coll_impl.h"
+
+static const char *const op_names[HS_COLL_OP_COUNT] = {"all_reduce", "all_gather", "reduce_scatter", "all_to_all",
+						       "broadcast",  "reduce",     "sendrecv"};
+static const char *const algo_names[HS_ALGO_COUNT] = {"auto",   "ring",	    "tree",    "halving_doubling",
+						      "direct", "hierarchical", "inswitch"};
+
+const char *hs_coll_op_name(enum hs_coll_op op)
+{
+	return (unsigned)op < HS_COLL_OP_COUNT ? op_names[op] : "?";
+}
+
+const char *hs_coll_algo_name(enum hs_coll_algo a)
+{
+	return (unsigned)a < HS_ALGO_COUNT ? algo_names[a] : "?";
+}
+
+/* Compare ignoring '_', '-' and case, so allreduce, all-reduce and AllReduce all name all_reduce. */
+static int loose_eq(const char *a, const char *b)
+{
+	for (;;) {
+		while (*a == '_' || *a == '-')
+			a++;
+		while (*b == '_' || *b == '-')
+			b++;
+		char x = *a >= 'A' && *a <= 'Z' ? (char)(*a + 32) : *a;
+		char y = *b >= 'A' && *b <= 'Z' ? (char)(*b + 32) : *b;
+		if (x != y)
+			return 0;
+		if (!x)
+			return 1;
+		a++, b++;
+	}
+}
+
+int hs_coll_op_parse(const char *s)
+{
+	if (!s)
+		return -1;
+	for (int i = 0; i < HS_COLL_OP_COUNT; i++)
+		if (loose_eq(s, op_names[i]))
+			return i;
+	if (loose_eq(s, "alltoallv") || loose_eq(s, "a2a"))
+		return HS_COLL_ALL_TO_ALL;
+	if (loose_eq(s, "send_recv") || loose_eq(s, "p2p"))
+		return HS_COLL_SENDRECV;
+	return -1;
+}
+
+int hs_coll_algo_parse(const char *s)
+{
+	if (!s)
+		return -1;
+	for (int i = 0; i < HS_ALGO_COUNT; i++)
+		if (loose_eq(s, algo_names[i]))
+			return i;
+	static const struct {
+		const char *alias;
+		enum hs_coll_algo a;
+	} aliases[] = {{"hd", HS_ALGO_HALVING_DOUBLING}, {"rabenseifner", HS_ALGO_HALVING_DOUBLING},
+		       {"dbtree", HS_ALGO_TREE},	  {"double_binary_tree", HS_ALGO_TREE},
+		       {"hier", HS_ALGO_HIERARCHICAL},	  {"nvls", HS_ALGO_INSWITCH},
+		       {"sharp", HS_ALGO_INSWITCH},	  {"collnet", HS_ALGO_INSWITCH},
+		       {"in_switch", HS_ALGO_INSWITCH}};
+	for (size_t i = 0; i < sizeof aliases / sizeof *aliases; i++)
+		if (loose_eq(s, aliases[i].alias))
+			return (int)aliases[i].a;
+	return -1;
+}
+
+double hs_coll_busbw_factor(enum hs_coll_op op, int n)
+{
+	if (n <= 1)
+		return op == HS_COLL_ALL_REDUCE || op == HS_COLL_ALL_GATHER || op == HS_COLL_REDUCE_SCATTER ||
+				       op == HS_COLL_ALL_TO_ALL
+			       ? 0
+			       : 1;
+	switch (op) {
+	case HS_COLL_ALL_REDUCE: return 2.0 * (n - 1) / n;
+	case HS_COLL_ALL_GATHER:
+	case HS_COLL_REDUCE_SCATTER:
+	case HS_COLL_ALL_TO_ALL: return (double)(n - 1) / n;
+	default: return 1;
+	}
+}
+
+/* ---- group summary ---- */
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+/* Switch hops of the worst inter-node path: up to the top tier and down again. */
+static int fabric_switch_hops(const hs_fabric_spec *f) { return 2 * (f->tiers > 0 ? f->tiers : 1) - 1; }
+
+/* Bytes/s of a routed set whose closed form moves `w` units through a NIC share B, from its route factor T
+ * (seconds per unit): w / T, never above B (routes lower the NIC share where links are shared, they do not
+ * raise it). T == 0 (nothing leaves a node) keeps B. */
+static double route_bw(double B, double w, double T)
+{
+	return T > 0 && w / T < B ? w / T : B;
+}
+
+int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int n, hs_err *err)
+{
+	memset(g, 0, sizeof *g);
+	g->n = n;
+	if (n <= 0)
+		return hs_err_set(err, HS_EINPUT, "a collective needs at least one rank (got %d)", n);
+	int ngpus = hs_cluster_ngpus(c);
+	int *nodes = hs_xmalloc((size_t)n * sizeof *nodes);
+	int *sorted = hs_xmalloc((size_t)n * sizeof *sorted);
+	for (int i = 0; i < n; i++) {
+		if (ranks[i] < 0 || ranks[i] >= ngpus) {
+			free(nodes);
+			free(sorted);
+			return hs_err_set(err, HS_EINPUT,
+					  "rank %d of the group names device %d, outside the cluster (expected 0 to %d)",
+					  i, ranks[i], ngpus - 1);
+		}
+		sorted[i] = ranks[i];
+		nodes[i] = hs_cluster_node_of(c, ranks[i]);
+	}
+	qsort(sorted, (size_t)n, sizeof *sorted, cmp_int);
+	for (int i = 1; i < n; i++)
+		if (sorted[i] == sorted[i - 1]) {
+			int dup = sorted[i];
+			free(nodes);
+			free(sorted);
+			return hs_err_set(err, HS_EINPUT, "device %d appears twice in the group (expected distinct devices)",
+					  dup);
+		}
+	qsort(nodes, (size_t)n, sizeof *nodes, cmp_int);
+	const hs_fabric_spec *f = hs_cluster_fabric(c);
+	g->bw_up = INFINITY;
+	g->bw_node = INFINITY;
+	g->bw_nic = INFINITY;
+	g->ppn_min = n;
+	g->inswitch_up = 1;
+	g->inswitch_net = f->reduce;
+	for (int i = 0; i < n;) {
+		int j = i;
+		while (j < n && nodes[j] == nodes[i])
+			j++;
+		int k = j - i;
+		/* the node's group: any device on node nodes[i]; find it through the sorted devices is not needed,
+		 * since a node belongs to exactly one group: locate the group by node index */
+		int grp = 0;
+		for (int q = 0; q < hs_cluster_ngroups(c); q++)
+			if (hs_cluster_first_node(c, q) <= nodes[i])
+				grp = q;
+		const hs_node_group *ng = hs_cluster_group(c, grp);
+		g->nnodes++;
+		if (k > g->ppn)
+			g->ppn = k;
+		if (k < g->ppn_min)
+			g->ppn_min = k;
+		if (k > 1) {
+			if (ng->scaleup_bw < g->bw_up)
+				g->bw_up = ng->scaleup_bw;
+			if (ng->scaleup_lat > g->lat_up)
+				g->lat_up = ng->scaleup_lat;
+		}
+		if (!ng->scaleup_reduce)
+			g->inswitch_up = 0;
+		if (!ng->scaleup_p2p && k > 1)
+			g->host_bounce = 1;
+		if (strcmp(ng->scaleup_kind, "pcie") == 0 && k > 1)
+			g->up_pcie = 1;
+		double nic_total = ng->nic_bw * ng->nics_per_node;
+		double per_gpu = nic_total / ng->gpus_per_node;
+		double avail = k * per_gpu < nic_total ? k * per_gpu : nic_total;
+		if (avail < g->bw_node)
+			g->bw_node = avail;
+		if (per_gpu < g->bw_nic)
+			g->bw_nic = per_gpu;
+		double lat = ng->nic_lat + fabric_switch_hops(f) * f->latency;
+		if (lat > g->lat_net)
+			g->lat_net = lat;
+		i = j;
+	}
+	g->bw_ring = g->bw_tree = g->bw_a2a = g->bw_node;
+	if (g->nnodes > 1) {
+		/* Each algorithm's inter-node transfers routed at once, each link shared by those crossing it; where
+		 * routes do not apply, the worst case below. */
+		hs_coll_route r;
+		double B = g->bw_node, o = f->oversubscription;
+		if (hs_coll_route_factors(c, ranks, n, 0, &r) == 0) {
+			g->bw_ring = route_bw(B, 1, r.ring);
+			g->bw_tree = route_bw(B, g->nnodes > 2 ? 2 : 1, r.tree);
+			g->bw_a2a = route_bw(B, (double)g->ppn * (n - g->ppn), r.a2a);
+			for (int i = 0; i < HS_COLL_HD_STEPS; i++)
+				g->bw_hd[i] = route_bw(B / g->ppn, 1, r.hd[i]);
+		} else
+			g->bw_ring = g->bw_tree = g->bw_a2a = B / o;
+		/* Worst case: every byte crosses the oversubscribed tier (docs/topology.md). */
+		g->bw_node /= o;
+		g->bw_nic /= o;
+	}
+	free(nodes);
+	free(sorted);
+	return 0;
+}
+
+double hs_coll_hop(const hs_coll_grp *g, double bytes, int ranks_sharing)
+{
+	double t = 0;
+	if (g->ppn > 1)
+		t = g->lat_up + bytes / g->bw_up;
+	if (g->nnodes > 1) {
+		double bw = g->bw_node / (ranks_sharing > 0 ? ranks_sharing : 1);
+		double tn = g->lat_net + bytes / bw;
+		if (tn > t)
+			t = tn;
+	}
+	return t;
+}
+
+/* ---- dispatch ---- */
+
+static const hs_coll_algo_ops *const table[HS_ALGO_COUNT] = {
+	[HS_ALGO_RING] = &hs_coll_ring,	    [HS_ALGO_TREE] = &hs_coll_tree,	    [HS_ALGO_HALVING_DOUBLING] = &hs_coll_hd,
+	[HS_ALGO_DIRECT] = &hs_coll_direct, [HS_ALGO_HIERARCHICAL] = &hs_coll_hier, [HS_ALGO_INSWITCH] = &hs_coll_inswitch,
+};
+
+enum hs_coll_algo hs_coll_default_algo(enum hs_coll_op op)
+{
+	return op == HS_COLL_ALL_TO_ALL || op == HS_COLL_SENDRECV ? HS_ALGO_DIRECT : HS_ALGO_RING;
+}
+
+int hs_coll_supported(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_algo algo, const int *ranks, int n)
+{
+	if ((unsigned)op >= HS_COLL_OP_COUNT || (unsigned)algo >= HS_ALGO_COUNT)
+		return 0;
+	if (algo == HS_ALGO_AUTO)
+		return 1;
+	hs_err err = {0};
+	hs_coll_grp g;
+	if (hs_coll_grp_init(&g, c, ranks, n, &err))
+		return 0;
+	return table[algo]->supports(&g, op);
+}
+
+double hs_coll_grp_time(const hs_coll_grp *g, enum hs_coll_op op, enum hs_coll_algo algo, double bytes,
+			enum hs_coll_algo *chosen)
+{
+	if (g->n <= 1 || bytes <= 0) {
+		if (chosen)
+			*chosen = algo == HS_ALGO_AUTO ? hs_coll_default_algo(op) : algo;
+		return 0;
+	}
+	if (algo != HS_ALGO_AUTO) {
+		/* As NCCL does when NCCL_ALGO names an algorithm the operation lacks: run the operation's
+		 * default (ring, or direct for all-to-all and send/recv). */
+		if (!table[algo]->supports(g, op))
+			algo = hs_coll_default_algo(op);
+		if (chosen)
+			*chosen = algo;
+		return table[algo]->time(g, op, bytes);
+	}
+	double best = INFINITY;
+	enum hs_coll_algo ba = hs_coll_default_algo(op);
+	for (int a = HS_ALGO_RING; a < HS_ALGO_COUNT; a++) {
+		if (!table[a]->supports(g, op))
+			continue;
+		double t = table[a]->time(g, op, bytes);
+		if (t < best) {
+			best = t;
+			ba = (enum hs_coll_algo)a;
+		}
+	}
+	if (chosen)
+		*chosen = ba;
+	return best;
+}
+
+double hs_coll_time(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_algo algo, const int *ranks, int n,
+		    double bytes)
+{
+	if ((unsigned)op >= HS_COLL_OP_COUNT || (unsigned)algo >= HS_ALGO_COUNT)
+		return -1;
+	if (n == 1 && ranks && ranks[0] >= 0 && ranks[0] < hs_cluster_ngpus(c))
+		return 0;
+	hs_err err = {0};
+	hs_coll_grp g;
+	if (hs_coll_grp_init(&g, c, ranks, n, &err))
+		return -1;
+	return hs_coll_grp_time(&g, op, algo, bytes, NULL);
+}
+
+int hs_coll_check(const hs_cluster *c, const int *ranks, int n, hs_err *err)
+{
+	hs_coll_grp g;
+	return hs_coll_grp_init(&g, c, ranks, n, err);
+}
+
+enum hs_coll_algo hs_coll_auto_algo(const hs_cluster *c, enum hs_coll_op op, const int *ranks, int n, double bytes)
+{
+	hs_err err = {0};
+	hs_coll_grp g;
+	enum hs_coll_algo a = hs_coll_default_algo(op);
+	if (hs_coll_grp_init(&g, c, ranks, n, &err) == 0)
+		hs_coll_grp_time(&g, op, HS_ALGO_AUTO, bytes, &a);
+	return a;
+}

@@ -1,0 +1,56 @@
+/* Collective communication: what an operation over a group of devices costs.
+ *
+ * hs_coll_time is the analytical path (closed forms over the cluster's links, as NCCL's algorithms move
+ * bytes). Sizes follow nccl-tests: `bytes` is the per-rank buffer for all-reduce, broadcast and reduce, the
+ * total output for all-gather, the total input for reduce-scatter, and each rank's send buffer for all-to-all. */
+#ifndef HS_COLL_H
+#define HS_COLL_H
+
+#include "models/ops.h" /* enum hs_coll_op */
+#include "sim/base/err.h"
+#include "topology/cluster.h"
+
+enum hs_coll_algo {
+	HS_ALGO_AUTO,
+	HS_ALGO_RING,
+	HS_ALGO_TREE, /* double binary tree */
+	HS_ALGO_HALVING_DOUBLING,
+	HS_ALGO_DIRECT,
+	HS_ALGO_HIERARCHICAL,
+	HS_ALGO_INSWITCH, /* NVLS / SHARP */
+	HS_ALGO_COUNT
+};
+
+const char *hs_coll_op_name(enum hs_coll_op op);   /* "all_reduce", ... */
+const char *hs_coll_algo_name(enum hs_coll_algo a); /* "auto", "ring", "tree", ... */
+int hs_coll_op_parse(const char *s);                /* -1 if unknown */
+int hs_coll_algo_parse(const char *s);              /* -1 if unknown */
+
+/* Seconds for `op` over devices ranks[0..n-1] of cluster `c`, idle network. n == 1 costs 0.
+ * This is the physical closed form: hop latencies and the bottleneck bandwidth of the links the algorithm
+ * uses (a ring all-reduce is exactly 2(n-1)(alpha + S/(nB))), with no protocol overheads; hs_coll_nccl_time
+ * (sim/coll/coll_nccl.h) adds NCCL's channels, protocols and launch latencies. An algorithm the operation lacks
+ * runs the operation's default (hs_coll_default_algo), as NCCL does; AUTO takes the fastest supported one.
+ * Returns -1 when a rank is outside the cluster or repeated (hs_coll_check says why). */
+double hs_coll_time(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_algo algo, const int *ranks, int n,
+		    double bytes);
+
+/* 0 when ranks[0..n-1] is a valid group of `c` (distinct devices inside the cluster), else -1 and why. */
+int hs_coll_check(const hs_cluster *c, const int *ranks, int n, hs_err *err);
+/* Whether `algo` implements `op` on this group (AUTO always does). */
+int hs_coll_supported(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_algo algo, const int *ranks, int n);
+/* Ring for the reductions and gathers, direct for all-to-all and send/recv. */
+enum hs_coll_algo hs_coll_default_algo(enum hs_coll_op op);
+/* The algorithm AUTO picks for this call (the fastest by the same closed forms). */
+enum hs_coll_algo hs_coll_auto_algo(const hs_cluster *c, enum hs_coll_op op, const int *ranks, int n, double bytes);
+
+/* NCCL's double binary tree over N nodes (src/graph/trees.cc): the parent of node x in tree t (0 or 1), -1 at
+ * a root. Tree 0 is NCCL's btree; tree 1 its mirror image (x -> N-1-x) for even N, its shift by one for odd N,
+ * so a node is interior in at most one of them. The closed form's route-aware factor (sim/coll/coll_route.c) and
+ * the step-by-step tree (sim/net/netcoll_tree.c) both take the shape from here. */
+int hs_coll_dtree_parent(int x, int N, int t);
+
+/* nccl-tests' bus-bandwidth factor for `op` over n ranks: busbw = algbw * factor. */
+double hs_coll_busbw_factor(enum hs_coll_op op, int n);
+
+#endif

@@ -1,0 +1,92 @@
+/* Inside the collectives module: what every algorithm file sees. Not a public header.
+ *
+ * hs_coll_grp summarises a group of ranks on a cluster as the closed forms need it: how many nodes it spans,
+ * ranks per node, and the bottleneck bandwidth and latency of an intra-node hop (scale-up) and of an
+ * inter-node hop (NIC + fabric). Each algorithm is a table entry (hs_coll_algo_ops) whose `time` gives the
+ * idle-network seconds of an operation it supports. */
+#ifndef HS_COLL_IMPL_H
+#define HS_COLL_IMPL_H
+
+#include "sim/coll/coll.h"
+
+#define HS_COLL_HD_STEPS 24 /* halving-doubling steps: distances 2^0 .. 2^23 (at most 2^24 devices) */
+
+typedef struct hs_coll_grp {
+	int n;          /* ranks */
+	int nnodes;     /* nodes spanned */
+	int ppn;        /* ranks on the most populated node */
+	int ppn_min;    /* ranks on the least populated node */
+	double bw_up;   /* bytes/s per GPU per direction inside a node (min over spanned nodes) */
+	double lat_up;  /* seconds per intra-node hop (max) */
+	double bw_node; /* bytes/s per node per direction leaving the node for this group's ranks (min) */
+	double bw_nic;  /* bytes/s per GPU: the GPU's share of its node's NICs (min) */
+	/* Route-aware inter-node bandwidths (sim/coll/coll_route.c): what bw_node becomes where an algorithm's
+	 * concurrent inter-node transfers share routed links (the NIC share before the oversubscription when
+	 * none is shared beyond its capacity), or bw_node where routes do not apply. */
+	double bw_ring; /* bytes/s per node along the ring's inter-node edges; ring, hierarchical and the node ring
+			 * of in-switch use it */
+	double bw_tree; /* bytes/s per node for the double binary tree's inter-node term */
+	double bw_a2a;  /* bytes/s per node of the direct exchange: ppn (n - ppn) pieces take that many / bw_a2a */
+	double bw_hd[HS_COLL_HD_STEPS]; /* bytes/s per rank of the halving-doubling step at distance 2^i across
+					 * nodes; 0: not routed (bw_node / ppn) */
+	double lat_net; /* seconds per inter-node hop: NIC + switch hops of the fabric (max) */
+	int inswitch_up;  /* every spanned node's scale-up can reduce in the switch (NVLS) */
+	int inswitch_net; /* the fabric can reduce in the switch (SHARP) */
+	int host_bounce;  /* some node's ranks reach each other only through host memory (PCIe without P2P) */
+	int up_pcie;      /* some node's scale-up is PCIe */
+} hs_coll_grp;
+
+typedef struct hs_coll_algo_ops {
+	enum hs_coll_algo algo;
+	int (*supports)(const hs_coll_grp *g, enum hs_coll_op op);
+	double (*time)(const hs_coll_grp *g, enum hs_coll_op op, double bytes);
+} hs_coll_algo_ops;
+
+extern const hs_coll_algo_ops hs_coll_ring, hs_coll_tree, hs_coll_hd, hs_coll_direct, hs_coll_hier,
+	hs_coll_inswitch;
+
+/* Summarise ranks[0..n-1]; -1 with a message when a rank is outside the cluster or repeated. */
+int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int n, hs_err *err);
+
+/* Route-aware time factors (sim/coll/coll_route.c). A demand is a directed transfer between two nodes of a group,
+ * with a weight in bytes per byte of the algorithm's message unit; a set of demands runs at once. Its factor
+ * T is the seconds per byte of unit weight until the last demand is done, on the routed topology with every
+ * link shared by the demands that cross it: max over links of load / bandwidth and over nodes of the weight
+ * they send / their NIC share (docs/collectives.md, "Route-aware bandwidth"). 0: no demand leaves a node. */
+typedef struct hs_coll_demand {
+	int src, dst; /* cluster node indices, each holding ranks of the group */
+	double w;
+} hs_coll_demand;
+
+/* The sets the closed forms use, for the group ranks[0..n-1] (nodes in order of first appearance). */
+typedef struct hs_coll_route {
+	double ring; /* the ring's N edges, node i to node i+1, weight 1: 1/ring is the slowest edge's bytes/s */
+	double tree; /* both trees of hs_coll_dtree_parent over the nodes, every edge up and down, weight 1/2 */
+	double a2a;  /* every ordered node pair, weight = the rank pairs between them (k_u * k_v) */
+	double hd[HS_COLL_HD_STEPS]; /* step at distance 2^i for 2^i >= ranks per node: rank j of the first power
+				      * of two exchanges with rank j ^ 2^i, weight 1 per rank; 0 elsewhere */
+} hs_coll_route;
+
+/* Fill *r for ranks[0..n-1]; -1 when routes do not apply (one node, explicit or no fabric, a topology that
+ * does not build or does not join the group's NICs) or, unless `always`, cannot lower the NIC share (Clos
+ * fabrics without oversubscription). Kept per cluster for the last few rank sets. */
+int hs_coll_route_factors(const hs_cluster *c, const int *ranks, int n, int always, hs_coll_route *r);
+
+/* T of any demand set d[0..nd-1] over the group ranks[0..n-1] (routed whatever the fabric, not cached); -1
+ * when routes do not apply or a demand names a node that holds none of the ranks. */
+double hs_coll_route_time(const hs_cluster *c, const int *ranks, int n, const hs_coll_demand *d, int nd);
+
+/* Bytes/s of the slowest inter-node edge of the ring over ranks[0..n-1] (1 / hs_coll_route.ring), at most
+ * each node's NIC share; -1 as hs_coll_route_factors. */
+double hs_coll_ring_net_bw(const hs_cluster *c, const int *ranks, int n, int always);
+
+/* One pipelined hop of `bytes` on the slowest link type the group uses: max over intra/inter of a + b/B,
+ * where the inter-node bandwidth is the node's NIC share spread over `ranks_sharing` ranks of the node that
+ * send across at the same time. */
+double hs_coll_hop(const hs_coll_grp *g, double bytes, int ranks_sharing);
+
+/* Time of `op` on a summarised group; *chosen (if not NULL) receives the algorithm that ran. */
+double hs_coll_grp_time(const hs_coll_grp *g, enum hs_coll_op op, enum hs_coll_algo algo, double bytes,
+			enum hs_coll_algo *chosen);
+
+#endif

@@ -1,0 +1,252 @@
+/* NCCL's cost model over our physical links (sim/coll/coll_nccl.h). The structure follows NCCL's tuner
+ * (src/graph/tuning.cc: time = latency + bytes / algorithm bandwidth, per algorithm and protocol); the
+ * bandwidths come from the cluster's links rather than NCCL's topology search, the latencies are NCCL's.
+ *
+ * Constants (NCCL 2.19-2.23 src/graph/tuning.cc and src/graph/topo.h, read 2026-11; none fitted to logs):
+ *   base latency per launch, us: tree {LL 6.8, LL128 14.0, Simple 8.4}, ring {6.6, 14.0, 8.4}
+ *   per-hop latency, us:  NVLink tree {0.6, 1.25, 4.0} ring {0.6, 1.9, 3.4}, NVLS 25
+ *                         PCIe   tree {1.0, 1.9, 4.0}  ring {1.0, 2.5, 5.7}
+ *                         network tree {5.0, 8.5, 14} ring {2.7, 4.0, 14.0}, NVLS 18
+ *   LL moves 8 bytes per 16 (data + flag) and needs a round of polling: ring LL runs at 1/4 of the link
+ *   (1/3 inside a node for gathers), tree LL at 1/3.8; LL128 moves 120 of 128 bytes: 0.92 (0.7 when one
+ *   rank per node sends and receives through the same NIC); the tree reaches 0.9 of its links.
+ *   Link efficiency of NCCL's copies (topo.h's per-link speeds against the raw link): NVLink 20 of 25 GB/s
+ *   per link (0.8), PCIe Gen3 x16 12 of 15.75 GB/s (0.76), network 0.92 (NIC goodput after headers).
+ *   LL128 is enabled only on NVLink, as NCCL enables it by default.
+ * Without PCIe peer-to-peer NCCL's SHM transport bounces through host memory: every concurrently sending
+ * GPU of the node shares the switch's host link, and when data flows both ways at once the root complex
+ * delivers 0.7 of its one-way rate (PCIe flow-control and read-completion overhead, as p2pBandwidthLatencyTest
+ * shows for bidirectional copies on Gen3). */
+#include "sim/coll/coll_nccl.h"
+
+#include <math.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sim/coll/coll_impl.h"
+
+enum { P_LL, P_LL128, P_SIMPLE };
+enum { HW_NVL, HW_PCI, HW_NET };
+
+static const double base_lat[2][3] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}}; /* tree, ring */
+static const double hw_lat[3][2][3] = {
+	{{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}},
+	{{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}},
+	{{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}},
+};
+static const double nvls_lat[2] = {25.0, 18.0}; /* NVLink, network */
+
+#define EFF_NVLINK 0.8
+#define EFF_PCIE 0.76
+#define EFF_NET 0.92
+#define PCIE_DUPLEX 0.7
+
+static const char *const proto_names[HS_PROTO_COUNT] = {"auto", "LL", "LL128", "Simple"};
+
+const char *hs_coll_proto_name(enum hs_coll_proto p)
+{
+	return (unsigned)p < HS_PROTO_COUNT ? proto_names[p] : "?";
+}
+
+int hs_coll_proto_parse(const char *s)
+{
+	for (int i = 0; s && i < HS_PROTO_COUNT; i++)
+		if (strcasecmp(s, proto_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+/* Do both directions of the host path carry data at once? Everything but a chain (broadcast, reduce) and a
+ * one-way send does. */
+static int bidirectional(enum hs_coll_op op, int n)
+{
+	return n > 1 && op != HS_COLL_BROADCAST && op != HS_COLL_REDUCE && op != HS_COLL_SENDRECV;
+}
+
+/* The group as NCCL's copies see it: links derated to what NCCL reaches, no latency (NCCL's latencies
+ * are added separately). */
+static hs_coll_grp effective(const hs_coll_grp *g, enum hs_coll_op op)
+{
+	hs_coll_grp e = *g;
+	e.lat_up = e.lat_net = 0;
+	e.bw_up *= g->up_pcie ? EFF_PCIE : EFF_NVLINK;
+	if (g->host_bounce) {
+		/* concurrent senders of a node share its host link */
+		int senders = op == HS_COLL_BROADCAST || op == HS_COLL_REDUCE ? g->ppn - 1 : g->ppn;
+		if (op == HS_COLL_SENDRECV)
+			senders = 1;
+		e.bw_up /= senders > 1 ? senders : 1;
+		if (bidirectional(op, g->n))
+			e.bw_up *= PCIE_DUPLEX;
+	}
+	e.bw_node *= EFF_NET;
+	e.bw_ring *= EFF_NET;
+	e.bw_tree *= EFF_NET;
+	e.bw_a2a *= EFF_NET;
+	for (int i = 0; i < HS_COLL_HD_STEPS; i++)
+		e.bw_hd[i] *= EFF_NET;
+	e.bw_nic *= EFF_NET;
+	return e;
+}
+
+static double log2i(int n)
+{
+	int l = 0;
+	while ((1 << (l + 1)) <= n)
+		l++;
+	return l;
+}
+
+/* NCCL's latency of one (algorithm, protocol), in seconds. */
+static double latency(const hs_coll_grp *g, enum hs_coll_op op, enum hs_coll_algo a, int p)
+{
+	int n = g->n, N = g->nnodes, ppn = g->ppn;
+	int intra_hw = g->up_pcie ? HW_PCI : HW_NVL;
+	double us;
+	switch (a) {
+	case HS_ALGO_TREE: {
+		double intra = hw_lat[intra_hw][0][p] * (N > 1 && p == P_LL ? 1.8 : 1);
+		us = base_lat[0][p] + 2 * ((ppn - 1) * intra + log2i(N) * hw_lat[HW_NET][0][p]);
+		break;
+	}
+	case HS_ALGO_INSWITCH:
+		us = (ppn > 1 ? nvls_lat[0] : 0) + (N > 1 ? nvls_lat[1] : 0);
+		break;
+	case HS_ALGO_DIRECT:
+		/* NCCL's send/recv and all-to-all: one launch, one hop (the network's when any peer is remote) */
+		us = base_lat[1][p] + hw_lat[N > 1 ? HW_NET : intra_hw][1][p];
+		break;
+	default: { /* ring, and what NCCL runs as rings */
+		int steps = op == HS_COLL_ALL_REDUCE ? 2 * (n - 1)
+			    : op == HS_COLL_ALL_GATHER || op == HS_COLL_REDUCE_SCATTER ? n - 1
+										     : n;
+		int inter = op == HS_COLL_ALL_REDUCE ? 2 * (N - 1)
+			    : op == HS_COLL_ALL_GATHER || op == HS_COLL_REDUCE_SCATTER ? N - 1
+										     : N;
+		if (N == 1)
+			inter = 0;
+		double intra = hw_lat[intra_hw][1][p] * (N > 1 && p == P_LL ? 1.8 : 1);
+		if (op == HS_COLL_BROADCAST || op == HS_COLL_REDUCE)
+			us = base_lat[1][p] + hw_lat[N > 1 ? HW_NET : intra_hw][1][p]; /* pipelined chain */
+		else
+			us = base_lat[1][p] + (steps - inter) * intra + inter * hw_lat[HW_NET][1][p];
+		break;
+	}
+	}
+	return us * 1e-6;
+}
+
+/* How much slower than Simple a protocol moves bytes (a factor on the bandwidth time); 0: not enabled. */
+static double proto_bw(const hs_coll_grp *g, enum hs_coll_op op, enum hs_coll_algo a, int p)
+{
+	if (p == P_SIMPLE)
+		return 1;
+	if (a == HS_ALGO_INSWITCH)
+		return 0; /* NVLS and SHARP run Simple only */
+	if (p == P_LL128) {
+		if (g->up_pcie || g->host_bounce)
+			return 0;
+		if (a == HS_ALGO_TREE)
+			return g->nnodes == 1 ? 7.0 / 9.0 : 0.915;
+		return g->ppn < 2 ? 0.7 : 0.92;
+	}
+	if (a == HS_ALGO_TREE)
+		return 1 / 3.8;
+	int reduce_like = g->nnodes > 1 || op == HS_COLL_ALL_REDUCE || op == HS_COLL_REDUCE;
+	return reduce_like ? 0.25 : 1.0 / 3.0;
+}
+
+static const enum hs_coll_algo nccl_algos[] = {HS_ALGO_RING, HS_ALGO_TREE, HS_ALGO_INSWITCH, HS_ALGO_DIRECT,
+					       HS_ALGO_HIERARCHICAL, HS_ALGO_HALVING_DOUBLING};
+
+/* NCCL runs ring and tree (all-reduce), NVLS/SHARP (all-reduce) and direct (all-to-all, send/recv); the
+ * others are ours and enter AUTO only when asked for by name. */
+static int nccl_has(enum hs_coll_algo a, enum hs_coll_op op)
+{
+	if (a == HS_ALGO_DIRECT)
+		return op == HS_COLL_ALL_TO_ALL || op == HS_COLL_SENDRECV;
+	return a == HS_ALGO_RING || a == HS_ALGO_TREE || a == HS_ALGO_INSWITCH;
+}
+
+static double one(const hs_coll_grp *g, const hs_coll_grp *e, enum hs_coll_op op, enum hs_coll_algo a, int p,
+		  double S, double *lat_out, double *bw_out)
+{
+	double f = proto_bw(g, op, a, p);
+	if (f <= 0)
+		return INFINITY;
+	enum hs_coll_algo ran;
+	double tb = hs_coll_grp_time(e, op, a, S, &ran);
+	if (ran == HS_ALGO_TREE) {
+		/* NCCL's tuner rates a tree at half its bus bandwidth times 0.9 (ratio .5 in tuning.cc), the bus
+		 * bandwidth being the slowest per-GPU link of the path, whatever the node count (across nodes the
+		 * tree's route-aware share) */
+		double B = INFINITY;
+		if (e->ppn > 1)
+			B = e->bw_up;
+		if (e->nnodes > 1 && e->bw_tree < B)
+			B = e->bw_tree;
+		tb = S / (0.45 * B);
+	}
+	tb /= f;
+	double lat = latency(g, op, ran, p);
+	/* NCCL's "plateau effect of ring": an inter-node Simple ring all-reduce pays 1.9x its latency once each
+	 * rank's share passes 4 KiB (tuning.cc, ncclTopoGetAlgoTime, NCCL 2.8-2.18) */
+	if (ran == HS_ALGO_RING && p == P_SIMPLE && g->nnodes > 1 && op == HS_COLL_ALL_REDUCE &&
+	    S >= g->n / 16.0 * 65536)
+		lat *= 1.9;
+	if (lat_out)
+		*lat_out = lat;
+	if (bw_out)
+		*bw_out = tb > 0 ? S / tb : INFINITY;
+	return lat + tb;
+}
+
+double hs_coll_nccl_time(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_algo algo, enum hs_coll_proto proto,
+			 const int *ranks, int n, double bytes, hs_coll_choice *choice)
+{
+	hs_err err = {0};
+	hs_coll_grp g;
+	if ((unsigned)op >= HS_COLL_OP_COUNT || (unsigned)algo >= HS_ALGO_COUNT || (unsigned)proto >= HS_PROTO_COUNT)
+		return -1;
+	if (hs_coll_grp_init(&g, c, ranks, n, &err))
+		return -1;
+	if (choice)
+		*choice = (hs_coll_choice){hs_coll_default_algo(op), HS_PROTO_SIMPLE, 0, INFINITY};
+	if (n <= 1 || bytes <= 0)
+		return 0;
+	hs_coll_grp e = effective(&g, op);
+	double best = INFINITY, blat = 0, bbw = 0;
+	enum hs_coll_algo ba = hs_coll_default_algo(op);
+	int bp = P_SIMPLE;
+	for (size_t i = 0; i < sizeof nccl_algos / sizeof *nccl_algos; i++) {
+		enum hs_coll_algo a = nccl_algos[i];
+		if (algo == HS_ALGO_AUTO ? !nccl_has(a, op) : a != algo)
+			continue;
+		const hs_coll_algo_ops *ops = a == HS_ALGO_RING		    ? &hs_coll_ring
+					      : a == HS_ALGO_TREE	    ? &hs_coll_tree
+					      : a == HS_ALGO_INSWITCH	    ? &hs_coll_inswitch
+					      : a == HS_ALGO_DIRECT	    ? &hs_coll_direct
+					      : a == HS_ALGO_HIERARCHICAL ? &hs_coll_hier
+									    : &hs_coll_hd;
+		enum hs_coll_algo run = a;
+		if (!ops->supports(&g, op)) {
+			if (algo == HS_ALGO_AUTO)
+				continue;
+			run = hs_coll_default_algo(op);
+		}
+		for (int p = P_LL; p <= P_SIMPLE; p++) {
+			if (proto != HS_PROTO_AUTO && p != (int)proto - 1)
+				continue;
+			double lat, bw;
+			double t = one(&g, &e, op, run, p, bytes, &lat, &bw);
+			if (t < best) {
+				best = t, blat = lat, bbw = bw, ba = run, bp = p;
+			}
+		}
+	}
+	if (!isfinite(best)) /* e.g. LL128 asked for on PCIe: run Simple */
+		best = one(&g, &e, op, ba, P_SIMPLE, bytes, &blat, &bbw), bp = P_SIMPLE;
+	if (choice)
+		*choice = (hs_coll_choice){ba, (enum hs_coll_proto)(bp + 1), blat, bbw};
+	return best;
+}

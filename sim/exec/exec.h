@@ -1,0 +1,77 @@
+/* hs_exec: runs a step's task graph (models/graph.h) on a cluster with the event engine.
+ *
+ * Each rep has a compute stream, a comm stream and a p2p stream; a stream runs its tasks in graph order, each
+ * once its dependencies are done. Compute tasks take the time of their ops on the rep's device (the device
+ * profile's roofline) plus the collectives inside them (TP, CP, EP); collective and p2p tasks take the time
+ * of the network model. Collectives with a rendezvous id start when every member has arrived.
+ *
+ * Accounting: the compute stream's time splits into compute, communication that blocks it (by kind: inside
+ * the layer, or waiting for gradients or pipeline transfers) and pipeline bubble (waiting for a neighbour
+ * stage's work). For every rep, compute + exposed comm + bubble = its finish time. */
+#ifndef HS_EXEC_H
+#define HS_EXEC_H
+
+#include <stdint.h>
+
+#include "calib/profile_cache.h"
+#include "sim/study/scenario.h"
+#include "models/build.h"
+#include "sim/base/err.h"
+
+typedef struct hs_rep_result {
+	int stage, dp_index;
+	const char *device;  /* device type name */
+	double finish_s;     /* end of its last task */
+	double compute_s;    /* compute kernels on the compute stream */
+	double optimizer_s;  /* the part of compute_s spent in the optimizer step */
+	double exposed_s[HS_GROUP_COUNT]; /* communication that blocked the compute stream, by group kind */
+	double bubble_s;     /* waiting for neighbour stages */
+	double straggler_wait_s; /* at data-parallel collectives, waiting for the slowest member */
+	double flops;        /* per real rank, recompute included */
+	double mem_bytes;    /* per real rank, peak */
+	double mem_capacity; /* device capacity minus reserve */
+} hs_rep_result;
+
+/* When each task of the graph ran (seconds from the step's start), indexed like hs_graph.tasks. */
+typedef struct hs_span {
+	double start, end;
+} hs_span;
+
+/* The busiest links of a flow-fidelity run: utilisation over time (for HDF5 and reports). */
+typedef struct hs_link_util {
+	int nlinks, nbins;
+	double bin_s;
+	char **names;          /* [nlinks] "n0.nic3->leaf2" */
+	double *capacity_Bps;  /* [nlinks] */
+	double *mean_util;     /* [nlinks] over the whole run */
+	double *util;          /* [nlinks * nbins] busy fraction per bin, row per link */
+} hs_link_util;
+
+typedef struct hs_result {
+	double step_time_s;  /* mean over the simulated steps (figures per rank are means too) */
+	int steps;
+	double step_p50_s, step_p99_s, step_min_s, step_max_s;
+	double *step_times;  /* [steps] */
+	int critical_rep;    /* rep whose finish defines the step */
+	hs_rep_result *reps;
+	int nreps;
+	uint64_t events;
+	uint64_t tasks;
+	double model_flops;  /* per step, cluster: no recompute */
+	double hw_flops;     /* per step, cluster: recompute included */
+	double peak_flops;   /* sum over devices of peak FLOP/s in the training precision */
+	double mfu, hfu, tokens_per_s;
+	double mem_peak_bytes;
+	int mem_peak_rep;
+	hs_span *spans;      /* [tasks]: the timeline, for traces and reports */
+	hs_link_util links;  /* flow fidelity: the busiest links over time (nlinks 0 otherwise) */
+} hs_result;
+
+/* Run one step. Returns -1 with err on failure (a profile that cannot be loaded, ...). Profiles come from
+ * `cache` (NULL: loaded for this call and freed after). */
+int hs_exec_step(const hs_scenario *s, const hs_build *b, hs_result *out, hs_err *err);
+int hs_exec_step_cached(const hs_scenario *s, const hs_build *b, hs_profile_cache *cache, hs_result *out,
+			hs_err *err);
+void hs_result_free(hs_result *r);
+
+#endif

@@ -1,0 +1,215 @@
+#include "sim/exec/layer_time.h"
+
+#include "sim/coll/coll_impl.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/build.h"
+#include "sim/base/alloc.h"
+#include "sim/coll/coll.h"
+
+/* Kernel-time memo: open addressing on a hash of the fields that set a kernel's time. */
+struct memo_ent {
+	const void *prof, *dev;
+	hs_op key;
+	double t;
+	int used;
+};
+
+struct hs_op_memo {
+	struct memo_ent *e;
+	size_t cap, n;
+};
+
+hs_op_memo *hs_op_memo_create(void)
+{
+	hs_op_memo *m = hs_xcalloc(1, sizeof *m);
+	m->cap = 256;
+	m->e = hs_xcalloc(m->cap, sizeof *m->e);
+	return m;
+}
+
+void hs_op_memo_free(hs_op_memo *m)
+{
+	if (!m)
+		return;
+	free(m->e);
+	free(m);
+}
+
+static int same_kernel(const hs_op *a, const hs_op *b)
+{
+	return a->kind == b->kind && a->dtype == b->dtype && a->m == b->m && a->n == b->n && a->k == b->k &&
+	       a->count == b->count && a->b == b->b && a->h == b->h && a->s == b->s && a->d == b->d &&
+	       a->s_kv == b->s_kv && a->causal == b->causal && a->bwd == b->bwd && a->bytes == b->bytes;
+}
+
+static uint64_t kernel_hash(const void *prof, const void *dev, const hs_op *o)
+{
+	double f[] = {o->m, o->n, o->k, o->count, o->b, o->h, o->s, o->d, o->s_kv, o->bytes};
+	uint64_t h = (uint64_t)(uintptr_t)prof * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)dev;
+	h ^= (uint64_t)o->kind << 40 ^ (uint64_t)o->dtype << 48 ^ (uint64_t)o->causal << 56 ^ (uint64_t)o->bwd << 60;
+	for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
+		uint64_t x;
+		memcpy(&x, &f[i], sizeof x);
+		h = (h ^ x) * 0x100000001b3ull;
+		h ^= h >> 29;
+	}
+	return h;
+}
+
+static double op_time_uncached(const hs_op_env *e, const hs_op *o, int *is_comm);
+
+double hs_op_time(const hs_op_env *e, const hs_op *o, int *is_comm)
+{
+	if (!e->memo || o->kind == HS_OP_COMM)
+		return op_time_uncached(e, o, is_comm);
+	*is_comm = 0;
+	hs_op_memo *m = e->memo;
+	if (2 * (m->n + 1) > m->cap) {
+		struct memo_ent *old = m->e;
+		size_t oc = m->cap;
+		m->cap *= 2;
+		m->e = hs_xcalloc(m->cap, sizeof *m->e);
+		for (size_t i = 0; i < oc; i++)
+			if (old[i].used) {
+				size_t j = kernel_hash(old[i].prof, old[i].dev, &old[i].key) & (m->cap - 1);
+				while (m->e[j].used)
+					j = (j + 1) & (m->cap - 1);
+				m->e[j] = old[i];
+			}
+		free(old);
+	}
+	size_t i = kernel_hash(e->prof, e->dev, o) & (m->cap - 1);
+	for (; m->e[i].used; i = (i + 1) & (m->cap - 1))
+		if (m->e[i].prof == (const void *)e->prof && m->e[i].dev == (const void *)e->dev &&
+		    same_kernel(&m->e[i].key, o))
+			return m->e[i].t;
+	int c;
+	double t = op_time_uncached(e, o, &c);
+	m->e[i] = (struct memo_ent){.prof = e->prof, .dev = e->dev, .key = *o, .t = t, .used = 1};
+	m->n++;
+	return t;
+}
+
+static double op_time_uncached(const hs_op_env *e, const hs_op *o, int *is_comm)
+{
+	*is_comm = 0;
+	switch (o->kind) {
+	case HS_OP_GEMM: {
+		/* A batch of `count` GEMMs (attention scores, the local experts) is one kernel, strided-batched or
+		 * grouped, so it pays the launch once: launch + count x the work. The launch is the time of a
+		 * 1x1x1 GEMM (its work, 2 FLOP, is below a picosecond). */
+		double n = o->count > 1 ? o->count : 1;
+		double one = hs_profile_gemm_time(e->prof, e->dev, o->m, o->n, o->k, o->dtype);
+		if (n == 1 || one <= 0)
+			return one;
+		double launch = hs_profile_gemm_time(e->prof, e->dev, 1, 1, 1, o->dtype);
+		return launch + n * (one - launch);
+	}
+	case HS_OP_ATTN: {
+		/* the profile times s queries against s keys; a block against s_kv keys (context parallelism) does
+		 * s_kv / s times that work */
+		double t = hs_profile_attn_time(e->prof, e->dev, o->b, o->h, o->s, o->d, o->causal, o->bwd);
+		if (o->s_kv > o->s && o->s > 0)
+			t *= o->s_kv / o->s;
+		return t * (o->count > 1 ? o->count : 1);
+	}
+	case HS_OP_MEM:
+	case HS_OP_OPTIMIZER:
+		return hs_profile_mem_time(e->prof, e->dev, o->bytes);
+	case HS_OP_COMM:
+		*is_comm = 1;
+		if (e->grp_n[o->group] <= 1)
+			return 0;
+		if (e->cgrp[o->group])
+			return hs_coll_grp_time(e->cgrp[o->group], o->coll, (enum hs_coll_algo)e->coll_algo, o->bytes,
+						NULL);
+		return hs_coll_time(e->cluster, o->coll, (enum hs_coll_algo)e->coll_algo, e->grp[o->group],
+				    e->grp_n[o->group], o->bytes);
+	}
+	return 0;
+}
+
+void hs_ops_time(const hs_op_env *e, const hs_op *ops, size_t n, double *comp, double *comp2, double *comm,
+		 double *flops)
+{
+	double sq = 0;
+	for (size_t i = 0; i < n; i++) {
+		const hs_op *o = &ops[i];
+		int c;
+		double t = hs_op_time(e, o, &c);
+		if (c && o->overlap && i + 1 < n) {
+			int c2;
+			double t2 = hs_op_time(e, &ops[i + 1], &c2);
+			if (!c2) { /* the transfer hides behind the next kernel */
+				*comp += t2;
+				sq += t2 * t2;
+				*flops += ops[i + 1].flops;
+				if (t > t2)
+					comm[o->group] += t - t2;
+				i++;
+				continue;
+			}
+		}
+		if (c) {
+			comm[o->group] += t;
+		} else {
+			*comp += t;
+			sq += t * t;
+			*flops += o->flops;
+		}
+	}
+	if (comp2)
+		*comp2 += sq;
+}
+
+static void sum(const hs_op_env *e, const hs_oplist *l, double *total, double *comm_total)
+{
+	double comp = 0, comm[HS_GROUP_COUNT] = {0}, fl = 0;
+	hs_ops_time(e, l->ops, l->n, &comp, NULL, comm, &fl);
+	for (int k = 0; k < HS_GROUP_COUNT; k++) {
+		comp += comm[k];
+		*comm_total += comm[k];
+	}
+	*total += comp;
+}
+
+int hs_layer_time(const hs_scenario *s, int layer, hs_layer_times *out, hs_err *err)
+{
+	memset(out, 0, sizeof *out);
+	const hs_device_type *dev = hs_cluster_device(s->cluster, 0);
+	hs_profile *prof = hs_profile_load(dev->profile, err);
+	if (!prof)
+		return -1;
+	hs_op_env e = {.prof = prof, .dev = dev, .cluster = s->cluster, .coll_algo = s->sim.coll_algo};
+	int *grp[HS_GROUP_COUNT];
+	int sizes[HS_GROUP_COUNT] = {s->par.tp, s->par.cp, s->par.dp, s->par.ep, s->par.pp};
+	for (int k = 0; k < HS_GROUP_COUNT; k++) {
+		grp[k] = hs_xmalloc((size_t)sizes[k] * sizeof(int));
+		e.grp_n[k] = hs_build_group(&s->par, (enum hs_group)k, 0, 0, grp[k]);
+		e.grp[k] = grp[k];
+	}
+	hs_layer_cfg lc;
+	hs_build_layer_cfg(s, &lc);
+	hs_oplist l = {0};
+	hs_ops_layer(&s->model, &lc, layer, HS_PH_FWD, &l);
+	sum(&e, &l, &out->fwd_s, &out->fwd_comm_s);
+	hs_oplist_clear(&l);
+	hs_ops_layer(&s->model, &lc, layer, HS_PH_RECOMPUTE, &l);
+	double rc_comm = 0;
+	sum(&e, &l, &out->recompute_s, &rc_comm);
+	hs_oplist_clear(&l);
+	hs_ops_layer(&s->model, &lc, layer, HS_PH_BWD_INPUT, &l);
+	hs_ops_layer(&s->model, &lc, layer, HS_PH_BWD_WEIGHT, &l);
+	sum(&e, &l, &out->bwd_s, &out->bwd_comm_s);
+	out->bwd_s += out->recompute_s;
+	out->bwd_comm_s += rc_comm;
+	hs_oplist_free(&l);
+	for (int k = 0; k < HS_GROUP_COUNT; k++)
+		free(grp[k]);
+	hs_profile_free(prof);
+	return 0;
+}

@@ -1,0 +1,63 @@
+/* hs_op_time, hs_layer_time: how long ops take on a device, and one transformer layer's forward and backward.
+ *
+ * hs_op_time is the one place an op (models/ops.h) becomes seconds: GEMMs, attention and memory-bound kernels
+ * from the device profile (calib/profile.h), collectives inside a layer from the cluster's closed forms
+ * (sim/coll/coll.h) over the rank's group. The executor (sim/exec/exec.c) times every compute task with it, and
+ * hs_layer_time uses it to time one layer in isolation, so a layer's predicted time is exactly what the step
+ * simulation charges for it. */
+#ifndef HS_LAYER_TIME_H
+#define HS_LAYER_TIME_H
+
+#include "calib/profile.h"
+#include "sim/study/scenario.h"
+#include "models/ops.h"
+#include "sim/base/err.h"
+#include "topology/cluster.h"
+
+/* What timing an op needs: the device and its profile; for collectives the cluster, the algorithm
+ * (enum hs_coll_algo) and the rank's group of each kind (grp[k][0..grp_n[k]-1], global device indices). */
+typedef struct hs_op_env {
+	const hs_profile *prof;
+	const hs_device_type *dev;
+	const hs_cluster *cluster;
+	int coll_algo;
+	const int *grp[HS_GROUP_COUNT];
+	int grp_n[HS_GROUP_COUNT];
+	/* optional: the groups summarised once (sim/coll/coll_impl.h), so that timing a collective does not sort the
+	 * group's ranks again; NULL entries are summarised per call */
+	const struct hs_coll_grp *cgrp[HS_GROUP_COUNT];
+	/* optional: kernel times already computed (a model's layers repeat the same shapes), keyed by the op's
+	 * shape and the device; NULL: none */
+	struct hs_op_memo *memo;
+} hs_op_env;
+
+typedef struct hs_op_memo hs_op_memo;
+hs_op_memo *hs_op_memo_create(void);
+void hs_op_memo_free(hs_op_memo *m);
+
+/* Seconds of one op-list entry (its count included). *is_comm is set to 1 for HS_OP_COMM entries (0 when the
+ * group has one member). Attention with s_kv > s (context parallelism) costs s_kv / s times the s x s
+ * kernel: its work grows linearly with the keys. */
+double hs_op_time(const hs_op_env *e, const hs_op *o, int *is_comm);
+
+/* An op list ops[0..n-1] run in order on one rank: compute seconds (GEMM, attention, memory-bound, optimizer),
+ * communication seconds that block the computation by group (comm[HS_GROUP_COUNT], added to), and the FLOPs
+ * of the compute ops, and (comp2, may be NULL) the sum of squared compute op times, for noise. A COMM op with `overlap` runs beside the next op: the pair takes the longer of the two,
+ * and only the transfer's excess over that op counts as communication. The total time is comp + sum(comm). */
+void hs_ops_time(const hs_op_env *e, const hs_op *ops, size_t n, double *comp, double *comp2, double *comm,
+		 double *flops);
+
+/* One transformer layer on one rank. */
+typedef struct hs_layer_times {
+	double fwd_s;           /* forward, TP collectives included */
+	double bwd_s;           /* backward: recompute + input gradient + weight gradient */
+	double recompute_s;     /* the part of bwd_s that re-runs forward work */
+	double fwd_comm_s, bwd_comm_s; /* collectives inside fwd_s / bwd_s */
+} hs_layer_times;
+
+/* Time layer `layer` of scenario `s` on the device of global rank 0 (its profile loaded by name), with the
+ * scenario's split, micro-batch, recompute mode and sequence parallelism, and its TP, CP and EP collectives
+ * over rank 0's groups (as the executor forms them). -1 with err when the profile cannot be loaded. */
+int hs_layer_time(const hs_scenario *s, int layer, hs_layer_times *out, hs_err *err);
+
+#endif

@@ -1,0 +1,231 @@
+/* hs_net: the network a scenario runs on: topology, routes, a model from the name-to-model table, and
+ * per-link statistics. Transfers pass through here (hs_net_xfer) so that every byte is counted once. */
+#include "sim/net/net.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/base/alloc.h"
+#include "sim/net/net_impl.h"
+
+const hs_net_entry hs_net_models[] = {
+	{"analytical", &hs_net_analytical, "alpha-beta over the route's bottleneck, no contention"},
+	{"flow", &hs_net_flow, "max-min fair sharing on routed paths, updated incrementally"},
+	{"packet", NULL, "packets, queues and credits: implemented by the scale-up fabric model (sim/fabric*.c)"},
+	{NULL, NULL, NULL},
+};
+
+const hs_net_ops *hs_net_find(const char *name, hs_err *err)
+{
+	for (const hs_net_entry *e = hs_net_models; e->name; e++)
+		if (name && !strcmp(name, e->name)) {
+			if (!e->ops)
+				hs_err_set(err, HS_EINPUT, "network model '%s' is not available here (%s)", name, e->note);
+			return e->ops;
+		}
+	hs_err_set(err, HS_EINPUT, "network model '%s' is not known (expected analytical or flow)", name ? name : "");
+	return NULL;
+}
+
+hs_net *hs_net_create(const hs_cluster *c, const char *model, hs_engine *eng, hs_err *err)
+{
+	const hs_net_ops *ops = hs_net_find(model, err);
+	if (!ops)
+		return NULL;
+	hs_topo *t = hs_topo_build(c, err);
+	if (!t)
+		return NULL;
+	hs_net *n = hs_xcalloc(1, sizeof *n);
+	n->c = c;
+	n->t = t;
+	n->ops = ops;
+	n->eng = eng;
+	n->t_created = hs_engine_now(eng);
+	n->router = hs_router_create(t);
+	n->m = ops->create(t, eng, err);
+	n->channels = 1;
+	n->ring_order = 1;
+	n->split = 1;
+	n->free_head = -1;
+	n->link_bytes = hs_xcalloc((size_t)(hs_topo_nlinks(t) ? hs_topo_nlinks(t) : 1), sizeof *n->link_bytes);
+	if (!n->m) {
+		hs_net_free(n);
+		return NULL;
+	}
+	return n;
+}
+
+void hs_net_free(hs_net *n)
+{
+	if (!n)
+		return;
+	if (n->m)
+		n->ops->destroy(n->m);
+	hs_router_free(n->router);
+	hs_topo_free(n->t);
+	free(n->x);
+	free(n->link_bytes);
+	free(n->series);
+	free(n);
+}
+
+void hs_net_set_channels(hs_net *n, int ch) { n->channels = ch < 1 ? 1 : ch > 64 ? 64 : ch; }
+
+void hs_net_set_spread(hs_net *n, int on) { n->spread = on != 0; }
+
+void hs_net_set_rails(hs_net *n, const int *rails, int count)
+{
+	n->nrails = rails && count > 0 ? (count > 64 ? 64 : count) : 0;
+	for (int i = 0; i < n->nrails; i++)
+		n->rails[i] = rails[i];
+}
+void hs_net_set_chunk(hs_net *n, double bytes) { n->chunk = bytes > 0 ? bytes : 0; }
+void hs_net_set_window(hs_net *n, int slices) { n->window = slices > 0 ? slices : 0; }
+void hs_net_set_ring_order(hs_net *n, int on) { n->ring_order = on; }
+void hs_net_set_split(hs_net *n, int on)
+{
+	n->split = on;
+	hs_router_set_proportional(n->router, on);
+}
+
+const hs_topo *hs_net_topo(const hs_net *n) { return n->t; }
+hs_router *hs_net_router(hs_net *n) { return n->router; }
+hs_engine *hs_net_engine(hs_net *n) { return n->eng; }
+double hs_net_bytes_injected(const hs_net *n) { return n->injected; }
+uint64_t hs_net_transfers(const hs_net *n) { return n->transfers; }
+int hs_net_nlinks(const hs_net *n) { return hs_topo_nlinks(n->t); }
+
+static void xdone(void *ctx, uint64_t arg)
+{
+	hs_net *n = ctx;
+	hs_xrec x = n->x[arg];
+	n->x[arg].next_free = n->free_head;
+	n->free_head = (int)arg;
+	if (x.r) {
+		for (int i = 0; i < x.r->nl; i++)
+			n->link_bytes[x.r->link[i]] += x.bytes * x.r->coef[i];
+		if (n->series) {
+			/* spread evenly over [t0, now - latency] */
+			hs_time t1 = hs_engine_now(n->eng) - x.r->lat;
+			double a = (double)(x.t0 - n->t_created) / n->bucket_ps, b = (double)(t1 - n->t_created) / n->bucket_ps;
+			if (b <= a)
+				b = a + 1e-9;
+			for (int k = (int)a; k <= (int)b && k < n->nbuckets; k++) {
+				double lo = k > a ? k : a, hi = k + 1 < b ? k + 1 : b;
+				double frac = (hi - lo) / (b - a);
+				if (frac <= 0)
+					continue;
+				for (int i = 0; i < x.r->nl; i++)
+					n->series[(size_t)x.r->link[i] * n->nbuckets + k] += x.bytes * x.r->coef[i] * frac;
+			}
+		}
+	}
+	x.done(x.ctx, x.arg);
+}
+
+/* The last byte has left: the record stays until done. */
+static void xsent(void *ctx, uint64_t arg)
+{
+	hs_net *n = ctx;
+	n->x[arg].sent(n->x[arg].ctx, n->x[arg].arg);
+}
+
+static int rec(hs_net *n, const hs_route *r, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
+	       uint64_t arg)
+{
+	int id;
+	if (n->free_head >= 0) {
+		id = n->free_head;
+		n->free_head = n->x[id].next_free;
+	} else {
+		hs_xgrow(&n->x, &n->capx, n->nx + 1, sizeof *n->x);
+		id = (int)n->nx++;
+	}
+	n->x[id] = (hs_xrec){r, bytes, hs_engine_now(n->eng), sent, done, ctx, arg, -1};
+	return id;
+}
+
+static void later_ev(hs_engine *eng, void *ctx, uint64_t arg)
+{
+	(void)eng;
+	xdone(ctx, arg);
+}
+
+void hs_net_later(hs_net *n, hs_time delay, hs_net_done done, void *ctx, uint64_t arg)
+{
+	int id = rec(n, NULL, 0, NULL, done, ctx, arg);
+	hs_engine_after(n->eng, delay, later_ev, n, (uint64_t)id);
+}
+
+void hs_net_xfer(hs_net *n, const hs_route *r, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
+		 uint64_t arg)
+{
+	if (!(bytes > 0)) {
+		if (sent)
+			hs_net_later(n, 0, sent, ctx, arg);
+		hs_net_later(n, r ? r->lat : 0, done, ctx, arg);
+		return;
+	}
+	int id = rec(n, r, bytes, sent, done, ctx, arg);
+	n->injected += bytes;
+	n->transfers++;
+	n->ops->start(n->m, r, bytes, sent ? xsent : NULL, xdone, n, (uint64_t)id);
+}
+
+/* A device with a NIC of its own sends through it, as NCCL does when every GPU has a nearest NIC (one rail per
+ * GPU); otherwise the transfer spreads over the node's rails (rail -1). Keeping a flow on its own rail also keeps
+ * the flow model's rate computations local: flows of different rails never share a link outside the
+ * non-blocking scale-up switch. */
+int hs_net_home_rail(const hs_net *n, int src)
+{
+	/* vertices other than GPUs (switches in in-network reductions) have no NIC of their own */
+	if (src < 0 || src >= hs_cluster_ngpus(n->c) || hs_topo_vkind(n->t, src) != HS_V_GPU)
+		return -1;
+	const hs_node_group *g = hs_cluster_group(n->c, hs_cluster_group_of(n->c, src));
+	return g->nics_per_node == g->gpus_per_node ? hs_cluster_local_rank(n->c, src) : -1;
+}
+
+int hs_net_send(hs_net *n, int src, int dst, double bytes, hs_net_done done, void *ctx, uint64_t arg, hs_err *err)
+{
+	int G = hs_cluster_ngpus(n->c);
+	if (src < 0 || src >= G || dst < 0 || dst >= G)
+		return hs_err_set(err, HS_EINPUT, "send from device %d to device %d: outside the cluster (expected 0 to %d)",
+				  src, dst, G - 1);
+	if (!(bytes >= 0))
+		return hs_err_set(err, HS_EINPUT, "send of %g bytes (expected a size >= 0)", bytes);
+	if (src == dst) {
+		hs_net_later(n, 0, done, ctx, arg);
+		return 0;
+	}
+	const hs_route *r = hs_route_get(n->router, src, dst, hs_net_home_rail(n, src), err);
+	if (!r)
+		return -1;
+	hs_net_xfer(n, r, bytes, NULL, done, ctx, arg);
+	return 0;
+}
+
+void hs_net_stats_timeline(hs_net *n, double bucket_s, int nb)
+{
+	free(n->series);
+	n->series = NULL;
+	n->nbuckets = 0;
+	if (nb <= 0 || !(bucket_s > 0))
+		return;
+	n->nbuckets = nb;
+	n->bucket_ps = bucket_s * HS_PS_PER_S;
+	n->series = hs_xcalloc((size_t)hs_topo_nlinks(n->t) * (size_t)nb, sizeof *n->series);
+}
+
+void hs_net_link_stats(const hs_net *n, int link, hs_net_link_stat *out, double *series, int nb)
+{
+	const hs_link *l = hs_topo_link(n->t, link);
+	double el = (double)(hs_engine_now(n->eng) - n->t_created);
+	out->from = l->from;
+	out->to = l->to;
+	out->bw_Bps = hs_rate_to_Bps(l->bw);
+	out->bytes = n->link_bytes[link];
+	out->util = el > 0 ? out->bytes / (l->bw * el) : 0;
+	for (int k = 0; series && k < nb; k++)
+		series[k] = n->series && k < n->nbuckets ? n->series[(size_t)link * n->nbuckets + k] / (l->bw * n->bucket_ps)
+							  : 0;
+}

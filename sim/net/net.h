@@ -1,0 +1,117 @@
+/* hs_net: transfers and collectives on a cluster's link graph, timed by a network model.
+ *
+ * A network model is a function table (hs_net_ops) that moves bytes along a route and calls back when the
+ * last byte has arrived. Models, by name (hs_net_models[]):
+ *   analytical  alpha-beta: route latency + bytes / the route's bottleneck bandwidth, no contention;
+ *   flow        max-min fair sharing of every link among the flows crossing it, recomputed when flows
+ *               start or finish, only for the flows on links whose flow set changed (and, while their rates
+ *               move, the flows they share links with); flows started at one instant are one batch;
+ *   packet      not here: the scale-up fabric model (sim/fabric*.c) implements packets, queues and credits
+ *               and fills this slot; hs_net_create("packet") says so.
+ * On top, hs_net_collective runs a collective algorithm step by step as transfers (sim/netcoll.h): a ring
+ * rank forwards a chunk only after receiving it, so a slow link or a busy NIC slows the whole ring, and
+ * collectives running at once share links. Time is the engine's; callbacks run from engine events. */
+#ifndef HS_NET_H
+#define HS_NET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/coll/coll.h"
+#include "sim/engine/engine.h"
+#include "sim/base/err.h"
+#include "topology/cluster.h"
+#include "topology/route.h"
+#include "topology/topo.h"
+
+typedef struct hs_net hs_net;
+typedef void (*hs_net_done)(void *ctx, uint64_t arg);
+
+/* ---- the model interface ---- */
+
+typedef struct hs_net_model hs_net_model; /* a model's private state */
+
+typedef struct hs_net_ops {
+	const char *name;
+	hs_net_model *(*create)(const hs_topo *t, hs_engine *eng, hs_err *err);
+	void (*destroy)(hs_net_model *m);
+	/* Move `bytes` (> 0) along `r` starting now; call done(ctx, arg) from an engine event when the last byte
+	 * has arrived. With `sent` (may be NULL), call sent(ctx, arg) first, when the last byte has left the
+	 * source and the route's links are free again (one route latency before done): a pipelined sender starts
+	 * its next piece then, while this one is still on its way. */
+	void (*start)(hs_net_model *m, const hs_route *r, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
+		      uint64_t arg);
+	size_t (*active)(const hs_net_model *m); /* transfers in flight */
+} hs_net_ops;
+
+extern const hs_net_ops hs_net_analytical, hs_net_flow;
+
+/* Name-to-model table, NULL-terminated. An entry with create == NULL is a slot another module fills
+ * ("packet": sim/fabric*.c). */
+typedef struct hs_net_entry {
+	const char *name;
+	const hs_net_ops *ops;
+	const char *note;
+} hs_net_entry;
+extern const hs_net_entry hs_net_models[];
+const hs_net_ops *hs_net_find(const char *name, hs_err *err);
+
+/* ---- transfers and collectives ---- */
+
+/* Build the cluster's topology and routes and a `model` ("analytical" | "flow") on engine `eng`. */
+hs_net *hs_net_create(const hs_cluster *c, const char *model /* "analytical" | "flow" */, hs_engine *eng,
+		      hs_err *err);
+void hs_net_free(hs_net *n);
+
+/* Run `op` over devices ranks[0..nranks-1] starting now (engine time), step by step as transfers on the
+ * model; done(ctx, arg) from an engine event at completion. `bytes` as in sim/coll/coll.h (nccl-tests' sizes).
+ * AUTO picks as hs_coll_auto_algo does; an algorithm the operation lacks runs the operation's default. */
+int hs_net_collective(hs_net *n, enum hs_coll_op op, enum hs_coll_algo algo, const int *ranks, int nranks,
+		      double bytes, hs_net_done done, void *ctx, uint64_t arg, hs_err *err);
+/* One point-to-point transfer from device src to device dst, spread over the nodes' rails. */
+int hs_net_send(hs_net *n, int src, int dst, double bytes, hs_net_done done, void *ctx, uint64_t arg, hs_err *err);
+
+/* Options (before starting transfers). Channels: parallel rings per collective, each on its own rail
+ * (default 1: one ring whose node-crossing hops spread over every rail). Chunk: bytes per pipelined slice
+ * of a ring step or chain (default 0: a ring step is one slice; chains use 4 MiB). Ring order: 1 (default)
+ * orders the group so that each node's devices are adjacent and slow groups are crossed once; 0 keeps the
+ * caller's order. Split: 1 (default) splits bytes over channels and paths in proportion to their bottleneck
+ * bandwidth; 0 splits evenly. Window: slices a tree connection's sender may be ahead of its receiver
+ * (default 0: NCCL_STEPS, 8; 1 is stop-and-wait). */
+void hs_net_set_channels(hs_net *n, int channels);
+/* Channel c crosses nodes on NIC rails[c] of each node instead of NIC c (count 0 or NULL: NIC c again): for a
+ * group that holds only some devices of a node, whose channels should leave by its own devices' NICs, as
+ * NCCL's search puts each channel next to a NIC of the communicator's GPUs. */
+void hs_net_set_rails(hs_net *n, const int *rails, int count);
+/* With one channel, a ring's or tree's node crossings spread over every NIC of the node (on: 1) even where
+ * each device has its own, standing for a channel per NIC at 1/NICs of the transfers: for a group of whole
+ * nodes, whose NCCL channels leave by every NIC and are alike. Off (default): a crossing leaves by the
+ * sending device's own NIC. */
+void hs_net_set_spread(hs_net *n, int on);
+void hs_net_set_chunk(hs_net *n, double bytes);
+void hs_net_set_window(hs_net *n, int slices);
+void hs_net_set_ring_order(hs_net *n, int on);
+void hs_net_set_split(hs_net *n, int proportional);
+
+/* ---- statistics, for reports ---- */
+
+typedef struct hs_net_link_stat {
+	int from, to;       /* vertices (hs_topo_vname names them) */
+	double bw_Bps;      /* capacity per direction */
+	double bytes;       /* carried so far */
+	double util;        /* bytes / (capacity x time since the network was created) */
+} hs_net_link_stat;
+
+int hs_net_nlinks(const hs_net *n);
+/* One link's totals; with `series` (nb buckets of `bucket_s` seconds from time 0) its utilisation per bucket
+ * as well: 0 unless hs_net_stats_timeline was called before the traffic (then each transfer's bytes are
+ * spread evenly over its duration, per link). */
+void hs_net_link_stats(const hs_net *n, int link, hs_net_link_stat *out, double *series, int nb);
+void hs_net_stats_timeline(hs_net *n, double bucket_s, int nbuckets);
+double hs_net_bytes_injected(const hs_net *n); /* bytes handed to the model by sends and collectives */
+uint64_t hs_net_transfers(const hs_net *n);   /* transfers started */
+const hs_topo *hs_net_topo(const hs_net *n);
+hs_router *hs_net_router(hs_net *n);
+hs_engine *hs_net_engine(hs_net *n);
+
+#endif

@@ -1,0 +1,604 @@
+#include "sim/study/scenario.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/cfg.h"
+#include "models/schedule.h"
+#include "sim/base/alloc.h"
+#include "sim/coll/coll.h"
+
+static const char *const top_keys[] = {"name", "kind", "description", "cluster", "model", "training",
+				       "parallelism", "simulation", "variability", "resilience", "diloco", "cost", NULL};
+static const char *const training_keys[] = {"seq_len", "global_batch", "micro_batch", "precision", "optimizer",
+					    "attention", NULL};
+static const char *const attentions[] = {"flash", "materialized", NULL};
+static const char *const par_keys[] = {"tp", "pp", "dp", "cp", "ep", "virtual_stages", "recompute",
+				       "sequence_parallel", "schedule", "zero", "dp_bucket", "memory_reserve",
+				       "fsdp", "expert_imbalance", "cp_mode", "stage_layers",
+				       "dp_microbatches", "order", NULL};
+static const char *const imbalance_keys[] = {"zipf", "shares", NULL};
+static const char *const cp_modes[] = {"allgather", "ring", NULL};
+static const char *const sim_keys[] = {"fidelity", "seed", "symmetry", "collective_algorithm", "layer_collectives",
+				       NULL};
+static const char *const cost_keys[] = {"gpu_hour", "idle_power", "pue", "currency", NULL};
+static const char *const precisions[] = {"bf16", "fp16", "fp8", "fp32", NULL};
+static const char *const optimizers[] = {"adam", NULL};
+static const char *const recomputes[] = {"none", "selective", "full", NULL};
+static const char *const fidelities[] = {"analytical", "flow", "packet", NULL};
+static const char *const kinds[] = {"training", "fabric", NULL};
+
+const hs_ynode *hs_scenario_node(const hs_scenario *s, const char *dotted)
+{
+	const hs_ynode *n = hs_yaml_root(s->doc), *last = n;
+	char buf[256];
+	snprintf(buf, sizeof buf, "%s", dotted);
+	char *save = NULL;
+	for (char *t = strtok_r(buf, ".", &save); t && n; t = strtok_r(NULL, ".", &save)) {
+		n = hs_yaml_get(n, t);
+		if (n)
+			last = n;
+	}
+	return last;
+}
+
+int hs_scenario_is_fabric(hs_ydoc *doc)
+{
+	const hs_ynode *k = hs_yaml_get(hs_yaml_root(doc), "kind");
+	return k && k->kind == HS_Y_SCALAR && strcmp(k->str, "fabric") == 0;
+}
+
+static int load_training(hs_scenario *s, const hs_ynode *root, hs_err *err)
+{
+	const hs_ynode *t = hs_yaml_get(root, "training");
+	if (!t)
+		return hs_cfg_err(root, err, "training", "", "missing section (expected {seq_len, global_batch, "
+							     "micro_batch, precision, optimizer})");
+	if (hs_cfg_known(t, "training", training_keys, "a mapping of training settings", err))
+		return -1;
+	int64_t v;
+	if (hs_cfg_int(t, "training", "seq_len", 1, 1 << 24, s->model.seq_len, 0, &v, err))
+		return -1;
+	s->train.seq_len = (int)v;
+	if (s->train.seq_len <= 0)
+		return hs_cfg_err(t, err, "training", "seq_len",
+				  "missing, and the model sets no default sequence length (expected a positive integer)");
+	if (hs_cfg_int(t, "training", "global_batch", 1, INT64_C(1) << 40, 0, 1, &s->train.global_batch, err))
+		return -1;
+	if (hs_cfg_int(t, "training", "micro_batch", 1, 1 << 20, 1, 0, &v, err))
+		return -1;
+	s->train.micro_batch = (int)v;
+	int prec, opt;
+	if (hs_cfg_enum(t, "training", "precision", precisions, 0, &prec, err) ||
+	    hs_cfg_enum(t, "training", "optimizer", optimizers, 0, &opt, err))
+		return -1;
+	s->train.dtype = prec == 1 ? HS_FP16 : prec == 3 ? HS_FP32 : HS_BF16;
+	s->train.fp8_gemms = prec == 2;
+	int att;
+	if (hs_cfg_enum(t, "training", "attention", attentions, 0, &att, err))
+		return -1;
+	s->train.materialized_attention = att == 1;
+	return 0;
+}
+
+/* parallelism.expert_imbalance: {zipf: S} or {shares: [...]} -> the busiest expert's load factor
+ * (hs_model_expert_load_*). */
+static int load_imbalance(hs_scenario *s, const hs_ynode *p, hs_err *err)
+{
+	s->par.expert_load = 1;
+	const hs_ynode *n = hs_yaml_get(p, "expert_imbalance");
+	if (!n)
+		return 0;
+	const char *path = "parallelism.expert_imbalance";
+	if (hs_cfg_known(n, path, imbalance_keys, "{zipf: EXPONENT} or {shares: [..]}", err))
+		return -1;
+	if (s->model.experts == 0)
+		return hs_cfg_err(n, err, "parallelism", "expert_imbalance",
+				  "the model has no experts (expected a MoE model)");
+	const hs_ynode *z = hs_yaml_get(n, "zipf"), *sh = hs_yaml_get(n, "shares");
+	if ((z != NULL) == (sh != NULL))
+		return hs_cfg_err(n, err, "parallelism", "expert_imbalance",
+				  "give exactly one of zipf and shares (expected {zipf: 1.2} or {shares: [..]})");
+	if (z) {
+		double e;
+		if (hs_cfg_num(n, path, "zipf", HS_U_COUNT, 0, 100, 0, 1, &e, err))
+			return -1;
+		s->par.expert_load = hs_model_expert_load_zipf(s->model.experts, e);
+		return 0;
+	}
+	if (sh->kind != HS_Y_SEQ || sh->n != (size_t)s->model.experts)
+		return hs_cfg_err(sh, err, path, "shares",
+				  "expected a list of %d shares, one per expert (found %s%zu)", s->model.experts,
+				  sh->kind == HS_Y_SEQ ? "" : "no list, ", sh->kind == HS_Y_SEQ ? sh->n : (size_t)0);
+	double *v = hs_xcalloc(sh->n, sizeof *v), sum = 0;
+	for (size_t i = 0; i < sh->n; i++) {
+		char kp[32];
+		snprintf(kp, sizeof kp, "shares.%zu", i);
+		if (hs_cfg_node_num(sh->vals[i], path, kp, HS_U_COUNT, 0, 1e12, &v[i], err)) {
+			free(v);
+			return -1;
+		}
+		sum += v[i];
+	}
+	if (!(sum > 0)) {
+		free(v);
+		return hs_cfg_err(sh, err, path, "shares", "all shares are zero (expected some positive)");
+	}
+	s->par.expert_load = hs_model_expert_load_shares(v, (int)sh->n);
+	free(v);
+	return 0;
+}
+
+/* A list of `n` positive integers, or the scalar `auto`. *vals is NULL for auto (and *is_auto set) or when
+ * the key is absent. */
+static int int_list_or_auto(const hs_ynode *p, const char *key, int n, const char *what, int **vals, int *is_auto,
+			    hs_err *err)
+{
+	*vals = NULL;
+	*is_auto = 0;
+	const hs_ynode *k = hs_yaml_get(p, key);
+	if (!k)
+		return 0;
+	if (k->kind == HS_Y_SCALAR && strcmp(k->str, "auto") == 0) {
+		*is_auto = 1;
+		return 0;
+	}
+	if (k->kind != HS_Y_SEQ || k->n != (size_t)n)
+		return hs_cfg_err(k, err, "parallelism", key, "expected auto or a list of %d %s (found %s%zu)", n, what,
+				  k->kind == HS_Y_SEQ ? "a list of " : "no list, ", k->kind == HS_Y_SEQ ? k->n : (size_t)0);
+	int *v = hs_xcalloc((size_t)n, sizeof *v);
+	for (int i = 0; i < n; i++) {
+		char kp[48];
+		snprintf(kp, sizeof kp, "%s.%d", key, i);
+		double x;
+		if (hs_cfg_node_num(k->vals[i], "parallelism", kp, HS_U_COUNT, 1, 1e9, &x, err)) {
+			free(v);
+			return -1;
+		}
+		if (x != floor(x)) {
+			free(v);
+			return hs_cfg_err(k->vals[i], err, "parallelism", kp, "%g is not a whole number", x);
+		}
+		v[i] = (int)x;
+	}
+	*vals = v;
+	return 0;
+}
+
+/* parallelism.stage_layers: layers per pipeline stage, given or auto (checked here; auto is resolved by
+ * hs_build_partition, which times the layers on each stage's devices). */
+static int load_stage_layers(hs_scenario *s, const hs_ynode *p, hs_err *err)
+{
+	hs_parallel *par = &s->par;
+	if (int_list_or_auto(p, "stage_layers", par->pp, "layer counts, one per pipeline stage", &par->stage_layers,
+			     &par->stage_layers_auto, err))
+		return -1;
+	const hs_ynode *k = hs_yaml_get(p, "stage_layers");
+	int L = s->model.layers;
+	if (par->stage_layers_auto) {
+		if (par->vstages > 1)
+			return hs_cfg_err(k, err, "parallelism", "stage_layers",
+					  "auto balances one model chunk per stage (expected virtual_stages 1, found %d)",
+					  par->vstages);
+		if (L < par->pp)
+			return hs_cfg_err(k, err, "parallelism", "stage_layers",
+					  "%d layers cannot fill %d pipeline stages (expected at least one layer each)", L,
+					  par->pp);
+		return 0;
+	}
+	if (!par->stage_layers)
+		return 0;
+	long sum = 0;
+	for (int i = 0; i < par->pp; i++) {
+		sum += par->stage_layers[i];
+		if (par->stage_layers[i] % par->vstages)
+			return hs_cfg_err(k->vals[i], err, "parallelism", "stage_layers",
+					  "stage %d has %d layers, not divisible by virtual_stages %d (expected a multiple)", i,
+					  par->stage_layers[i], par->vstages);
+	}
+	if (sum != L) {
+		char list[256] = "";
+		size_t o = 0;
+		for (int i = 0; i < par->pp && o < sizeof list - 16; i++)
+			o += (size_t)snprintf(list + o, sizeof list - o, "%s%d", i ? " + " : "", par->stage_layers[i]);
+		return hs_cfg_err(k, err, "parallelism", "stage_layers",
+				  "%s = %ld layers, but %s has %d (expected the stages to sum to the model's layers)", list,
+				  sum, s->model.name, L);
+	}
+	return 0;
+}
+
+/* parallelism.dp_microbatches: micro-batches per data-parallel replica, given or auto. They sum to
+ * global_batch / micro_batch. */
+static int load_dp_microbatches(hs_scenario *s, const hs_ynode *p, int64_t total, hs_err *err)
+{
+	hs_parallel *par = &s->par;
+	if (int_list_or_auto(p, "dp_microbatches", par->dp, "micro-batch counts, one per data-parallel replica",
+			     &par->dp_mb, &par->dp_mb_auto, err))
+		return -1;
+	const hs_ynode *k = hs_yaml_get(p, "dp_microbatches");
+	if (!k)
+		return 0;
+	if (total < par->dp)
+		return hs_cfg_err(k, err, "parallelism", "dp_microbatches",
+				  "%lld micro-batches cannot feed %d replicas (expected global_batch / micro_batch >= dp)",
+				  (long long)total, par->dp);
+	if (par->zero >= 3)
+		return hs_cfg_err(k, err, "parallelism", "dp_microbatches",
+				  "ZeRO-3 / FSDP gathers parameters per micro-batch in lockstep across replicas (expected "
+				  "zero < 3 with uneven data-parallel load)");
+	if (par->schedule == HS_SCHED_INTERLEAVED)
+		return hs_cfg_err(k, err, "parallelism", "dp_microbatches",
+				  "the interleaved schedule needs every replica's micro-batches divisible by pp (expected "
+				  "1f1b, gpipe or zb-h1 with uneven data-parallel load)");
+	if (par->dp_mb_auto)
+		return 0;
+	int64_t sum = 0;
+	for (int i = 0; i < par->dp; i++)
+		sum += par->dp_mb[i];
+	if (sum != total)
+		return hs_cfg_err(k, err, "parallelism", "dp_microbatches",
+				  "the replicas' micro-batches sum to %lld, but global_batch / micro_batch = %lld / %d = "
+				  "%lld (expected them to sum to it)",
+				  (long long)sum, (long long)s->train.global_batch, s->train.micro_batch,
+				  (long long)total);
+	return 0;
+}
+
+/* DiLoCo sites: equal shares of the devices, by default one per node group. Replicas are numbered site-major
+ * (models/build.c), so a site holds dp / sites whole replicas. */
+static int load_sites(hs_scenario *s, hs_err *err)
+{
+	hs_parallel *par = &s->par;
+	par->sites = 1;
+	if (!s->diloco.enabled)
+		return 0;
+	const hs_ynode *dn = hs_scenario_node(s, "diloco");
+	int ng = hs_cluster_ngroups(s->cluster), n = hs_cluster_ngpus(s->cluster);
+	int S = s->diloco.sites;
+	if (S == 0) {
+		S = ng;
+		for (int g = 1; g < ng; g++) {
+			const hs_node_group *a = hs_cluster_group(s->cluster, 0), *b = hs_cluster_group(s->cluster, g);
+			if (a->nodes * a->gpus_per_node != b->nodes * b->gpus_per_node)
+				return hs_cfg_err(dn, err, "diloco", "",
+						  "the sites are the node groups, which must hold equal numbers of GPUs "
+						  "(found %s %d, %s %d; expected equal groups or diloco.sites)",
+						  a->name, a->nodes * a->gpus_per_node, b->name, b->nodes * b->gpus_per_node);
+		}
+		if (S < 2)
+			return hs_cfg_err(dn, err, "diloco", "",
+					  "the cluster has one node group, so one site (expected several groups, or "
+					  "diloco.sites)");
+	}
+	if (n % S || par->dp % S)
+		return hs_cfg_err(dn, err, "diloco", "sites",
+				  "%d sites do not divide the %d data-parallel replicas of %d GPUs (expected dp %% sites "
+				  "== 0)",
+				  S, par->dp, n);
+	int dps = par->dp / S;
+	if (par->ep > 1 && dps % par->ep)
+		return hs_cfg_err(dn, err, "diloco", "sites",
+				  "ep = %d does not divide the %d replicas of a site (expected expert groups inside a site)",
+				  par->ep, dps);
+	par->sites = S;
+	return 0;
+}
+
+/* parallelism.order: how ranks are laid out on devices, innermost dimension first. Megatron's default puts TP
+ * innermost (inside a node's NVLink domain), then CP, then DP, then PP. */
+static int load_order(hs_scenario *s, const hs_ynode *p, hs_err *err)
+{
+	static const char *const dims[] = {"tp", "cp", "dp", "pp", NULL};
+	for (int i = 0; i < 4; i++)
+		s->par.order[i] = i;
+	const hs_ynode *o = hs_yaml_get(p, "order");
+	if (!o)
+		return 0;
+	if (o->kind != HS_Y_SEQ || o->n != 4)
+		return hs_cfg_err(o, err, "parallelism", "order",
+				  "expected a list of the four dimensions, innermost first, such as [tp, cp, dp, pp]");
+	int seen = 0;
+	for (size_t i = 0; i < 4; i++) {
+		const hs_ynode *v = o->vals[i];
+		int k = -1;
+		for (int d = 0; v->kind == HS_Y_SCALAR && dims[d]; d++)
+			if (strcmp(v->str, dims[d]) == 0)
+				k = d;
+		if (k < 0 || (seen & (1 << k)))
+			return hs_cfg_err(v, err, "parallelism", "order",
+					  "'%s' is not a dimension or repeats one (expected each of tp, cp, dp, pp once)",
+					  v->kind == HS_Y_SCALAR ? v->str : "?");
+		seen |= 1 << k;
+		s->par.order[i] = k;
+	}
+	return 0;
+}
+
+static int load_parallel(hs_scenario *s, const hs_ynode *root, hs_err *err)
+{
+	const hs_ynode *p = hs_yaml_get(root, "parallelism");
+	static const hs_ynode empty = {.kind = HS_Y_MAP, .file = "", .line = 0, .col = 0};
+	if (!p)
+		p = &empty;
+	if (hs_cfg_known(p, "parallelism", par_keys, "a mapping of parallel sizes and options", err))
+		return -1;
+	int64_t tp, pp, dp, cp, ep, vs, zero;
+	if (hs_cfg_int(p, "parallelism", "tp", 1, 1 << 20, 1, 0, &tp, err) ||
+	    hs_cfg_int(p, "parallelism", "pp", 1, 1 << 20, 1, 0, &pp, err) ||
+	    hs_cfg_int(p, "parallelism", "cp", 1, 1 << 20, 1, 0, &cp, err) ||
+	    hs_cfg_int(p, "parallelism", "ep", 1, 1 << 20, 1, 0, &ep, err) ||
+	    hs_cfg_int(p, "parallelism", "dp", 0, 1 << 24, 0, 0, &dp, err) ||
+	    hs_cfg_int(p, "parallelism", "virtual_stages", 1, 1024, 1, 0, &vs, err) ||
+	    hs_cfg_int(p, "parallelism", "zero", 0, 3, 0, 0, &zero, err))
+		return -1;
+	int ngpus = hs_cluster_ngpus(s->cluster);
+	const hs_ynode *ndp = hs_yaml_get(p, "dp");
+	if (dp == 0) { /* not given: whatever the cluster leaves */
+		int64_t inner = tp * pp * cp;
+		if (ngpus % inner)
+			return hs_cfg_err(p, err, "parallelism", "",
+					  "tp x pp x cp = %lld does not divide the cluster's %d GPUs (expected a "
+					  "product that divides it, or an explicit dp)",
+					  (long long)inner, ngpus);
+		dp = ngpus / inner;
+	}
+	if (tp * pp * cp * dp != ngpus)
+		return hs_cfg_err(ndp ? ndp : p, err, "parallelism", ndp ? "dp" : "",
+				  "tp x cp x dp x pp = %lld x %lld x %lld x %lld = %lld, but the cluster has %d GPUs "
+				  "(expected the product to equal the GPU count)",
+				  (long long)tp, (long long)cp, (long long)dp, (long long)pp,
+				  (long long)(tp * pp * cp * dp), ngpus);
+	s->par.tp = (int)tp, s->par.pp = (int)pp, s->par.dp = (int)dp, s->par.cp = (int)cp;
+	s->par.ep = (int)ep, s->par.vstages = (int)vs, s->par.zero = (int)zero;
+	int fsdp;
+	if (hs_cfg_bool(p, "parallelism", "fsdp", 0, &fsdp, err))
+		return -1;
+	if (fsdp) { /* FSDP (full sharding) is ZeRO-3 */
+		if (hs_yaml_get(p, "zero") && zero != 3)
+			return hs_cfg_err(hs_yaml_get(p, "fsdp"), err, "parallelism", "fsdp",
+					  "fsdp: true is ZeRO stage 3, but zero: %lld is given (expected zero: 3 or no "
+					  "zero key)",
+					  (long long)zero);
+		s->par.zero = 3;
+	}
+	if (ep > 1 && (dp * cp) % ep)
+		return hs_cfg_err(hs_yaml_get(p, "ep"), err, "parallelism", "ep",
+				  "ep = %lld does not divide dp x cp = %lld (expected experts sharded across "
+				  "data-parallel ranks)",
+				  (long long)ep, (long long)(dp * cp));
+	if (hs_cfg_enum(p, "parallelism", "recompute", recomputes, 0, &s->par.recompute, err) ||
+	    hs_cfg_bool(p, "parallelism", "sequence_parallel", 0, &s->par.sequence_parallel, err))
+		return -1;
+	const char *sched;
+	if (hs_cfg_str(p, "parallelism", "schedule", vs > 1 ? "interleaved" : "1f1b", 0, &sched, err))
+		return -1;
+	s->par.schedule = hs_sched_parse(sched);
+	if (s->par.schedule < 0) {
+		const char *sug = hs_cfg_suggest(sched, hs_sched_names);
+		return hs_cfg_err(hs_yaml_get(p, "schedule"), err, "parallelism", "schedule",
+				  "'%s' is not a known schedule%s%s%s (expected gpipe, 1f1b, interleaved or zb-h1)",
+				  sched, sug ? " (did you mean '" : "", sug ? sug : "", sug ? "'?)" : "");
+	}
+	if (s->par.schedule == HS_SCHED_INTERLEAVED && vs < 2)
+		return hs_cfg_err(hs_yaml_get(p, "schedule"), err, "parallelism", "schedule",
+				  "interleaved needs virtual_stages >= 2 (expected parallelism.virtual_stages)");
+	if (s->par.schedule != HS_SCHED_INTERLEAVED && vs > 1)
+		return hs_cfg_err(hs_yaml_get(p, "virtual_stages"), err, "parallelism", "virtual_stages",
+				  "virtual stages need schedule: interleaved (found %s)", sched);
+	if (hs_cfg_num(p, "parallelism", "dp_bucket", HS_U_BYTES, 1, 1e15, 40e6, 0, &s->par.dp_bucket_bytes, err) ||
+	    hs_cfg_num(p, "parallelism", "memory_reserve", HS_U_BYTES, 0, 1e15, 2.0 * (1 << 30), 0,
+		       &s->par.memory_reserve, err))
+		return -1;
+
+	if (load_imbalance(s, p, err))
+		return -1;
+	int cpm;
+	if (hs_cfg_enum(p, "parallelism", "cp_mode", cp_modes, 0, &cpm, err))
+		return -1;
+	s->par.cp_ring = cpm == 1;
+
+	if (load_stage_layers(s, p, err))
+		return -1;
+	/* Divisibility of the model by the strategy (exit 2, as issue 4 asks for these). With stage_layers the
+	 * layers need not divide evenly: load_stage_layers checked them. */
+	hs_err e2 = {0};
+	int uneven = s->par.stage_layers || s->par.stage_layers_auto;
+	if (hs_model_check_parallel(&s->model, s->par.tp, uneven ? 1 : s->par.pp, uneven ? 1 : s->par.vstages,
+				    s->par.cp, s->par.ep, s->train.seq_len, &e2))
+		return hs_cfg_err(p, err, "parallelism", "", "%s", e2.msg);
+	int64_t per_step = (int64_t)s->par.dp * s->train.micro_batch;
+	if (hs_yaml_get(p, "dp_microbatches")) {
+		if (s->train.global_batch % s->train.micro_batch)
+			return hs_cfg_err(hs_scenario_node(s, "training.global_batch"), err, "training", "global_batch",
+					  "%lld is not divisible by micro_batch %d (expected a multiple)",
+					  (long long)s->train.global_batch, s->train.micro_batch);
+		int64_t total = s->train.global_batch / s->train.micro_batch;
+		if (load_dp_microbatches(s, p, total, err))
+			return -1;
+		/* uneven load: micro_batches is the most any replica runs (hs_build_partition resolves auto) */
+		int64_t mx = (total + s->par.dp - 1) / s->par.dp;
+		for (int i = 0; s->par.dp_mb && i < s->par.dp; i++)
+			if (s->par.dp_mb[i] > mx)
+				mx = s->par.dp_mb[i];
+		s->par.micro_batches = (int)(mx < 2000000 ? mx : 2000000);
+	} else if (s->train.global_batch % per_step) {
+		return hs_cfg_err(hs_scenario_node(s, "training.global_batch"), err, "training", "global_batch",
+				  "%lld is not divisible by dp x micro_batch = %d x %d = %lld (expected a multiple)",
+				  (long long)s->train.global_batch, s->par.dp, s->train.micro_batch,
+				  (long long)per_step);
+	}
+	int64_t m = s->par.micro_batches ? s->par.micro_batches : s->train.global_batch / per_step;
+	if (m > 1000000)
+		return hs_cfg_err(hs_scenario_node(s, "training.global_batch"), err, "training", "global_batch",
+				  "%lld micro-batches per step is more than hetsim simulates (expected at most 1e6)",
+				  (long long)m);
+	s->par.micro_batches = (int)m;
+	if (load_order(s, p, err))
+		return -1;
+	if (s->par.schedule == HS_SCHED_INTERLEAVED && m % s->par.pp)
+		return hs_cfg_err(hs_scenario_node(s, "parallelism.schedule"), err, "parallelism", "schedule",
+				  "interleaved 1F1B needs micro-batches (%lld) divisible by pp (%d)", (long long)m,
+				  s->par.pp);
+	if (s->par.sequence_parallel && s->par.tp == 1)
+		s->par.sequence_parallel = 0; /* nothing to shard: SP with TP 1 is the plain layout */
+	return load_sites(s, err);
+}
+
+static int load_sim(hs_scenario *s, const hs_ynode *root, hs_err *err)
+{
+	const hs_ynode *n = hs_yaml_get(root, "simulation");
+	static const hs_ynode empty = {.kind = HS_Y_MAP, .file = "", .line = 0, .col = 0};
+	if (!n)
+		n = &empty;
+	if (hs_cfg_known(n, "simulation", sim_keys, "a mapping of simulation options", err))
+		return -1;
+	int fid;
+	int64_t seed;
+	if (hs_cfg_enum(n, "simulation", "fidelity", fidelities, 0, &fid, err) ||
+	    hs_cfg_int(n, "simulation", "seed", 0, INT64_MAX, 1, 0, &seed, err) ||
+	    hs_cfg_bool(n, "simulation", "symmetry", 1, &s->sim.symmetry, err))
+		return -1;
+	const char *algo;
+	if (hs_cfg_str(n, "simulation", "collective_algorithm", "auto", 0, &algo, err))
+		return -1;
+	s->sim.coll_algo = hs_coll_algo_parse(algo);
+	if (s->sim.coll_algo < 0)
+		return hs_cfg_err(hs_yaml_get(n, "collective_algorithm"), err, "simulation", "collective_algorithm",
+				  "'%s' is not an algorithm (expected auto, ring, tree, halving_doubling, direct, "
+				  "hierarchical or inswitch)",
+				  algo);
+	s->sim.fidelity = (enum hs_fidelity)fid;
+	s->sim.seed = (uint64_t)seed;
+	s->sim.steps = 1;
+	if (fid == HS_FID_PACKET)
+		return hs_cfg_err(hs_yaml_get(n, "fidelity"), err, "simulation", "fidelity",
+				  "'packet' runs fabric experiments (kind: fabric), not training steps (expected "
+				  "analytical or flow)");
+	/* collectives inside a layer: on the network at flow fidelity unless asked otherwise; the analytical
+	 * fidelity has no network to put them on */
+	static const char *const lc[] = {"network", "closed_form", NULL};
+	int l;
+	if (hs_cfg_enum(n, "simulation", "layer_collectives", lc, fid == HS_FID_FLOW ? 0 : 1, &l, err))
+		return -1;
+	if (l == 0 && fid != HS_FID_FLOW)
+		return hs_cfg_err(hs_yaml_get(n, "layer_collectives"), err, "simulation", "layer_collectives",
+				  "'network' needs fidelity: flow (the analytical fidelity times every collective "
+				  "with its closed form; expected closed_form, or fidelity: flow)");
+	s->sim.layer_net = l == 0;
+	return 0;
+}
+
+/* `cost: {gpu_hour: 2.5 | {DEVICE: price, ...}, idle_power: 0.0, pue: 1.0, currency: $}` */
+static int load_cost(hs_scenario *s, const hs_ynode *root, hs_err *err)
+{
+	hs_costopts *c = &s->cost;
+	c->gpu_hour = NAN;
+	c->idle_power = 0;
+	c->pue = 1;
+	snprintf(c->currency, sizeof c->currency, "$");
+	const hs_ynode *n = hs_yaml_get(root, "cost");
+	if (!n)
+		return 0;
+	if (hs_cfg_known(n, "cost", cost_keys, "a mapping {gpu_hour, idle_power, pue, currency}", err))
+		return -1;
+	const char *cur;
+	if (hs_cfg_num(n, "cost", "idle_power", HS_U_COUNT, 0, 1, 0, 0, &c->idle_power, err) ||
+	    hs_cfg_num(n, "cost", "pue", HS_U_COUNT, 1, 10, 1, 0, &c->pue, err) ||
+	    hs_cfg_str(n, "cost", "currency", "$", 0, &cur, err))
+		return -1;
+	snprintf(c->currency, sizeof c->currency, "%s", cur);
+	const hs_ynode *g = hs_yaml_get(n, "gpu_hour");
+	if (g && g->kind == HS_Y_MAP) {
+		if (g->n > HS_COST_MAX_PRICES)
+			return hs_cfg_err(g, err, "cost", "gpu_hour", "%zu prices (expected at most %d device types)",
+					  g->n, HS_COST_MAX_PRICES);
+		for (size_t i = 0; i < g->n; i++) {
+			const char *dev = g->keys[i]->str;
+			char path[96];
+			snprintf(path, sizeof path, "cost.gpu_hour");
+			if (hs_cfg_node_num(g->vals[i], path, dev, HS_U_COUNT, 0, 1e9, &c->price[i], err))
+				return -1;
+			snprintf(c->price_dev[i], sizeof c->price_dev[i], "%s", dev);
+			c->nprices++;
+		}
+	} else if (hs_cfg_num(n, "cost", "gpu_hour", HS_U_COUNT, 0, 1e9, NAN, 0, &c->gpu_hour, err)) {
+		return -1;
+	}
+	return 0;
+}
+
+hs_scenario *hs_scenario_load(const char *path, const struct hs_strlist *sets, hs_err *err)
+{
+	hs_ydoc *doc = hs_yaml_load_file_set(path, sets ? sets->v : NULL, sets ? sets->n : 0, err);
+	return doc ? hs_scenario_from_doc(doc, path, err) : NULL;
+}
+
+hs_scenario *hs_scenario_from_doc(hs_ydoc *doc, const char *path, hs_err *err)
+{
+	hs_scenario *s = hs_xcalloc(1, sizeof *s);
+	s->path = path;
+	s->doc = doc;
+	const hs_ynode *root = hs_yaml_root(s->doc);
+	if (hs_cfg_known(root, "", top_keys, "a scenario mapping with cluster, model, training, parallelism", err))
+		goto fail;
+	int kind;
+	if (hs_cfg_enum(root, "", "kind", kinds, 0, &kind, err))
+		goto fail;
+	if (kind != 0) {
+		hs_cfg_err(hs_yaml_get(root, "kind"), err, "", "kind", "a fabric experiment is not a training "
+								  "scenario (run it with `hetsim run`)");
+		goto fail;
+	}
+	const char *name;
+	if (hs_cfg_str(root, "", "name", NULL, 0, &name, err))
+		goto fail;
+	if (!name) {
+		const char *b = strrchr(path, '/');
+		name = b ? b + 1 : path;
+	}
+	snprintf(s->name, sizeof s->name, "%s", name);
+	const hs_ynode *c = hs_yaml_get(root, "cluster");
+	if (!c) {
+		hs_cfg_err(root, err, "cluster", "", "missing section (expected {groups: [...], fabric: {...}})");
+		goto fail;
+	}
+	s->cluster = hs_cluster_from_yaml(c, "cluster", err);
+	if (!s->cluster)
+		goto fail;
+	const hs_ynode *m = hs_yaml_get(root, "model");
+	if (!m) {
+		hs_cfg_err(root, err, "model", "", "missing (expected a preset name or a shape)");
+		goto fail;
+	}
+	if (hs_model_from_yaml(m, "model", &s->model, err))
+		goto fail;
+	if (load_training(s, root, err) ||
+	    hs_diloco_from_yaml(hs_yaml_get(root, "diloco"), &s->diloco, err) || load_parallel(s, root, err) ||
+	    load_sim(s, root, err) ||
+	    hs_variability_from_yaml(hs_yaml_get(root, "variability"), hs_cluster_ngpus(s->cluster), &s->var, err) ||
+	    hs_resilience_from_yaml(hs_yaml_get(root, "resilience"), &s->res, err) ||
+	    load_cost(s, root, err))
+		goto fail;
+	if (hs_variability_active(&s->var))
+		s->sim.symmetry = 0; /* replicas differ: simulate each */
+	return s;
+fail:
+	hs_scenario_free(s);
+	return NULL;
+}
+
+void hs_scenario_free(hs_scenario *s)
+{
+	if (!s)
+		return;
+	hs_cluster_free(s->cluster);
+	free(s->par.stage_layers);
+	free(s->par.dp_mb);
+	hs_variability_free(&s->var);
+	hs_resilience_free(&s->res);
+	hs_yaml_free(s->doc);
+	free(s);
+}

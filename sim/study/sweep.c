@@ -1,0 +1,703 @@
+#include "sim/study/sweep.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/cfg.h"
+#include "sim/base/alloc.h"
+#include "sim/study/simulate.h"
+#include "sim/base/version.h"
+#include "sim/study/cost.h"
+#include "traces/hdf5_out.h"
+#include "sim/base/outfile.h"
+
+/* After the axes: status, the numbers, reason. Keep in step with format_ok() and docs/outputs.md. */
+const char *const hs_sweep_columns[] = {"status",	   "step_time_s",	 "mfu",
+					"hfu",		   "tokens_per_s",	 "memory_peak_gib",
+					"compute_s",	   "exposed_comm_s",	 "bubble_s",
+					"gpu_hours_per_step", "gpu_hours_per_mtok", "energy_kj_per_step",
+					"kwh_per_mtok",	   "cost_per_step",	 "cost_per_mtok",
+					"reason",	   NULL};
+enum { NUM_FIRST = 1, NUM_END = 15 }; /* numeric columns: [NUM_FIRST, NUM_END) */
+
+int hs_sweep_metric_valid(const char *name)
+{
+	for (int i = NUM_FIRST; i < NUM_END; i++)
+		if (strcmp(hs_sweep_columns[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+int hs_sweep_metric_maximise(const char *name)
+{
+	return strcmp(name, "mfu") == 0 || strcmp(name, "hfu") == 0 || strcmp(name, "tokens_per_s") == 0;
+}
+
+static const char *const sweep_keys[] = {"base", "set", "axes", "metric", "goal", "output", "description", NULL};
+static const char *const goals[] = {"auto", "min", "max", NULL};
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *c = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ c[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static uint64_t hash_file(uint64_t h, const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return h;
+	char buf[8192];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+		h = fnv(h, buf, n);
+	fclose(f);
+	return h;
+}
+
+static void fmt_num(char *buf, size_t n, double v)
+{
+	snprintf(buf, n, "%.10g", v);
+}
+
+static int load_axis(const hs_ynode *key, const hs_ynode *v, hs_sweep_axis *a, hs_err *err)
+{
+	snprintf(a->key, sizeof a->key, "%s", key->str);
+	char path[160];
+	snprintf(path, sizeof path, "axes.%s", key->str);
+	if (v->kind == HS_Y_SEQ) {
+		if (v->n == 0)
+			return hs_cfg_err(v, err, "axes", key->str, "an empty list (expected at least one value)");
+		a->values = hs_xcalloc(v->n, sizeof *a->values);
+		for (size_t i = 0; i < v->n; i++) {
+			if (v->vals[i]->kind != HS_Y_SCALAR)
+				return hs_cfg_err(v->vals[i], err, "axes", key->str,
+						  "item %zu is not a scalar (expected values like 1, 2 or 'selective')", i);
+			a->values[a->n++] = hs_xstrdup(v->vals[i]->str);
+		}
+	} else if (v->kind == HS_Y_MAP) {
+		static const char *const rk[] = {"from", "to", "step", "times", NULL};
+		double from, to, step, times;
+		if (hs_cfg_known(v, path, rk, "a range {from, to, step} or {from, to, times}", err) ||
+		    hs_cfg_num(v, path, "from", HS_U_COUNT, -1e300, 1e300, 0, 1, &from, err) ||
+		    hs_cfg_num(v, path, "to", HS_U_COUNT, -1e300, 1e300, 0, 1, &to, err) ||
+		    hs_cfg_num(v, path, "step", HS_U_COUNT, 0, 1e300, 0, 0, &step, err) ||
+		    hs_cfg_num(v, path, "times", HS_U_COUNT, 0, 1e300, 0, 0, &times, err))
+			return -1;
+		if ((step > 0) == (times > 0))
+			return hs_cfg_err(v, err, "axes", key->str, "give one of step (additive) or times (geometric)");
+		if (times > 0 && (times <= 1 || from <= 0))
+			return hs_cfg_err(v, err, "axes", key->str, "times needs times > 1 and from > 0");
+		if (to < from)
+			return hs_cfg_err(v, err, "axes", key->str, "to (%g) is below from (%g)", to, from);
+		int cap = 0;
+		for (double x = from; x <= to * (1 + 1e-12); x = times > 0 ? x * times : x + step) {
+			if (a->n >= 100000)
+				return hs_cfg_err(v, err, "axes", key->str, "more than 100000 values");
+			if (a->n == cap)
+				cap = cap ? 2 * cap : 16, a->values = hs_xrealloc(a->values, (size_t)cap * sizeof *a->values);
+			char b[64];
+			fmt_num(b, sizeof b, x);
+			a->values[a->n++] = hs_xstrdup(b);
+		}
+	} else {
+		return hs_cfg_err(v, err, "axes", key->str, "expected a list of values or a range {from, to, step|times}");
+	}
+	a->numeric = 1;
+	for (int i = 0; i < a->n; i++) {
+		char *end;
+		strtod(a->values[i], &end);
+		if (end == a->values[i] || *end)
+			a->numeric = 0;
+	}
+	return 0;
+}
+
+static void dirname_of(const char *path, char *dir, size_t n)
+{
+	snprintf(dir, n, "%s", path);
+	char *s = strrchr(dir, '/');
+	if (s)
+		s[1] = 0;
+	else
+		dir[0] = 0;
+}
+
+int hs_sweep_load(const char *path, hs_sweep *sw, hs_err *err)
+{
+	memset(sw, 0, sizeof *sw);
+	snprintf(sw->path, sizeof sw->path, "%s", path);
+	hs_ydoc *d = hs_yaml_load_file(path, err);
+	if (!d)
+		return -1;
+	int rc = -1;
+	const hs_ynode *root = hs_yaml_root(d);
+	const char *base, *metric, *output;
+	int goal;
+	char dir[1024];
+	dirname_of(path, dir, sizeof dir);
+	if (hs_cfg_known(root, "", sweep_keys, "a sweep {base, set, axes, metric, goal, output}", err) ||
+	    hs_cfg_str(root, "", "base", NULL, 1, &base, err) ||
+	    hs_cfg_str(root, "", "metric", "step_time_s", 0, &metric, err) ||
+	    hs_cfg_enum(root, "", "goal", goals, 0, &goal, err) || hs_cfg_str(root, "", "output", NULL, 0, &output, err))
+		goto out;
+	snprintf(sw->base, sizeof sw->base, "%s%s", base[0] == '/' ? "" : dir, base);
+	if (!hs_sweep_metric_valid(metric)) {
+		hs_cfg_err(hs_yaml_get(root, "metric"), err, "", "metric",
+			   "'%s' is not a numeric column (expected step_time_s, mfu, tokens_per_s, cost_per_mtok, ...)",
+			   metric);
+		goto out;
+	}
+	snprintf(sw->metric, sizeof sw->metric, "%s", metric);
+	sw->maximise = goal == 0 ? hs_sweep_metric_maximise(metric) : goal == 2;
+	if (output)
+		snprintf(sw->output, sizeof sw->output, "%s%s", output[0] == '/' ? "" : dir, output);
+	else {
+		const char *b = strrchr(path, '/');
+		snprintf(sw->output, sizeof sw->output, "%s", b ? b + 1 : path);
+		char *dot = strrchr(sw->output, '.');
+		if (dot && (strcmp(dot, ".yaml") == 0 || strcmp(dot, ".yml") == 0))
+			*dot = 0;
+		strncat(sw->output, ".csv", sizeof sw->output - strlen(sw->output) - 1);
+	}
+	const hs_ynode *sets = hs_yaml_get(root, "set");
+	if (sets) {
+		if (sets->kind != HS_Y_SEQ) {
+			hs_cfg_err(sets, err, "", "set", "not a list (expected [KEY=VALUE, ...])");
+			goto out;
+		}
+		for (size_t i = 0; i < sets->n; i++) {
+			if (sets->vals[i]->kind != HS_Y_SCALAR || !strchr(sets->vals[i]->str, '=')) {
+				hs_cfg_err(sets->vals[i], err, "", "set", "item %zu is not KEY=VALUE", i);
+				goto out;
+			}
+			hs_strlist_push(&sw->sets, hs_xstrdup(sets->vals[i]->str));
+		}
+	}
+	const hs_ynode *axes = hs_yaml_get(root, "axes");
+	if (!axes || axes->kind != HS_Y_MAP || axes->n == 0) {
+		hs_cfg_err(axes ? axes : root, err, "", "axes", "missing or empty (expected a mapping KEY: [values])");
+		goto out;
+	}
+	if (axes->n > HS_SWEEP_MAX_AXES) {
+		hs_cfg_err(axes, err, "", "axes", "%zu axes (expected at most %d)", axes->n, HS_SWEEP_MAX_AXES);
+		goto out;
+	}
+	sw->npoints = 1;
+	for (size_t i = 0; i < axes->n; i++) {
+		if (load_axis(axes->keys[i], axes->vals[i], &sw->axes[sw->naxes], err))
+			goto out;
+		sw->npoints *= (size_t)sw->axes[sw->naxes++].n;
+		if (sw->npoints > 100000000) {
+			hs_cfg_err(axes, err, "", "axes", "more than 1e8 points");
+			goto out;
+		}
+	}
+	FILE *bf = fopen(sw->base, "r");
+	if (!bf) {
+		hs_cfg_err(hs_yaml_get(root, "base"), err, "", "base", "cannot open '%s': %s", sw->base, strerror(errno));
+		goto out;
+	}
+	fclose(bf);
+	sw->base_doc = hs_yaml_load_file(sw->base, err);
+	if (!sw->base_doc)
+		goto out;
+	uint64_t h = fnv(0xcbf29ce484222325ull, HS_VERSION, strlen(HS_VERSION));
+	h = hash_file(hash_file(h, path), sw->base);
+	sw->hash = h;
+	rc = 0;
+out:
+	hs_yaml_free(d);
+	if (rc)
+		hs_sweep_free(sw);
+	return rc;
+}
+
+void hs_sweep_free(hs_sweep *sw)
+{
+	hs_yaml_free(sw->base_doc);
+	sw->base_doc = NULL;
+	for (int i = 0; i < sw->naxes; i++) {
+		for (int k = 0; k < sw->axes[i].n; k++)
+			free(sw->axes[i].values[k]);
+		free(sw->axes[i].values);
+	}
+	for (int i = 0; i < sw->sets.n; i++)
+		free((char *)sw->sets.v[i]);
+	free(sw->sets.v);
+	sw->naxes = 0;
+	sw->sets.v = NULL;
+	sw->sets.n = 0;
+}
+
+void hs_sweep_point(const hs_sweep *sw, size_t i, int *idx)
+{
+	for (int a = sw->naxes - 1; a >= 0; a--) {
+		idx[a] = (int)(i % (size_t)sw->axes[a].n);
+		i /= (size_t)sw->axes[a].n;
+	}
+}
+
+/* growable string */
+struct sb {
+	char *s;
+	size_t n, cap;
+};
+
+static void sb_put(struct sb *b, const char *t)
+{
+	size_t l = strlen(t);
+	hs_xgrow(&b->s, &b->cap, b->n + l + 1, 1);
+	memcpy(b->s + b->n, t, l + 1);
+	b->n += l;
+}
+
+static void sb_csv(struct sb *b, const char *t)
+{
+	if (!strpbrk(t, ",\"\n\r")) {
+		sb_put(b, t);
+		return;
+	}
+	sb_put(b, "\"");
+	for (const char *p = t; *p; p++) {
+		char c[3] = {*p, 0, 0};
+		if (*p == '"')
+			c[1] = '"';
+		if (*p == '\n' || *p == '\r')
+			c[0] = ' ';
+		sb_put(b, c);
+	}
+	sb_put(b, "\"");
+}
+
+static void sb_num(struct sb *b, double v)
+{
+	char t[64] = "";
+	if (isfinite(v))
+		snprintf(t, sizeof t, "%.6g", v);
+	sb_put(b, ",");
+	sb_put(b, t);
+}
+
+/* Is an input error at a point a property of the point (it does not divide) rather than of the sweep? */
+static int divisibility(const char *msg)
+{
+	static const char *const pats[] = {"divis", "does not divide", "expected the product", "needs", "multiple",
+					   "more than hetsim", NULL};
+	for (int i = 0; pats[i]; i++)
+		if (strstr(msg, pats[i]))
+			return 1;
+	return 0;
+}
+
+int hs_sweep_eval(const hs_sweep *sw, size_t i, hs_sweep_row *row, hs_profile_cache *cache, hs_err *err)
+{
+	int idx[HS_SWEEP_MAX_AXES];
+	hs_sweep_point(sw, i, idx);
+	struct hs_strlist sets = {0};
+	sets.n = sw->sets.n + sw->naxes;
+	sets.v = hs_xcalloc((size_t)sets.n + 1, sizeof *sets.v);
+	char *own[HS_SWEEP_MAX_AXES];
+	struct sb b = {0};
+	sb_put(&b, "");
+	for (int k = 0; k < sw->sets.n; k++)
+		sets.v[k] = sw->sets.v[k];
+	for (int a = 0; a < sw->naxes; a++) {
+		const char *v = sw->axes[a].values[idx[a]];
+		size_t l = strlen(sw->axes[a].key) + strlen(v) + 2;
+		own[a] = hs_xmalloc(l);
+		snprintf(own[a], l, "%s=%s", sw->axes[a].key, v);
+		sets.v[sw->sets.n + a] = own[a];
+		sb_csv(&b, v);
+		sb_put(&b, ",");
+	}
+	hs_sim sim;
+	hs_err e = {0};
+	int rc = sw->base_doc ? hs_simulate_doc(hs_yaml_clone(sw->base_doc), sw->base, &sets, -1, cache, &sim, &e)
+			      : hs_simulate_cached(sw->base, &sets, -1, cache, &sim, &e);
+	for (int a = 0; a < sw->naxes; a++)
+		free(own[a]);
+	free(sets.v);
+	if (rc) {
+		if (e.code != HS_EINFEASIBLE && !divisibility(e.msg)) {
+			/* not a property of this point (an unknown key, a bad value, a missing profile): the sweep is wrong */
+			free(b.s);
+			*err = e;
+			hs_err_prefix(err, "point %zu: ", i);
+			return -1;
+		}
+		const char *status = "infeasible";
+		sb_put(&b, status);
+		for (int k = NUM_FIRST; k < NUM_END; k++)
+			sb_put(&b, ",");
+		sb_put(&b, ",");
+		/* the base path prefix says nothing a reader of the sweep needs */
+		const char *m = e.msg;
+		size_t bl = strlen(sw->base);
+		if (strncmp(m, sw->base, bl) == 0 && m[bl] == ':') {
+			m += bl + 1;
+			while ((*m >= '0' && *m <= '9') || *m == ':') /* line:col: */
+				m++;
+		}
+		while (*m == ' ')
+			m++;
+		sb_csv(&b, m);
+		row->text = b.s;
+		row->ok = 0;
+		return 0;
+	}
+	const hs_result *r = &sim.r;
+	const hs_rep_result *c = &r->reps[r->critical_rep];
+	double ex = 0;
+	for (int k = 0; k < HS_GROUP_COUNT; k++)
+		ex += c->exposed_s[k];
+	hs_cost cost;
+	hs_cost_compute(sim.s, &sim.b, r, &cost);
+	sb_put(&b, "ok");
+	sb_num(&b, r->step_time_s);
+	sb_num(&b, r->mfu);
+	sb_num(&b, r->hfu);
+	sb_num(&b, r->tokens_per_s);
+	sb_num(&b, r->mem_peak_bytes / 1073741824.0);
+	sb_num(&b, c->compute_s);
+	sb_num(&b, ex);
+	sb_num(&b, c->bubble_s);
+	sb_num(&b, cost.gpu_hours_per_step);
+	sb_num(&b, cost.tokens_per_step > 0 ? cost.gpu_hours_per_step / cost.tokens_per_step * 1e6 : NAN);
+	sb_num(&b, cost.energy_j_per_step / 1e3);
+	sb_num(&b, cost.kwh_per_mtok);
+	sb_num(&b, cost.cost_per_step);
+	sb_num(&b, cost.cost_per_mtok);
+	sb_put(&b, ",");
+	hs_sim_free(&sim);
+	row->text = b.s;
+	row->ok = 1;
+	return 0;
+}
+
+/* journals */
+
+void hs_sweep_journal_name(const hs_sweep *sw, int rank, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s.part-%d", sw->output, rank);
+}
+
+static void header(const hs_sweep *sw, char *buf, size_t n)
+{
+	snprintf(buf, n, "#hetsim-sweep-journal 1 %016llx %zu\n", (unsigned long long)sw->hash, sw->npoints);
+}
+
+static size_t read_one(const hs_sweep *sw, const char *path, hs_sweep_row *rows)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	char want[128];
+	header(sw, want, sizeof want);
+	char *line = NULL;
+	size_t cap = 0, got = 0;
+	ssize_t len = getline(&line, &cap, f);
+	if (len > 0 && strcmp(line, want) == 0) {
+		while ((len = getline(&line, &cap, f)) > 0) {
+			if (line[len - 1] != '\n')
+				break; /* a line cut short by a kill: not done */
+			line[len - 1] = 0;
+			char *tab = strchr(line, '\t'), *end;
+			if (!tab)
+				continue;
+			unsigned long long i = strtoull(line, &end, 10);
+			if (end != tab || i >= sw->npoints || rows[i].text)
+				continue;
+			rows[i].text = hs_xstrdup(tab + 1);
+			char *fld[64];
+			int nf = hs_csv_split(tab + 1, fld, 64);
+			rows[i].ok = nf > sw->naxes && strcmp(fld[sw->naxes], "ok") == 0;
+			for (int k = 0; k < nf; k++)
+				free(fld[k]);
+			got++;
+		}
+	}
+	free(line);
+	fclose(f);
+	return got;
+}
+
+/* every "<output>.part-N" beside the output */
+static int list_journals(const hs_sweep *sw, char ***names)
+{
+	char dir[1024], prefix[1100];
+	dirname_of(sw->output, dir, sizeof dir);
+	const char *b = strrchr(sw->output, '/');
+	snprintf(prefix, sizeof prefix, "%s.part-", b ? b + 1 : sw->output);
+	DIR *d = opendir(dir[0] ? dir : ".");
+	int n = 0;
+	*names = NULL;
+	if (!d)
+		return 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, prefix, strlen(prefix)) || strstr(e->d_name, ".tmp."))
+			continue;
+		*names = hs_xrealloc(*names, (size_t)(n + 1) * sizeof **names);
+		size_t l = strlen(dir) + strlen(e->d_name) + 1;
+		(*names)[n] = hs_xmalloc(l);
+		snprintf((*names)[n], l, "%s%s", dir, e->d_name);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+size_t hs_sweep_journal_read(const hs_sweep *sw, hs_sweep_row *rows)
+{
+	char **names;
+	int n = list_journals(sw, &names);
+	for (int k = 0; k < n; k++) {
+		read_one(sw, names[k], rows);
+		free(names[k]);
+	}
+	free(names);
+	size_t got = 0;
+	for (size_t i = 0; i < sw->npoints; i++)
+		got += rows[i].text != NULL;
+	return got;
+}
+
+FILE *hs_sweep_journal_open(const hs_sweep *sw, int rank, hs_err *err)
+{
+	char path[1200], want[128];
+	hs_sweep_journal_name(sw, rank, path, sizeof path);
+	header(sw, want, sizeof want);
+	/* keep it when it is this sweep's, else start it afresh */
+	FILE *f = fopen(path, "r");
+	int keep = 0;
+	if (f) {
+		char line[128];
+		keep = fgets(line, sizeof line, f) && strcmp(line, want) == 0;
+		fclose(f);
+	}
+	f = fopen(path, keep ? "a" : "w");
+	if (!f) {
+		hs_err_set(err, HS_EINPUT, "%s: cannot write the sweep journal: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (!keep) {
+		fputs(want, f);
+		fflush(f);
+	} else {
+		/* a kill may have cut the last line short: end it, so the next row starts on its own line */
+		fputs("\n", f);
+		fflush(f);
+	}
+	return f;
+}
+
+int hs_sweep_journal_append(FILE *f, size_t i, const hs_sweep_row *row)
+{
+	fprintf(f, "%zu\t%s\n", i, row->text);
+	return fflush(f) ? -1 : 0;
+}
+
+void hs_sweep_journal_remove(const hs_sweep *sw)
+{
+	char **names;
+	int n = list_journals(sw, &names);
+	for (int k = 0; k < n; k++) {
+		remove(names[k]);
+		free(names[k]);
+	}
+	free(names);
+}
+
+int hs_csv_split(const char *line, char **out, int max)
+{
+	int n = 0;
+	const char *p = line;
+	for (;;) {
+		struct sb b = {0};
+		sb_put(&b, "");
+		if (*p == '"') {
+			p++;
+			while (*p) {
+				if (*p == '"' && p[1] == '"')
+					sb_put(&b, "\""), p += 2;
+				else if (*p == '"') {
+					p++;
+					break;
+				} else {
+					char c[2] = {*p++, 0};
+					sb_put(&b, c);
+				}
+			}
+		}
+		while (*p && *p != ',') {
+			char c[2] = {*p++, 0};
+			sb_put(&b, c);
+		}
+		if (n < max)
+			out[n++] = b.s;
+		else
+			free(b.s);
+		if (*p != ',')
+			break;
+		p++;
+	}
+	return n;
+}
+
+static int metric_col(const hs_sweep *sw)
+{
+	for (int i = 0; hs_sweep_columns[i]; i++)
+		if (strcmp(hs_sweep_columns[i], sw->metric) == 0)
+			return sw->naxes + i;
+	return -1;
+}
+
+struct rk {
+	double v;
+	size_t i;
+	int max;
+};
+
+static int cmp_rk(const void *a, const void *b)
+{
+	const struct rk *x = a, *y = b;
+	if (x->v != y->v)
+		return (x->max ? x->v > y->v : x->v < y->v) ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+void hs_sweep_rank(const hs_sweep *sw, const hs_sweep_row *rows, int *rank)
+{
+	int col = metric_col(sw);
+	struct rk *v = hs_xcalloc(sw->npoints + 1, sizeof *v);
+	size_t n = 0;
+	for (size_t i = 0; i < sw->npoints; i++) {
+		rank[i] = 0;
+		if (!rows[i].text || !rows[i].ok)
+			continue;
+		char *f[64];
+		int nf = hs_csv_split(rows[i].text, f, 64);
+		char *end;
+		double x = col < nf ? strtod(f[col], &end) : NAN;
+		if (col < nf && (end == f[col] || *end))
+			x = NAN;
+		for (int k = 0; k < nf; k++)
+			free(f[k]);
+		if (isnan(x))
+			continue;
+		v[n++] = (struct rk){x, i, sw->maximise};
+	}
+	qsort(v, n, sizeof *v, cmp_rk);
+	for (size_t k = 0; k < n; k++)
+		rank[v[k].i] = (int)k + 1;
+	free(v);
+}
+
+int hs_sweep_write_csv(const hs_sweep *sw, const hs_sweep_row *rows, const int *rank, const char *path, hs_err *err)
+{
+	hs_outfile o;
+	if (hs_outfile_open(&o, path, err))
+		return -1;
+	fprintf(o.f, "index,rank");
+	for (int a = 0; a < sw->naxes; a++) {
+		struct sb b = {0};
+		sb_put(&b, ",");
+		sb_csv(&b, sw->axes[a].key);
+		fputs(b.s, o.f);
+		free(b.s);
+	}
+	for (int i = 0; hs_sweep_columns[i]; i++)
+		fprintf(o.f, ",%s", hs_sweep_columns[i]);
+	fputc('\n', o.f);
+	for (size_t i = 0; i < sw->npoints; i++) {
+		if (!rows[i].text)
+			continue;
+		if (rank[i])
+			fprintf(o.f, "%zu,%d,%s\n", i, rank[i], rows[i].text);
+		else
+			fprintf(o.f, "%zu,,%s\n", i, rows[i].text);
+	}
+	return hs_outfile_commit(&o, err);
+}
+
+int hs_sweep_write_hdf5(const hs_sweep *sw, const hs_sweep_row *rows, const int *rank, const char *path, hs_err *err)
+{
+	hs_h5 *h = hs_h5_create(path, "sweep", err);
+	if (!h)
+		return -1;
+	size_t n = 0;
+	for (size_t i = 0; i < sw->npoints; i++)
+		n += rows[i].text != NULL;
+	int ncols = sw->naxes;
+	for (int i = 0; hs_sweep_columns[i]; i++)
+		ncols++;
+	char ***cells = hs_xcalloc((size_t)ncols, sizeof *cells);
+	for (int c = 0; c < ncols; c++)
+		cells[c] = hs_xcalloc(n + 1, sizeof **cells);
+	int32_t *idx = hs_xcalloc(n + 1, sizeof *idx), *rk = hs_xcalloc(n + 1, sizeof *rk);
+	size_t r = 0, feasible = 0;
+	for (size_t i = 0; i < sw->npoints; i++) {
+		if (!rows[i].text)
+			continue;
+		char *f[64] = {0};
+		int nf = hs_csv_split(rows[i].text, f, 64);
+		for (int c = 0; c < ncols; c++)
+			cells[c][r] = c < nf ? f[c] : hs_xstrdup("");
+		for (int c = ncols; c < nf; c++)
+			free(f[c]);
+		idx[r] = (int32_t)i;
+		rk[r] = rank[i];
+		feasible += rows[i].ok;
+		r++;
+	}
+	const char *G = "/sweep";
+	hs_h5_attr_str(h, "/", "sweep", sw->path);
+	hs_h5_attr_str(h, "/", "base", sw->base);
+	hs_h5_attr_str(h, "/", "metric", sw->metric);
+	hs_h5_attr_str(h, "/", "goal", sw->maximise ? "max" : "min");
+	hs_h5_attr_num(h, "/", "points", (double)sw->npoints);
+	hs_h5_attr_num(h, "/", "feasible", (double)feasible);
+	for (int a = 0; a < sw->naxes; a++) {
+		char nm[32];
+		snprintf(nm, sizeof nm, "axis%d", a);
+		hs_h5_attr_str(h, G, nm, sw->axes[a].key);
+	}
+	hs_h5_attr_num(h, G, "axes", sw->naxes);
+	hs_h5_col_int(h, G, "index", idx, n);
+	hs_h5_col_int(h, G, "rank", rk, n);
+	double *dv = hs_xcalloc(n + 1, sizeof *dv);
+	for (int c = 0; c < ncols; c++) {
+		int axis = c < sw->naxes;
+		const char *name = axis ? sw->axes[c].key : hs_sweep_columns[c - sw->naxes];
+		int numeric = axis ? sw->axes[c].numeric
+				   : (c - sw->naxes >= NUM_FIRST && c - sw->naxes < NUM_END);
+		if (numeric) {
+			for (size_t k = 0; k < n; k++) {
+				char *end;
+				dv[k] = strtod(cells[c][k], &end);
+				if (end == cells[c][k] || *end)
+					dv[k] = NAN;
+			}
+			hs_h5_col_num(h, G, name, dv, n);
+		} else {
+			hs_h5_col_str(h, G, name, (const char *const *)cells[c], n);
+		}
+	}
+	for (int c = 0; c < ncols; c++) {
+		for (size_t k = 0; k < n; k++)
+			free(cells[c][k]);
+		free(cells[c]);
+	}
+	free(cells);
+	free(dv);
+	free(idx);
+	free(rk);
+	return hs_h5_commit(h, err);
+}

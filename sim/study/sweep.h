@@ -1,0 +1,91 @@
+/* hs_sweep: a sweep over scenario keys (issue 7): a base scenario, fixed overrides and axes, each axis any
+ * scenario key with a list of values or a range. Points are the cartesian product in a fixed order (the first
+ * axis varies slowest), numbered from 0; a point's scenario is the base with `--set KEY=VALUE` for each axis.
+ *
+ * Evaluating a point (hs_sweep_eval) is pure: it calls hs_simulate and formats one CSV row, so threads and
+ * MPI ranks run points independently. A point that cannot run is a row too: status `infeasible` with the
+ * reason (exit status 3 cases, and input errors about divisibility such as tp x pp x dp != GPUs, which the
+ * scenario loader reports as exit 2). Any other error (an unknown key, a bad value, a missing device profile) is
+ * the sweep's, not the point's: hs_sweep_eval fails and the sweep stops with it.
+ *
+ * Rows are kept in a journal as they finish (one line per point, flushed), so an interrupted sweep resumes
+ * where it stopped; the final CSV is written from the journals in point order, so it is byte-identical however
+ * the work was split (threads, ranks, resumes). See docs/outputs.md. */
+#ifndef HS_SWEEP_H
+#define HS_SWEEP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "calib/profile_cache.h"
+#include "sim/base/err.h"
+#include <stdio.h>
+
+#include "sim/base/strlist.h"
+
+#define HS_SWEEP_MAX_AXES 16
+
+typedef struct hs_sweep_axis {
+	char key[128];
+	char **values; /* text as it goes into --set */
+	int n;
+	int numeric;   /* every value parses as a number (for plots) */
+} hs_sweep_axis;
+
+typedef struct hs_sweep {
+	char path[1024];       /* the sweep file */
+	char base[1024];       /* base scenario, resolved against the sweep file's folder */
+	struct hs_ydoc *base_doc; /* parsed once; every point runs on a copy */
+	struct hs_strlist sets; /* fixed overrides (owned strings) */
+	hs_sweep_axis axes[HS_SWEEP_MAX_AXES];
+	int naxes;
+	size_t npoints;
+	char metric[64];       /* a numeric CSV column */
+	int maximise;
+	char output[1024];     /* CSV path (sweep's `output:`, else <sweep>.csv in the current folder) */
+	uint64_t hash;         /* of the sweep and base files and the settings: journals of another sweep are not reused */
+} hs_sweep;
+
+/* Columns after the axes, in CSV order. The numeric ones can be metrics. */
+extern const char *const hs_sweep_columns[];
+int hs_sweep_metric_valid(const char *name);
+/* Default goal of a metric: 1 to maximise (mfu, hfu, tokens_per_s), 0 to minimise (times, costs, energy). */
+int hs_sweep_metric_maximise(const char *name);
+
+int hs_sweep_load(const char *path, hs_sweep *sw, hs_err *err);
+void hs_sweep_free(hs_sweep *sw);
+/* The value index of each axis of point i. */
+void hs_sweep_point(const hs_sweep *sw, size_t i, int *idx);
+
+/* One evaluated point: the CSV row without its rank column, and the metric for ranking (NAN when not ok). */
+typedef struct hs_sweep_row {
+	char *text;   /* malloc'd; NULL while not done */
+	double metric;
+	int ok;
+} hs_sweep_row;
+
+/* Run point i. Returns -1 for errors that make the whole sweep wrong; a point that cannot run is a row with its
+ * reason. */
+int hs_sweep_eval(const hs_sweep *sw, size_t i, hs_sweep_row *row, hs_profile_cache *cache, hs_err *err);
+
+/* Journals: "<output>.part-<R>". */
+void hs_sweep_journal_name(const hs_sweep *sw, int rank, char *buf, size_t n);
+/* Read every journal of this sweep beside the output into rows[npoints] (rows already set are kept). Returns
+ * how many rows are set. */
+size_t hs_sweep_journal_read(const hs_sweep *sw, hs_sweep_row *rows);
+/* Open this rank's journal for appending (a header is written when it is new or belongs to another sweep). */
+FILE *hs_sweep_journal_open(const hs_sweep *sw, int rank, hs_err *err);
+int hs_sweep_journal_append(FILE *f, size_t i, const hs_sweep_row *row);
+void hs_sweep_journal_remove(const hs_sweep *sw);
+
+/* Rank of each ok row by the metric (1 = best; ties by point index); 0 for rows that are not ok. */
+void hs_sweep_rank(const hs_sweep *sw, const hs_sweep_row *rows, int *rank);
+/* Write the CSV (atomically): header, then one line per point in point order. */
+int hs_sweep_write_csv(const hs_sweep *sw, const hs_sweep_row *rows, const int *rank, const char *path, hs_err *err);
+/* Write /sweep (a column group) and summary attributes to an HDF5 file. */
+int hs_sweep_write_hdf5(const hs_sweep *sw, const hs_sweep_row *rows, const int *rank, const char *path, hs_err *err);
+
+/* Split a CSV line into fields (quotes handled); returns the count, fields malloc'd into out[max]. */
+int hs_csv_split(const char *line, char **out, int max);
+
+#endif

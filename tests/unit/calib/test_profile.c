@@ -1,0 +1,259 @@
+/* Profiles: load and query the shipped ones, save and reload, and the fitter: recovery of known parameters
+ * from noisy synthetic data, and the H200 GEMM grid's fit and leave-one-out MAPE. */
+#include <check.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "calib/fit.h"
+#include "calib/profile_int.h"
+#include "sim/base/alloc.h"
+#include "sim/cli/cmd_calib.h"
+
+#define H200_MEAS "calib/measurements/h200/h200-microbench-2026-11-29.jsonl"
+
+START_TEST(load_and_query)
+{
+	hs_err err;
+	hs_err_clear(&err);
+	hs_profile *p = hs_profile_load("H200-SXM-141GB", &err);
+	ck_assert_msg(p != NULL, "%s", err.msg);
+	ck_assert_str_eq(hs_profile_name(p), "H200-SXM-141GB");
+	ck_assert_int_eq(hs_profile_is_derived(p), 0);
+	const hs_device_type *h200 = hs_device_builtin("H200-SXM-141GB");
+	/* a measured grid point: 8192^3 bf16 took 1.525 ms */
+	double t = hs_profile_gemm_time(p, h200, 8192, 8192, 8192, HS_BF16);
+	ck_assert_msg(fabs(t / 1.525e-3 - 1) < 0.05, "gemm 8192^3 %g", t);
+	/* far below the grid the launch dominates */
+	double tiny = hs_profile_gemm_time(p, h200, 16, 16, 16, HS_BF16);
+	ck_assert(tiny >= p->gemm_launch && tiny < 1.05 * p->gemm_launch);
+	/* above the grid: efficiency clamps, time keeps growing with the work */
+	ck_assert(hs_profile_gemm_time(p, h200, 65536, 16384, 16384, HS_BF16) > 3.5 * 1.288e-2);
+	/* in between grid points the time lies between its neighbours */
+	double a = hs_profile_gemm_time(p, h200, 4096, 4096, 4096, HS_BF16);
+	double m = hs_profile_gemm_time(p, h200, 6144, 4096, 4096, HS_BF16);
+	double b = hs_profile_gemm_time(p, h200, 8192, 4096, 4096, HS_BF16);
+	ck_assert(a < m && m < b);
+	/* memory: a 4 GiB copy moved 8 GiB in 2.03 ms */
+	double mt = hs_profile_mem_time(p, h200, 8589934592.0);
+	ck_assert_msg(fabs(mt / 2.03e-3 - 1) < 0.05, "mem %g", mt);
+	ck_assert_double_eq_tol(hs_profile_mem_time(p, h200, 1), hs_profile_launch(p), 1e-9);
+	ck_assert(hs_profile_mem_op_time(p, h200, "softmax", 1e9) > hs_profile_mem_op_time(p, h200, "add", 1e9));
+	/* attention forward, b=1 h=32 s=8192 d=128 causal: 0.948 ms */
+	double at = hs_profile_attn_time(p, h200, 1, 32, 8192, 128, 1, 0);
+	ck_assert_msg(fabs(at / 0.948e-3 - 1) < 0.10, "attn %g", at);
+	ck_assert(hs_profile_attn_time(p, h200, 1, 32, 8192, 128, 1, 1) > at);
+	ck_assert(hs_profile_attn_time(p, h200, 1, 32, 8192, 128, 0, 0) > at);
+	/* another device: datasheet ratios, shared curves */
+	const hs_device_type *a100 = hs_device_builtin("A100-SXM-40GB");
+	double ta = hs_profile_gemm_time(p, a100, 8192, 8192, 8192, HS_BF16);
+	ck_assert_double_eq_tol((ta - p->gemm_launch) / (t - p->gemm_launch), 989.0 / 312.0, 1e-6);
+	/* fp8 on a part without fp8 runs at its bf16 rate */
+	ck_assert_double_eq_tol(hs_profile_gemm_time(p, a100, 4096, 4096, 4096, HS_FP8),
+				hs_profile_gemm_time(p, a100, 4096, 4096, 4096, HS_BF16), 1e-12);
+	hs_profile_free(p);
+}
+END_TEST
+
+START_TEST(every_builtin_has_a_profile)
+{
+	for (const char *const *n = hs_device_names(); *n; n++) {
+		hs_err err;
+		hs_err_clear(&err);
+		const hs_device_type *d = hs_device_builtin(*n);
+		hs_profile *p = hs_profile_load(d->profile, &err);
+		ck_assert_msg(p != NULL, "%s: %s", *n, err.msg);
+		ck_assert_str_eq(hs_profile_device(p), *n);
+		ck_assert_int_eq(hs_profile_is_derived(p), strcmp(*n, "H200-SXM-141GB") != 0);
+		if (hs_profile_is_derived(p)) {
+			ck_assert_str_eq(p->derived_from, "H200-SXM-141GB");
+			ck_assert_double_eq_tol(p->ratio_hbm_bw, d->hbm_bw / 4.8e12, 1e-4);
+		}
+		/* dev == NULL uses the profile's own device figures */
+		ck_assert_double_eq_tol(hs_profile_gemm_time(p, NULL, 4096, 4096, 4096, HS_BF16),
+					hs_profile_gemm_time(p, d, 4096, 4096, 4096, HS_BF16), 1e-12);
+		hs_profile_free(p);
+	}
+}
+END_TEST
+
+START_TEST(load_errors_and_roundtrip)
+{
+	hs_err err;
+	hs_err_clear(&err);
+	ck_assert_ptr_null(hs_profile_load("NoSuchGPU", &err));
+	ck_assert_msg(strstr(err.msg, "profile 'NoSuchGPU' not found"), "%s", err.msg);
+	hs_err_clear(&err);
+	ck_assert_ptr_null(hs_profile_load("../etc/passwd", &err)); /* a path: opened as such, fails */
+	hs_err_clear(&err);
+	const char *bad = "name: x\ndevice: y\ndevice_peak: {bf16: 1e15}\ndevice_memory_bandwidth: 1e12\nlaunch: 1e-5\n"
+			  "gemm: {launch: 1e-5, m: [1], n: [1], k: [1], efficiency: [[0.5]]}\n"
+			  "memory: {launch: 1e-5, bandwidth_fraction: 0.9, sharpnes: 2}\n";
+	hs_ydoc *doc = hs_yaml_load_string(bad, strlen(bad), "p.yaml", &err);
+	ck_assert_ptr_nonnull(doc);
+	ck_assert_ptr_null(hs_profile_from_yaml(hs_yaml_root(doc), &err));
+	ck_assert_msg(strstr(err.msg, "p.yaml:7:") && strstr(err.msg, "did you mean 'sharpness'"), "%s", err.msg);
+	hs_yaml_free(doc);
+
+	hs_err_clear(&err);
+	hs_profile *p = hs_profile_load("calib/profiles/H200-SXM-141GB.yaml", &err);
+	ck_assert_msg(p != NULL, "%s", err.msg);
+	char path[] = "/tmp/hs-profile-XXXXXX";
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(hs_profile_save(p, path, &err), 0);
+	hs_profile *q = hs_profile_load(path, &err);
+	ck_assert_msg(q != NULL, "%s", err.msg);
+	const hs_device_type *d = hs_device_builtin("H200-SXM-141GB");
+	for (double s = 300; s < 30000; s *= 1.7)
+		ck_assert_double_eq_tol(hs_profile_gemm_time(q, d, s, s * 1.3, s / 2, HS_BF16) /
+					hs_profile_gemm_time(p, d, s, s * 1.3, s / 2, HS_BF16), 1, 1e-3);
+	hs_profile_free(q);
+	hs_profile_free(p);
+	remove(path);
+}
+END_TEST
+
+/* Synthetic measurements from known parameters with 3% lognormal noise; the fit must recover them. */
+static const double T_L = 8e-6, T_BW = 2.0e12, T_P = 2.0, G_L = 12e-6, A_E = 0.7, A_S = 800, A_D = 40;
+static double true_eff(double m, double n, double k) { return 0.8 * m / (m + 512) * n / (n + 512) * k / (k + 256); }
+
+START_TEST(fitter_recovers_synthetic)
+{
+	const hs_device_type *dev = hs_device_builtin("H100-SXM-80GB");
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	gsl_rng_set(r, 42);
+	size_t cap = 1 << 20, len = 0;
+	char *text = hs_xmalloc(cap);
+#define NOISE (exp(gsl_ran_gaussian(r, 0.03)))
+	for (double b = 1 << 20; b <= 4.0 * (1 << 30); b *= 2) {
+		double t = T_L * pow(1 + pow(2 * b / T_BW / T_L, T_P), 1 / T_P) * NOISE;
+		len += (size_t)snprintf(text + len, cap - len, "{\"kind\": \"hbm_copy\", \"bytes\": %.0f, \"t_med\": %.9g}\n", b, t);
+	}
+	const double ax[] = {256, 1024, 2048, 4096, 8192, 16384};
+	for (int i = 0; i < 6; i++)
+		for (int j = 0; j < 6; j++)
+			for (int l = 0; l < 6; l++) {
+				double m = ax[i], n = ax[j], k = ax[l];
+				double t = (G_L + 2 * m * n * k / (dev->peak_flops[HS_BF16] * true_eff(m, n, k))) * NOISE;
+				len += (size_t)snprintf(text + len, cap - len,
+							"{\"kind\": \"gemm\", \"dtype\": \"bf16\", \"m\": %g, \"n\": %g, \"k\": %g, "
+							"\"t_med\": %.9g}\n", m, n, k, t);
+			}
+	for (double s = 1024; s <= 16384; s *= 2)
+		for (double d = 64; d <= 128; d *= 2) {
+			double f = 2 * 4 * 16 * s * s * d, e = A_E * s / (s + A_S) * d / (d + A_D);
+			double tf = (T_L + f / (dev->peak_flops[HS_BF16] * e)) * NOISE;
+			double tb = (T_L + 2.5 * f / (dev->peak_flops[HS_BF16] * 0.8 * e)) * NOISE;
+			len += (size_t)snprintf(text + len, cap - len,
+						"{\"kind\": \"sdpa\", \"b\": 4, \"heads\": 16, \"seq\": %g, \"dim\": %g, "
+						"\"causal\": true, \"t_fwd\": %.9g, \"t_fwdbwd\": %.9g}\n", s, d, tf, tf + tb);
+		}
+	gsl_rng_free(r);
+	hs_err err;
+	hs_err_clear(&err);
+	hs_jsonl *js = hs_jsonl_parse(text, len, "synthetic.jsonl", &err);
+	ck_assert_msg(js != NULL, "%s", err.msg);
+	hs_fit_report rep = {0};
+	const hs_jsonl *sets[1] = {js};
+	hs_profile *p = hs_fit_profile(sets, 1, dev, "synthetic", "test", &rep, &err);
+	ck_assert_msg(p != NULL, "%s", err.msg);
+	printf("synthetic recovery: launch %.3g us (true %.3g), bw %.4g GB/s (true %.4g), p %.3g (true %.3g), "
+	       "gemm launch %.3g us (true %.3g), attn emax %.3g s_half %.4g d_half %.3g (true %.3g %.4g %.3g)\n",
+	       p->mem_launch * 1e6, T_L * 1e6, p->mem_bw_frac * dev->hbm_bw / 1e9, T_BW / 1e9, p->mem_p, T_P,
+	       p->gemm_launch * 1e6, G_L * 1e6, p->attn[0].emax, p->attn[0].s_half, p->attn[0].d_half, A_E, A_S, A_D);
+	ck_assert_double_eq_tol(p->mem_launch / T_L, 1, 0.10);
+	ck_assert_double_eq_tol(p->mem_bw_frac * dev->hbm_bw / T_BW, 1, 0.05);
+	ck_assert_double_eq_tol(p->mem_p / T_P, 1, 0.35);
+	ck_assert_double_eq_tol(p->gemm_launch / G_L, 1, 0.10);
+	ck_assert_double_eq_tol(p->attn[0].emax / A_E, 1, 0.15);
+	ck_assert_double_eq_tol(p->attn[0].s_half / A_S, 1, 0.35);
+	ck_assert_double_eq_tol(p->attn[0].d_half / A_D, 1, 0.35);
+	/* efficiency in the compute-bound part of the grid, where the launch does not hide it */
+	for (double s = 2048; s <= 16384; s *= 2)
+		ck_assert_double_eq_tol(hs_profile_gemm_eff(p, s, s, s) / true_eff(s, s, s), 1, 0.08);
+	ck_assert(hs_fit_mape(&rep, "gemm-loo", NULL) < 6);
+	hs_fit_report_free(&rep);
+	hs_profile_free(p);
+	hs_jsonl_free(js);
+	free(text);
+}
+END_TEST
+
+START_TEST(h200_grid_accuracy)
+{
+	hs_err err;
+	hs_err_clear(&err);
+	hs_jsonl *js = hs_jsonl_load(H200_MEAS, &err);
+	ck_assert_msg(js != NULL, "%s", err.msg);
+	const hs_jsonl *sets[1] = {js};
+	hs_fit_report rep = {0};
+	hs_profile *p = hs_fit_profile(sets, 1, hs_device_builtin("H200-SXM-141GB"), "H200-SXM-141GB", H200_MEAS, &rep,
+				       &err);
+	ck_assert_msg(p != NULL, "%s", err.msg);
+	size_t n, nl;
+	double fit = hs_fit_mape(&rep, "gemm", &n), loo = hs_fit_mape(&rep, "gemm-loo", &nl);
+	printf("H200 GEMM grid: fit MAPE %.2f%% over %zu points, leave-one-out MAPE %.2f%% over %zu points\n", fit, n,
+	       loo, nl);
+	printf("H200 other parts: memory %.2f%%, elementwise %.2f%%, attention fwd %.2f%%, bwd %.2f%%\n",
+	       hs_fit_mape(&rep, "memory", NULL), hs_fit_mape(&rep, "elementwise", NULL),
+	       hs_fit_mape(&rep, "attn-fwd", NULL), hs_fit_mape(&rep, "attn-bwd", NULL));
+	ck_assert_uint_eq(n, 216);
+	ck_assert(fit < 5);
+	ck_assert(loo < 10);
+	ck_assert(hs_fit_mape(&rep, "memory", NULL) < 10);
+	ck_assert(hs_fit_mape(&rep, "attn-fwd", NULL) < 15);
+	/* the shipped profile is what this fit writes */
+	hs_profile *shipped = hs_profile_load("H200-SXM-141GB", &err);
+	ck_assert_ptr_nonnull(shipped);
+	ck_assert_double_eq_tol(hs_profile_gemm_time(shipped, NULL, 3000, 5000, 7000, HS_BF16) /
+				hs_profile_gemm_time(p, NULL, 3000, 5000, 7000, HS_BF16), 1, 2e-3);
+	hs_profile_free(shipped);
+	hs_fit_report_free(&rep);
+	hs_profile_free(p);
+	hs_jsonl_free(js);
+}
+END_TEST
+
+START_TEST(command_writes_profile)
+{
+	char out[] = "/tmp/hs-fit-XXXXXX";
+	int fd = mkstemp(out);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	char *argv[] = {"calib", "fit", H200_MEAS, "-o", out, "--summary", NULL};
+	ck_assert_int_eq(cmd_calib(6, argv), 0);
+	hs_err err;
+	hs_err_clear(&err);
+	hs_profile *p = hs_profile_load(out, &err);
+	ck_assert_msg(p != NULL, "%s", err.msg);
+	hs_profile_free(p);
+	char *bad[] = {"calib", "fit", "tests/data/no-such.jsonl", "-o", out, NULL};
+	ck_assert_int_eq(cmd_calib(5, bad), 2);
+	char *nope[] = {"calib", "frobnicate", NULL};
+	ck_assert_int_eq(cmd_calib(2, nope), 2);
+	remove(out);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("profile");
+	TCase *tc = tcase_create("profile");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, load_and_query);
+	tcase_add_test(tc, every_builtin_has_a_profile);
+	tcase_add_test(tc, load_errors_and_roundtrip);
+	tcase_add_test(tc, fitter_recovers_synthetic);
+	tcase_add_test(tc, h200_grid_accuracy);
+	tcase_add_test(tc, command_writes_profile);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+#include "tests/unit/check_main.h"
