@@ -17,6 +17,7 @@
 #include "sim/engine/engine.h"
 #include "sim/net/net.h"
 #include "topology/cluster.h"
+#include "sim/base/sizes.h"
 
 static double now_s(void)
 {
@@ -91,7 +92,7 @@ static int bench(const char *label, int nodes, enum hs_coll_op op, enum hs_coll_
 int main(void)
 {
 	int rc = 0;
-	double G = 1073741824.0;
+	double G = HS_GiB;
 	/* the memory pair runs first: peak RSS only grows, so a larger run before it would hide its growth */
 	double r0 = rss_mb();
 	rc |= bench("all-to-all 1 GiB/rank, 128 GPUs", 16, HS_COLL_ALL_TO_ALL, HS_ALGO_DIRECT, G, 1);

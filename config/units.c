@@ -1,4 +1,5 @@
 #include "config/units.h"
+#include "sim/base/sizes.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -13,17 +14,17 @@ struct suffix {
 
 /* Longest suffixes first within each table is not needed: matching is exact on the whole remainder. */
 static const struct suffix count_sfx[] = {{"", 1},	   {"k", 1e3},	 {"K", 1e3},	  {"M", 1e6},
-					  {"G", 1e9},	   {"T", 1e12},	 {"Ki", 1024.0}, {"Mi", 1048576.0},
-					  {"Gi", 1073741824.0}, {NULL, 0}};
+					  {"G", 1e9},	   {"T", 1e12},	 {"Ki", 1024.0}, {"Mi", HS_MiB},
+					  {"Gi", HS_GiB}, {NULL, 0}};
 static const struct suffix bytes_sfx[] = {
 	{"", 1},	  {"B", 1},	      {"kB", 1e3},		{"KB", 1e3},		  {"MB", 1e6},
-	{"GB", 1e9},	  {"TB", 1e12},	      {"PB", 1e15},		{"KiB", 1024.0},	  {"MiB", 1048576.0},
-	{"GiB", 1073741824.0}, {"TiB", 1099511627776.0}, {"k", 1e3}, {"K", 1e3}, {"M", 1e6},
-	{"G", 1e9},	  {"Ki", 1024.0},     {"Mi", 1048576.0},	{"Gi", 1073741824.0}, {NULL, 0}};
+	{"GB", 1e9},	  {"TB", 1e12},	      {"PB", 1e15},		{"KiB", 1024.0},	  {"MiB", HS_MiB},
+	{"GiB", HS_GiB}, {"TiB", HS_TiB}, {"k", 1e3}, {"K", 1e3}, {"M", 1e6},
+	{"G", 1e9},	  {"Ki", 1024.0},     {"Mi", HS_MiB},	{"Gi", HS_GiB}, {NULL, 0}};
 static const struct suffix bw_sfx[] = {
 	{"", 1},	     {"B/s", 1},	 {"kB/s", 1e3},	 {"KB/s", 1e3},	 {"MB/s", 1e6},
-	{"GB/s", 1e9},	     {"TB/s", 1e12},	 {"KiB/s", 1024.0}, {"MiB/s", 1048576.0}, {"GiB/s", 1073741824.0},
-	{"TiB/s", 1099511627776.0}, {"b/s", 0.125}, {"kb/s", 125.0}, {"Kb/s", 125.0},	 {"Mb/s", 1.25e5},
+	{"GB/s", 1e9},	     {"TB/s", 1e12},	 {"KiB/s", 1024.0}, {"MiB/s", HS_MiB}, {"GiB/s", HS_GiB},
+	{"TiB/s", HS_TiB}, {"b/s", 0.125}, {"kb/s", 125.0}, {"Kb/s", 125.0},	 {"Mb/s", 1.25e5},
 	{"Gb/s", 1.25e8},    {"Tb/s", 1.25e11},	 {"Bps", 1},	 {"kBps", 1e3},	 {"MBps", 1e6},
 	{"GBps", 1e9},	     {"TBps", 1e12},	 {"bps", 0.125}, {"kbps", 125.0}, {"Mbps", 1.25e5},
 	{"Gbps", 1.25e8},    {"Tbps", 1.25e11},	 {NULL, 0}};

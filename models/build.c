@@ -21,6 +21,7 @@
 #include "models/schedule.h"
 #include "sim/base/alloc.h"
 #include "sim/exec/layer_time.h"
+#include "sim/base/sizes.h"
 
 int hs_build_dp_group_size(const hs_parallel *p)
 {
@@ -305,7 +306,7 @@ static int infeasible(struct part *q)
 		else if (o < sizeof list - 4)
 			o += (size_t)snprintf(list + o, sizeof list - o, " ...");
 	}
-	const double G = 1073741824.0;
+	const double G = HS_GiB;
 	int per = q->L / q->pp > 0 ? q->L / q->pp : 1;
 	int first = (int)((long)q->L * worst / q->pp);
 	int d;

@@ -11,6 +11,7 @@
 #include "sim/base/alloc.h"
 #include "sim/study/sweep.h"
 #include "traces/hdf5_out.h"
+#include "sim/base/sizes.h"
 
 /* Tableau 10: distinguishable, and readable by most colour-blind readers. */
 static const char *const palette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
@@ -183,7 +184,7 @@ static int report_run(hs_h5r *h, hs_gp *g, hs_page *pg, hs_report_opts *o, hs_er
 		{"MFU", "%.1f%%", 100 * mfu},
 		{"HFU", "%.1f%%", 100 * hfu},
 		{"tokens/s", "%.0f", tps},
-		{"peak memory per GPU (GiB)", "%.1f", memp / 1073741824.0},
+		{"peak memory per GPU (GiB)", "%.1f", memp / HS_GiB},
 		{"GPU-hours per step", "%.4f", gh},
 		{"utilisation (compute busy)", "%.1f%%", 100 * util},
 		{"power (kW)", "%.1f", pw / 1e3},
@@ -272,7 +273,7 @@ static int report_run(hs_h5r *h, hs_gp *g, hs_page *pg, hs_report_opts *o, hs_er
 			fmt(b, sizeof b, "%.4f", cell_num(&rk, table_col(&rk, "compute_s"), r));
 			fmt(c, sizeof c, "%.4f", ex);
 			fmt(d, sizeof d, "%.4f", cell_num(&rk, table_col(&rk, "bubble_s"), r));
-			fmt(e, sizeof e, "%.1f", cell_num(&rk, table_col(&rk, "memory_bytes"), r) / 1073741824.0);
+			fmt(e, sizeof e, "%.1f", cell_num(&rk, table_col(&rk, "memory_bytes"), r) / HS_GiB);
 			const char *row[] = {lab, rk.cells[cdev][r], fm, a, b, c, d, e};
 			hs_page_row(pg, row);
 		}
@@ -350,14 +351,14 @@ static int report_run(hs_h5r *h, hs_gp *g, hs_page *pg, hs_report_opts *o, hs_er
 		for (size_t r = 0; r < st.nrow; r++) {
 			fprintf(f, "stage %s", st.cells[0][r]);
 			for (int k = 0; k < 5; k++)
-				fprintf(f, "\t%.6g", cell_num(&st, table_col(&st, mparts[k]), r) / 1073741824.0);
+				fprintf(f, "\t%.6g", cell_num(&st, table_col(&st, mparts[k]), r) / HS_GiB);
 			double cap = NAN;
 			for (size_t q = 0; q < rk.nrow; q++)
 				if (strcmp(rk.cells[cst][q], st.cells[0][r]) == 0) {
 					cap = cell_num(&rk, table_col(&rk, "memory_capacity_bytes"), q);
 					break;
 				}
-			fprintf(f, "\t%.6g\n", cap / 1073741824.0);
+			fprintf(f, "\t%.6g\n", cap / HS_GiB);
 		}
 		fclose(f);
 		(void)mlab;

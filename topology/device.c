@@ -16,9 +16,10 @@
 #include <string.h>
 
 #include "config/cfg.h"
+#include "sim/base/sizes.h"
 
 #define T 1e12
-#define GiB 1073741824.0
+#define GiB HS_GiB
 #define GBs 1e9
 #define TBs 1e12
 

@@ -7,6 +7,7 @@
 #include "models/schedule.h"
 #include "sim/study/cost.h"
 #include "sim/base/json.h"
+#include "sim/base/sizes.h"
 
 static const char *const group_names[HS_GROUP_COUNT] = {"tp", "cp", "dp", "ep", "pp"};
 static const char *const rc_names[] = {"none", "selective", "full"};
@@ -21,7 +22,7 @@ static double exposed_total(const hs_rep_result *r)
 
 static void fmt_bytes(char *buf, size_t n, double b)
 {
-	snprintf(buf, n, "%.1f GiB", b / 1073741824.0);
+	snprintf(buf, n, "%.1f GiB", b / HS_GiB);
 }
 
 static void text_resilience(FILE *f, const hs_sim *sim)
@@ -31,7 +32,7 @@ static void text_resilience(FILE *f, const hs_sim *sim)
 	fprintf(f, "\nfailures and checkpoints (%d trials of %.1f days, seed %llu):\n", rs->trials, rs->horizon / 86400,
 		(unsigned long long)sim->s->sim.seed);
 	fprintf(f, "  system MTBF %.2f h; checkpoint of %.1f GiB stalls the job %.1f s and commits after %.1f s\n",
-		sim->sys_mtbf / H, sim->job.state_bytes / 1073741824.0, sim->nres ? sim->res[0].stall : 0,
+		sim->sys_mtbf / H, sim->job.state_bytes / HS_GiB, sim->nres ? sim->res[0].stall : 0,
 		sim->nres ? sim->res[0].commit : 0);
 	fprintf(f, "  optimal interval: Young %.1f min, Daly %.1f min\n", sim->young / 60, sim->daly / 60);
 	fprintf(f, "  %12s %9s %9s %9s %10s %9s %9s %9s %12s\n", "interval_min", "goodput", "p10", "p90", "fails/day",
@@ -188,13 +189,13 @@ static void write_text(FILE *f, const hs_sim *sim, int detail)
 			const hs_rep_result *q = &r->reps[i];
 			fprintf(f, "  %5d %4d %-16s %10.4f %10.4f %10.4f %10.4f %10.4f %10.2f %9.1f\n", q->stage,
 				q->dp_index, q->device, q->finish_s, q->compute_s, exposed_total(q), q->bubble_s,
-				q->straggler_wait_s, q->flops / 1e12, q->mem_bytes / 1073741824.0);
+				q->straggler_wait_s, q->flops / 1e12, q->mem_bytes / HS_GiB);
 		}
 		fprintf(f, "\nmemory per stage (GiB per GPU):\n  %5s %8s %8s %8s %11s %8s %8s\n", "stage", "weights",
 			"grads", "optim", "activations", "logits", "total");
 		for (int i = 0; i < b->pp; i++) {
 			const hs_mem *m = &b->stages[i].mem;
-			double G = 1073741824.0;
+			double G = HS_GiB;
 			fprintf(f, "  %5d %8.2f %8.2f %8.2f %11.2f %8.2f %8.2f\n", i, m->weights / G, m->grads / G,
 				m->optimizer / G, m->activations / G, m->logits / G, m->total / G);
 		}

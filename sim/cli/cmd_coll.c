@@ -14,6 +14,7 @@
 #include "sim/engine/engine.h"
 #include "sim/net/net.h"
 #include "topology/cluster.h"
+#include "sim/base/sizes.h"
 
 static const char *o_op, *o_sizes, *o_factor, *o_ranks, *o_algo, *o_proto, *o_fid, *o_channels, *o_chunk, *o_window;
 static int o_json, o_ideal;
@@ -61,7 +62,7 @@ double hs_coll_parse_size(const char *s)
 	switch (*end) {
 	case 'K': case 'k': v *= 1024, end++; break;
 	case 'M': case 'm': v *= 1048576, end++; break;
-	case 'G': case 'g': v *= 1073741824.0, end++; break;
+	case 'G': case 'g': v *= HS_GiB, end++; break;
 	default: break;
 	}
 	if (*end == 'B')

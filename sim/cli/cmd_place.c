@@ -11,6 +11,7 @@
 #include "sim/base/alloc.h"
 #include "sim/cli/cmd.h"
 #include "sim/exec/exec.h"
+#include "sim/base/sizes.h"
 
 #define MAXG 6 /* groups whose orders are searched; more keep the file's order */
 
@@ -164,8 +165,8 @@ static int eval(const char *path, const struct info *in, const int *order, int t
 	for (int i = 0; i < r.nreps; i++)
 		if (r.reps[i].mem_bytes > r.reps[i].mem_capacity) {
 			hs_err_set(err, HS_EINFEASIBLE, "stage %d needs %.1f GiB per GPU, %s has %.1f GiB usable",
-				   r.reps[i].stage, r.reps[i].mem_bytes / 1073741824.0, r.reps[i].device,
-				   r.reps[i].mem_capacity / 1073741824.0);
+				   r.reps[i].stage, r.reps[i].mem_bytes / HS_GiB, r.reps[i].device,
+				   r.reps[i].mem_capacity / HS_GiB);
 			goto done_r;
 		}
 	c->as_given = tp == 0;

@@ -8,6 +8,7 @@
 #include "config/cfg.h"
 #include "sim/base/alloc.h"
 #include "sim/fabric/fabric_exp.h"
+#include "sim/base/sizes.h"
 
 const char *const hs_fabric_queue_names[] = {"rxbuf_bytes", "ingress", "hbm_max_partition", "atomic",
 					     "response",    "admit",   "fwd_path_max",	    NULL};
@@ -31,7 +32,7 @@ static int bytes32(const hs_ynode *m, const char *path, const char *key, double 
 		   hs_err *err)
 {
 	double v;
-	if (hs_cfg_num(m, path, key, HS_U_BYTES, lo, 1073741824.0, def, 0, &v, err))
+	if (hs_cfg_num(m, path, key, HS_U_BYTES, lo, HS_GiB, def, 0, &v, err))
 		return -1;
 	if (v != floor(v))
 		return hs_cfg_err(hs_yaml_get(m, key), err, path, key, "not a whole number of bytes");
@@ -180,7 +181,7 @@ static int parse_op(const hs_ynode *n, const char *path, const char *gname, hs_t
 	if (c->kind < 0)
 		return hs_cfg_err(n, err, path, "op", "missing required key (expected one of: read, write, atomic, notify)");
 	double d;
-	if (hs_cfg_num(n, path, "size", HS_U_BYTES, 1, 1073741824.0, 0, 1, &d, err))
+	if (hs_cfg_num(n, path, "size", HS_U_BYTES, 1, HS_GiB, 0, 1, &d, err))
 		return -1;
 	c->size = (uint32_t)d;
 	if (hs_cfg_num(n, path, "weight", HS_U_COUNT, 0, 1e9, 1, 0, &c->weight, err))
@@ -313,7 +314,7 @@ static int parse_traffic(const hs_ynode *m, hs_fabric_spec *s, hs_ydoc **mixdoc,
 	if (hs_cfg_known(m, "traffic", known, "a mapping", err))
 		return -1;
 	double d;
-	if (hs_cfg_num(m, "traffic", "address_space", HS_U_BYTES, 1, 1e18, 1073741824.0, 0, &d, err))
+	if (hs_cfg_num(m, "traffic", "address_space", HS_U_BYTES, 1, 1e18, HS_GiB, 0, &d, err))
 		return -1;
 	t->address_space = (uint64_t)d;
 	*space_node = hs_yaml_get(m, "address_space");

@@ -40,8 +40,9 @@
 
 #include "sim/base/alloc.h"
 #include "sim/net/netcoll_impl.h"
+#include "sim/base/sizes.h"
 
-#define TREE_CHUNK 1048576.0
+#define TREE_CHUNK HS_MiB
 #define TREE_WINDOW 8 /* NCCL_STEPS (src/include/device.h): slots per connection */
 #define MAXCH 3 /* children: the chain successor and, at a head, up to two child nodes */
 

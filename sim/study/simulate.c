@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "sim/base/alloc.h"
+#include "sim/base/sizes.h"
 
 /* Every stage's ranks must fit on their device (capacity minus the reserve). */
 static int check_memory(const hs_scenario *s, const hs_result *r, hs_err *err)
@@ -12,7 +13,7 @@ static int check_memory(const hs_scenario *s, const hs_result *r, hs_err *err)
 	for (int i = 0; i < r->nreps; i++) {
 		const hs_rep_result *q = &r->reps[i];
 		if (q->mem_bytes > q->mem_capacity) {
-			const double G = 1073741824.0;
+			const double G = HS_GiB;
 			return hs_err_set(err, HS_EINFEASIBLE,
 					  "%s: does not fit in memory: stage %d needs %.1f GiB per GPU but %s has %.1f "
 					  "GiB usable (capacity minus a reserve of %.1f GiB); try more pipeline or tensor "

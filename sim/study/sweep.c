@@ -14,6 +14,7 @@
 #include "sim/study/cost.h"
 #include "traces/hdf5_out.h"
 #include "sim/base/outfile.h"
+#include "sim/base/sizes.h"
 
 /* After the axes: status, the numbers, reason. Keep in step with format_ok() and docs/outputs.md. */
 const char *const hs_sweep_columns[] = {"status",	   "step_time_s",	 "mfu",
@@ -364,7 +365,7 @@ int hs_sweep_eval(const hs_sweep *sw, size_t i, hs_sweep_row *row, hs_profile_ca
 	sb_num(&b, r->mfu);
 	sb_num(&b, r->hfu);
 	sb_num(&b, r->tokens_per_s);
-	sb_num(&b, r->mem_peak_bytes / 1073741824.0);
+	sb_num(&b, r->mem_peak_bytes / HS_GiB);
 	sb_num(&b, c->compute_s);
 	sb_num(&b, ex);
 	sb_num(&b, c->bubble_s);
