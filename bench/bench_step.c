@@ -15,6 +15,7 @@
 #include "sim/study/scenario.h"
 #include "models/build.h"
 #include "sim/exec/exec.h"
+#include "sim/exec/plan.h"
 
 static const char *scn =
 	"name: llama3.1-405b-16k-h100\n"
@@ -61,13 +62,13 @@ static int one(int symmetry, const char *fidelity, double limit_s, int *ok)
 	}
 	hs_build b;
 	hs_result r;
-	if (hs_build_step(s, symmetry, &b, &err)) {
+	if (hs_plan_step(&s->wl, symmetry, &b, &err)) {
 		fprintf(stderr, "bench_step: %s\n", err.msg);
 		hs_scenario_free(s);
 		return -1;
 	}
 	double t1 = now_s();
-	if (hs_exec_step(s, &b, &r, &err)) {
+	if (hs_exec_step(&s->wl, &s->sim, &b, NULL, 0, &r, &err)) {
 		fprintf(stderr, "bench_step: %s\n", err.msg);
 		hs_build_free(&b);
 		hs_scenario_free(s);

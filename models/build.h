@@ -4,9 +4,9 @@
 #ifndef HS_BUILD_H
 #define HS_BUILD_H
 
-#include "sim/study/scenario.h"
 #include "models/graph.h"
 #include "models/memory.h"
+#include "models/workload.h"
 
 typedef struct hs_stage_info {
 	int layers;          /* transformer layers on this stage (all chunks) */
@@ -39,22 +39,13 @@ typedef struct hs_build {
 	hs_partition part;
 } hs_build;
 
-/* Build the graph for one step. `symmetry` = 1: one rep per stage; 0: one rep per (stage, dp replica).
- * Uneven data-parallel load turns symmetry off. */
-int hs_build_step(const hs_scenario *s, int symmetry, hs_build *out, hs_err *err);
+/* Build the graph for one step of workload w, split over stages and replicas as `part` says (resolved by
+ * sim/exec/partition.h; the build takes it over: it moves into out->part and *part is left empty).
+ * `symmetry` = 1: one rep per stage; 0: one rep per (stage, dp replica). Uneven data-parallel load turns
+ * symmetry off. */
+int hs_build_step(const hs_workload *w, hs_partition *part, int symmetry, hs_build *out, hs_err *err);
 void hs_build_free(hs_build *b);
 
-/* Resolve the split: stage_layers and dp_microbatches as given, uniform when absent, and for `auto`:
- * - stages: minimise the largest stage time (forward + backward of one micro-batch: the stage's layers, plus
- *   the embedding on the first stage and the output head on the last, timed with sim/exec/layer_time.h on the
- *   stage's slowest device) such that every stage fits in its devices' memory; among the splits with that
- *   bottleneck, the later stages take as many layers as they can (the first stage, which holds the most
- *   in-flight activations under 1F1B, the fewest). Exact: a greedy from the last stage decides whether a
- *   bottleneck T is feasible, and T is found by bisection.
- * - replicas: minimise max_d (m_d + pp - 1) t_d with sum m_d = global_batch / micro_batch and m_d >= 1, t_d
- *   the per-micro-batch time of replica d's slowest stage (proportional to speed, counting the pipeline fill).
- * HS_EINFEASIBLE when no split fits in memory (with the numbers); HS_EINPUT for a profile that cannot load. */
-int hs_build_partition(const hs_scenario *s, hs_partition *out, hs_err *err);
 void hs_partition_free(hs_partition *p);
 
 /* Megatron's rank order (TP innermost, then CP, then DP, then PP): the global device of a coordinate. With
@@ -70,6 +61,6 @@ int hs_build_group(const hs_parallel *p, enum hs_group k, int d, int stage, int 
 int hs_build_dp_group_size(const hs_parallel *p);
 /* The layer split and options the scenario's step runs with (tp, cp, ep, sequence parallelism, micro-batch,
  * sequence, precision, recompute, attention kernel). */
-void hs_build_layer_cfg(const hs_scenario *s, hs_layer_cfg *out);
+void hs_build_layer_cfg(const hs_workload *w, hs_layer_cfg *out);
 
 #endif

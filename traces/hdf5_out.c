@@ -232,8 +232,11 @@ int hs_h5_write_links(hs_h5 *h, const hs_link_series *ls, hs_err *err)
 static const char *const group_names[HS_GROUP_COUNT] = {"tp", "cp", "dp", "ep", "pp"};
 static const char *const rc_names[] = {"none", "selective", "full"};
 
-int hs_h5_write_run(hs_h5 *h, const hs_scenario *s, const hs_build *b, const hs_result *r, int tasks, hs_err *err)
+int hs_h5_write_run(hs_h5 *h, const hs_sim *sim, int tasks, hs_err *err)
 {
+	const hs_scenario *s = sim->s;
+	const hs_build *b = &sim->b;
+	const hs_result *r = &sim->r;
 	const char *R = "/";
 	hs_h5_attr_str(h, R, "scenario", s->name);
 	hs_h5_attr_str(h, R, "model", s->model.name);
@@ -261,8 +264,7 @@ int hs_h5_write_run(hs_h5 *h, const hs_scenario *s, const hs_build *b, const hs_
 	hs_h5_attr_num(h, P, "seq_len", s->train.seq_len);
 	hs_h5_attr_str(h, P, "schedule", hs_sched_names[s->par.schedule]);
 	hs_h5_attr_str(h, P, "recompute", rc_names[s->par.recompute]);
-	hs_cost c;
-	hs_cost_compute(s, b, r, &c);
+	const hs_cost c = sim->cost;
 	const char *C = "/cost";
 	hs_h5_attr_num(h, C, "gpu_hours_per_step", c.gpu_hours_per_step);
 	hs_h5_attr_num(h, C, "utilisation", c.utilisation);

@@ -15,6 +15,7 @@
 #include "sim/study/scenario.h"
 #include "models/build.h"
 #include "sim/exec/exec.h"
+#include "sim/study/simulate.h"
 
 typedef struct hs_h5 hs_h5;
 
@@ -33,7 +34,7 @@ int hs_h5_col_str(hs_h5 *h, const char *group, const char *name, const char *con
 
 /* One training step's result: summary attributes on "/" and "/cost", "/ranks", "/stages", and with `tasks`
  * the "/tasks" timeline. */
-int hs_h5_write_run(hs_h5 *h, const hs_scenario *s, const hs_build *b, const hs_result *r, int tasks, hs_err *err);
+int hs_h5_write_run(hs_h5 *h, const hs_sim *sim, int tasks, hs_err *err);
 
 /* Link utilisation over time, the hook for network models that track links (the flow model). The analytical
  * model has no links, so `hetsim run` writes none today and sets the root attribute links = 0; a model that
@@ -64,5 +65,11 @@ int hs_h5_read_str(hs_h5r *h, const char *group, const char *name, char ***v, si
 int hs_h5_is_str(hs_h5r *h, const char *group, const char *name);
 /* A 2-D dataset ("/links/utilisation") as doubles, row-major; -1 when absent. */
 int hs_h5_read_matrix(hs_h5r *h, const char *path, double **v, size_t *rows, size_t *cols);
+
+/* A sweep's rows (traces/sweep_hdf5.c): /sweep (a column group) and summary attributes, committed atomically. */
+struct hs_sweep;
+struct hs_sweep_row;
+int hs_h5_write_sweep(const struct hs_sweep *sw, const struct hs_sweep_row *rows, const int *rank, const char *path,
+		      hs_err *err);
 
 #endif

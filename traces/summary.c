@@ -98,8 +98,7 @@ static void hetero_text(FILE *f, const hs_sim *sim)
 
 static void text_diloco(FILE *f, const hs_sim *sim)
 {
-	hs_diloco_out o;
-	hs_diloco_outer(sim->s, &sim->b, &sim->r, &o);
+	const hs_diloco_out o = sim->diloco;
 	fprintf(f, "\nDiLoCo across %d sites (outer sync every %d inner steps):\n", o.sites, o.inner_steps);
 	fprintf(f, "  inner step        %9.4f s  (data-parallel sync inside a site)\n", o.inner_s);
 	fprintf(f, "  outer sync        %9.4f s  (%.2f GB of deltas: WAN all-reduce %.4f s at %.1f Gb/s, %.1f ms; "
@@ -151,8 +150,7 @@ static void write_text(FILE *f, const hs_sim *sim, int detail)
 	fmt_bytes(m1, sizeof m1, mp->mem_bytes);
 	fmt_bytes(m2, sizeof m2, mp->mem_capacity);
 	fprintf(f, "memory peak   %s per GPU of %s usable (stage %d, %s)\n", m1, m2, mp->stage, mp->device);
-	hs_cost cost;
-	hs_cost_compute(s, b, r, &cost);
+	const hs_cost cost = sim->cost;
 	fprintf(f, "GPU-hours     %.4f per step; utilisation %.1f%%, %.1f kW, %.0f kJ per step, %.3g kWh per M tokens\n",
 		cost.gpu_hours_per_step, 100 * cost.utilisation, cost.power_w / 1e3, cost.energy_j_per_step / 1e3,
 		cost.kwh_per_mtok);
@@ -228,8 +226,7 @@ static void write_json(FILE *f, const hs_sim *sim, int detail)
 	hs_json_knum(&j, "memory_peak_bytes", r->mem_peak_bytes);
 	hs_json_knum(&j, "model_flops", r->model_flops);
 	hs_json_knum(&j, "hardware_flops", r->hw_flops);
-	hs_cost cost;
-	hs_cost_compute(s, b, r, &cost);
+	const hs_cost cost = sim->cost;
 	hs_json_key(&j, "cost");
 	hs_json_obj(&j);
 	hs_json_knum(&j, "gpu_hours_per_step", cost.gpu_hours_per_step);
@@ -279,8 +276,7 @@ static void write_json(FILE *f, const hs_sim *sim, int detail)
 	if (b->part.pp > 1 && r->nreps > 0)
 		hs_json_kint(&j, "bottleneck_stage", r->reps[busiest_rep(r)].stage);
 	if (s->diloco.enabled) {
-		hs_diloco_out o;
-		hs_diloco_outer(s, b, r, &o);
+		const hs_diloco_out o = sim->diloco;
 		hs_json_key(&j, "diloco");
 		hs_json_obj(&j);
 		hs_json_kint(&j, "sites", o.sites);

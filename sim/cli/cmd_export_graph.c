@@ -103,7 +103,7 @@ int cmd_export_graph(int argc, char **argv)
 	}
 	hs_err err = {0};
 	hs_sim sim;
-	if (hs_simulate(pos[0], &sets, 1, &sim, &err)) {
+	if (hs_simulate(pos[0], &sets, 1, NULL, &sim, &err)) {
 		free(ranks);
 		status = hs_cmd_fail("export-graph", &err);
 		goto done;

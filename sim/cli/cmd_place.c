@@ -11,6 +11,7 @@
 #include "sim/base/alloc.h"
 #include "sim/cli/cmd.h"
 #include "sim/exec/exec.h"
+#include "sim/exec/plan.h"
 #include "sim/base/sizes.h"
 
 #define MAXG 6 /* groups whose orders are searched; more keep the file's order */
@@ -158,17 +159,10 @@ static int eval(const char *path, const struct info *in, const int *order, int t
 	hs_build b;
 	hs_result r;
 	int rc = -1;
-	if (hs_build_step(s, s->sim.symmetry, &b, err))
+	if (hs_plan_step(&s->wl, s->sim.symmetry, &b, err)) /* memory is checked before the step runs */
 		goto done_s;
-	if (hs_exec_step(s, &b, &r, err))
+	if (hs_exec_step(&s->wl, &s->sim, &b, NULL, 0, &r, err))
 		goto done_b;
-	for (int i = 0; i < r.nreps; i++)
-		if (r.reps[i].mem_bytes > r.reps[i].mem_capacity) {
-			hs_err_set(err, HS_EINFEASIBLE, "stage %d needs %.1f GiB per GPU, %s has %.1f GiB usable",
-				   r.reps[i].stage, r.reps[i].mem_bytes / HS_GiB, r.reps[i].device,
-				   r.reps[i].mem_capacity / HS_GiB);
-			goto done_r;
-		}
 	c->as_given = tp == 0;
 	c->tp = s->par.tp, c->pp = s->par.pp, c->dp = s->par.dp;
 	c->step = r.step_time_s, c->tps = r.tokens_per_s, c->mfu = r.mfu, c->mem_peak = r.mem_peak_bytes;
@@ -194,7 +188,6 @@ static int eval(const char *path, const struct info *in, const int *order, int t
 	c->stages_auto = b.part.stages_auto;
 	describe_stages(s, c->stages, sizeof c->stages);
 	rc = 0;
-done_r:
 	hs_result_free(&r);
 done_b:
 	hs_build_free(&b);

@@ -53,7 +53,7 @@ static int run_training(const char *path, hs_err *err)
 {
 	double t0 = wall();
 	hs_sim sim;
-	if (hs_simulate(path, &sets, no_symmetry ? 0 : -1, &sim, err))
+	if (hs_simulate(path, &sets, no_symmetry ? 0 : -1, NULL, &sim, err))
 		return -1;
 	int rc = 0;
 	if (trace_path) {
@@ -64,7 +64,7 @@ static int run_training(const char *path, hs_err *err)
 	}
 	if (!rc && hdf5_path) {
 		hs_h5 *h = hs_h5_create(hdf5_path, "run", err);
-		rc = !h ? -1 : hs_h5_write_run(h, sim.s, &sim.b, &sim.r, hdf5_tasks, err);
+		rc = !h ? -1 : hs_h5_write_run(h, &sim, hdf5_tasks, err);
 		if (!rc && sim.r.links.nlinks > 0) {
 			hs_link_series ls = {.nlinks = sim.r.links.nlinks, .nbins = sim.r.links.nbins,
 					     .bin_s = sim.r.links.bin_s,

@@ -22,6 +22,7 @@
 #include "sim/cli/cmd.h"
 #include "sim/cli/cmd_sweep.h"
 #include "sim/study/sweep.h"
+#include "traces/hdf5_out.h"
 
 static const char *o_output, *o_hdf5, *o_jobs, *o_metric, *o_goal, *o_top, *o_wait, *o_limit;
 static int o_fresh, o_quiet;
@@ -309,7 +310,7 @@ int cmd_sweep(int argc, char **argv)
 	rk = hs_xcalloc(sw.npoints + 1, sizeof *rk);
 	hs_sweep_rank(&sw, rows, rk);
 	if (hs_sweep_write_csv(&sw, rows, rk, sw.output, &err) ||
-	    (o_hdf5 && hs_sweep_write_hdf5(&sw, rows, rk, o_hdf5, &err))) {
+	    (o_hdf5 && hs_h5_write_sweep(&sw, rows, rk, o_hdf5, &err))) {
 		status = hs_cmd_fail("sweep", &err);
 		goto out;
 	}

@@ -170,7 +170,7 @@ static int one(const char *mpath, int *fails, double *sum_ape, int *n_ape, hs_js
 		double pred[4] = {0};
 		if (meas[0] > 0) {
 			hs_sim sim;
-			int r = hs_simulate(full, &sets, -1, &sim, err);
+			int r = hs_simulate(full, &sets, -1, NULL, &sim, err);
 			if (r) {
 				free(sets.v);
 				goto out;
@@ -191,7 +191,7 @@ static int one(const char *mpath, int *fails, double *sum_ape, int *n_ape, hs_js
 				hs_cfg_err(hs_yaml_get(e, "layer"), err, path, "layer",
 					   "%d is not a layer of the model (expected 0..%d)", l, sc->model.layers - 1);
 			else
-				r = hs_layer_time(sc, l, &lt, err);
+				r = hs_layer_time(&sc->wl, l, &lt, err);
 			hs_scenario_free(sc);
 			if (r) {
 				free(sets.v);

@@ -11,6 +11,7 @@
 #include "sim/coll/coll_impl.h"
 #include "sim/engine/engine.h"
 #include "sim/exec/layer_time.h"
+#include "sim/exec/plan.h"
 #include "sim/net/net.h"
 #include "sim/engine/rng.h"
 
@@ -92,7 +93,9 @@ struct memo {
 };
 
 struct ex {
-	const hs_scenario *s;
+	const hs_workload *s;
+	const hs_simopts *o;
+	double horizon_s;   /* the caller's estimate of the run's length (0: none), for link-utilisation bins */
 	const hs_graph *g;
 	hs_engine *eng;
 	struct tstate *ts;
@@ -125,7 +128,7 @@ static const hs_profile *profile_for(struct ex *x, const hs_device_type *dev)
 
 static void rep_env(struct ex *x, struct rep *r, hs_op_env *e)
 {
-	*e = (hs_op_env){.prof = r->prof, .dev = r->dev, .cluster = x->s->cluster, .coll_algo = x->s->sim.coll_algo,
+	*e = (hs_op_env){.prof = r->prof, .dev = r->dev, .cluster = x->s->cluster, .coll_algo = x->s->coll_algo,
 			 .memo = x->opmemo};
 	for (int k = 0; k < HS_GROUP_COUNT; k++) {
 		e->grp[k] = r->grp[k];
@@ -231,10 +234,10 @@ static void begin(struct ex *x, uint32_t ti, double dur)
  * shares a link outside the (non-blocking) scale-up switch, so they take the same time and one lane stands for
  * all (DESIGN.md: simulate what differs, once). Otherwise every lane runs and they contend. `symmetry: false`
  * runs every lane. */
-static int lanes_contend(const hs_scenario *s)
+static int lanes_contend(const hs_workload *s, const hs_simopts *o)
 {
 	const hs_fabric_spec *f = hs_cluster_fabric(s->cluster);
-	if (!s->sim.symmetry || !f || f->oversubscription > 1 ||
+	if (!o->symmetry || !f || f->oversubscription > 1 ||
 	    (strcmp(f->kind, "rail-optimized") != 0 && strcmp(f->kind, "multi-plane") != 0))
 		return 1;
 	for (int g = 0; g < hs_cluster_ngroups(s->cluster); g++) {
@@ -245,7 +248,10 @@ static int lanes_contend(const hs_scenario *s)
 	return 0;
 }
 
-static int lanes_needed(const hs_scenario *s) { return lanes_contend(s) ? s->par.tp * s->par.cp : 1; }
+static int lanes_needed(const hs_workload *s, const hs_simopts *o)
+{
+	return lanes_contend(s, o) ? s->par->tp * s->par->cp : 1;
+}
 
 /* Flow fidelity keeps the utilisation over time of the busiest links: enough to see where a step's traffic
  * concentrates without a [links x bins] matrix the size of a 16k-GPU fabric. */
@@ -277,7 +283,7 @@ static void collect_links(struct ex *x, hs_result *out)
 	hs_link_util *u = &out->links;
 	u->nlinks = n;
 	u->nbins = LINK_BINS;
-	u->bin_s = 1.5 * x->s->sim.horizon_hint_s / LINK_BINS;
+	u->bin_s = 1.5 * x->horizon_s / LINK_BINS;
 	u->names = hs_xcalloc((size_t)(n ? n : 1), sizeof *u->names);
 	u->capacity_Bps = hs_xcalloc((size_t)(n ? n : 1), sizeof *u->capacity_Bps);
 	u->mean_util = hs_xcalloc((size_t)(n ? n : 1), sizeof *u->mean_util);
@@ -368,7 +374,7 @@ static void group_channels(struct ex *x, const int *ranks, int n)
 static void start_net(struct ex *x, uint32_t ti, int rendezvous)
 {
 	const hs_task *t = &x->g->tasks[ti];
-	const hs_parallel *p = &x->s->par;
+	const hs_parallel *p = x->s->par;
 	const hs_rep *rp = &x->g->reps[t->rep];
 	hs_xgrow(&x->netops, &x->capnetops, x->nnetops + 1, sizeof *x->netops);
 	size_t id = x->nnetops++;
@@ -390,7 +396,7 @@ static void start_net(struct ex *x, uint32_t ti, int rendezvous)
 					ranks[d] = hs_build_rank(p, tt, c, d, rp->stage);
 				group_channels(x, ranks, p->dp);
 				rc = hs_net_collective(x->net, (enum hs_coll_op)t->coll,
-						       (enum hs_coll_algo)x->s->sim.coll_algo, ranks, p->dp, t->bytes,
+						       (enum hs_coll_algo)x->s->coll_algo, ranks, p->dp, t->bytes,
 						       net_lane_done, x, id, &e);
 			}
 		}
@@ -411,7 +417,7 @@ static void start_net(struct ex *x, uint32_t ti, int rendezvous)
  * running at once; 1 where one lane stands for all (lanes_contend is 0, as for lanes_needed). */
 static int inlayer_lanes(const struct ex *x, enum hs_group k)
 {
-	const hs_parallel *p = &x->s->par;
+	const hs_parallel *p = x->s->par;
 	if (!x->contend)
 		return 1;
 	switch (k) {
@@ -444,7 +450,7 @@ static void lane_ranks(const hs_parallel *p, enum hs_group k, int lane, int d, i
  * once); that keeps TP, which is inside a node nearly always, at one group per lane. */
 static void inlayer_groups(struct ex *x, int i, enum hs_group k)
 {
-	const hs_parallel *p = &x->s->par;
+	const hs_parallel *p = x->s->par;
 	struct rep *r = &x->reps[i];
 	const hs_rep *rp = &x->g->reps[i];
 	int n = r->grp_n[k], lanes = inlayer_lanes(x, k), nrep = 1, step = 1;
@@ -516,7 +522,7 @@ static int inlayer_start(struct ex *x, const struct rep *r, const hs_op *o, uint
 				rc = hs_net_send(x->net, rk[i], rk[(i + 1) % n], o->bytes, seg_net_done, x, arg, &e);
 		} else {
 			group_channels(x, rk, n);
-			rc = hs_net_collective(x->net, o->coll, (enum hs_coll_algo)x->s->sim.coll_algo, rk, n, o->bytes,
+			rc = hs_net_collective(x->net, o->coll, (enum hs_coll_algo)x->s->coll_algo, rk, n, o->bytes,
 					       seg_net_done, x, arg, &e);
 			calls++;
 		}
@@ -606,7 +612,7 @@ static double comm_time(struct ex *x, const hs_task *t)
 		 * summaries */
 		int slot = r->peer[0] == t->peer ? 0 : r->peer[1] == t->peer ? 1 : r->peer[0] < 0 ? 0 : 1;
 		if (r->peer[slot] != t->peer) {
-			const hs_parallel *p = &x->s->par;
+			const hs_parallel *p = x->s->par;
 			const hs_rep *a = &x->g->reps[t->rep], *b = &x->g->reps[t->peer];
 			int ranks[2] = {hs_build_rank(p, 0, 0, a->dp_index, a->stage),
 					hs_build_rank(p, 0, 0, b->dp_index, b->stage)};
@@ -619,7 +625,7 @@ static double comm_time(struct ex *x, const hs_task *t)
 	}
 	if (r->grp_n[t->group] <= 1)
 		return 0;
-	return hs_coll_grp_time(&r->cg[t->group], (enum hs_coll_op)t->coll, (enum hs_coll_algo)x->s->sim.coll_algo,
+	return hs_coll_grp_time(&r->cg[t->group], (enum hs_coll_op)t->coll, (enum hs_coll_algo)x->s->coll_algo,
 				t->bytes, NULL);
 }
 
@@ -630,7 +636,7 @@ static double comm_time(struct ex *x, const hs_task *t)
  * kernel for the same answer to second order). */
 static double compute_factor(struct ex *x, struct rep *r, const struct memo *m)
 {
-	const hs_variability *v = &x->s->var;
+	const hs_variability *v = x->s->var;
 	double f = 1;
 	if (v->nrules) {
 		double now = hs_time_to_s(hs_engine_now(x->eng));
@@ -754,29 +760,9 @@ static void on_done(hs_engine *eng, void *ctx, uint64_t ti)
 	try_start(x, t->rep, t->stream);
 }
 
-/* The slowest device among the ranks a rep stands for bounds its synchronous work. */
-static const hs_device_type *rep_device(const hs_scenario *s, const hs_rep *rp, int symmetry, int *ngroup)
+static void rep_groups(const hs_workload *s, struct rep *r, const hs_rep *rp)
 {
-	const hs_parallel *p = &s->par;
-	const hs_device_type *best = NULL;
-	int d0 = symmetry ? 0 : rp->dp_index, d1 = symmetry ? p->dp : rp->dp_index + 1;
-	for (int d = d0; d < d1; d++)
-		for (int c = 0; c < p->cp; c++)
-			for (int t = 0; t < p->tp; t++) {
-				int g = hs_build_rank(p, t, c, d, rp->stage);
-				const hs_device_type *dv = hs_cluster_device(s->cluster, g);
-				double a = dv->peak_flops[s->train.dtype], b = best ? best->peak_flops[s->train.dtype] : 0;
-				if (!best || a < b || (a == b && dv->hbm_bw < best->hbm_bw)) {
-					best = dv;
-					*ngroup = hs_cluster_group_of(s->cluster, g);
-				}
-			}
-	return best;
-}
-
-static void rep_groups(const hs_scenario *s, struct rep *r, const hs_rep *rp)
-{
-	const hs_parallel *p = &s->par;
+	const hs_parallel *p = s->par;
 	int sizes[HS_GROUP_COUNT] = {[HS_GROUP_TP] = p->tp, [HS_GROUP_CP] = p->cp, [HS_GROUP_DP] = p->dp,
 				     [HS_GROUP_EP] = p->ep, [HS_GROUP_PP] = p->pp};
 	r->peer[0] = r->peer[1] = -1;
@@ -797,7 +783,7 @@ static void rep_groups(const hs_scenario *s, struct rep *r, const hs_rep *rp)
 static void inlayer_setup(struct ex *x)
 {
 	const hs_graph *g = x->g;
-	const hs_parallel *p = &x->s->par;
+	const hs_parallel *p = x->s->par;
 	for (int i = 0; i < g->nreps; i++) {
 		struct rep *r = &x->reps[i];
 		r->epg = -1;
@@ -836,18 +822,13 @@ static void inlayer_setup(struct ex *x)
 	}
 }
 
-int hs_exec_step(const hs_scenario *s, const hs_build *b, hs_result *out, hs_err *err)
-{
-	return hs_exec_step_cached(s, b, NULL, out, err);
-}
-
-int hs_exec_step_cached(const hs_scenario *s, const hs_build *b, hs_profile_cache *cache, hs_result *out,
-			hs_err *err)
+int hs_exec_step(const hs_workload *s, const hs_simopts *o, const hs_build *b, hs_profile_cache *cache,
+		 double horizon_s, hs_result *out, hs_err *err)
 {
 	memset(out, 0, sizeof *out);
 	const hs_graph *g = &b->graph;
-	int symmetry = g->nrendezvous == 0 && (g->nreps == s->par.pp);
-	struct ex x = {.s = s, .g = g, .err = err, .profiles = cache};
+	int symmetry = hs_plan_symmetric(s, g);
+	struct ex x = {.s = s, .o = o, .horizon_s = horizon_s, .g = g, .err = err, .profiles = cache};
 	if (!x.profiles) {
 		x.profiles = hs_profile_cache_create();
 		x.own_profiles = 1;
@@ -861,7 +842,7 @@ int hs_exec_step_cached(const hs_scenario *s, const hs_build *b, hs_profile_cach
 	out->nreps = g->nreps;
 	/* distinct op ranges: about 5 per (stage, chunk) and node group; keep the table under half full */
 	x.memocap = 1024;
-	while (x.memocap < (size_t)(16 * (g->nreps + 1) * (s->par.vstages + 1) * (hs_cluster_ngroups(s->cluster) + 1)))
+	while (x.memocap < (size_t)(16 * (g->nreps + 1) * (s->par->vstages + 1) * (hs_cluster_ngroups(s->cluster) + 1)))
 		x.memocap *= 2;
 	x.memo = hs_xcalloc(x.memocap, sizeof *x.memo);
 
@@ -871,14 +852,14 @@ int hs_exec_step_cached(const hs_scenario *s, const hs_build *b, hs_profile_cach
 		r->res = &out->reps[i];
 		r->res->stage = rp->stage;
 		r->res->dp_index = rp->dp_index;
-		r->dev = rep_device(s, rp, symmetry, &r->ngroup);
+		r->dev = hs_plan_rep_device(s, rp, symmetry, &r->ngroup);
 		r->res->device = r->dev->name;
 		r->prof = profile_for(&x, r->dev);
 		if (!r->prof)
 			goto out;
 		rep_groups(s, r, rp);
-		if (s->var.nrules) {
-			const hs_parallel *p = &s->par;
+		if (s->var->nrules) {
+			const hs_parallel *p = s->par;
 			int d0 = symmetry ? 0 : rp->dp_index, d1 = symmetry ? p->dp : rp->dp_index + 1;
 			r->gpus = hs_xmalloc((size_t)(d1 - d0) * p->tp * p->cp * sizeof *r->gpus);
 			for (int d = d0; d < d1; d++)
@@ -888,7 +869,7 @@ int hs_exec_step_cached(const hs_scenario *s, const hs_build *b, hs_profile_cach
 		}
 		const hs_stage_info *si = &b->stages[rp->stage];
 		r->res->mem_bytes = si->mem.total;
-		r->res->mem_capacity = r->dev->hbm_bytes - s->par.memory_reserve;
+		r->res->mem_capacity = r->dev->hbm_bytes - s->par->memory_reserve;
 	}
 	/* stream queues, successor lists, rendezvous membership */
 	x.succ_first = hs_xcalloc(g->ntasks + 1, sizeof *x.succ_first);
@@ -923,21 +904,21 @@ int hs_exec_step_cached(const hs_scenario *s, const hs_build *b, hs_profile_cach
 			x.rv[i].tasks = hs_xcalloc((size_t)x.rv[i].members + 1, sizeof(uint32_t));
 	}
 
-	if (s->sim.fidelity == HS_FID_FLOW) {
+	if (o->fidelity == HS_FID_FLOW) {
 		x.net = hs_net_create(s->cluster, "flow", x.eng, err);
 		if (!x.net)
 			goto out;
-		x.lanes = lanes_needed(s);
-		x.contend = lanes_contend(s);
-		x.inlayer = s->sim.layer_net;
+		x.lanes = lanes_needed(s, o);
+		x.contend = lanes_contend(s, o);
+		x.inlayer = o->layer_net;
 		if (x.inlayer)
 			inlayer_setup(&x);
-		if (s->sim.horizon_hint_s > 0)
-			hs_net_stats_timeline(x.net, 1.5 * s->sim.horizon_hint_s / LINK_BINS, LINK_BINS);
+		if (horizon_s > 0)
+			hs_net_stats_timeline(x.net, 1.5 * horizon_s / LINK_BINS, LINK_BINS);
 	}
-	int steps = s->var.steps > 0 ? s->var.steps : 1;
-	if (s->var.noise != HS_NOISE_NONE)
-		x.rng = hs_rng_create(s->sim.seed, 1 /* stream: per-op noise */);
+	int steps = s->var->steps > 0 ? s->var->steps : 1;
+	if (s->var->noise != HS_NOISE_NONE)
+		x.rng = hs_rng_create(o->seed, 1 /* stream: per-op noise */);
 	out->steps = steps;
 	out->step_times = hs_xcalloc((size_t)steps, sizeof *out->step_times);
 	for (int st = 0; st < steps; st++) {
@@ -988,7 +969,7 @@ int hs_exec_step_cached(const hs_scenario *s, const hs_build *b, hs_profile_cach
 		/* ranks that finish early wait for the step's end: that wait belongs to the next step's start, and
 		 * is not part of any rank's breakdown (finish_s is per rank) */
 	}
-	if (x.net && s->sim.horizon_hint_s > 0)
+	if (x.net && horizon_s > 0)
 		collect_links(&x, out);
 	/* results: means over steps */
 	out->spans = hs_xmalloc((g->ntasks ? g->ntasks : 1) * sizeof *out->spans);
@@ -1028,9 +1009,9 @@ int hs_exec_step_cached(const hs_scenario *s, const hs_build *b, hs_profile_cach
 	free(sorted);
 	int n = hs_cluster_ngpus(s->cluster);
 	for (int i = 0; i < n; i++)
-		out->peak_flops += hs_cluster_device(s->cluster, i)->peak_flops[s->train.dtype];
+		out->peak_flops += hs_cluster_device(s->cluster, i)->peak_flops[s->train->dtype];
 	out->model_flops = b->model_flops;
-	double tokens = (double)s->train.global_batch * s->train.seq_len;
+	double tokens = (double)s->train->global_batch * s->train->seq_len;
 	if (out->step_time_s > 0) {
 		out->mfu = out->model_flops / (out->step_time_s * out->peak_flops);
 		out->hfu = out->hw_flops / (out->step_time_s * out->peak_flops);

@@ -14,9 +14,21 @@
 #include <stdint.h>
 
 #include "calib/profile_cache.h"
-#include "sim/study/scenario.h"
 #include "models/build.h"
+#include "models/workload.h"
 #include "sim/base/err.h"
+
+/* How a step is simulated (the scenario's `simulation:` section, docs/scenario.md). */
+enum hs_fidelity { HS_FID_ANALYTICAL, HS_FID_FLOW, HS_FID_PACKET };
+
+typedef struct hs_simopts {
+	enum hs_fidelity fidelity;
+	uint64_t seed;
+	int steps;
+	int symmetry;          /* simulate one representative per equivalence class */
+	int layer_net;         /* layer_collectives: network (TP/CP/EP collectives inside a layer as flows; flow
+				* fidelity only) */
+} hs_simopts;
 
 typedef struct hs_rep_result {
 	int stage, dp_index;
@@ -67,11 +79,11 @@ typedef struct hs_result {
 	hs_link_util links;  /* flow fidelity: the busiest links over time (nlinks 0 otherwise) */
 } hs_result;
 
-/* Run one step. Returns -1 with err on failure (a profile that cannot be loaded, ...). Profiles come from
- * `cache` (NULL: loaded for this call and freed after). */
-int hs_exec_step(const hs_scenario *s, const hs_build *b, hs_result *out, hs_err *err);
-int hs_exec_step_cached(const hs_scenario *s, const hs_build *b, hs_profile_cache *cache, hs_result *out,
-			hs_err *err);
+/* Run one step of workload w's graph b with options o. Returns -1 with err on failure (a profile that cannot
+ * be loaded, ...). Profiles come from `cache` (NULL: loaded for this call and freed after). `horizon_s`, an
+ * estimate of the run's length (seconds; 0: none), sizes the flow model's link-utilisation bins. */
+int hs_exec_step(const hs_workload *w, const hs_simopts *o, const hs_build *b, hs_profile_cache *cache,
+		 double horizon_s, hs_result *out, hs_err *err);
 void hs_result_free(hs_result *r);
 
 #endif

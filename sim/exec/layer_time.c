@@ -177,33 +177,33 @@ static void sum(const hs_op_env *e, const hs_oplist *l, double *total, double *c
 	*total += comp;
 }
 
-int hs_layer_time(const hs_scenario *s, int layer, hs_layer_times *out, hs_err *err)
+int hs_layer_time(const hs_workload *s, int layer, hs_layer_times *out, hs_err *err)
 {
 	memset(out, 0, sizeof *out);
 	const hs_device_type *dev = hs_cluster_device(s->cluster, 0);
 	hs_profile *prof = hs_profile_load(dev->profile, err);
 	if (!prof)
 		return -1;
-	hs_op_env e = {.prof = prof, .dev = dev, .cluster = s->cluster, .coll_algo = s->sim.coll_algo};
+	hs_op_env e = {.prof = prof, .dev = dev, .cluster = s->cluster, .coll_algo = s->coll_algo};
 	int *grp[HS_GROUP_COUNT];
-	int sizes[HS_GROUP_COUNT] = {s->par.tp, s->par.cp, s->par.dp, s->par.ep, s->par.pp};
+	int sizes[HS_GROUP_COUNT] = {s->par->tp, s->par->cp, s->par->dp, s->par->ep, s->par->pp};
 	for (int k = 0; k < HS_GROUP_COUNT; k++) {
 		grp[k] = hs_xmalloc((size_t)sizes[k] * sizeof(int));
-		e.grp_n[k] = hs_build_group(&s->par, (enum hs_group)k, 0, 0, grp[k]);
+		e.grp_n[k] = hs_build_group(s->par, (enum hs_group)k, 0, 0, grp[k]);
 		e.grp[k] = grp[k];
 	}
 	hs_layer_cfg lc;
 	hs_build_layer_cfg(s, &lc);
 	hs_oplist l = {0};
-	hs_ops_layer(&s->model, &lc, layer, HS_PH_FWD, &l);
+	hs_ops_layer(s->model, &lc, layer, HS_PH_FWD, &l);
 	sum(&e, &l, &out->fwd_s, &out->fwd_comm_s);
 	hs_oplist_clear(&l);
-	hs_ops_layer(&s->model, &lc, layer, HS_PH_RECOMPUTE, &l);
+	hs_ops_layer(s->model, &lc, layer, HS_PH_RECOMPUTE, &l);
 	double rc_comm = 0;
 	sum(&e, &l, &out->recompute_s, &rc_comm);
 	hs_oplist_clear(&l);
-	hs_ops_layer(&s->model, &lc, layer, HS_PH_BWD_INPUT, &l);
-	hs_ops_layer(&s->model, &lc, layer, HS_PH_BWD_WEIGHT, &l);
+	hs_ops_layer(s->model, &lc, layer, HS_PH_BWD_INPUT, &l);
+	hs_ops_layer(s->model, &lc, layer, HS_PH_BWD_WEIGHT, &l);
 	sum(&e, &l, &out->bwd_s, &out->bwd_comm_s);
 	out->bwd_s += out->recompute_s;
 	out->bwd_comm_s += rc_comm;

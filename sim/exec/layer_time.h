@@ -9,7 +9,7 @@
 #define HS_LAYER_TIME_H
 
 #include "calib/profile.h"
-#include "sim/study/scenario.h"
+#include "models/workload.h"
 #include "models/ops.h"
 #include "sim/base/err.h"
 #include "topology/cluster.h"
@@ -55,9 +55,9 @@ typedef struct hs_layer_times {
 	double fwd_comm_s, bwd_comm_s; /* collectives inside fwd_s / bwd_s */
 } hs_layer_times;
 
-/* Time layer `layer` of scenario `s` on the device of global rank 0 (its profile loaded by name), with the
+/* Time layer `layer` of workload `s` on the device of global rank 0 (its profile loaded by name), with the
  * scenario's split, micro-batch, recompute mode and sequence parallelism, and its TP, CP and EP collectives
  * over rank 0's groups (as the executor forms them). -1 with err when the profile cannot be loaded. */
-int hs_layer_time(const hs_scenario *s, int layer, hs_layer_times *out, hs_err *err);
+int hs_layer_time(const hs_workload *s, int layer, hs_layer_times *out, hs_err *err);
 
 #endif

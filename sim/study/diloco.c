@@ -86,7 +86,7 @@ void hs_diloco_outer(const hs_scenario *s, const hs_build *b, const hs_result *r
 	int *ranks = hs_xmalloc((size_t)p->dp * sizeof *ranks);
 	for (int st = 0; st < b->pp; st++) {
 		int n = hs_build_group(p, HS_GROUP_DP, 0, st, ranks);
-		double t = n > 1 ? hs_coll_time(s->cluster, HS_COLL_ALL_GATHER, (enum hs_coll_algo)s->sim.coll_algo,
+		double t = n > 1 ? hs_coll_time(s->cluster, HS_COLL_ALL_GATHER, (enum hs_coll_algo)s->wl.coll_algo,
 						ranks, n, b->stages[st].params * 4.0 * dl->compression)
 				 : 0;
 		if (t > out->outer_site_s)

@@ -168,7 +168,7 @@ static int int_list_or_auto(const hs_ynode *p, const char *key, int n, const cha
 }
 
 /* parallelism.stage_layers: layers per pipeline stage, given or auto (checked here; auto is resolved by
- * hs_build_partition, which times the layers on each stage's devices). */
+ * hs_partition_resolve, which times the layers on each stage's devices). */
 static int load_stage_layers(hs_scenario *s, const hs_ynode *p, hs_err *err)
 {
 	hs_parallel *par = &s->par;
@@ -418,7 +418,7 @@ static int load_parallel(hs_scenario *s, const hs_ynode *root, hs_err *err)
 		int64_t total = s->train.global_batch / s->train.micro_batch;
 		if (load_dp_microbatches(s, p, total, err))
 			return -1;
-		/* uneven load: micro_batches is the most any replica runs (hs_build_partition resolves auto) */
+		/* uneven load: micro_batches is the most any replica runs (hs_partition_resolve resolves auto) */
 		int64_t mx = (total + s->par.dp - 1) / s->par.dp;
 		for (int i = 0; s->par.dp_mb && i < s->par.dp; i++)
 			if (s->par.dp_mb[i] > mx)
@@ -464,8 +464,8 @@ static int load_sim(hs_scenario *s, const hs_ynode *root, hs_err *err)
 	const char *algo;
 	if (hs_cfg_str(n, "simulation", "collective_algorithm", "auto", 0, &algo, err))
 		return -1;
-	s->sim.coll_algo = hs_coll_algo_parse(algo);
-	if (s->sim.coll_algo < 0)
+	s->wl.coll_algo = hs_coll_algo_parse(algo);
+	if (s->wl.coll_algo < 0)
 		return hs_cfg_err(hs_yaml_get(n, "collective_algorithm"), err, "simulation", "collective_algorithm",
 				  "'%s' is not an algorithm (expected auto, ring, tree, halving_doubling, direct, "
 				  "hierarchical or inswitch)",
@@ -584,6 +584,11 @@ hs_scenario *hs_scenario_from_doc(hs_ydoc *doc, const char *path, hs_err *err)
 		goto fail;
 	if (hs_variability_active(&s->var))
 		s->sim.symmetry = 0; /* replicas differ: simulate each */
+	s->wl.cluster = s->cluster;
+	s->wl.model = &s->model;
+	s->wl.train = &s->train;
+	s->wl.par = &s->par;
+	s->wl.var = &s->var;
 	return s;
 fail:
 	hs_scenario_free(s);

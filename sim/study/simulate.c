@@ -5,25 +5,7 @@
 #include <string.h>
 
 #include "sim/base/alloc.h"
-#include "sim/base/sizes.h"
-
-/* Every stage's ranks must fit on their device (capacity minus the reserve). */
-static int check_memory(const hs_scenario *s, const hs_result *r, hs_err *err)
-{
-	for (int i = 0; i < r->nreps; i++) {
-		const hs_rep_result *q = &r->reps[i];
-		if (q->mem_bytes > q->mem_capacity) {
-			const double G = HS_GiB;
-			return hs_err_set(err, HS_EINFEASIBLE,
-					  "%s: does not fit in memory: stage %d needs %.1f GiB per GPU but %s has %.1f "
-					  "GiB usable (capacity minus a reserve of %.1f GiB); try more pipeline or tensor "
-					  "parallelism, recomputation, or ZeRO",
-					  s->path, q->stage, q->mem_bytes / G, q->device, q->mem_capacity / G,
-					  s->par.memory_reserve / G);
-		}
-	}
-	return 0;
-}
+#include "sim/exec/plan.h"
 
 /* Goodput over the horizon at each checkpoint interval (and at Daly's), from the simulated step. */
 static void resilience(hs_sim *sim)
@@ -55,59 +37,58 @@ static void resilience(hs_sim *sim)
 	sim->nres = n + (isfinite(sim->daly) ? 1 : 0);
 }
 
-int hs_simulate(const char *path, const struct hs_strlist *sets, int symmetry, hs_sim *out, hs_err *err)
-{
-	return hs_simulate_cached(path, sets, symmetry, NULL, out, err);
-}
-
-int hs_simulate_cached(const char *path, const struct hs_strlist *sets, int symmetry, hs_profile_cache *cache,
-		       hs_sim *out, hs_err *err)
+int hs_simulate(const char *path, const struct hs_strlist *sets, int symmetry, hs_profile_cache *cache,
+		hs_sim *out, hs_err *err)
 {
 	memset(out, 0, sizeof *out);
-	hs_ydoc *doc = hs_yaml_load_file(path, err);
-	if (!doc)
+	hs_ydoc *doc = hs_yaml_load_file_set(path, sets ? sets->v : NULL, sets ? sets->n : 0, err);
+	return doc ? hs_simulate_doc(doc, path, symmetry, cache, out, err) : -1;
+}
+
+/* The analytical step (milliseconds to compute) estimates how long a flow run lasts, which sizes its
+ * link-utilisation bins. */
+static int estimate_horizon(const hs_scenario *s, const hs_build *b, hs_profile_cache *cache, double *horizon_s,
+			    hs_err *err)
+{
+	*horizon_s = 0;
+	if (s->sim.fidelity != HS_FID_FLOW)
+		return 0;
+	hs_simopts o = s->sim;
+	o.fidelity = HS_FID_ANALYTICAL;
+	hs_result est;
+	if (hs_exec_step(&s->wl, &o, b, cache, 0, &est, err))
 		return -1;
-	return hs_simulate_doc(doc, path, sets, symmetry, cache, out, err);
+	*horizon_s = est.step_time_s * est.steps;
+	hs_result_free(&est);
+	return 0;
 }
 
-int hs_simulate_doc(hs_ydoc *doc, const char *path, const struct hs_strlist *sets, int symmetry,
-		    hs_profile_cache *cache, hs_sim *out, hs_err *err)
+int hs_simulate_doc(hs_ydoc *doc, const char *path, int symmetry, hs_profile_cache *cache, hs_sim *out,
+		    hs_err *err)
 {
 	memset(out, 0, sizeof *out);
-	for (int i = 0; sets && i < sets->n; i++)
-		if (hs_yaml_set(doc, sets->v[i], err)) {
-			hs_yaml_free(doc);
-			return -1;
-		}
 	out->s = hs_scenario_from_doc(doc, path, err);
 	if (!out->s)
 		return -1;
-	if (symmetry < 0 || hs_variability_active(&out->s->var))
-		symmetry = out->s->sim.symmetry; /* variability turns symmetry off in the scenario */
-	if (hs_build_step(out->s, symmetry, &out->b, err)) {
+	const hs_scenario *s = out->s;
+	if (symmetry < 0 || hs_variability_active(&s->var))
+		symmetry = s->sim.symmetry; /* variability turns symmetry off in the scenario */
+	if (hs_plan_step(&s->wl, symmetry, &out->b, err)) {
 		hs_err_prefix(err, "%s: ", path);
 		hs_scenario_free(out->s);
 		out->s = NULL;
 		return -1;
 	}
-	if (out->s->sim.fidelity == HS_FID_FLOW) {
-		/* the analytical step (milliseconds to compute) sizes the flow run's link-utilisation bins */
-		hs_result est;
-		out->s->sim.fidelity = HS_FID_ANALYTICAL;
-		int rc = hs_exec_step_cached(out->s, &out->b, cache, &est, err);
-		out->s->sim.fidelity = HS_FID_FLOW;
-		if (rc) {
-			hs_sim_free(out);
-			return -1;
-		}
-		out->s->sim.horizon_hint_s = est.step_time_s * est.steps;
-		hs_result_free(&est);
-	}
-	if (hs_exec_step_cached(out->s, &out->b, cache, &out->r, err) || check_memory(out->s, &out->r, err)) {
+	double horizon_s;
+	if (estimate_horizon(s, &out->b, cache, &horizon_s, err) ||
+	    hs_exec_step(&s->wl, &s->sim, &out->b, cache, horizon_s, &out->r, err)) {
 		hs_sim_free(out);
 		return -1;
 	}
-	if (out->s->res.enabled)
+	hs_cost_compute(s, &out->b, &out->r, &out->cost);
+	if (s->diloco.enabled)
+		hs_diloco_outer(s, &out->b, &out->r, &out->diloco);
+	if (s->res.enabled)
 		resilience(out);
 	return 0;
 }

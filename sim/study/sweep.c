@@ -12,7 +12,6 @@
 #include "sim/study/simulate.h"
 #include "sim/base/version.h"
 #include "sim/study/cost.h"
-#include "traces/hdf5_out.h"
 #include "sim/base/outfile.h"
 #include "sim/base/sizes.h"
 
@@ -24,6 +23,11 @@ const char *const hs_sweep_columns[] = {"status",	   "step_time_s",	 "mfu",
 					"kwh_per_mtok",	   "cost_per_step",	 "cost_per_mtok",
 					"reason",	   NULL};
 enum { NUM_FIRST = 1, NUM_END = 15 }; /* numeric columns: [NUM_FIRST, NUM_END) */
+
+int hs_sweep_column_numeric(int col)
+{
+	return col >= NUM_FIRST && col < NUM_END;
+}
 
 int hs_sweep_metric_valid(const char *name)
 {
@@ -320,8 +324,19 @@ int hs_sweep_eval(const hs_sweep *sw, size_t i, hs_sweep_row *row, hs_profile_ca
 	}
 	hs_sim sim;
 	hs_err e = {0};
-	int rc = sw->base_doc ? hs_simulate_doc(hs_yaml_clone(sw->base_doc), sw->base, &sets, -1, cache, &sim, &e)
-			      : hs_simulate_cached(sw->base, &sets, -1, cache, &sim, &e);
+	int rc;
+	if (sw->base_doc) {
+		hs_ydoc *doc = hs_yaml_clone(sw->base_doc);
+		rc = 0;
+		for (int k = 0; k < sets.n && !rc; k++)
+			rc = hs_yaml_set(doc, sets.v[k], &e);
+		if (rc)
+			hs_yaml_free(doc);
+		else
+			rc = hs_simulate_doc(doc, sw->base, -1, cache, &sim, &e);
+	} else {
+		rc = hs_simulate(sw->base, &sets, -1, cache, &sim, &e);
+	}
 	for (int a = 0; a < sw->naxes; a++)
 		free(own[a]);
 	free(sets.v);
@@ -358,8 +373,7 @@ int hs_sweep_eval(const hs_sweep *sw, size_t i, hs_sweep_row *row, hs_profile_ca
 	double ex = 0;
 	for (int k = 0; k < HS_GROUP_COUNT; k++)
 		ex += c->exposed_s[k];
-	hs_cost cost;
-	hs_cost_compute(sim.s, &sim.b, r, &cost);
+	const hs_cost cost = sim.cost;
 	sb_put(&b, "ok");
 	sb_num(&b, r->step_time_s);
 	sb_num(&b, r->mfu);
@@ -626,79 +640,4 @@ int hs_sweep_write_csv(const hs_sweep *sw, const hs_sweep_row *rows, const int *
 			fprintf(o.f, "%zu,,%s\n", i, rows[i].text);
 	}
 	return hs_outfile_commit(&o, err);
-}
-
-int hs_sweep_write_hdf5(const hs_sweep *sw, const hs_sweep_row *rows, const int *rank, const char *path, hs_err *err)
-{
-	hs_h5 *h = hs_h5_create(path, "sweep", err);
-	if (!h)
-		return -1;
-	size_t n = 0;
-	for (size_t i = 0; i < sw->npoints; i++)
-		n += rows[i].text != NULL;
-	int ncols = sw->naxes;
-	for (int i = 0; hs_sweep_columns[i]; i++)
-		ncols++;
-	char ***cells = hs_xcalloc((size_t)ncols, sizeof *cells);
-	for (int c = 0; c < ncols; c++)
-		cells[c] = hs_xcalloc(n + 1, sizeof **cells);
-	int32_t *idx = hs_xcalloc(n + 1, sizeof *idx), *rk = hs_xcalloc(n + 1, sizeof *rk);
-	size_t r = 0, feasible = 0;
-	for (size_t i = 0; i < sw->npoints; i++) {
-		if (!rows[i].text)
-			continue;
-		char *f[64] = {0};
-		int nf = hs_csv_split(rows[i].text, f, 64);
-		for (int c = 0; c < ncols; c++)
-			cells[c][r] = c < nf ? f[c] : hs_xstrdup("");
-		for (int c = ncols; c < nf; c++)
-			free(f[c]);
-		idx[r] = (int32_t)i;
-		rk[r] = rank[i];
-		feasible += rows[i].ok;
-		r++;
-	}
-	const char *G = "/sweep";
-	hs_h5_attr_str(h, "/", "sweep", sw->path);
-	hs_h5_attr_str(h, "/", "base", sw->base);
-	hs_h5_attr_str(h, "/", "metric", sw->metric);
-	hs_h5_attr_str(h, "/", "goal", sw->maximise ? "max" : "min");
-	hs_h5_attr_num(h, "/", "points", (double)sw->npoints);
-	hs_h5_attr_num(h, "/", "feasible", (double)feasible);
-	for (int a = 0; a < sw->naxes; a++) {
-		char nm[32];
-		snprintf(nm, sizeof nm, "axis%d", a);
-		hs_h5_attr_str(h, G, nm, sw->axes[a].key);
-	}
-	hs_h5_attr_num(h, G, "axes", sw->naxes);
-	hs_h5_col_int(h, G, "index", idx, n);
-	hs_h5_col_int(h, G, "rank", rk, n);
-	double *dv = hs_xcalloc(n + 1, sizeof *dv);
-	for (int c = 0; c < ncols; c++) {
-		int axis = c < sw->naxes;
-		const char *name = axis ? sw->axes[c].key : hs_sweep_columns[c - sw->naxes];
-		int numeric = axis ? sw->axes[c].numeric
-				   : (c - sw->naxes >= NUM_FIRST && c - sw->naxes < NUM_END);
-		if (numeric) {
-			for (size_t k = 0; k < n; k++) {
-				char *end;
-				dv[k] = strtod(cells[c][k], &end);
-				if (end == cells[c][k] || *end)
-					dv[k] = NAN;
-			}
-			hs_h5_col_num(h, G, name, dv, n);
-		} else {
-			hs_h5_col_str(h, G, name, (const char *const *)cells[c], n);
-		}
-	}
-	for (int c = 0; c < ncols; c++) {
-		for (size_t k = 0; k < n; k++)
-			free(cells[c][k]);
-		free(cells[c]);
-	}
-	free(cells);
-	free(dv);
-	free(idx);
-	free(rk);
-	return hs_h5_commit(h, err);
 }

@@ -82,8 +82,8 @@ void hs_sweep_journal_remove(const hs_sweep *sw);
 void hs_sweep_rank(const hs_sweep *sw, const hs_sweep_row *rows, int *rank);
 /* Write the CSV (atomically): header, then one line per point in point order. */
 int hs_sweep_write_csv(const hs_sweep *sw, const hs_sweep_row *rows, const int *rank, const char *path, hs_err *err);
-/* Write /sweep (a column group) and summary attributes to an HDF5 file. */
-int hs_sweep_write_hdf5(const hs_sweep *sw, const hs_sweep_row *rows, const int *rank, const char *path, hs_err *err);
+/* Is column `col` of hs_sweep_columns numeric (a metric)? The CSV and HDF5 writers type cells by it. */
+int hs_sweep_column_numeric(int col);
 
 /* Split a CSV line into fields (quotes handled); returns the count, fields malloc'd into out[max]. */
 int hs_csv_split(const char *line, char **out, int max);

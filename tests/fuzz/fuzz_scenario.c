@@ -8,6 +8,7 @@
 #include "sim/study/scenario.h"
 #include "models/build.h"
 #include "sim/exec/exec.h"
+#include "sim/exec/plan.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -24,9 +25,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* bound the work a valid input may ask for */
 	if (hs_cluster_ngpus(s->cluster) <= 4096 && s->par.micro_batches <= 256 && s->model.layers <= 256) {
 		hs_build b;
-		if (hs_build_step(s, 1, &b, &err) == 0) {
+		if (hs_plan_step(&s->wl, 1, &b, &err) == 0) {
 			hs_result r;
-			if (hs_exec_step(s, &b, &r, &err) == 0)
+			if (hs_exec_step(&s->wl, &s->sim, &b, NULL, 0, &r, &err) == 0)
 				hs_result_free(&r);
 			hs_build_free(&b);
 		}

@@ -40,7 +40,7 @@ static void run(const char *text, const char *set, int symmetry, hs_sim *out)
 		sets.v = &set;
 		sets.n = 1;
 	}
-	int rc = hs_simulate(path, set ? &sets : NULL, symmetry, out, &err);
+	int rc = hs_simulate(path, set ? &sets : NULL, symmetry, NULL, out, &err);
 	unlink(path);
 	ck_assert_msg(rc == 0, "%s", err.msg);
 }
@@ -84,7 +84,7 @@ static double idle_sum(const hs_sim *sim, enum hs_group k)
 		for (uint32_t j = t->op_first; j < t->op_first + t->op_count; j++) {
 			const hs_op *o = &g->ops[j];
 			if (o->kind == HS_OP_COMM && o->group == k && o->bytes > 0)
-				sum += t->scale * idle_time(s->cluster, o->coll, s->sim.coll_algo, ranks, n, o->bytes);
+				sum += t->scale * idle_time(s->cluster, o->coll, s->wl.coll_algo, ranks, n, o->bytes);
 		}
 	}
 	return sum;

@@ -12,6 +12,7 @@
 
 #include "models/build.h"
 #include "sim/exec/layer_time.h"
+#include "sim/study/scenario.h"
 
 static int near(double a, double b) { return fabs(a - b) <= 1e-9 * fabs(b) + 1e-15; }
 
@@ -44,7 +45,7 @@ static hs_scenario *load(const char *extra)
 static double list_time(const hs_op_env *e, const hs_scenario *s, enum hs_phase ph)
 {
 	hs_layer_cfg lc;
-	hs_build_layer_cfg(s, &lc);
+	hs_build_layer_cfg(&s->wl, &lc);
 	hs_oplist l = {0};
 	hs_ops_layer(&s->model, &lc, 1, ph, &l);
 	double t = 0;
@@ -65,7 +66,7 @@ static void env(const hs_scenario *s, hs_op_env *e, hs_profile **prof, int *tp)
 	ck_assert_msg(*prof != NULL, "%s", err.msg);
 	e->prof = *prof;
 	e->cluster = s->cluster;
-	e->coll_algo = s->sim.coll_algo;
+	e->coll_algo = s->wl.coll_algo;
 	for (int k = 0; k < HS_GROUP_COUNT; k++)
 		e->grp_n[k] = 1;
 	e->grp_n[HS_GROUP_TP] = hs_build_group(&s->par, HS_GROUP_TP, 0, 0, tp);
@@ -110,7 +111,7 @@ START_TEST(layer_time_is_the_sum_of_its_ops)
 		env(s, &e, &p, tp);
 		hs_layer_times lt;
 		hs_err err = {0};
-		ck_assert_int_eq(hs_layer_time(s, 1, &lt, &err), 0);
+		ck_assert_int_eq(hs_layer_time(&s->wl, 1, &lt, &err), 0);
 		ck_assert(near(lt.fwd_s, list_time(&e, s, HS_PH_FWD)));
 		double b = list_time(&e, s, HS_PH_RECOMPUTE) + list_time(&e, s, HS_PH_BWD_INPUT) +
 			   list_time(&e, s, HS_PH_BWD_WEIGHT);

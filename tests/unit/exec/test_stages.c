@@ -1,4 +1,4 @@
-/* Non-uniform pipeline stages: parallelism.stage_layers given or auto (models/build.c hs_build_partition). */
+/* Non-uniform pipeline stages: parallelism.stage_layers given or auto (sim/exec/partition.c hs_partition_resolve). */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sim/exec/partition.h"
 #include "sim/study/simulate.h"
 
 /* cluster: %s (groups), parallelism extra: %s */
@@ -37,7 +38,7 @@ static int sim(const char *groups, const char *model, const char *par, hs_sim *o
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
 	close(fd);
-	int rc = hs_simulate(path, NULL, -1, out, err);
+	int rc = hs_simulate(path, NULL, -1, NULL, out, err);
 	unlink(path);
 	return rc;
 }
@@ -107,7 +108,7 @@ START_TEST(llama405b_on_16_stages)
 	unlink(path);
 	ck_assert_msg(sc != NULL, "%s", err.msg);
 	hs_partition p;
-	ck_assert_msg(hs_build_partition(sc, &p, &err) == 0, "%s", err.msg);
+	ck_assert_msg(hs_partition_resolve(&sc->wl, &p, &err) == 0, "%s", err.msg);
 	int sum = 0;
 	for (int i = 0; i < 16; i++)
 		sum += p.stage_layers[i];

@@ -43,7 +43,7 @@ static int run(hs_sim *sim, const char *const *sets, int n, int symmetry)
 	write_tmp(base);
 	hs_err err = {0};
 	struct hs_strlist l = {.v = (const char **)sets, .n = n};
-	int rc = hs_simulate(path, &l, symmetry, sim, &err);
+	int rc = hs_simulate(path, &l, symmetry, NULL, sim, &err);
 	unlink(path);
 	ck_assert_msg(rc == 0, "%s", err.msg);
 	return rc;

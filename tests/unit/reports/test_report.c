@@ -40,9 +40,9 @@ static void make_run(char *h5, size_t n)
 	snprintf(h5, n, "/tmp/hetsim-rep-%ld.h5", (long)getpid());
 	hs_sim sim;
 	hs_err err = {0};
-	ck_assert_msg(hs_simulate("scenarios/default.yaml", NULL, -1, &sim, &err) == 0, "%s", err.msg);
+	ck_assert_msg(hs_simulate("scenarios/default.yaml", NULL, -1, NULL, &sim, &err) == 0, "%s", err.msg);
 	hs_h5 *h = hs_h5_create(h5, "run", &err);
-	ck_assert_int_eq(hs_h5_write_run(h, sim.s, &sim.b, &sim.r, 1, &err), 0);
+	ck_assert_int_eq(hs_h5_write_run(h, &sim, 1, &err), 0);
 	ck_assert_int_eq(hs_h5_commit(h, &err), 0);
 	hs_sim_free(&sim);
 }

@@ -35,7 +35,7 @@ static int sim(int nsites, int batch, int dp, const char *extra, int symmetry, h
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
 	close(fd);
-	int rc = hs_simulate(path, NULL, symmetry, out, err);
+	int rc = hs_simulate(path, NULL, symmetry, NULL, out, err);
 	unlink(path);
 	return rc;
 }

@@ -58,7 +58,7 @@ START_TEST(dp_only_is_compute_plus_ring_allreduce)
 	hs_err err = {0};
 	hs_sim sim;
 	char *path = write_tmp(dp_only);
-	ck_assert_msg(hs_simulate(path, NULL, 1, &sim, &err) == 0, "%s", err.msg);
+	ck_assert_msg(hs_simulate(path, NULL, 1, NULL, &sim, &err) == 0, "%s", err.msg);
 	unlink(path);
 	const hs_scenario *s = sim.s;
 	const hs_device_type *dev = hs_cluster_device(s->cluster, 0);
@@ -119,7 +119,7 @@ static int run_pipe(hs_sim *sim, int nodes, int vocab, int gb, int tp, int pp, c
 	snprintf(text, sizeof text, pipe_tmpl, nodes, vocab, gb, tp, pp, rc, sp, sched, extra);
 	hs_err err = {0};
 	char *path = write_tmp(text);
-	int r = hs_simulate(path, NULL, symmetry, sim, &err);
+	int r = hs_simulate(path, NULL, symmetry, NULL, sim, &err);
 	unlink(path);
 	ck_assert_msg(r == 0, "%s", err.msg);
 	return r;
@@ -210,8 +210,8 @@ START_TEST(flow_fidelity_matches_on_idle_network)
 	const char *flow = "simulation.fidelity=flow";
 	sets.v = &flow;
 	sets.n = 1;
-	ck_assert_msg(hs_simulate(path, NULL, 1, &a, &err) == 0, "%s", err.msg);
-	ck_assert_msg(hs_simulate(path, &sets, 1, &b, &err) == 0, "%s", err.msg);
+	ck_assert_msg(hs_simulate(path, NULL, 1, NULL, &a, &err) == 0, "%s", err.msg);
+	ck_assert_msg(hs_simulate(path, &sets, 1, NULL, &b, &err) == 0, "%s", err.msg);
 	unlink(path);
 	ck_assert_msg(fabs(a.r.step_time_s - b.r.step_time_s) < 1e-6 * a.r.step_time_s, "analytical %.9g, flow %.9g",
 		      a.r.step_time_s, b.r.step_time_s);
@@ -237,7 +237,7 @@ START_TEST(flow_fidelity_matches_on_idle_network)
 	snprintf(text, sizeof text, pipe_tmpl, 4, 50304, 64, 2, 4, "selective", "true", "1f1b", "");
 	strcat(text, "simulation: {fidelity: flow}\n");
 	path = write_tmp(text);
-	ck_assert_msg(hs_simulate(path, NULL, 1, &d, &err) == 0, "%s", err.msg);
+	ck_assert_msg(hs_simulate(path, NULL, 1, NULL, &d, &err) == 0, "%s", err.msg);
 	unlink(path);
 	ck_assert_msg(fabs(c.r.step_time_s - d.r.step_time_s) < 0.05 * c.r.step_time_s, "analytical %g, flow %g",
 		      c.r.step_time_s, d.r.step_time_s);

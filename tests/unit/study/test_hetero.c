@@ -30,7 +30,7 @@ static int sim(const char *groups, const char *par, const char *var, hs_sim *out
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
 	close(fd);
-	int rc = hs_simulate(path, NULL, -1, out, err);
+	int rc = hs_simulate(path, NULL, -1, NULL, out, err);
 	unlink(path);
 	return rc;
 }

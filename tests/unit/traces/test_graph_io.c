@@ -64,7 +64,7 @@ static size_t roundtrip(const char *scenario_text, int node, const int *ranks, i
 	char *spath = write_tmp(scenario_text);
 	hs_sim sim;
 	hs_err err = {0};
-	int rc = hs_simulate(spath, NULL, 1, &sim, &err);
+	int rc = hs_simulate(spath, NULL, 1, NULL, &sim, &err);
 	ck_assert_msg(rc == 0, "%s", err.msg);
 	int *own = NULL;
 	if (!ranks) {

@@ -24,12 +24,12 @@ START_TEST(run_round_trip)
 {
 	hs_sim sim;
 	hs_err err = {0};
-	ck_assert_msg(hs_simulate("scenarios/default.yaml", NULL, 0, &sim, &err) == 0, "%s", err.msg);
+	ck_assert_msg(hs_simulate("scenarios/default.yaml", NULL, 0, NULL, &sim, &err) == 0, "%s", err.msg);
 	char path[128];
 	tmpname(path, sizeof path);
 	hs_h5 *h = hs_h5_create(path, "run", &err);
 	ck_assert_ptr_nonnull(h);
-	ck_assert_int_eq(hs_h5_write_run(h, sim.s, &sim.b, &sim.r, 1, &err), 0);
+	ck_assert_int_eq(hs_h5_write_run(h, &sim, 1, &err), 0);
 	ck_assert_int_ne(access(path, F_OK), 0); /* not there before commit */
 	ck_assert_int_eq(hs_h5_commit(h, &err), 0);
 

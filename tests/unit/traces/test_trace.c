@@ -90,7 +90,7 @@ static void run_trace(int symmetry, const char *ranks, size_t limit, hs_trace_op
 {
 	hs_sim sim;
 	hs_err err = {0};
-	ck_assert_msg(hs_simulate("scenarios/default.yaml", NULL, symmetry, &sim, &err) == 0, "%s", err.msg);
+	ck_assert_msg(hs_simulate("scenarios/default.yaml", NULL, symmetry, NULL, &sim, &err) == 0, "%s", err.msg);
 	char path[] = "/tmp/hetsim-trace-XXXXXX";
 	int fd = mkstemp(path);
 	close(fd);

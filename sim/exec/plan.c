@@ -1,0 +1,68 @@
+#include "sim/exec/plan.h"
+
+#include <string.h>
+
+#include "sim/base/sizes.h"
+#include "sim/exec/partition.h"
+
+int hs_plan_symmetric(const hs_workload *w, const hs_graph *g)
+{
+	return g->nrendezvous == 0 && g->nreps == w->par->pp;
+}
+
+const hs_device_type *hs_plan_rep_device(const hs_workload *w, const hs_rep *rp, int symmetry, int *ngroup)
+{
+	const hs_parallel *p = w->par;
+	const hs_device_type *best = NULL;
+	enum hs_dtype dt = w->train->dtype;
+	int d0 = symmetry ? 0 : rp->dp_index, d1 = symmetry ? p->dp : rp->dp_index + 1;
+	for (int d = d0; d < d1; d++)
+		for (int c = 0; c < p->cp; c++)
+			for (int t = 0; t < p->tp; t++) {
+				int g = hs_build_rank(p, t, c, d, rp->stage);
+				const hs_device_type *dv = hs_cluster_device(w->cluster, g);
+				double a = dv->peak_flops[dt], b = best ? best->peak_flops[dt] : 0;
+				if (!best || a < b || (a == b && dv->hbm_bw < best->hbm_bw)) {
+					best = dv;
+					*ngroup = hs_cluster_group_of(w->cluster, g);
+				}
+			}
+	return best;
+}
+
+int hs_plan_check_memory(const hs_workload *w, const hs_build *b, hs_err *err)
+{
+	const hs_graph *g = &b->graph;
+	int symmetry = hs_plan_symmetric(w, g);
+	double reserve = w->par->memory_reserve;
+	for (int i = 0; i < g->nreps; i++) {
+		int ng;
+		const hs_device_type *dev = hs_plan_rep_device(w, &g->reps[i], symmetry, &ng);
+		int stage = g->reps[i].stage;
+		double need = b->stages[stage].mem.total, usable = dev->hbm_bytes - reserve;
+		if (need > usable) {
+			const double G = HS_GiB;
+			return hs_err_set(err, HS_EINFEASIBLE,
+					  "does not fit in memory: stage %d needs %.1f GiB per GPU but %s has %.1f GiB usable "
+					  "(capacity minus a reserve of %.1f GiB); try more pipeline or tensor parallelism, "
+					  "recomputation, or ZeRO",
+					  stage, need / G, dev->name, usable / G, reserve / G);
+		}
+	}
+	return 0;
+}
+
+int hs_plan_step(const hs_workload *w, int symmetry, hs_build *out, hs_err *err)
+{
+	memset(out, 0, sizeof *out);
+	hs_partition part;
+	if (hs_partition_resolve(w, &part, err))
+		return -1;
+	if (hs_build_step(w, &part, symmetry, out, err))
+		return -1; /* the build took the partition over and freed what it had built */
+	if (hs_plan_check_memory(w, out, err)) {
+		hs_build_free(out);
+		return -1;
+	}
+	return 0;
+}

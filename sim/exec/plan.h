@@ -1,0 +1,27 @@
+/* hs_plan_step: the plan of one training step, decided before anything is simulated. The split over stages
+ * and replicas (sim/exec/partition.h), the task graph built from it (models/build.h), and memory feasibility:
+ * every rep must fit in the memory of its device, so an infeasible configuration fails at once (exit 3) at
+ * every fidelity, without running the step. */
+#ifndef HS_PLAN_H
+#define HS_PLAN_H
+
+#include "models/build.h"
+#include "models/workload.h"
+#include "sim/base/err.h"
+
+/* Resolve the partition, build the graph (symmetry as hs_build_step takes it) and check memory. Returns -1
+ * with err: HS_EINFEASIBLE when a stage does not fit (with the numbers), or what partitioning or building
+ * returned. On failure *out needs no freeing. */
+int hs_plan_step(const hs_workload *w, int symmetry, hs_build *out, hs_err *err);
+
+/* Every rep of b fits on its device (capacity minus parallelism.memory_reserve); HS_EINFEASIBLE otherwise. */
+int hs_plan_check_memory(const hs_workload *w, const hs_build *b, hs_err *err);
+
+/* Does the graph simulate one rep per stage for all data-parallel replicas (no rendezvous between replicas)? */
+int hs_plan_symmetric(const hs_workload *w, const hs_graph *g);
+
+/* The device a rep runs at the pace of: the slowest among the ranks it stands for (lowest peak in the training
+ * precision, then lowest HBM bandwidth), which bounds its synchronous work; *ngroup gets its node group. */
+const hs_device_type *hs_plan_rep_device(const hs_workload *w, const hs_rep *rp, int symmetry, int *ngroup);
+
+#endif
