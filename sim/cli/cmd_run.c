@@ -49,11 +49,14 @@ static double wall(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static int run_training(const char *path, hs_err *err)
+/* A training scenario: simulate the step (sim/study/simulate.h), then write what was asked for. */
+static int run_training(hs_ydoc *doc, const char *path, int index, hs_err *err)
 {
 	double t0 = wall();
 	hs_sim sim;
-	if (hs_simulate(path, &sets, no_symmetry ? 0 : -1, NULL, &sim, err))
+	if (index > 0 && !json)
+		printf("\n");
+	if (hs_simulate_doc(doc, path, no_symmetry ? 0 : -1, NULL, &sim, err))
 		return -1;
 	int rc = 0;
 	if (trace_path) {
@@ -86,6 +89,21 @@ static int run_training(const char *path, hs_err *err)
 	return rc;
 }
 
+/* A scale-up fabric experiment (docs/fabric.md): its own runner prints its tables. */
+static int run_fabric(hs_ydoc *doc, const char *path, int index, hs_err *err)
+{
+	int rc = hs_fabric_run(doc, json, stdout, err);
+	hs_yaml_free(doc);
+	return rc;
+}
+
+/* The runner of each scenario kind, in the order of hs_scenario_kinds. A runner takes the parsed document
+ * (overrides applied) over and frees it. */
+static int (*const runners[HS_KIND_COUNT])(hs_ydoc *doc, const char *path, int index, hs_err *err) = {
+	[HS_KIND_TRAINING] = run_training,
+	[HS_KIND_FABRIC] = run_fabric,
+};
+
 int cmd_run(int argc, char **argv)
 {
 	const char *pos[256];
@@ -115,21 +133,9 @@ int cmd_run(int argc, char **argv)
 	int status = 0;
 	for (int i = 0; i < n; i++) {
 		hs_err err = {0};
-		hs_ydoc *doc = hs_yaml_load_file(pos[i], &err);
-		int rc;
-		if (!doc) {
-			rc = -1;
-		} else if (hs_scenario_is_fabric(doc)) {
-			for (int k = 0; k < sets.n && !err.code; k++)
-				hs_yaml_set(doc, sets.v[k], &err);
-			rc = err.code ? -1 : hs_fabric_run(doc, json, stdout, &err);
-			hs_yaml_free(doc);
-		} else {
-			hs_yaml_free(doc);
-			if (i > 0 && !json)
-				printf("\n");
-			rc = run_training(pos[i], &err);
-		}
+		/* parsed once, overrides applied once, then handed to the runner of its kind */
+		hs_ydoc *doc = hs_yaml_load_file_set(pos[i], sets.v, sets.n, &err);
+		int rc = doc ? runners[hs_scenario_kind(doc)](doc, pos[i], i, &err) : -1;
 		if (rc) {
 			status = hs_cmd_fail("run", &err);
 			break; /* stop at the first failure: nothing half-done is reported as a result */

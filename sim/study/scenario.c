@@ -28,7 +28,7 @@ static const char *const precisions[] = {"bf16", "fp16", "fp8", "fp32", NULL};
 static const char *const optimizers[] = {"adam", NULL};
 static const char *const recomputes[] = {"none", "selective", "full", NULL};
 static const char *const fidelities[] = {"analytical", "flow", "packet", NULL};
-static const char *const kinds[] = {"training", "fabric", NULL};
+const char *const hs_scenario_kinds[HS_KIND_COUNT + 1] = {"training", "fabric", NULL};
 
 const hs_ynode *hs_scenario_node(const hs_scenario *s, const char *dotted)
 {
@@ -44,10 +44,13 @@ const hs_ynode *hs_scenario_node(const hs_scenario *s, const char *dotted)
 	return last;
 }
 
-int hs_scenario_is_fabric(hs_ydoc *doc)
+enum hs_scenario_kind hs_scenario_kind(hs_ydoc *doc)
 {
 	const hs_ynode *k = hs_yaml_get(hs_yaml_root(doc), "kind");
-	return k && k->kind == HS_Y_SCALAR && strcmp(k->str, "fabric") == 0;
+	for (int i = 0; k && k->kind == HS_Y_SCALAR && i < HS_KIND_COUNT; i++)
+		if (strcmp(k->str, hs_scenario_kinds[i]) == 0)
+			return (enum hs_scenario_kind)i;
+	return HS_KIND_TRAINING;
 }
 
 static int load_training(hs_scenario *s, const hs_ynode *root, hs_err *err)
@@ -545,7 +548,7 @@ hs_scenario *hs_scenario_from_doc(hs_ydoc *doc, const char *path, hs_err *err)
 	if (hs_cfg_known(root, "", top_keys, "a scenario mapping with cluster, model, training, parallelism", err))
 		goto fail;
 	int kind;
-	if (hs_cfg_enum(root, "", "kind", kinds, 0, &kind, err))
+	if (hs_cfg_enum(root, "", "kind", hs_scenario_kinds, 0, &kind, err))
 		goto fail;
 	if (kind != 0) {
 		hs_cfg_err(hs_yaml_get(root, "kind"), err, "", "kind", "a fabric experiment is not a training "

@@ -54,7 +54,13 @@ void hs_scenario_free(hs_scenario *s);
 /* Position of a key for later messages ("parallelism.tp"); the root when absent. */
 const hs_ynode *hs_scenario_node(const hs_scenario *s, const char *dotted);
 
-/* Is this document a fabric experiment (`kind: fabric`) rather than a training scenario? */
-int hs_scenario_is_fabric(hs_ydoc *doc);
+/* What a scenario file describes (its `kind:` key, docs/scenario.md): a training step, or a scale-up fabric
+ * experiment (sim/fabric/fabric_run.h). hs_scenario_kinds names them in this order; `hetsim run` maps each to
+ * its runner. */
+enum hs_scenario_kind { HS_KIND_TRAINING, HS_KIND_FABRIC, HS_KIND_COUNT };
+extern const char *const hs_scenario_kinds[HS_KIND_COUNT + 1]; /* NULL-terminated */
+/* The document's kind; HS_KIND_TRAINING when `kind:` is absent or names no kind (the training loader then
+ * reports it, with the kinds it expects). */
+enum hs_scenario_kind hs_scenario_kind(hs_ydoc *doc);
 
 #endif
