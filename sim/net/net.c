@@ -69,13 +69,13 @@ void hs_net_free(hs_net *n)
 	free(n);
 }
 
-void hs_net_set_channels(hs_net *n, int ch) { n->channels = ch < 1 ? 1 : ch > 64 ? 64 : ch; }
+void hs_net_set_channels(hs_net *n, int ch) { n->channels = ch < 1 ? 1 : ch > HS_NET_MAX_CHANNELS ? HS_NET_MAX_CHANNELS : ch; }
 
 void hs_net_set_spread(hs_net *n, int on) { n->spread = on != 0; }
 
 void hs_net_set_rails(hs_net *n, const int *rails, int count)
 {
-	n->nrails = rails && count > 0 ? (count > 64 ? 64 : count) : 0;
+	n->nrails = rails && count > 0 ? (count > HS_NET_MAX_CHANNELS ? HS_NET_MAX_CHANNELS : count) : 0;
 	for (int i = 0; i < n->nrails; i++)
 		n->rails[i] = rails[i];
 }

@@ -14,6 +14,10 @@
 #ifndef HS_NET_H
 #define HS_NET_H
 
+/* The most parallel channels (rings or trees) a collective runs on: NCCL's MAXCHANNELS (64 since NCCL 2.12,
+ * src/include/device.h). hs_net_set_channels and hs_net_set_rails clamp to it. */
+#define HS_NET_MAX_CHANNELS 64
+
 #include <stddef.h>
 #include <stdint.h>
 

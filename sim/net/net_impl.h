@@ -26,7 +26,7 @@ struct hs_net {
 	hs_time t_created;
 	/* options */
 	int channels, ring_order, split, window;
-	int rails[64], nrails; /* hs_net_set_rails: channel c crosses on rails[c] (nrails 0: on rail c) */
+	int rails[HS_NET_MAX_CHANNELS], nrails; /* hs_net_set_rails: channel c crosses on rails[c] (nrails 0: on rail c) */
 	int spread;            /* hs_net_set_spread: one channel crosses on every rail */
 	double chunk;
 	/* transfer records */

@@ -8,6 +8,7 @@
 #include "config/cfg.h"
 #include "models/schedule.h"
 #include "sim/base/alloc.h"
+#include "sim/base/sizes.h"
 #include "sim/coll/coll.h"
 
 static const char *const top_keys[] = {"name", "kind", "description", "cluster", "model", "training",
@@ -28,6 +29,13 @@ static const char *const precisions[] = {"bf16", "fp16", "fp8", "fp32", NULL};
 static const char *const optimizers[] = {"adam", NULL};
 static const char *const recomputes[] = {"none", "selective", "full", NULL};
 static const char *const fidelities[] = {"analytical", "flow", "packet", NULL};
+/* Gradient bucket overlapped with the last backward pass: 40 MB, between PyTorch DDP's bucket_cap_mb = 25 and
+ * Megatron's 40M-parameter buckets (docs/scenario.md, parallelism.dp_bucket). */
+#define DEF_DP_BUCKET (40 * HS_MB)
+/* Kept free on each device for the CUDA context, cuBLAS/NCCL workspaces and allocator fragmentation: 2 GiB,
+ * the order PyTorch runs leave unused on an 80 GB H100 (docs/scenario.md, parallelism.memory_reserve). */
+#define DEF_MEMORY_RESERVE (2 * HS_GiB)
+
 const char *const hs_scenario_kinds[HS_KIND_COUNT + 1] = {"training", "fabric", NULL};
 
 const hs_ynode *hs_scenario_node(const hs_scenario *s, const char *dotted)
@@ -391,8 +399,9 @@ static int load_parallel(hs_scenario *s, const hs_ynode *root, hs_err *err)
 	if (s->par.schedule != HS_SCHED_INTERLEAVED && vs > 1)
 		return hs_cfg_err(hs_yaml_get(p, "virtual_stages"), err, "parallelism", "virtual_stages",
 				  "virtual stages need schedule: interleaved (found %s)", sched);
-	if (hs_cfg_num(p, "parallelism", "dp_bucket", HS_U_BYTES, 1, 1e15, 40e6, 0, &s->par.dp_bucket_bytes, err) ||
-	    hs_cfg_num(p, "parallelism", "memory_reserve", HS_U_BYTES, 0, 1e15, 2.0 * (1 << 30), 0,
+	if (hs_cfg_num(p, "parallelism", "dp_bucket", HS_U_BYTES, 1, 1e15, DEF_DP_BUCKET, 0, &s->par.dp_bucket_bytes,
+		       err) ||
+	    hs_cfg_num(p, "parallelism", "memory_reserve", HS_U_BYTES, 0, 1e15, DEF_MEMORY_RESERVE, 0,
 		       &s->par.memory_reserve, err))
 		return -1;
 
