@@ -9,6 +9,9 @@
 #include "models/build.h"
 #include "sim/exec/exec.h"
 
+/* called by libFuzzer; none of its headers declares it */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	hs_err err = {0};
