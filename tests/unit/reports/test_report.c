@@ -10,6 +10,7 @@
 #include "reports/report.h"
 #include "sim/study/simulate.h"
 #include "traces/hdf5_out.h"
+#include "tests/unit/helpers.h"
 
 static int have_gnuplot(void) { return system("gnuplot -e 'exit' >/dev/null 2>&1") == 0; }
 
@@ -37,7 +38,7 @@ static int contains(const char *dir, const char *name, const char *what)
 
 static void make_run(char *h5, size_t n)
 {
-	snprintf(h5, n, "/tmp/hetsim-rep-%ld.h5", (long)getpid());
+	hs_test_tmpname(h5, n, "rep", ".h5");
 	hs_sim sim;
 	hs_err err = {0};
 	ck_assert_msg(hs_simulate("scenarios/default.yaml", NULL, -1, &sim, &err) == 0, "%s", err.msg);
@@ -55,7 +56,7 @@ static void one_format(const char *fmt)
 	}
 	char h5[128], dir[128];
 	make_run(h5, sizeof h5);
-	snprintf(dir, sizeof dir, "/tmp/hetsim-rep-%ld-%s", (long)getpid(), fmt);
+	hs_test_tmpname(dir, sizeof dir, "rep", "");
 	hs_report_opts o = {.format = fmt};
 	hs_err err = {0};
 	ck_assert_msg(hs_report_make(h5, dir, &o, &err) == 0, "%s", err.msg);
@@ -88,7 +89,7 @@ START_TEST(not_a_result)
 	hs_report_opts o = {0};
 	hs_err err = {0};
 	char dir[128];
-	snprintf(dir, sizeof dir, "/tmp/hetsim-rep-%ld-bad", (long)getpid());
+	hs_test_tmpname(dir, sizeof dir, "rep-bad", "");
 	ck_assert_int_eq(hs_report_make("scenarios/default.yaml", dir, &o, &err), -1);
 	ck_assert_int_eq(err.code, HS_EINPUT);
 	ck_assert(strstr(err.msg, "not a result") != NULL);
