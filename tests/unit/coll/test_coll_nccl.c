@@ -12,8 +12,8 @@
 
 #include "config/yaml.h"
 #include "sim/coll/coll_nccl.h"
-#include "topology/cluster.h"
 #include "tests/unit/helpers.h"
+#include "topology/cluster.h"
 
 struct vcase {
 	const char *log, *scenario;

@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "sim/study/simulate.h"
-#include "traces/hdf5_out.h"
 #include "tests/unit/helpers.h"
+#include "traces/hdf5_out.h"
 
 START_TEST(run_round_trip)
 {

@@ -10,8 +10,8 @@
 
 #include "config/yaml.h"
 #include "sim/study/simulate.h"
-#include "traces/trace_chrome.h"
 #include "tests/unit/helpers.h"
+#include "traces/trace_chrome.h"
 
 struct slice {
 	int pid, tid;
