@@ -9,7 +9,8 @@ OPT     ?= -O2
 HDF5_CFLAGS := $(shell pkg-config --cflags hdf5-serial 2>/dev/null)
 HDF5_LIBS   := $(shell pkg-config --libs hdf5-serial 2>/dev/null)
 CFLAGS  ?= $(OPT) -g
-WARN    := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter $(if $(findstring clang,$(CC)),,-Wno-format-truncation)
+WARN    := -Wall -Wextra -Werror -Wshadow -Wpedantic -Wmissing-prototypes -Wstrict-prototypes -Wno-unused-parameter \
+	   $(if $(findstring clang,$(CC)),,-Wno-format-truncation)
 ALL_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(WARN) $(CFLAGS) -I. $(HDF5_CFLAGS) -MMD -MP
 ifeq ($(SAN),1)
 ALL_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined

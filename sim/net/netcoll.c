@@ -36,9 +36,9 @@ static void arrived_cb(void *ctx, uint64_t tag)
 		finish(r);
 }
 
-void nc_child_cb(void *ctx, uint64_t tag) { arrived_cb(ctx, tag); }
+void hs_netcoll_child_cb(void *ctx, uint64_t tag) { arrived_cb(ctx, tag); }
 
-void nc_send_v(nc_run *r, int va, int vb, double bytes, int rail, uint64_t tag)
+void hs_netcoll_send_v(nc_run *r, int va, int vb, double bytes, int rail, uint64_t tag)
 {
 	hs_err err;
 	hs_err_clear(&err); /* not = {0}: this runs once per slice, and the message buffer is 1 KiB */
@@ -52,12 +52,12 @@ void nc_send_v(nc_run *r, int va, int vb, double bytes, int rail, uint64_t tag)
 	hs_net_xfer(r->net, rt, rt ? bytes : 0, r->alg->on_sent ? sent_cb : NULL, arrived_cb, r, tag);
 }
 
-void nc_send(nc_run *r, int a, int b, double bytes, int rail, uint64_t tag)
+void hs_netcoll_send(nc_run *r, int a, int b, double bytes, int rail, uint64_t tag)
 {
-	nc_send_v(r, r->rk[a], r->rk[b], bytes, rail, tag);
+	hs_netcoll_send_v(r, r->rk[a], r->rk[b], bytes, rail, tag);
 }
 
-double nc_route_bw(nc_run *r, int a, int b, int rail)
+double hs_netcoll_route_bw(nc_run *r, int a, int b, int rail)
 {
 	hs_err err = {0};
 	const hs_route *rt = hs_route_get(r->net->router, r->rk[a], r->rk[b], rail == NC_ALL_RAILS ? -1 : rail, &err);

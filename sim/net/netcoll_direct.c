@@ -15,13 +15,13 @@ static void scatter(nc_run *r, int i, uint64_t phase)
 {
 	for (int j = 0; j < r->n; j++)
 		if (j != i)
-			nc_send(r, i, j, r->S / r->n, -1, phase << 62 | (uint64_t)j);
+			hs_netcoll_send(r, i, j, r->S / r->n, -1, phase << 62 | (uint64_t)j);
 }
 
 static void start(nc_run *r)
 {
 	if (r->op == HS_COLL_SENDRECV) {
-		nc_send(r, 0, 1, r->S, -1, 0);
+		hs_netcoll_send(r, 0, 1, r->S, -1, 0);
 		return;
 	}
 	dstate *s = hs_xcalloc(1, sizeof *s);

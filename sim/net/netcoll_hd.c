@@ -45,7 +45,7 @@ static void try_step(nc_run *r, int i)
 		return;
 	s->busy[i] = 1;
 	s->step[i]++;
-	nc_send(r, i, partner(s, i, st), bytes(r, s, st), -1, TAG(T_STEP, i, st));
+	hs_netcoll_send(r, i, partner(s, i, st), bytes(r, s, st), -1, TAG(T_STEP, i, st));
 }
 
 static void fold_out(nc_run *r, int i)
@@ -53,7 +53,7 @@ static void fold_out(nc_run *r, int i)
 	hstate *s = r->st;
 	if (i + s->p2 < r->n && s->recvd[i] == s->nsteps && !s->busy[i] && s->step[i] == s->nsteps) {
 		s->busy[i] = 2; /* only once */
-		nc_send(r, i, i + s->p2, r->op == HS_COLL_REDUCE_SCATTER ? r->S / r->n : r->S, -1, TAG(T_FOLDOUT, i, 0));
+		hs_netcoll_send(r, i, i + s->p2, r->op == HS_COLL_REDUCE_SCATTER ? r->S / r->n : r->S, -1, TAG(T_FOLDOUT, i, 0));
 	}
 }
 
@@ -72,7 +72,7 @@ static void start(nc_run *r)
 	for (int i = 0; i < s->p2; i++)
 		s->folded[i] = i + s->p2 >= r->n;
 	for (int i = s->p2; i < r->n; i++)
-		nc_send(r, i, i - s->p2, r->op == HS_COLL_ALL_GATHER ? r->S / r->n : r->S, -1, TAG(T_FOLDIN, i, 0));
+		hs_netcoll_send(r, i, i - s->p2, r->op == HS_COLL_ALL_GATHER ? r->S / r->n : r->S, -1, TAG(T_FOLDIN, i, 0));
 	for (int i = 0; i < s->p2; i++)
 		try_step(r, i);
 }

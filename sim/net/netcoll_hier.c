@@ -60,7 +60,7 @@ static void child(nc_run *r, enum hs_coll_op op, int *idx, int cnt, double bytes
 	hs_err err = {0};
 	r->outstanding++;
 	s->pending++;
-	if (hs_net_collective(r->net, op, HS_ALGO_RING, dev, cnt, bytes, nc_child_cb, r, 0, &err)) {
+	if (hs_net_collective(r->net, op, HS_ALGO_RING, dev, cnt, bytes, hs_netcoll_child_cb, r, 0, &err)) {
 		r->outstanding--; /* cannot happen: the devices come from a checked group */
 		s->pending--;
 	}
@@ -160,9 +160,9 @@ static void push(nc_run *r, int up, double bytes)
 		int sw = hs_topo_upswitch(r->net->t, hs_cluster_node_of(r->net->c, r->rk[i]));
 		s->pending++;
 		if (up)
-			nc_send_v(r, r->rk[i], sw, bytes, -1, 0);
+			hs_netcoll_send_v(r, r->rk[i], sw, bytes, -1, 0);
 		else
-			nc_send_v(r, sw, r->rk[i], bytes, -1, 0);
+			hs_netcoll_send_v(r, sw, r->rk[i], bytes, -1, 0);
 	}
 }
 
@@ -173,9 +173,9 @@ static void sharp(nc_run *r, int up, double bytes)
 	for (int i = 0; i < r->n; i++) {
 		s->pending++;
 		if (up)
-			nc_send_v(r, r->rk[i], top, bytes, -1, 0);
+			hs_netcoll_send_v(r, r->rk[i], top, bytes, -1, 0);
 		else
-			nc_send_v(r, top, r->rk[i], bytes, -1, 0);
+			hs_netcoll_send_v(r, top, r->rk[i], bytes, -1, 0);
 	}
 }
 

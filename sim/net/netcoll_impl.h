@@ -37,13 +37,14 @@ extern const nc_algo hs_nc_ring, hs_nc_direct, hs_nc_hd, hs_nc_tree, hs_nc_hier,
 
 /* Send `bytes` from rank a to rank b (indices) on `rail` (-1: every rail); when its last byte leaves,
  * alg->on_sent(tag) if the algorithm has one; on arrival, alg->on_done(tag). */
-void nc_send(nc_run *r, int a, int b, double bytes, int rail, uint64_t tag);
+void hs_netcoll_send(nc_run *r, int a, int b, double bytes, int rail, uint64_t tag);
 /* The same between two vertices (a switch, for in-switch reduction). */
-void nc_send_v(nc_run *r, int va, int vb, double bytes, int rail, uint64_t tag);
-/* Count a child collective as outstanding; call nc_child_done from its completion (done = nc_child_cb). */
-void nc_child_cb(void *ctx, uint64_t tag);
+void hs_netcoll_send_v(nc_run *r, int va, int vb, double bytes, int rail, uint64_t tag);
+/* The completion of a child collective (hs_net_collective's done, with ctx = the run): counts as one
+ * arrival, so the caller increments outstanding before starting the child. */
+void hs_netcoll_child_cb(void *ctx, uint64_t tag);
 /* Bottleneck bandwidth (bytes/ps) of the route a -> b on rail (ranks). */
-double nc_route_bw(nc_run *r, int a, int b, int rail);
+double hs_netcoll_route_bw(nc_run *r, int a, int b, int rail);
 #define NC_ALL_RAILS (-2) /* a rail argument: every rail, even where the sender has a NIC of its own */
 
 /* The NIC rail channel c of C crosses on: rails[c] (hs_net_set_rails) or c; with one channel, the sender's

@@ -45,7 +45,7 @@ static void try_send(nc_run *r, int c, int i)
 		return;
 	s->busy[x] = 1;
 	s->sent[x]++;
-	nc_send(r, i, (i + 1) % r->n, s->slice[c], nc_rail(r, c, s->C), TAG(c, i));
+	hs_netcoll_send(r, i, (i + 1) % r->n, s->slice[c], nc_rail(r, c, s->C), TAG(c, i));
 }
 
 static void on_done(nc_run *r, uint64_t tag)
@@ -73,7 +73,7 @@ static void start(nc_run *r)
 		double b = 1e300;
 		if (net->split && C > 1)
 			for (int i = 0; i < (s->chain ? n - 1 : n); i++) {
-				double x = nc_route_bw(r, i, (i + 1) % n, nc_rail(r, c, C));
+				double x = hs_netcoll_route_bw(r, i, (i + 1) % n, nc_rail(r, c, C));
 				if (x < b)
 					b = x;
 			}

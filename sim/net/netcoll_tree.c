@@ -166,7 +166,7 @@ static void try_up(nc_run *r, int g, int p)
 		return;
 	x->up_busy = 1;
 	x->up_sent++;
-	nc_send(r, p, x->parent, s->slice, nc_rail(r, g / 2, s->C), TAG(g, n, p, 0, x->pslot));
+	hs_netcoll_send(r, p, x->parent, s->slice, nc_rail(r, g / 2, s->C), TAG(g, n, p, 0, x->pslot));
 	/* one more slot free at this rank for each child */
 	for (int w = 0; w < x->nch; w++)
 		try_up(r, g, x->child[w]);
@@ -186,7 +186,7 @@ static void try_down(nc_run *r, int g, int p)
 	x->down_busy = (char)x->nch;
 	x->down_sent++;
 	for (int w = 0; w < x->nch; w++)
-		nc_send(r, p, x->child[w], s->slice, nc_rail(r, g / 2, s->C), TAG(g, n, p, 1, w));
+		hs_netcoll_send(r, p, x->child[w], s->slice, nc_rail(r, g / 2, s->C), TAG(g, n, p, 1, w));
 	if (x->parent >= 0) /* a slot free here for the parent */
 		try_down(r, g, x->parent);
 }

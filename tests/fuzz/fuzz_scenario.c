@@ -10,6 +10,9 @@
 #include "sim/exec/exec.h"
 #include "sim/exec/plan.h"
 
+/* called by libFuzzer; none of its headers declares it */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	hs_err err = {0};

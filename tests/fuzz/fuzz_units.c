@@ -6,6 +6,9 @@
 
 #include "config/units.h"
 
+/* called by libFuzzer; none of its headers declares it */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *s = malloc(size + 1);

@@ -1,10 +1,10 @@
 #!/bin/sh
 # hetsim report on each kind of result: a run (HDF5 with tasks), a sweep (HDF5 and CSV), validate --json and a
-# fabric run --json. Every plot is a non-empty PNG, index.html embeds them, summary.md links them. Skipped when
-# gnuplot is absent.
+# fabric run --json. Every plot is a non-empty PNG, index.html embeds them, summary.md links them. Skipped
+# (exit 77) when gnuplot is absent.
 set -u
 H=${HETSIM:-bin/hetsim}
-command -v gnuplot > /dev/null 2>&1 || { echo "report.sh: gnuplot not found, skipped"; exit 0; }
+command -v gnuplot > /dev/null 2>&1 || { echo "gnuplot not found"; exit 77; }
 T=$(mktemp -d /tmp/hetsim-report-XXXXXX)
 trap 'rm -rf "$T"' EXIT
 fail=0

@@ -1,7 +1,6 @@
 #!/bin/sh
 # hetsim sweep: a sweep interrupted (--limit, and a real SIGKILL) and resumed writes the same CSV as one run
-# straight through; threads do not change the rows; 1-rank and 2-rank MPI runs give identical rows (skipped when
-# mpirun is absent); a bad sweep exits 2.
+# straight through; threads do not change the rows; a bad sweep exits 2. MPI runs: sweep_mpi.sh.
 set -u
 H=${HETSIM:-bin/hetsim}
 S=scenarios/sweeps/llama3-8b-tp-pp.yaml
@@ -30,22 +29,6 @@ cmp -s "$T/full.csv" "$T/lim.csv" || no "resumed (--limit) CSV differs"
 timeout -s KILL 0.15 "$H" sweep -q "$S" -o "$T/kill.csv" -j 1 > /dev/null 2>&1
 "$H" sweep -q "$S" -o "$T/kill.csv" > /dev/null 2>&1 || no "resume after SIGKILL"
 cmp -s "$T/full.csv" "$T/kill.csv" || no "resumed (SIGKILL) CSV differs"
-
-# MPI: ranks found from the launcher's environment
-if command -v mpirun > /dev/null 2>&1; then
-	root=""
-	[ "$(id -u)" = 0 ] && root="--allow-run-as-root"
-	for np in 1 2; do
-		timeout 60 mpirun $root --oversubscribe -np $np "$H" sweep -q "$S" -o "$T/mpi$np.csv" > /dev/null 2>"$T/mpi.err" ||
-			no "mpirun -np $np failed: $(tail -3 "$T/mpi.err")"
-		cmp -s "$T/full.csv" "$T/mpi$np.csv" || no "mpirun -np $np rows differ"
-	done
-	# the split is real: a lone rank 1 of 2 leaves only its own half behind
-	OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=2 "$H" sweep -q "$S" -o "$T/half.csv" > /dev/null || no "rank 1 alone"
-	[ "$(grep -c '	' "$T/half.csv.part-1")" -eq 180 ] || no "rank 1 ran $(grep -c '	' "$T/half.csv.part-1") points, expected 180"
-else
-	echo "sweep.sh: mpirun not found, MPI checks skipped"
-fi
 
 # bad sweeps
 printf 'base: %s/scenarios/default.yaml\naxes: {parallelism.tpp: [1, 2]}\n' "$PWD" > "$T/bad.yaml"

@@ -12,6 +12,7 @@
 
 #include "calib/profile.h"
 #include "calib/refexec_cmp.h"
+#include "tests/unit/helpers.h"
 
 static char *slurp(const char *path)
 {
@@ -45,10 +46,8 @@ START_TEST(kernel_gap_default_and_explicit)
 	hs_profile_free(p);
 
 	char *base = slurp("calib/profiles/H200-SXM-141GB.yaml");
-	char path[] = "/tmp/hetsim-gap-XXXXXX.yaml";
-	int fd = mkstemps(path, 5);
-	ck_assert_int_ge(fd, 0);
-	close(fd);
+	char path[64];
+	hs_test_tmpfile(path, sizeof path, "gap", ".yaml");
 	put(path, base, "kernel_gap: 4 us\n");
 	p = hs_profile_load(path, &err);
 	ck_assert_msg(p != NULL, "%s", err.msg);

@@ -13,6 +13,7 @@
 #include "calib/profile_int.h"
 #include "sim/base/alloc.h"
 #include "sim/cli/cmd_calib.h"
+#include "tests/unit/helpers.h"
 
 #define H200_MEAS "calib/measurements/h200/h200-microbench-2026-11-29.jsonl"
 
@@ -102,10 +103,8 @@ START_TEST(load_errors_and_roundtrip)
 	hs_err_clear(&err);
 	hs_profile *p = hs_profile_load("calib/profiles/H200-SXM-141GB.yaml", &err);
 	ck_assert_msg(p != NULL, "%s", err.msg);
-	char path[] = "/tmp/hs-profile-XXXXXX";
-	int fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	close(fd);
+	char path[64];
+	hs_test_tmpfile(path, sizeof path, "profile", "");
 	ck_assert_int_eq(hs_profile_save(p, path, &err), 0);
 	hs_profile *q = hs_profile_load(path, &err);
 	ck_assert_msg(q != NULL, "%s", err.msg);
@@ -222,10 +221,8 @@ END_TEST
 
 START_TEST(command_writes_profile)
 {
-	char out[] = "/tmp/hs-fit-XXXXXX";
-	int fd = mkstemp(out);
-	ck_assert_int_ge(fd, 0);
-	close(fd);
+	char out[64];
+	hs_test_tmpfile(out, sizeof out, "fit", "");
 	char *argv[] = {"calib", "fit", H200_MEAS, "-o", out, "--summary", NULL};
 	ck_assert_int_eq(cmd_calib(6, argv), 0);
 	hs_err err;

@@ -6,13 +6,13 @@
 #include <unistd.h>
 
 #include "sim/cli/cmd_coll.h"
+#include "tests/unit/helpers.h"
 
 /* Run cmd_coll with stdout and stderr captured into `out`; returns its status. */
 static int run(char *out, size_t cap, int argc, char **argv)
 {
-	char name[] = "/tmp/hs_coll_cmd_XXXXXX";
-	int fd = mkstemp(name);
-	ck_assert_int_ge(fd, 0);
+	char name[64];
+	int fd = hs_test_mkstemp(name, sizeof name, "coll-cmd", "");
 	fflush(stdout);
 	fflush(stderr);
 	int so = dup(1), se = dup(2);

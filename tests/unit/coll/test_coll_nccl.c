@@ -12,6 +12,7 @@
 
 #include "config/yaml.h"
 #include "sim/coll/coll_nccl.h"
+#include "tests/unit/helpers.h"
 #include "topology/cluster.h"
 
 struct vcase {
@@ -93,14 +94,11 @@ static int parse_log(const char *path, struct row *rows, int max)
 
 START_TEST(log_parser_handles_prefixes)
 {
-	const char *path = "/tmp/hs_test_nccl_log.txt";
-	FILE *f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs("# header\nNCCL version 2.12.12\n[1,0]<stdout>:     1048576        262144     float     sum      -1    85.58   12.25   22.97      0    84.50   12.41   23.27      0\n"
-	      "     2097152        524288     float    99.19   21.14   39.64      0\n"
-	      "           0             0     float    none      -1     0.33    0.00    0.00      0\n",
-	      f);
-	fclose(f);
+	char path[64];
+	hs_test_write_tmp(path, sizeof path, "nccl-log",
+			  "# header\nNCCL version 2.12.12\n[1,0]<stdout>:     1048576        262144     float     sum      -1    85.58   12.25   22.97      0    84.50   12.41   23.27      0\n"
+			  "     2097152        524288     float    99.19   21.14   39.64      0\n"
+			  "           0             0     float    none      -1     0.33    0.00    0.00      0\n");
 	struct row r[4];
 	ck_assert_int_eq(parse_log(path, r, 4), 2);
 	ck_assert_double_eq(r[0].size, 1048576);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "sim/study/simulate.h"
+#include "tests/unit/helpers.h"
 
 static const char *base =
 	"name: var\n"
@@ -22,12 +23,9 @@ static const char *base =
 
 static int sim(const char *var, int seed, hs_sim *out, hs_err *err)
 {
-	char text[4096], path[] = "/tmp/hetsim-var-XXXXXX";
+	char text[4096], path[64];
 	snprintf(text, sizeof text, base, seed, var);
-	int fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
+	hs_test_write_tmp(path, sizeof path, "var", text);
 	int rc = hs_simulate(path, NULL, -1, NULL, out, err);
 	unlink(path);
 	return rc;

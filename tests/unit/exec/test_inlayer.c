@@ -19,22 +19,13 @@
 #include "models/build.h"
 #include "sim/net/net.h"
 #include "sim/study/simulate.h"
-
-static char *write_tmp(const char *text)
-{
-	static char path[64];
-	snprintf(path, sizeof path, "/tmp/hetsim-inlayer-XXXXXX");
-	int fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
-	return path;
-}
+#include "tests/unit/helpers.h"
 
 static void run(const char *text, const char *set, int symmetry, hs_sim *out)
 {
 	hs_err err = {0};
-	char *path = write_tmp(text);
+	char path[64];
+	hs_test_write_tmp(path, sizeof path, "inlayer", text);
 	struct hs_strlist sets = {0};
 	if (set) {
 		sets.v = &set;

@@ -13,6 +13,7 @@
 #include "models/build.h"
 #include "sim/exec/layer_time.h"
 #include "sim/study/scenario.h"
+#include "tests/unit/helpers.h"
 
 static int near(double a, double b) { return fabs(a - b) <= 1e-9 * fabs(b) + 1e-15; }
 
@@ -28,11 +29,8 @@ static const char *scn =
 
 static hs_scenario *load(const char *extra)
 {
-	char path[] = "/tmp/hetsim-layer-XXXXXX";
-	int fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, scn, strlen(scn)), (ssize_t)strlen(scn));
-	close(fd);
+	char path[64];
+	hs_test_write_tmp(path, sizeof path, "layer", scn);
 	hs_err err = {0};
 	const char *v[1] = {extra};
 	struct hs_strlist sets = {.v = v, .n = extra ? 1 : 0};

@@ -8,6 +8,7 @@
 
 #include "sim/exec/partition.h"
 #include "sim/study/simulate.h"
+#include "tests/unit/helpers.h"
 
 /* cluster: %s (groups), parallelism extra: %s */
 static const char *base =
@@ -32,12 +33,9 @@ static const char *wide = "{layers: 8, hidden: 4096, heads: 32, ffn: 16384, voca
 
 static int sim(const char *groups, const char *model, const char *par, hs_sim *out, hs_err *err)
 {
-	char text[4096], path[] = "/tmp/hetsim-stages-XXXXXX";
+	char text[4096], path[64];
 	snprintf(text, sizeof text, base, groups, model, par);
-	int fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
+	hs_test_write_tmp(path, sizeof path, "stages", text);
 	int rc = hs_simulate(path, NULL, -1, NULL, out, err);
 	unlink(path);
 	return rc;
@@ -98,12 +96,10 @@ START_TEST(llama405b_on_16_stages)
 	hs_sim s;
 	hs_err err = {0};
 	const char *groups = "    - {name: h, nodes: 16, gpus_per_node: 8, gpu: H100-SXM-80GB}\n";
-	char text[2048], path[] = "/tmp/hetsim-stages-XXXXXX";
+	char text[2048], path[64];
 	snprintf(text, sizeof text, base, groups, "llama3.1-405b",
 		 "tp: 8, pp: 16, stage_layers: auto, recompute: full, sequence_parallel: true");
-	int fd = mkstemp(path);
-	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
+	hs_test_write_tmp(path, sizeof path, "stages", text);
 	hs_scenario *sc = hs_scenario_load(path, NULL, &err);
 	unlink(path);
 	ck_assert_msg(sc != NULL, "%s", err.msg);

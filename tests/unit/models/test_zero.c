@@ -15,17 +15,7 @@
 #include <unistd.h>
 
 #include "sim/study/simulate.h"
-
-static char path[64];
-
-static void write_tmp(const char *text)
-{
-	snprintf(path, sizeof path, "/tmp/hetsim-zero-XXXXXX");
-	int fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
-}
+#include "tests/unit/helpers.h"
 
 static const char *base =
 	"name: zero\n"
@@ -40,7 +30,8 @@ static const char *base =
 
 static int run(hs_sim *sim, const char *const *sets, int n, int symmetry)
 {
-	write_tmp(base);
+	char path[64];
+	hs_test_write_tmp(path, sizeof path, "zero", base);
 	hs_err err = {0};
 	struct hs_strlist l = {.v = (const char **)sets, .n = n};
 	int rc = hs_simulate(path, &l, symmetry, NULL, sim, &err);

@@ -1,5 +1,5 @@
 /* hetsim report: gnuplot runs headless and writes non-empty PNG and SVG files, index.html embeds them, and the
- * Markdown summary links them. Skipped (passes with a note) where gnuplot is not installed. */
+ * Markdown summary links them. Skipped (exit 77) where gnuplot is not installed. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,9 +9,13 @@
 
 #include "reports/report.h"
 #include "sim/study/simulate.h"
+#include "tests/unit/helpers.h"
 #include "traces/hdf5_out.h"
 
-static int have_gnuplot(void) { return system("gnuplot -e 'exit' >/dev/null 2>&1") == 0; }
+static const char *no_gnuplot(void)
+{
+	return system("gnuplot -e 'exit' >/dev/null 2>&1") == 0 ? NULL : "gnuplot not installed";
+}
 
 static long size_of(const char *dir, const char *name)
 {
@@ -37,7 +41,7 @@ static int contains(const char *dir, const char *name, const char *what)
 
 static void make_run(char *h5, size_t n)
 {
-	snprintf(h5, n, "/tmp/hetsim-rep-%ld.h5", (long)getpid());
+	hs_test_tmpname(h5, n, "rep", ".h5");
 	hs_sim sim;
 	hs_err err = {0};
 	ck_assert_msg(hs_simulate("scenarios/default.yaml", NULL, -1, NULL, &sim, &err) == 0, "%s", err.msg);
@@ -49,13 +53,9 @@ static void make_run(char *h5, size_t n)
 
 static void one_format(const char *fmt)
 {
-	if (!have_gnuplot()) {
-		fprintf(stderr, "test_report: gnuplot not installed, skipped\n");
-		return;
-	}
 	char h5[128], dir[128];
 	make_run(h5, sizeof h5);
-	snprintf(dir, sizeof dir, "/tmp/hetsim-rep-%ld-%s", (long)getpid(), fmt);
+	hs_test_tmpname(dir, sizeof dir, "rep", "");
 	hs_report_opts o = {.format = fmt};
 	hs_err err = {0};
 	ck_assert_msg(hs_report_make(h5, dir, &o, &err) == 0, "%s", err.msg);
@@ -83,12 +83,10 @@ END_TEST
 
 START_TEST(not_a_result)
 {
-	if (!have_gnuplot())
-		return;
 	hs_report_opts o = {0};
 	hs_err err = {0};
 	char dir[128];
-	snprintf(dir, sizeof dir, "/tmp/hetsim-rep-%ld-bad", (long)getpid());
+	hs_test_tmpname(dir, sizeof dir, "rep-bad", "");
 	ck_assert_int_eq(hs_report_make("scenarios/default.yaml", dir, &o, &err), -1);
 	ck_assert_int_eq(err.code, HS_EINPUT);
 	ck_assert(strstr(err.msg, "not a result") != NULL);
@@ -110,4 +108,5 @@ static Suite *suite(void)
 	return s;
 }
 
+#define HS_CHECK_SKIP no_gnuplot
 #include "tests/unit/check_main.h"

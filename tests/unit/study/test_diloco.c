@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "sim/study/simulate.h"
+#include "tests/unit/helpers.h"
 
 static const char *base =
 	"name: diloco\n"
@@ -23,7 +24,7 @@ static const char *site = "    - {name: %s, nodes: 2, gpus_per_node: 4, gpu: H10
 
 static int sim(int nsites, int batch, int dp, const char *extra, int symmetry, hs_sim *out, hs_err *err)
 {
-	char groups[512] = "", g[128], text[4096], path[] = "/tmp/hetsim-diloco-XXXXXX";
+	char groups[512] = "", g[128], text[4096], path[64];
 	for (int i = 0; i < nsites; i++) {
 		char name[16];
 		snprintf(name, sizeof name, "s%d", i);
@@ -31,10 +32,7 @@ static int sim(int nsites, int batch, int dp, const char *extra, int symmetry, h
 		strcat(groups, g);
 	}
 	snprintf(text, sizeof text, base, groups, batch, dp, extra);
-	int fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
+	hs_test_write_tmp(path, sizeof path, "diloco", text);
 	int rc = hs_simulate(path, NULL, symmetry, NULL, out, err);
 	unlink(path);
 	return rc;

@@ -14,15 +14,12 @@
 #include "calib/profile.h"
 #include "models/ops.h"
 #include "sim/study/simulate.h"
+#include "tests/unit/helpers.h"
 
 static char *write_tmp(const char *text)
 {
 	static char path[64];
-	snprintf(path, sizeof path, "/tmp/hetsim-e2e-XXXXXX");
-	int fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
+	hs_test_write_tmp(path, sizeof path, "e2e", text);
 	return path;
 }
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "sim/study/simulate.h"
+#include "tests/unit/helpers.h"
 
 static const char *base =
 	"name: hetero\n"
@@ -24,12 +25,9 @@ static const char *h100x4 = "    - {name: a, nodes: 1, gpus_per_node: 4, gpu: H1
 
 static int sim(const char *groups, const char *par, const char *var, hs_sim *out, hs_err *err)
 {
-	char text[4096], path[] = "/tmp/hetsim-hetero-XXXXXX";
+	char text[4096], path[64];
 	snprintf(text, sizeof text, base, groups, par, var);
-	int fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
+	hs_test_write_tmp(path, sizeof path, "hetero", text);
 	int rc = hs_simulate(path, NULL, -1, NULL, out, err);
 	unlink(path);
 	return rc;

@@ -16,6 +16,7 @@
 #include "models/graph.h"
 #include "sim/cli/cmd_export_graph.h"
 #include "sim/study/simulate.h"
+#include "tests/unit/helpers.h"
 #include "traces/graph_export.h"
 
 /* the reader's enums are hetsim's */
@@ -49,11 +50,7 @@ _Static_assert(EQ(HSG_FP8, HS_FP8) && EQ(HSG_BF16, HS_BF16) && EQ(HSG_FP16, HS_F
 static char *write_tmp(const char *text)
 {
 	char *path = malloc(64);
-	snprintf(path, 64, "/tmp/hetsim-graph-XXXXXX");
-	int fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
+	hs_test_write_tmp(path, 64, "graph", text);
 	return path;
 }
 
@@ -286,10 +283,8 @@ END_TEST
 
 START_TEST(command_writes_a_readable_file)
 {
-	char out[] = "/tmp/hetsim-graph-cmd-XXXXXX";
-	int fd = mkstemp(out);
-	ck_assert_int_ge(fd, 0);
-	close(fd);
+	char out[64];
+	hs_test_tmpfile(out, sizeof out, "graph-cmd", "");
 	char *argv[] = {"export-graph", "scenarios/validation/refexec/gpt-1gpu.yaml", "--set", "model.layers=2", "-o",
 			out, NULL};
 	ck_assert_int_eq(cmd_export_graph(6, argv), 0);

@@ -10,15 +10,8 @@
 #include <unistd.h>
 
 #include "sim/study/simulate.h"
+#include "tests/unit/helpers.h"
 #include "traces/hdf5_out.h"
-
-static void tmpname(char *buf, size_t n)
-{
-	snprintf(buf, n, "/tmp/hetsim-h5-%ld-XXXXXX", (long)getpid());
-	int fd = mkstemp(buf);
-	close(fd);
-	unlink(buf);
-}
 
 START_TEST(run_round_trip)
 {
@@ -26,7 +19,7 @@ START_TEST(run_round_trip)
 	hs_err err = {0};
 	ck_assert_msg(hs_simulate("scenarios/default.yaml", NULL, 0, NULL, &sim, &err) == 0, "%s", err.msg);
 	char path[128];
-	tmpname(path, sizeof path);
+	hs_test_tmpname(path, sizeof path, "h5", "");
 	hs_h5 *h = hs_h5_create(path, "run", &err);
 	ck_assert_ptr_nonnull(h);
 	ck_assert_int_eq(hs_h5_write_run(h, &sim, 1, &err), 0);
@@ -107,7 +100,7 @@ END_TEST
 START_TEST(links_hook)
 {
 	char path[128];
-	tmpname(path, sizeof path);
+	hs_test_tmpname(path, sizeof path, "h5", "");
 	hs_err err = {0};
 	hs_h5 *h = hs_h5_create(path, "run", &err);
 	const char *names[] = {"nic0->leaf0", "leaf0->spine1"};
@@ -134,7 +127,7 @@ END_TEST
 START_TEST(abort_leaves_nothing)
 {
 	char path[128];
-	tmpname(path, sizeof path);
+	hs_test_tmpname(path, sizeof path, "h5", "");
 	hs_err err = {0};
 	hs_h5 *h = hs_h5_create(path, "run", &err);
 	hs_h5_attr_num(h, "/", "x", 1);

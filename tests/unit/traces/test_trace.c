@@ -10,6 +10,7 @@
 
 #include "config/yaml.h"
 #include "sim/study/simulate.h"
+#include "tests/unit/helpers.h"
 #include "traces/trace_chrome.h"
 
 struct slice {
@@ -91,9 +92,8 @@ static void run_trace(int symmetry, const char *ranks, size_t limit, hs_trace_op
 	hs_sim sim;
 	hs_err err = {0};
 	ck_assert_msg(hs_simulate("scenarios/default.yaml", NULL, symmetry, NULL, &sim, &err) == 0, "%s", err.msg);
-	char path[] = "/tmp/hetsim-trace-XXXXXX";
-	int fd = mkstemp(path);
-	close(fd);
+	char path[64];
+	hs_test_tmpfile(path, sizeof path, "trace", "");
 	*o = (hs_trace_opts){.ranks = ranks, .max_events = limit};
 	ck_assert_msg(hs_trace_chrome_write(path, sim.s, &sim.b, &sim.r, o, &err) == 0, "%s", err.msg);
 	*ntasks = sim.b.graph.ntasks;
