@@ -895,6 +895,100 @@ fail:
 	return -1;
 }
 
+/* ---------- the report kinds ---------- */
+
+/* A result as hs_report_make opened it: its path, and its HDF5 handle or the root of its JSON document. */
+struct source {
+	const char *path;
+	hs_h5r *h5;
+	const hs_ynode *root;
+};
+
+/* How a result is stored, which decides how its kind is recognised: an HDF5 file names its kind in the
+ * root's hetsim_kind; a CSV is a sweep's; a JSON document is recognised by its contents. */
+enum form { FORM_HDF5, FORM_CSV, FORM_JSON };
+
+static int make_run(const struct source *s, hs_gp *g, hs_page *pg, hs_report_opts *o, hs_err *err)
+{
+	return report_run(s->h5, g, pg, o, err);
+}
+
+/* The sweep's HDF5 says which metric ranked it, and in which direction. */
+static int make_sweep_h5(const struct source *s, hs_gp *g, hs_page *pg, hs_report_opts *o, hs_err *err)
+{
+	struct table t;
+	char metric[64] = "step_time_s", goal[8] = "min";
+	hs_h5_get_str(s->h5, "/", "metric", metric, sizeof metric);
+	hs_h5_get_str(s->h5, "/", "goal", goal, sizeof goal);
+	int rc = table_from_h5(s->h5, "/sweep", &t)
+			 ? hs_err_set(err, HS_EINPUT, "%s: no /sweep table", s->path)
+			 : report_sweep(&t, s->path, g, pg, o, metric, strcmp(goal, "max") == 0, err);
+	if (!rc || t.names)
+		table_free(&t);
+	return rc;
+}
+
+/* The CSV does not say which metric ranked it: the row ranked 1 and its neighbours tell. */
+static int make_sweep_csv(const struct source *s, hs_gp *g, hs_page *pg, hs_report_opts *o, hs_err *err)
+{
+	struct table t;
+	if (table_from_csv(s->path, &t, err))
+		return -1;
+	int rc = report_sweep(&t, s->path, g, pg, o, "step_time_s", 0, err);
+	table_free(&t);
+	return rc;
+}
+
+static int is_validate(const hs_ynode *root)
+{
+	const hs_ynode *es = hs_yaml_get(root, "entries");
+	return es && es->kind == HS_Y_SEQ;
+}
+
+static int make_validate(const struct source *s, hs_gp *g, hs_page *pg, hs_report_opts *o, hs_err *err)
+{
+	return report_validate(s->root, s->path, g, pg, o, err);
+}
+
+static int is_fabric(const hs_ynode *root) { return strcmp(ystr(root, "kind"), "fabric") == 0; }
+
+static int make_fabric(const struct source *s, hs_gp *g, hs_page *pg, hs_report_opts *o, hs_err *err)
+{
+	return report_fabric(s->root, s->path, g, pg, o, err);
+}
+
+/* Each kind of report: its name (reported in o->kind; an HDF5 file's hetsim_kind), its form, how a JSON
+ * document is recognised as one (the first that matches, in this order), and what draws it. A new kind is a
+ * row here, and the message in hs_report_make that lists what report reads. */
+static const struct report_kind {
+	const char *name;
+	enum form form;
+	int (*is)(const hs_ynode *root); /* FORM_JSON only */
+	int (*make)(const struct source *s, hs_gp *g, hs_page *pg, hs_report_opts *o, hs_err *err);
+} kinds[] = {
+	{"run", FORM_HDF5, NULL, make_run},
+	{"sweep", FORM_HDF5, NULL, make_sweep_h5},
+	{"sweep", FORM_CSV, NULL, make_sweep_csv},
+	{"validate", FORM_JSON, is_validate, make_validate},
+	{"fabric", FORM_JSON, is_fabric, make_fabric},
+};
+#define NKINDS (sizeof kinds / sizeof kinds[0])
+
+/* The kind of a result of form `form`: by name for HDF5 (`name`), the only one for CSV, the first whose test
+ * holds for JSON; NULL when none. */
+static const struct report_kind *find_kind(enum form form, const char *name, const hs_ynode *root)
+{
+	for (size_t i = 0; i < NKINDS; i++) {
+		const struct report_kind *k = &kinds[i];
+		if (k->form != form)
+			continue;
+		if ((form == FORM_HDF5 && strcmp(k->name, name) == 0) || form == FORM_CSV ||
+		    (form == FORM_JSON && k->is(root)))
+			return k;
+	}
+	return NULL;
+}
+
 int hs_report_make(const char *result, const char *dir, hs_report_opts *o, hs_err *err)
 {
 	hs_gp g;
@@ -910,55 +1004,38 @@ int hs_report_make(const char *result, const char *dir, hs_report_opts *o, hs_er
 	const char *ext = strrchr(result, '.');
 	if (hs_gp_init(&g, dir, o->format, err))
 		return -1;
+	struct source src = {result, NULL, NULL};
+	const struct report_kind *k;
+	int rc;
 	if (is_h5) {
-		hs_h5r *h = hs_h5_open(result, err);
-		if (!h)
+		src.h5 = hs_h5_open(result, err);
+		if (!src.h5)
 			return -1;
 		char kind[32] = "";
-		hs_h5_get_str(h, "/", "hetsim_kind", kind, sizeof kind);
+		hs_h5_get_str(src.h5, "/", "hetsim_kind", kind, sizeof kind);
 		snprintf(o->kind, sizeof o->kind, "%s", kind);
-		int rc;
-		if (strcmp(kind, "run") == 0) {
-			rc = report_run(h, &g, &pg, o, err);
-		} else if (strcmp(kind, "sweep") == 0) {
-			struct table t;
-			char metric[64] = "step_time_s", goal[8] = "min";
-			hs_h5_get_str(h, "/", "metric", metric, sizeof metric);
-			hs_h5_get_str(h, "/", "goal", goal, sizeof goal);
-			rc = table_from_h5(h, "/sweep", &t) ? hs_err_set(err, HS_EINPUT, "%s: no /sweep table", result)
-							       : report_sweep(&t, result, &g, &pg, o, metric,
-									      strcmp(goal, "max") == 0, err);
-			if (!rc || t.names)
-				table_free(&t);
-		} else {
-			rc = hs_err_set(err, HS_EINPUT, "%s: not a hetsim result (hetsim_kind '%s')", result, kind);
-		}
-		hs_h5_close(h);
+		k = find_kind(FORM_HDF5, kind, NULL);
+		rc = k ? k->make(&src, &g, &pg, o, err)
+		       : hs_err_set(err, HS_EINPUT, "%s: not a hetsim result (hetsim_kind '%s')", result, kind);
+		hs_h5_close(src.h5);
 		return rc ? -1 : hs_page_close(&pg, err);
 	}
 	if (ext && strcmp(ext, ".csv") == 0) {
-		struct table t;
-		if (table_from_csv(result, &t, err))
-			return -1;
-		snprintf(o->kind, sizeof o->kind, "sweep");
-		/* the CSV does not say which metric ranked it: the row ranked 1 and its neighbours tell */
-		int rc = report_sweep(&t, result, &g, &pg, o, "step_time_s", 0, err);
-		table_free(&t);
+		k = find_kind(FORM_CSV, NULL, NULL);
+		snprintf(o->kind, sizeof o->kind, "%s", k->name);
+		rc = k->make(&src, &g, &pg, o, err);
 		return rc ? -1 : hs_page_close(&pg, err);
 	}
 	hs_ydoc *d = hs_yaml_load_file(result, err);
 	if (!d)
 		return -1;
-	const hs_ynode *root = hs_yaml_root(d);
-	int rc;
-	const hs_ynode *es = hs_yaml_get(root, "entries");
-	if (es && es->kind == HS_Y_SEQ) {
-		snprintf(o->kind, sizeof o->kind, "validate");
-		rc = report_validate(root, result, &g, &pg, o, err);
-	} else if (strcmp(ystr(root, "kind"), "fabric") == 0) {
-		snprintf(o->kind, sizeof o->kind, "fabric");
-		rc = report_fabric(root, result, &g, &pg, o, err);
+	src.root = hs_yaml_root(d);
+	k = find_kind(FORM_JSON, NULL, src.root);
+	if (k) {
+		snprintf(o->kind, sizeof o->kind, "%s", k->name);
+		rc = k->make(&src, &g, &pg, o, err);
 	} else {
+		/* lists the rows of `kinds`, by form */
 		rc = hs_err_set(err, HS_EINPUT,
 				"%s: not a result hetsim report reads (expected the HDF5 of run or sweep, a sweep CSV, or "
 				"the JSON of validate --json or of a fabric run --json)",
