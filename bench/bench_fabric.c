@@ -19,15 +19,15 @@ static int run(const char *label, const char *text, const char *scheme, double *
 	hs_err err;
 	hs_err_clear(&err);
 	hs_ydoc *d = hs_yaml_load_string(text, strlen(text), label, &err);
-	static hs_fabric_spec s;
+	static hs_fabric_exp_spec s;
 	static hs_fabric_outcome o;
-	if (!d || hs_fabric_spec_parse(d, &s, &err)) {
+	if (!d || hs_fabric_exp_parse(d, &s, &err)) {
 		fprintf(stderr, "bench_fabric: %s\n", err.msg);
 		hs_yaml_free(d);
 		return -1;
 	}
 	double t0 = now_s();
-	hs_fabric_spec_run(&s, hs_credit_find(scheme), &o);
+	hs_fabric_exp_run(&s, hs_credit_find(scheme), &o);
 	*secs = now_s() - t0;
 	*evs = (double)o.events;
 	*ops = o.issued;

@@ -468,22 +468,112 @@ static int need_num(const hs_jsonl *js, const hs_jrec *r, const char *k, double 
 	return 0;
 }
 
-hs_profile *hs_fit_profile(const hs_jsonl *const *sets, int nsets, const hs_device_type *dev, const char *name,
-			   const char *source, hs_fit_report *rep, hs_err *err)
-{
-	struct gpoint *g = NULL;
-	struct mpoint *mp = NULL;
-	struct apoint *ap = NULL;
-	size_t ng = 0, gcap = 0, nm = 0, mcap = 0, na = 0, acap = 0;
-	int dtcount[HS_DTYPE_COUNT] = {0};
-	/* elementwise rows: op name, bytes, time */
-	struct epoint {
-		char op[32];
-		double bytes, t;
-	} *ep = NULL;
-	size_t ne = 0, ecap = 0;
-	hs_profile *p = hs_profile_new();
+/* Elementwise rows: op name, the minimal bytes the op moves, time. */
+struct epoint {
+	char op[32];
+	double bytes, t;
+};
 
+/* The points of every record set, by what they measure; dtcount counts the GEMM points of each dtype. */
+struct points {
+	struct gpoint *g;
+	struct mpoint *mp;
+	struct apoint *ap;
+	struct epoint *ep;
+	size_t ng, gcap, nm, mcap, na, acap, ne, ecap;
+	int dtcount[HS_DTYPE_COUNT];
+};
+
+static void points_free(struct points *pt)
+{
+	free(pt->g);
+	free(pt->mp);
+	free(pt->ap);
+	free(pt->ep);
+}
+
+/* One reader per record kind: add the record's points, or fail naming the file and line. `t` is the
+ * record's t_med (else t, else 0). */
+static int read_gemm(struct points *pt, const hs_jsonl *js, const hs_jrec *r, double t, hs_err *err)
+{
+	const char *dts = hs_jrec_str(r, "dtype");
+	int dt = dts ? hs_dtype_parse(dts) : -1;
+	if (dt < 0)
+		return hs_err_set(err, HS_EINPUT, "%s:%d: gemm record has no known dtype", js->name, r->line);
+	struct gpoint q = {0, 0, 0, 0, dt, r->line};
+	if (need_num(js, r, "m", &q.m, err) || need_num(js, r, "n", &q.n, err) || need_num(js, r, "k", &q.k, err))
+		return -1;
+	if (!(t > 0))
+		return hs_err_set(err, HS_EINPUT, "%s:%d: gemm record needs a positive t_med", js->name, r->line);
+	q.t = t;
+	hs_xgrow(&pt->g, &pt->gcap, pt->ng + 1, sizeof *pt->g);
+	pt->g[pt->ng++] = q;
+	pt->dtcount[dt]++;
+	return 0;
+}
+
+static int read_hbm_copy(struct points *pt, const hs_jsonl *js, const hs_jrec *r, double t, hs_err *err)
+{
+	double b;
+	if (need_num(js, r, "bytes", &b, err))
+		return -1;
+	if (!(t > 0))
+		return hs_err_set(err, HS_EINPUT, "%s:%d: hbm_copy record needs a positive t_med", js->name, r->line);
+	hs_xgrow(&pt->mp, &pt->mcap, pt->nm + 1, sizeof *pt->mp);
+	pt->mp[pt->nm++] = (struct mpoint){2 * b, t}; /* a copy reads and writes every byte */
+	return 0;
+}
+
+static int read_elementwise(struct points *pt, const hs_jsonl *js, const hs_jrec *r, double t, hs_err *err)
+{
+	const char *op = hs_jrec_str(r, "op");
+	double tok, hid, gbps;
+	if (!op || strlen(op) >= 32 || need_num(js, r, "tokens", &tok, err) || need_num(js, r, "hidden", &hid, err) ||
+	    need_num(js, r, "GBps", &gbps, err) || !(t > 0))
+		return hs_err_set(err, HS_EINPUT, "%s:%d: elementwise record needs op, tokens, hidden, GBps and t_med",
+				  js->name, r->line);
+	hs_xgrow(&pt->ep, &pt->ecap, pt->ne + 1, sizeof *pt->ep);
+	struct epoint *e = &pt->ep[pt->ne++];
+	snprintf(e->op, sizeof e->op, "%s", op);
+	e->bytes = gbps * 1e9 * t; /* the minimal bytes the op moves */
+	e->t = t;
+	return 0;
+}
+
+/* An sdpa record gives a forward row and, when the backward took time, a backward row (b < 0 marks it). */
+static int read_sdpa(struct points *pt, const hs_jsonl *js, const hs_jrec *r, double t, hs_err *err)
+{
+	struct apoint q = {0};
+	double tf, tfb;
+	if (need_num(js, r, "b", &q.b, err) || need_num(js, r, "heads", &q.h, err) ||
+	    need_num(js, r, "seq", &q.s, err) || need_num(js, r, "dim", &q.d, err) ||
+	    need_num(js, r, "t_fwd", &tf, err) || need_num(js, r, "t_fwdbwd", &tfb, err))
+		return -1;
+	q.causal = num_or(r, "causal", 1) != 0;
+	hs_xgrow(&pt->ap, &pt->acap, pt->na + 2, sizeof *pt->ap);
+	q.t = tf;
+	pt->ap[pt->na++] = q;
+	q.t = tfb - tf; /* backward alone */
+	q.b = -q.b;     /* marks a backward row below */
+	if (q.t > 0)
+		pt->ap[pt->na++] = q;
+	return 0;
+}
+
+/* The record kinds the fit reads (calib/fit.h); records of other kinds are skipped. */
+static const struct record_kind {
+	const char *kind;
+	int (*read)(struct points *pt, const hs_jsonl *js, const hs_jrec *r, double t, hs_err *err);
+} record_kinds[] = {
+	{"gemm", read_gemm},
+	{"hbm_copy", read_hbm_copy},
+	{"elementwise", read_elementwise},
+	{"sdpa", read_sdpa},
+};
+
+/* Every record of every set into *pt, in order; the first bad record stops it. */
+static int read_points(const hs_jsonl *const *sets, int nsets, struct points *pt, hs_err *err)
+{
 	for (int s = 0; s < nsets; s++) {
 		const hs_jsonl *js = sets[s];
 		for (size_t i = 0; i < js->n; i++) {
@@ -492,104 +582,56 @@ hs_profile *hs_fit_profile(const hs_jsonl *const *sets, int nsets, const hs_devi
 			if (!kind)
 				continue;
 			double t = num_or(r, "t_med", num_or(r, "t", 0));
-			if (strcmp(kind, "gemm") == 0) {
-				const char *dts = hs_jrec_str(r, "dtype");
-				int dt = dts ? hs_dtype_parse(dts) : -1;
-				if (dt < 0) {
-					hs_err_set(err, HS_EINPUT, "%s:%d: gemm record has no known dtype", js->name,
-						   r->line);
-					goto fail;
+			for (size_t k = 0; k < sizeof record_kinds / sizeof record_kinds[0]; k++)
+				if (strcmp(kind, record_kinds[k].kind) == 0) {
+					if (record_kinds[k].read(pt, js, r, t, err))
+						return -1;
+					break;
 				}
-				struct gpoint q = {0, 0, 0, 0, dt, r->line};
-				if (need_num(js, r, "m", &q.m, err) || need_num(js, r, "n", &q.n, err) ||
-				    need_num(js, r, "k", &q.k, err))
-					goto fail;
-				if (!(t > 0)) {
-					hs_err_set(err, HS_EINPUT, "%s:%d: gemm record needs a positive t_med", js->name,
-						   r->line);
-					goto fail;
-				}
-				q.t = t;
-				hs_xgrow(&g, &gcap, ng + 1, sizeof *g);
-				g[ng++] = q;
-				dtcount[dt]++;
-			} else if (strcmp(kind, "hbm_copy") == 0) {
-				double b;
-				if (need_num(js, r, "bytes", &b, err))
-					goto fail;
-				if (!(t > 0)) {
-					hs_err_set(err, HS_EINPUT, "%s:%d: hbm_copy record needs a positive t_med",
-						   js->name, r->line);
-					goto fail;
-				}
-				hs_xgrow(&mp, &mcap, nm + 1, sizeof *mp);
-				mp[nm++] = (struct mpoint){2 * b, t}; /* a copy reads and writes every byte */
-			} else if (strcmp(kind, "elementwise") == 0) {
-				const char *op = hs_jrec_str(r, "op");
-				double tok, hid, gbps;
-				if (!op || strlen(op) >= 32 || need_num(js, r, "tokens", &tok, err) ||
-				    need_num(js, r, "hidden", &hid, err) || need_num(js, r, "GBps", &gbps, err) ||
-				    !(t > 0)) {
-					hs_err_set(err, HS_EINPUT, "%s:%d: elementwise record needs op, tokens, hidden, "
-						   "GBps and t_med", js->name, r->line);
-					goto fail;
-				}
-				hs_xgrow(&ep, &ecap, ne + 1, sizeof *ep);
-				snprintf(ep[ne].op, sizeof ep[ne].op, "%s", op);
-				ep[ne].bytes = gbps * 1e9 * t; /* the minimal bytes the op moves */
-				ep[ne++].t = t;
-			} else if (strcmp(kind, "sdpa") == 0) {
-				struct apoint q = {0};
-				double tf, tfb;
-				if (need_num(js, r, "b", &q.b, err) || need_num(js, r, "heads", &q.h, err) ||
-				    need_num(js, r, "seq", &q.s, err) || need_num(js, r, "dim", &q.d, err) ||
-				    need_num(js, r, "t_fwd", &tf, err) || need_num(js, r, "t_fwdbwd", &tfb, err))
-					goto fail;
-				q.causal = num_or(r, "causal", 1) != 0;
-				hs_xgrow(&ap, &acap, na + 2, sizeof *ap);
-				q.t = tf;
-				ap[na++] = q;
-				q.t = tfb - tf; /* backward alone */
-				q.b = -q.b;     /* marks a backward row below */
-				if (q.t > 0)
-					ap[na++] = q;
-			}
 		}
 	}
-	snprintf(p->name, sizeof p->name, "%s", name);
-	snprintf(p->device, sizeof p->device, "%s", dev->name);
-	snprintf(p->source, sizeof p->source, "%s", source ? source : "");
-	memcpy(p->dev_peak, dev->peak_flops, sizeof p->dev_peak);
-	p->dev_hbm_bw = dev->hbm_bw;
+	return 0;
+}
 
-	/* memory curve */
-	if (nm < 3) {
-		hs_err_set(err, HS_EINPUT, "need at least 3 hbm_copy records to fit the memory curve (have %zu)", nm);
-		goto fail;
+/* The memory curve from the hbm_copy points: launch floor, bandwidth fraction and knee; the profile's launch
+ * floor is the copy's. Needs three points for three parameters. */
+static int fit_memory(hs_profile *p, const struct points *pt, const hs_device_type *dev, hs_fit_report *rep,
+		      hs_err *err)
+{
+	const struct mpoint *mp = pt->mp;
+	size_t nm = pt->nm;
+	if (nm < 3)
+		return hs_err_set(err, HS_EINPUT, "need at least 3 hbm_copy records to fit the memory curve (have %zu)",
+				  nm);
+	double tmin = INFINITY, bwmax = 0;
+	for (size_t i = 0; i < nm; i++) {
+		tmin = fmin(tmin, mp[i].t);
+		bwmax = fmax(bwmax, mp[i].bytes / mp[i].t);
 	}
-	{
-		double tmin = INFINITY, bwmax = 0;
-		for (size_t i = 0; i < nm; i++) {
-			tmin = fmin(tmin, mp[i].t);
-			bwmax = fmax(bwmax, mp[i].bytes / mp[i].t);
-		}
-		double x[3] = {log(tmin), log(bwmax), log(2)};
-		struct mem_ctx c = {mp, (int)nm};
-		if (hs_fit_nlinear(3, x, (int)nm, mem_resid, &c, err)) {
-			hs_err_prefix(err, "memory curve: ");
-			goto fail;
-		}
-		p->mem_launch = exp(x[0]);
-		p->mem_bw_frac = exp(x[1]) / dev->hbm_bw;
-		p->mem_p = exp(x[2]);
-		p->launch = p->mem_launch;
-		for (size_t i = 0; i < nm; i++) {
-			char lab[96];
-			snprintf(lab, sizeof lab, "copy %.0f B moved", mp[i].bytes);
-			report_add(rep, "memory", lab, mp[i].t, hs_profile_mem_time(p, dev, mp[i].bytes), 0);
-		}
+	double x[3] = {log(tmin), log(bwmax), log(2)};
+	struct mem_ctx c = {mp, (int)nm};
+	if (hs_fit_nlinear(3, x, (int)nm, mem_resid, &c, err)) {
+		hs_err_prefix(err, "memory curve: ");
+		return -1;
 	}
-	/* elementwise ops: bandwidth relative to the copy curve, from the rows that are not launch-bound */
+	p->mem_launch = exp(x[0]);
+	p->mem_bw_frac = exp(x[1]) / dev->hbm_bw;
+	p->mem_p = exp(x[2]);
+	p->launch = p->mem_launch;
+	for (size_t i = 0; i < nm; i++) {
+		char lab[96];
+		snprintf(lab, sizeof lab, "copy %.0f B moved", mp[i].bytes);
+		report_add(rep, "memory", lab, mp[i].t, hs_profile_mem_time(p, dev, mp[i].bytes), 0);
+	}
+	return 0;
+}
+
+/* Elementwise ops: each op's bandwidth relative to the copy curve (the median over its rows that are not
+ * launch-bound, at most 10; 1 when all are), then every row's residual. */
+static void fit_elementwise(hs_profile *p, const struct points *pt, const hs_device_type *dev, hs_fit_report *rep)
+{
+	const struct epoint *ep = pt->ep;
+	size_t ne = pt->ne;
 	for (size_t i = 0; i < ne; i++) {
 		int seen = 0;
 		for (int o = 0; o < p->nops; o++)
@@ -613,53 +655,68 @@ hs_profile *hs_fit_profile(const hs_jsonl *const *sets, int nsets, const hs_devi
 		snprintf(lab, sizeof lab, "%s %.0f B", ep[i].op, ep[i].bytes);
 		report_add(rep, "elementwise", lab, ep[i].t, hs_profile_mem_op_time(p, dev, ep[i].op, ep[i].bytes), 0);
 	}
+}
 
-	/* GEMM: the dtype with the most points is the grid */
-	if (!ng) {
-		hs_err_set(err, HS_EINPUT, "no gemm records to fit");
-		goto fail;
+/* Leave-one-out over the GEMM grid of dtype gdt: refit without each point, predict it (the report's
+ * gemm-loo rows say how well the grid generalises, not how well it fits). */
+static int gemm_leave_one_out(const hs_profile *p, const struct points *pt, int gdt, const hs_device_type *dev,
+			      hs_fit_report *rep, hs_err *err)
+{
+	const struct gpoint *g = pt->g;
+	hs_profile *lp = hs_profile_new();
+	*lp = *p;
+	lp->eff = NULL;
+	for (size_t i = 0; i < pt->ng; i++) {
+		if (g[i].dt != gdt)
+			continue;
+		double skip[3] = {g[i].m, g[i].n, g[i].k};
+		if (fit_gemm(lp, g, pt->ng, gdt, dev, skip, err)) {
+			hs_profile_free(lp);
+			return -1;
+		}
+		char lab[96];
+		snprintf(lab, sizeof lab, "%s m=%.0f n=%.0f k=%.0f", hs_dtype_name(gdt), g[i].m, g[i].n, g[i].k);
+		report_add(rep, "gemm-loo", lab, g[i].t, hs_profile_gemm_time(lp, dev, g[i].m, g[i].n, g[i].k, gdt), 0);
 	}
+	hs_profile_free(lp);
+	return 0;
+}
+
+/* GEMM: the dtype with the most points is the grid (the others scale it), then every point's residual and,
+ * when a report is wanted, the leave-one-out rows. */
+static int fit_gemms(hs_profile *p, const struct points *pt, const hs_device_type *dev, hs_fit_report *rep,
+		     hs_err *err)
+{
+	const struct gpoint *g = pt->g;
+	size_t ng = pt->ng;
+	if (!ng)
+		return hs_err_set(err, HS_EINPUT, "no gemm records to fit");
 	int gdt = 0;
 	for (int t = 1; t < HS_DTYPE_COUNT; t++)
-		if (dtcount[t] > dtcount[gdt])
+		if (pt->dtcount[t] > pt->dtcount[gdt])
 			gdt = t;
 	if (fit_gemm(p, g, ng, gdt, dev, NULL, err))
-		goto fail;
+		return -1;
 	for (size_t i = 0; i < ng; i++) {
 		char lab[96];
 		snprintf(lab, sizeof lab, "%s m=%.0f n=%.0f k=%.0f", hs_dtype_name(g[i].dt), g[i].m, g[i].n, g[i].k);
 		report_add(rep, g[i].dt == gdt ? "gemm" : "gemm-other", lab, g[i].t,
 			   hs_profile_gemm_time(p, dev, g[i].m, g[i].n, g[i].k, g[i].dt), 0);
 	}
-	/* leave-one-out over the grid: refit without each cell, predict it */
-	if (rep) {
-		hs_profile *lp = hs_profile_new();
-		*lp = *p;
-		lp->eff = NULL;
-		for (size_t i = 0; i < ng; i++) {
-			if (g[i].dt != gdt)
-				continue;
-			double skip[3] = {g[i].m, g[i].n, g[i].k};
-			if (fit_gemm(lp, g, ng, gdt, dev, skip, err)) {
-				hs_profile_free(lp);
-				goto fail;
-			}
-			char lab[96];
-			snprintf(lab, sizeof lab, "%s m=%.0f n=%.0f k=%.0f", hs_dtype_name(gdt), g[i].m, g[i].n, g[i].k);
-			report_add(rep, "gemm-loo", lab, g[i].t, hs_profile_gemm_time(lp, dev, g[i].m, g[i].n, g[i].k, gdt),
-				   0);
-		}
-		hs_profile_free(lp);
-	}
+	return rep ? gemm_leave_one_out(p, pt, gdt, dev, rep, err) : 0;
+}
 
-	/* attention: forward rows have b > 0, backward rows b < 0 (set above) */
+/* Attention curves, forward then backward: forward rows have b > 0, backward rows b < 0 (read_sdpa). */
+static int fit_attention(hs_profile *p, const struct points *pt, const hs_device_type *dev, hs_fit_report *rep,
+			 hs_err *err)
+{
 	p->attn_launch = p->launch;
 	for (int pass = 0; pass < 2; pass++) {
-		struct apoint *sel = hs_xmalloc((na + 1) * sizeof *sel);
+		struct apoint *sel = hs_xmalloc((pt->na + 1) * sizeof *sel);
 		int n = 0;
-		for (size_t i = 0; i < na; i++)
-			if ((ap[i].b < 0) == pass) {
-				sel[n] = ap[i];
+		for (size_t i = 0; i < pt->na; i++)
+			if ((pt->ap[i].b < 0) == pass) {
+				sel[n] = pt->ap[i];
 				sel[n].b = fabs(sel[n].b);
 				n++;
 			}
@@ -673,7 +730,7 @@ hs_profile *hs_fit_profile(const hs_jsonl *const *sets, int nsets, const hs_devi
 		if (fit_attn(sel, n, pass, p->attn_launch, dev->peak_flops[HS_BF16], &p->attn[pass], err)) {
 			free(sel);
 			hs_err_prefix(err, "attention %s: ", pass ? "backward" : "forward");
-			goto fail;
+			return -1;
 		}
 		for (int i = 0; i < n; i++) {
 			char lab[96];
@@ -685,16 +742,32 @@ hs_profile *hs_fit_profile(const hs_jsonl *const *sets, int nsets, const hs_devi
 		}
 		free(sel);
 	}
-	free(g);
-	free(mp);
-	free(ap);
-	free(ep);
+	return 0;
+}
+
+/* Read every point, then fit the parts in the order each needs the last: the memory curve gives the launch
+ * floor that elementwise ops, GEMMs and attention start from. */
+hs_profile *hs_fit_profile(const hs_jsonl *const *sets, int nsets, const hs_device_type *dev, const char *name,
+			   const char *source, hs_fit_report *rep, hs_err *err)
+{
+	struct points pt = {0};
+	hs_profile *p = hs_profile_new();
+	if (read_points(sets, nsets, &pt, err))
+		goto fail;
+	snprintf(p->name, sizeof p->name, "%s", name);
+	snprintf(p->device, sizeof p->device, "%s", dev->name);
+	snprintf(p->source, sizeof p->source, "%s", source ? source : "");
+	memcpy(p->dev_peak, dev->peak_flops, sizeof p->dev_peak);
+	p->dev_hbm_bw = dev->hbm_bw;
+	if (fit_memory(p, &pt, dev, rep, err))
+		goto fail;
+	fit_elementwise(p, &pt, dev, rep);
+	if (fit_gemms(p, &pt, dev, rep, err) || fit_attention(p, &pt, dev, rep, err))
+		goto fail;
+	points_free(&pt);
 	return p;
 fail:
-	free(g);
-	free(mp);
-	free(ap);
-	free(ep);
+	points_free(&pt);
 	hs_profile_free(p);
 	return NULL;
 }

@@ -1,12 +1,15 @@
 /* hs_sched: the pipeline schedules (see schedule.h). Each builder appends a stage's items in order. */
 #include "models/schedule.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim/base/alloc.h"
 
+/* The names a scenario writes, in enum order; the behaviour of each is its row of `schedules` below. */
 const char *const hs_sched_names[] = {"gpipe", "1f1b", "interleaved", "zb-h1", NULL};
+_Static_assert(sizeof hs_sched_names / sizeof hs_sched_names[0] == HS_SCHED_COUNT + 1, "a name per schedule");
 
 int hs_sched_parse(const char *name)
 {
@@ -159,6 +162,36 @@ static void zb_h1(struct list *out, int pp, int stage, int m)
 	free(bf);
 }
 
+/* One signature for every builder: the stage's items for pp stages, m micro-batches and v chunks per rank. */
+static void build_gpipe(struct list *l, int pp, int s, int m, int v) { gpipe(l, m); }
+static void build_1f1b(struct list *l, int pp, int s, int m, int v) { one_f_one_b(l, pp, s, m, HS_SI_BWD); }
+static void build_interleaved(struct list *l, int pp, int s, int m, int v) { interleaved(l, pp, s, m, v); }
+static void build_zb_h1(struct list *l, int pp, int s, int m, int v) { zb_h1(l, pp, s, m); }
+
+/* A schedule: its builder, whether it runs several model chunks per rank (and then needs the micro-batches
+ * divisible by pp, Megatron's interleaving), and the item that frees a micro-batch's activations. */
+static const struct schedule {
+	void (*build)(struct list *l, int pp, int stage, int m, int v);
+	int chunks;                /* uses vstages: model chunks per rank */
+	enum hs_si_kind release;   /* the item after which a forward's activations are no longer held */
+} schedules[HS_SCHED_COUNT] = {
+	[HS_SCHED_GPIPE] = {build_gpipe, 0, HS_SI_BWD},
+	[HS_SCHED_1F1B] = {build_1f1b, 0, HS_SI_BWD},
+	[HS_SCHED_INTERLEAVED] = {build_interleaved, 1, HS_SI_BWD},
+	[HS_SCHED_ZB_H1] = {build_zb_h1, 0, HS_SI_BWD_WEIGHT}, /* ZB-H1 holds them until the weight gradient */
+};
+
+const char *hs_sched_expected(char *buf, size_t len)
+{
+	size_t at = 0;
+	buf[0] = 0;
+	for (int i = 0; i < HS_SCHED_COUNT && at < len; i++) {
+		const char *sep = i == 0 ? "" : i == HS_SCHED_COUNT - 1 ? " or " : ", ";
+		at += (size_t)snprintf(buf + at, len - at, "%s%s", sep, hs_sched_names[i]);
+	}
+	return buf;
+}
+
 int hs_sched_build(enum hs_sched_kind k, int pp, int stage, int micro_batches, int vstages, hs_sched_item **items,
 		   size_t *n, hs_err *err)
 {
@@ -169,8 +202,9 @@ int hs_sched_build(enum hs_sched_kind k, int pp, int stage, int micro_batches, i
 	if (pp < 1 || stage < 0 || stage >= pp || micro_batches < 1)
 		return hs_err_set(err, HS_EINPUT, "pipeline schedule: bad arguments (pp %d, stage %d, micro-batches %d)",
 				  pp, stage, micro_batches);
-	int v = k == HS_SCHED_INTERLEAVED ? vstages : 1;
-	if (k == HS_SCHED_INTERLEAVED) {
+	const struct schedule *sc = &schedules[k];
+	int v = sc->chunks ? vstages : 1;
+	if (sc->chunks) {
 		if (vstages < 1)
 			return hs_err_set(err, HS_EINPUT, "interleaved schedule: virtual stages %d (expected >= 1)",
 					  vstages);
@@ -180,22 +214,7 @@ int hs_sched_build(enum hs_sched_kind k, int pp, int stage, int micro_batches, i
 					  pp);
 	}
 	struct list l = {0};
-	switch (k) {
-	case HS_SCHED_GPIPE:
-		gpipe(&l, micro_batches);
-		break;
-	case HS_SCHED_1F1B:
-		one_f_one_b(&l, pp, stage, micro_batches, HS_SI_BWD);
-		break;
-	case HS_SCHED_INTERLEAVED:
-		interleaved(&l, pp, stage, micro_batches, v);
-		break;
-	case HS_SCHED_ZB_H1:
-		zb_h1(&l, pp, stage, micro_batches);
-		break;
-	default:
-		break;
-	}
+	sc->build(&l, pp, stage, micro_batches, v);
 	*items = l.v;
 	*n = l.n;
 	return 0;
@@ -209,7 +228,7 @@ int hs_sched_in_flight(enum hs_sched_kind k, int pp, int stage, int micro_batche
 	if (hs_sched_build(k, pp, stage, micro_batches, vstages, &it, &n, &e))
 		return -1;
 	int cur = 0, peak = 0;
-	enum hs_si_kind release = k == HS_SCHED_ZB_H1 ? HS_SI_BWD_WEIGHT : HS_SI_BWD;
+	enum hs_si_kind release = schedules[k].release;
 	for (size_t i = 0; i < n; i++) {
 		if (it[i].kind == HS_SI_FWD && ++cur > peak)
 			peak = cur;

@@ -28,6 +28,8 @@ extern const char *const hs_sched_names[];
 /* The kind named, or -1. */
 int hs_sched_parse(const char *name);
 const char *hs_sched_name(enum hs_sched_kind k);
+/* "gpipe, 1f1b, interleaved or zb-h1": the names for an "expected ..." message, into buf; returns buf. */
+const char *hs_sched_expected(char *buf, size_t len);
 
 /* The ordered items of stage `stage` (0..pp-1); *items is allocated (free it). vstages is used only by
  * INTERLEAVED (>= 2; others take 1). Errors: HS_EINPUT for out-of-range arguments; HS_EINFEASIBLE for

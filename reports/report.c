@@ -141,100 +141,123 @@ static const char *const what_names[] = {"forward",   "backward",	   "backward (
 static const char *const what_colors[] = {"#4e79a7", "#f28e2b", "#f28e2b", "#edc948",
 					  "#59a14f", "#e15759", "#b07aa1", "#9c755f"};
 
-static int report_run(hs_h5r *h, hs_gp *g, hs_page *pg, hs_report_opts *o, hs_err *err)
-{
-	char scn[256] = "", model[128] = "", sched[32] = "", rc[32] = "", cur[16] = "$";
-	double step = NAN, mfu = NAN, hfu = NAN, tps = NAN, memp = NAN, gpus = NAN, tp = 1, pp = 1, dp = 1, mbs = 0;
-	hs_h5_get_str(h, "/", "scenario", scn, sizeof scn);
-	hs_h5_get_str(h, "/", "model", model, sizeof model);
-	hs_h5_get_num(h, "/", "step_time_s", &step);
-	hs_h5_get_num(h, "/", "mfu", &mfu);
-	hs_h5_get_num(h, "/", "hfu", &hfu);
-	hs_h5_get_num(h, "/", "tokens_per_s", &tps);
-	hs_h5_get_num(h, "/", "memory_peak_bytes", &memp);
-	hs_h5_get_num(h, "/", "gpus", &gpus);
-	hs_h5_get_num(h, "/parallelism", "tp", &tp);
-	hs_h5_get_num(h, "/parallelism", "pp", &pp);
-	hs_h5_get_num(h, "/parallelism", "dp", &dp);
-	hs_h5_get_num(h, "/parallelism", "micro_batches", &mbs);
-	hs_h5_get_str(h, "/parallelism", "schedule", sched, sizeof sched);
-	hs_h5_get_str(h, "/parallelism", "recompute", rc, sizeof rc);
-	double gh = NAN, util = NAN, pw = NAN, ej = NAN, kwh = NAN, cps = NAN, cpm = NAN;
-	hs_h5_get_num(h, "/cost", "gpu_hours_per_step", &gh);
-	hs_h5_get_num(h, "/cost", "utilisation", &util);
-	hs_h5_get_num(h, "/cost", "power_w", &pw);
-	hs_h5_get_num(h, "/cost", "energy_j_per_step", &ej);
-	hs_h5_get_num(h, "/cost", "kwh_per_mtok", &kwh);
-	hs_h5_get_num(h, "/cost", "cost_per_step", &cps);
-	hs_h5_get_num(h, "/cost", "cost_per_mtok", &cpm);
-	hs_h5_get_str(h, "/cost", "currency", cur, sizeof cur);
+/* What the root and /parallelism, /cost groups of a run's HDF5 say about the step: the page's title and summary. */
+struct run_facts {
+	char scn[256], model[128], sched[32], rc[32], cur[16];
+	double step, mfu, hfu, tps, memp, gpus, tp, pp, dp, mbs;
+	double gh, util, pw, ej, kwh, cps, cpm;
+};
 
+/* Read the run's attributes; absent ones stay NaN (shown as n/a), or their defaults (TP = PP = DP = 1, "$"). */
+static void run_read_facts(hs_h5r *h, struct run_facts *r)
+{
+	*r = (struct run_facts){.cur = "$", .step = NAN, .mfu = NAN, .hfu = NAN, .tps = NAN, .memp = NAN, .gpus = NAN,
+				.tp = 1, .pp = 1, .dp = 1, .mbs = 0, .gh = NAN, .util = NAN, .pw = NAN, .ej = NAN,
+				.kwh = NAN, .cps = NAN, .cpm = NAN};
+	hs_h5_get_str(h, "/", "scenario", r->scn, sizeof r->scn);
+	hs_h5_get_str(h, "/", "model", r->model, sizeof r->model);
+	hs_h5_get_num(h, "/", "step_time_s", &r->step);
+	hs_h5_get_num(h, "/", "mfu", &r->mfu);
+	hs_h5_get_num(h, "/", "hfu", &r->hfu);
+	hs_h5_get_num(h, "/", "tokens_per_s", &r->tps);
+	hs_h5_get_num(h, "/", "memory_peak_bytes", &r->memp);
+	hs_h5_get_num(h, "/", "gpus", &r->gpus);
+	hs_h5_get_num(h, "/parallelism", "tp", &r->tp);
+	hs_h5_get_num(h, "/parallelism", "pp", &r->pp);
+	hs_h5_get_num(h, "/parallelism", "dp", &r->dp);
+	hs_h5_get_num(h, "/parallelism", "micro_batches", &r->mbs);
+	hs_h5_get_str(h, "/parallelism", "schedule", r->sched, sizeof r->sched);
+	hs_h5_get_str(h, "/parallelism", "recompute", r->rc, sizeof r->rc);
+	hs_h5_get_num(h, "/cost", "gpu_hours_per_step", &r->gh);
+	hs_h5_get_num(h, "/cost", "utilisation", &r->util);
+	hs_h5_get_num(h, "/cost", "power_w", &r->pw);
+	hs_h5_get_num(h, "/cost", "energy_j_per_step", &r->ej);
+	hs_h5_get_num(h, "/cost", "kwh_per_mtok", &r->kwh);
+	hs_h5_get_num(h, "/cost", "cost_per_step", &r->cps);
+	hs_h5_get_num(h, "/cost", "cost_per_mtok", &r->cpm);
+	hs_h5_get_str(h, "/cost", "currency", r->cur, sizeof r->cur);
+}
+
+/* The page's title (the option's, else the scenario's) and a subtitle naming the model and its parallelism. */
+static int run_open_page(hs_page *pg, const char *dir, const struct run_facts *r, const hs_report_opts *o,
+			 hs_err *err)
+{
 	char title[400], sub[400];
-	snprintf(title, sizeof title, "%s", o->title ? o->title : scn);
+	snprintf(title, sizeof title, "%s", o->title ? o->title : r->scn);
 	snprintf(sub, sizeof sub, "%s on %.0f GPUs: TP %.0f, PP %.0f, DP %.0f, %s schedule, %.0f micro-batches, "
-				  "recompute %s", model, gpus, tp, pp, dp, sched, mbs, rc);
-	if (hs_page_open(pg, g->dir, title, sub, err))
-		return -1;
+				  "recompute %s", r->model, r->gpus, r->tp, r->pp, r->dp, r->sched, r->mbs, r->rc);
+	return hs_page_open(pg, dir, title, sub, err);
+}
+
+/* The summary table: step time, utilisation, memory, energy, and the cost rows when the run priced the step. */
+static void run_summary(hs_page *pg, const struct run_facts *r)
+{
 	hs_page_section(pg, "Summary");
 	const char *kh[] = {"quantity", "value"};
 	hs_page_table(pg, 2, kh);
 	char v[64];
 	struct { const char *k, *f; double x; } kv[] = {
-		{"step time (s)", "%.4f", step},
-		{"MFU", "%.1f%%", 100 * mfu},
-		{"HFU", "%.1f%%", 100 * hfu},
-		{"tokens/s", "%.0f", tps},
-		{"peak memory per GPU (GiB)", "%.1f", memp / HS_GiB},
-		{"GPU-hours per step", "%.4f", gh},
-		{"utilisation (compute busy)", "%.1f%%", 100 * util},
-		{"power (kW)", "%.1f", pw / 1e3},
-		{"energy per step (kJ)", "%.1f", ej / 1e3},
-		{"energy per M tokens (kWh)", "%.3f", kwh},
+		{"step time (s)", "%.4f", r->step},
+		{"MFU", "%.1f%%", 100 * r->mfu},
+		{"HFU", "%.1f%%", 100 * r->hfu},
+		{"tokens/s", "%.0f", r->tps},
+		{"peak memory per GPU (GiB)", "%.1f", r->memp / HS_GiB},
+		{"GPU-hours per step", "%.4f", r->gh},
+		{"utilisation (compute busy)", "%.1f%%", 100 * r->util},
+		{"power (kW)", "%.1f", r->pw / 1e3},
+		{"energy per step (kJ)", "%.1f", r->ej / 1e3},
+		{"energy per M tokens (kWh)", "%.3f", r->kwh},
 	};
 	for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++) {
 		fmt(v, sizeof v, kv[i].f, kv[i].x);
 		const char *row[] = {kv[i].k, v};
 		hs_page_row(pg, row);
 	}
-	if (isfinite(cps)) {
+	if (isfinite(r->cps)) {
 		char k[64];
-		snprintf(k, sizeof k, "cost per step (%s)", cur);
-		fmt(v, sizeof v, "%.4f", cps);
+		snprintf(k, sizeof k, "cost per step (%s)", r->cur);
+		fmt(v, sizeof v, "%.4f", r->cps);
 		hs_page_row(pg, (const char *const[]){k, v});
-		snprintf(k, sizeof k, "cost per M tokens (%s)", cur);
-		fmt(v, sizeof v, "%.3f", cpm);
+		snprintf(k, sizeof k, "cost per M tokens (%s)", r->cur);
+		fmt(v, sizeof v, "%.3f", r->cpm);
 		hs_page_row(pg, (const char *const[]){k, v});
 	}
 	hs_page_table_end(pg);
+}
 
-	/* breakdown per rank */
-	struct table rk;
-	if (table_from_h5(h, "/ranks", &rk))
-		return hs_err_set(err, HS_EINPUT, "no /ranks table: not a `hetsim run --hdf5` file");
-	static const char *const parts[] = {"compute_s",       "exposed_tp_s", "exposed_cp_s", "exposed_dp_s",
-					    "exposed_ep_s",    "exposed_pp_s", "bubble_s",     "idle_tail_s"};
-	static const char *const labels[] = {"compute", "exposed TP", "exposed CP", "exposed DP",
-					     "exposed EP", "exposed PP", "pipeline bubble", "idle (waiting for the step)"};
-	int np = (int)(sizeof parts / sizeof parts[0]), use[8], nuse = 0;
-	for (int k = 0; k < np; k++) {
+/* The parts of a rank's step in /ranks, in stacking order: compute, then exposed communication by group
+ * (parts[1..5]), bubble and idle tail. */
+static const char *const rank_parts[] = {"compute_s",    "exposed_tp_s", "exposed_cp_s", "exposed_dp_s",
+					 "exposed_ep_s", "exposed_pp_s", "bubble_s",     "idle_tail_s"};
+static const char *const rank_labels[] = {"compute",    "exposed TP", "exposed CP",      "exposed DP",
+					  "exposed EP", "exposed PP", "pipeline bubble", "idle (waiting for the step)"};
+#define NRANK_PARTS ((int)(sizeof rank_parts / sizeof rank_parts[0]))
+
+/* The step-time breakdown per rank (stacked bars of the parts any rank has, compute always) and a table of
+ * the first 64 ranks. */
+static int run_breakdown(const struct table *rk, const struct run_facts *r, hs_gp *g, hs_page *pg,
+			 hs_report_opts *o, hs_err *err)
+{
+	int use[NRANK_PARTS], nuse = 0;
+	for (int k = 0; k < NRANK_PARTS; k++) {
 		double s = 0;
-		int c = table_col(&rk, parts[k]);
-		for (size_t r = 0; r < rk.nrow; r++)
-			s += fabs(cell_num(&rk, c, r) > 0 ? cell_num(&rk, c, r) : 0);
+		int c = table_col(rk, rank_parts[k]);
+		for (size_t q = 0; q < rk->nrow; q++)
+			s += fabs(cell_num(rk, c, q) > 0 ? cell_num(rk, c, q) : 0);
 		if (s > 1e-9 || k == 0)
 			use[nuse++] = k;
 	}
 	char dpath[1200], img[256], script[4096];
 	FILE *f = hs_gp_data(g, "breakdown", dpath, sizeof dpath);
-	int cst = table_col(&rk, "stage"), cdp = table_col(&rk, "dp_index");
+	int cst = table_col(rk, "stage"), cdp = table_col(rk, "dp_index");
 	fprintf(f, "rank");
 	for (int k = 0; k < nuse; k++)
-		fprintf(f, "\t%s", labels[use[k]]);
+		fprintf(f, "\t%s", rank_labels[use[k]]);
 	fprintf(f, "\n");
-	for (size_t r = 0; r < rk.nrow; r++) {
-		fprintf(f, dp > 1 && rk.nrow > pp ? "s%s/d%s" : "stage %s", rk.cells[cst][r], rk.cells[cdp][r]);
+	for (size_t q = 0; q < rk->nrow; q++) {
+		fprintf(f, r->dp > 1 && rk->nrow > r->pp ? "s%s/d%s" : "stage %s", rk->cells[cst][q], rk->cells[cdp][q]);
 		for (int k = 0; k < nuse; k++) {
-			double x = cell_num(&rk, table_col(&rk, parts[use[k]]), r);
+			double x = cell_num(rk, table_col(rk, rank_parts[use[k]]), q);
 			fprintf(f, "\t%.9g", x > 0 ? x : 0);
 		}
 		fprintf(f, "\n");
@@ -250,201 +273,229 @@ static int report_run(hs_h5r *h, hs_gp *g, hs_page *pg, hs_report_opts *o, hs_er
 		 "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.9 border lc rgb "
 		 "'#ffffff'\nset boxwidth 0.75\nset key outside right top\nset yrange [0:*]\nset xtics rotate by -30 "
 		 "nomirror\nplot for [i=2:%d] '%s' using i:xtic(1) title columnheader(i) lc rgb word(colors, i-1)\n",
-		 cols, step, nuse + 1, dpath);
+		 cols, r->step, nuse + 1, dpath);
 	if (hs_gp_plot(g, "breakdown", 960, 480, script, img, sizeof img, err))
-		goto fail;
+		return -1;
 	o->plots++;
 	hs_page_section(pg, "Where the step goes");
 	hs_page_figure(pg, img, "Step-time breakdown per simulated rank: compute, communication that blocked the "
 				"compute stream (by group), pipeline bubble, and idle time after the rank's last task.");
-	{
-		const char *hd[] = {"rank", "device", "x ranks", "finish (s)", "compute (s)", "exposed comm (s)", "bubble (s)",
-				    "memory (GiB)"};
-		hs_page_table(pg, 8, hd);
-		int cdev = table_col(&rk, "device"), cm = table_col(&rk, "multiplicity");
-		for (size_t r = 0; r < rk.nrow && r < 64; r++) {
-			char a[32], b[32], c[32], d[32], e[32], fm[32], lab[48];
-			double ex = 0;
-			for (int k = 1; k <= 5; k++)
-				ex += cell_num(&rk, table_col(&rk, parts[k]), r);
-			snprintf(lab, sizeof lab, "stage %s dp %s", rk.cells[cst][r], rk.cells[cdp][r]);
-			snprintf(fm, sizeof fm, "%s", rk.cells[cm][r]);
-			fmt(a, sizeof a, "%.4f", cell_num(&rk, table_col(&rk, "finish_s"), r));
-			fmt(b, sizeof b, "%.4f", cell_num(&rk, table_col(&rk, "compute_s"), r));
-			fmt(c, sizeof c, "%.4f", ex);
-			fmt(d, sizeof d, "%.4f", cell_num(&rk, table_col(&rk, "bubble_s"), r));
-			fmt(e, sizeof e, "%.1f", cell_num(&rk, table_col(&rk, "memory_bytes"), r) / HS_GiB);
-			const char *row[] = {lab, rk.cells[cdev][r], fm, a, b, c, d, e};
-			hs_page_row(pg, row);
-		}
-		hs_page_table_end(pg);
+	const char *hd[] = {"rank", "device", "x ranks", "finish (s)", "compute (s)", "exposed comm (s)", "bubble (s)",
+			    "memory (GiB)"};
+	hs_page_table(pg, 8, hd);
+	int cdev = table_col(rk, "device"), cm = table_col(rk, "multiplicity");
+	for (size_t q = 0; q < rk->nrow && q < 64; q++) {
+		char a[32], b[32], c[32], d[32], e[32], fm[32], lab[48];
+		double ex = 0;
+		for (int k = 1; k <= 5; k++)
+			ex += cell_num(rk, table_col(rk, rank_parts[k]), q);
+		snprintf(lab, sizeof lab, "stage %s dp %s", rk->cells[cst][q], rk->cells[cdp][q]);
+		snprintf(fm, sizeof fm, "%s", rk->cells[cm][q]);
+		fmt(a, sizeof a, "%.4f", cell_num(rk, table_col(rk, "finish_s"), q));
+		fmt(b, sizeof b, "%.4f", cell_num(rk, table_col(rk, "compute_s"), q));
+		fmt(c, sizeof c, "%.4f", ex);
+		fmt(d, sizeof d, "%.4f", cell_num(rk, table_col(rk, "bubble_s"), q));
+		fmt(e, sizeof e, "%.1f", cell_num(rk, table_col(rk, "memory_bytes"), q) / HS_GiB);
+		const char *row[] = {lab, rk->cells[cdev][q], fm, a, b, c, d, e};
+		hs_page_row(pg, row);
 	}
+	hs_page_table_end(pg);
+	return 0;
+}
 
-	/* timeline */
+/* A Gantt chart of the first 16 ranks' streams from /tasks (written by --hdf5-tasks), or a note saying how
+ * to get one. */
+static int run_timeline(hs_h5r *h, const struct table *rk, const struct run_facts *r, hs_gp *g, hs_page *pg,
+			hs_report_opts *o, hs_err *err)
+{
 	struct table tk;
 	hs_page_section(pg, "Pipeline timeline");
-	if (table_from_h5(h, "/tasks", &tk) == 0) {
-		int crk = table_col(&tk, "rank"), cs = table_col(&tk, "stream"), cw = table_col(&tk, "what"),
-		    c0 = table_col(&tk, "start_s"), c1 = table_col(&tk, "end_s");
-		int maxr = 16, nr = (int)rk.nrow < maxr ? (int)rk.nrow : maxr;
-		int used[8] = {0};
-		f = hs_gp_data(g, "timeline", dpath, sizeof dpath);
-		for (size_t r = 0; r < tk.nrow; r++) {
-			int rr = (int)cell_num(&tk, crk, r), s = (int)cell_num(&tk, cs, r), w = (int)cell_num(&tk, cw, r);
-			if (rr >= nr || w < 0 || w > 7)
-				continue;
-			double a = cell_num(&tk, c0, r), b = cell_num(&tk, c1, r);
-			if (!(b > a))
-				continue;
-			used[w] = 1;
-			unsigned col = (unsigned)strtoul(what_colors[w] + 1, NULL, 16);
-			fprintf(f, "%.9g\t%d\t%.9g\t%.3f\t%u\n", (a + b) / 2, rr * 4 + s, (b - a) / 2, s == 0 ? 0.4 : 0.25,
-				col);
+	if (table_from_h5(h, "/tasks", &tk) != 0) {
+		hs_page_para(pg, "This result has no task table: run with --hdf5-tasks to draw the timeline.");
+		return 0;
+	}
+	char dpath[1200], img[256], script[4096];
+	int cst = table_col(rk, "stage");
+	int crk = table_col(&tk, "rank"), cs = table_col(&tk, "stream"), cw = table_col(&tk, "what"),
+	    c0 = table_col(&tk, "start_s"), c1 = table_col(&tk, "end_s");
+	int maxr = 16, nr = (int)rk->nrow < maxr ? (int)rk->nrow : maxr;
+	int used[8] = {0};
+	FILE *f = hs_gp_data(g, "timeline", dpath, sizeof dpath);
+	for (size_t q = 0; q < tk.nrow; q++) {
+		int rr = (int)cell_num(&tk, crk, q), s = (int)cell_num(&tk, cs, q), w = (int)cell_num(&tk, cw, q);
+		if (rr >= nr || w < 0 || w > 7)
+			continue;
+		double a = cell_num(&tk, c0, q), b = cell_num(&tk, c1, q);
+		if (!(b > a))
+			continue;
+		used[w] = 1;
+		unsigned col = (unsigned)strtoul(what_colors[w] + 1, NULL, 16);
+		fprintf(f, "%.9g\t%d\t%.9g\t%.3f\t%u\n", (a + b) / 2, rr * 4 + s, (b - a) / 2, s == 0 ? 0.4 : 0.25, col);
+	}
+	fclose(f);
+	char yt[4096] = "set ytics (";
+	for (int q = 0; q < nr; q++) {
+		char one[96];
+		snprintf(one, sizeof one, "%s'stage %s compute' %d, 'comm' %d, 'p2p' %d", q ? ", " : "",
+			 rk->cells[cst][q], q * 4, q * 4 + 1, q * 4 + 2);
+		if (strlen(yt) + strlen(one) < sizeof yt - 8)
+			strcat(yt, one);
+	}
+	strcat(yt, ")\n");
+	char keys[1024] = "";
+	for (int w = 0; w < 8; w++)
+		if (used[w] && !(w == 2 && used[1]) && w != 7) {
+			char one[128];
+			snprintf(one, sizeof one, ", NaN with boxes fs solid lc rgb '%s' title '%s'", what_colors[w],
+				 what_names[w]);
+			strcat(keys, one);
 		}
-		fclose(f);
-		char yt[4096] = "set ytics (";
-		for (int r = 0; r < nr; r++) {
-			char one[96];
-			snprintf(one, sizeof one, "%s'stage %s compute' %d, 'comm' %d, 'p2p' %d", r ? ", " : "",
-				 rk.cells[cst][r], r * 4, r * 4 + 1, r * 4 + 2);
-			if (strlen(yt) + strlen(one) < sizeof yt - 8)
-				strcat(yt, one);
-		}
-		strcat(yt, ")\n");
-		char keys[1024] = "";
-		for (int w = 0; w < 8; w++)
-			if (used[w] && !(w == 2 && used[1]) && w != 7) {
-				char one[128];
-				snprintf(one, sizeof one, ", NaN with boxes fs solid lc rgb '%s' title '%s'", what_colors[w],
-					 what_names[w]);
-				strcat(keys, one);
-			}
-		snprintf(script, sizeof script,
-			 "set title 'Timeline of one step (first %d simulated ranks, step %.4f s)'\nset xlabel 'seconds'\n"
-			 "set yrange [%d:-1] reverse\nset grid xtics lc rgb '#eeeeee'\nset key outside right top noenhanced\n"
-			 "set style fill solid 0.95 noborder\nplot '%s' using 1:2:3:4:5 with boxxyerror lc rgb variable "
-			 "notitle%s, NaN with boxes fs solid lc rgb '%s' title 'p2p send'\n",
-			 nr, step, nr * 4 - 1, dpath, keys, what_colors[7]);
-		/* yrange with reverse: rank 0 on top */
-		char *yr = strstr(script, "set yrange");
-		(void)yr;
-		char full[8192];
-		snprintf(full, sizeof full, "%s%s", yt, script);
-		if (hs_gp_plot(g, "timeline", 1100, 120 + 60 * nr, full, img, sizeof img, err))
-			goto fail2;
+	/* yrange with reverse: rank 0 on top */
+	snprintf(script, sizeof script,
+		 "set title 'Timeline of one step (first %d simulated ranks, step %.4f s)'\nset xlabel 'seconds'\n"
+		 "set yrange [%d:-1] reverse\nset grid xtics lc rgb '#eeeeee'\nset key outside right top noenhanced\n"
+		 "set style fill solid 0.95 noborder\nplot '%s' using 1:2:3:4:5 with boxxyerror lc rgb variable "
+		 "notitle%s, NaN with boxes fs solid lc rgb '%s' title 'p2p send'\n",
+		 nr, r->step, nr * 4 - 1, dpath, keys, what_colors[7]);
+	char full[8192];
+	snprintf(full, sizeof full, "%s%s", yt, script);
+	int rc = hs_gp_plot(g, "timeline", 1100, 120 + 60 * nr, full, img, sizeof img, err);
+	if (rc == 0) {
 		o->plots++;
 		hs_page_figure(pg, img, "Gantt chart of the step: compute (tall bars) and communication streams of each "
 					"simulated rank, coloured by what the task does.");
-		table_free(&tk);
-	} else {
-		hs_page_para(pg, "This result has no task table: run with --hdf5-tasks to draw the timeline.");
 	}
+	table_free(&tk);
+	return rc ? -1 : 0;
+}
 
-	/* memory */
+/* Memory of one GPU per stage from /stages, stacked by kind, against the usable capacity /ranks reports;
+ * nothing when the file has no /stages. */
+static int run_memory(hs_h5r *h, const struct table *rk, hs_gp *g, hs_page *pg, hs_report_opts *o, hs_err *err)
+{
 	struct table st;
-	if (table_from_h5(h, "/stages", &st) == 0) {
-		static const char *const mparts[] = {"weights_bytes", "grads_bytes", "optimizer_bytes",
-						     "activations_bytes", "logits_bytes"};
-		static const char *const mlab[] = {"weights", "gradients", "optimizer", "activations", "logits"};
-		f = hs_gp_data(g, "memory", dpath, sizeof dpath);
-		fprintf(f, "stage\tweights\tgradients\toptimizer\tactivations\tlogits\tcapacity\n");
-		for (size_t r = 0; r < st.nrow; r++) {
-			fprintf(f, "stage %s", st.cells[0][r]);
-			for (int k = 0; k < 5; k++)
-				fprintf(f, "\t%.6g", cell_num(&st, table_col(&st, mparts[k]), r) / HS_GiB);
-			double cap = NAN;
-			for (size_t q = 0; q < rk.nrow; q++)
-				if (strcmp(rk.cells[cst][q], st.cells[0][r]) == 0) {
-					cap = cell_num(&rk, table_col(&rk, "memory_capacity_bytes"), q);
-					break;
-				}
-			fprintf(f, "\t%.6g\n", cap / HS_GiB);
-		}
-		fclose(f);
-		(void)mlab;
-		snprintf(script, sizeof script,
-			 "colors = '#4e79a7 #76b7b2 #f28e2b #e15759 #b07aa1'\nset title 'Memory per GPU, by pipeline stage'\n"
-			 "set ylabel 'GiB'\nset key autotitle columnheader\nset style data histograms\nset style histogram rowstacked\nset style fill "
-			 "solid 0.9 border lc rgb '#ffffff'\nset boxwidth 0.6\nset key outside right top\nset yrange [0:*]\n"
-			 "plot for [i=2:6] '%s' using i:xtic(1) title columnheader(i) lc rgb word(colors, i-1), "
-			 "'%s' using 0:7 with linespoints lw 2 dt 2 pt 7 ps 1.5 lc rgb '#222222' title 'usable capacity'\n",
-			 dpath, dpath);
-		if (hs_gp_plot(g, "memory", 900, 450, script, img, sizeof img, err)) {
-			table_free(&st);
-			goto fail;
-		}
+	if (table_from_h5(h, "/stages", &st) != 0)
+		return 0;
+	static const char *const mparts[] = {"weights_bytes", "grads_bytes", "optimizer_bytes", "activations_bytes",
+					     "logits_bytes"};
+	char dpath[1200], img[256], script[4096];
+	int cst = table_col(rk, "stage");
+	FILE *f = hs_gp_data(g, "memory", dpath, sizeof dpath);
+	fprintf(f, "stage\tweights\tgradients\toptimizer\tactivations\tlogits\tcapacity\n");
+	for (size_t q = 0; q < st.nrow; q++) {
+		fprintf(f, "stage %s", st.cells[0][q]);
+		for (int k = 0; k < 5; k++)
+			fprintf(f, "\t%.6g", cell_num(&st, table_col(&st, mparts[k]), q) / HS_GiB);
+		double cap = NAN;
+		for (size_t x = 0; x < rk->nrow; x++)
+			if (strcmp(rk->cells[cst][x], st.cells[0][q]) == 0) {
+				cap = cell_num(rk, table_col(rk, "memory_capacity_bytes"), x);
+				break;
+			}
+		fprintf(f, "\t%.6g\n", cap / HS_GiB);
+	}
+	fclose(f);
+	snprintf(script, sizeof script,
+		 "colors = '#4e79a7 #76b7b2 #f28e2b #e15759 #b07aa1'\nset title 'Memory per GPU, by pipeline stage'\n"
+		 "set ylabel 'GiB'\nset key autotitle columnheader\nset style data histograms\nset style histogram rowstacked\nset style fill "
+		 "solid 0.9 border lc rgb '#ffffff'\nset boxwidth 0.6\nset key outside right top\nset yrange [0:*]\n"
+		 "plot for [i=2:6] '%s' using i:xtic(1) title columnheader(i) lc rgb word(colors, i-1), "
+		 "'%s' using 0:7 with linespoints lw 2 dt 2 pt 7 ps 1.5 lc rgb '#222222' title 'usable capacity'\n",
+		 dpath, dpath);
+	int rc = hs_gp_plot(g, "memory", 900, 450, script, img, sizeof img, err);
+	if (rc == 0) {
 		o->plots++;
 		hs_page_section(pg, "Memory");
 		hs_page_figure(pg, img, "Memory of one GPU of each stage (weights, gradients, optimizer state, "
 					"activations at peak, logits) against its usable capacity (capacity minus reserve).");
-		table_free(&st);
 	}
+	table_free(&st);
+	return rc ? -1 : 0;
+}
 
-	/* links */
+/* Busy fraction over time of the eight busiest links, when the network model recorded /links; otherwise a
+ * note saying which models do. */
+static int run_links(hs_h5r *h, hs_gp *g, hs_page *pg, hs_report_opts *o, hs_err *err)
+{
 	hs_page_section(pg, "Link utilisation");
 	double nl = 0;
 	double *lu = NULL;
 	size_t nlk = 0, nbin = 0;
-	if (hs_h5_get_num(h, "/", "links", &nl) == 0 && nl > 0 &&
-	    hs_h5_read_matrix(h, "/links/utilisation", &lu, &nlk, &nbin) == 0) {
-		double bin = 1;
-		hs_h5_get_num(h, "/links", "bin_s", &bin);
-		char **names = NULL;
-		size_t nn = 0;
-		hs_h5_read_str(h, "/links", "name", &names, &nn);
-		/* the 8 busiest links */
-		int top[8], ntop = 0;
-		for (int k = 0; k < 8 && k < (int)nlk; k++) {
-			int best = -1;
-			double bm = -1;
-			for (size_t l = 0; l < nlk; l++) {
-				int taken = 0;
-				for (int q = 0; q < ntop; q++)
-					taken |= top[q] == (int)l;
-				double m = 0;
-				for (size_t b = 0; b < nbin; b++)
-					m += lu[l * nbin + b];
-				if (!taken && m > bm)
-					bm = m, best = (int)l;
-			}
-			top[ntop++] = best;
-		}
-		f = hs_gp_data(g, "links", dpath, sizeof dpath);
-		fprintf(f, "time_s");
-		for (int q = 0; q < ntop; q++)
-			fprintf(f, "\t%s", (size_t)top[q] < nn ? names[top[q]] : "link");
-		fprintf(f, "\n");
-		for (size_t b = 0; b < nbin; b++) {
-			fprintf(f, "%.9g", (b + 0.5) * bin);
-			for (int q = 0; q < ntop; q++)
-				fprintf(f, "\t%.4f", lu[(size_t)top[q] * nbin + b]);
-			fprintf(f, "\n");
-		}
-		fclose(f);
-		snprintf(script, sizeof script,
-			 "set title 'Utilisation of the busiest links'\nset xlabel 'seconds'\nset ylabel 'busy fraction'\n"
-			 "set yrange [0:1.05]\nset key outside right top\nplot for [i=2:%d] '%s' using 1:i with steps lw 1.5 "
-			 "title columnheader(i)\n", ntop + 1, dpath);
-		for (size_t q = 0; q < nn; q++)
-			free(names[q]);
-		free(names);
-		free(lu);
-		if (hs_gp_plot(g, "links", 960, 420, script, img, sizeof img, err))
-			goto fail;
-		o->plots++;
-		hs_page_figure(pg, img, "Busy fraction over time of the eight busiest links.");
-	} else {
+	if (!(hs_h5_get_num(h, "/", "links", &nl) == 0 && nl > 0 &&
+	      hs_h5_read_matrix(h, "/links/utilisation", &lu, &nlk, &nbin) == 0)) {
 		hs_page_para(pg, "No link time series in this result: the analytical network model has no links. "
 				 "Results of a network model that tracks links (flow) carry /links.");
+		return 0;
+	}
+	char dpath[1200], img[256], script[4096];
+	double bin = 1;
+	hs_h5_get_num(h, "/links", "bin_s", &bin);
+	char **names = NULL;
+	size_t nn = 0;
+	hs_h5_read_str(h, "/links", "name", &names, &nn);
+	/* the 8 busiest links */
+	int top[8], ntop = 0;
+	for (int k = 0; k < 8 && k < (int)nlk; k++) {
+		int best = -1;
+		double bm = -1;
+		for (size_t l = 0; l < nlk; l++) {
+			int taken = 0;
+			for (int q = 0; q < ntop; q++)
+				taken |= top[q] == (int)l;
+			double m = 0;
+			for (size_t b = 0; b < nbin; b++)
+				m += lu[l * nbin + b];
+			if (!taken && m > bm)
+				bm = m, best = (int)l;
+		}
+		top[ntop++] = best;
+	}
+	FILE *f = hs_gp_data(g, "links", dpath, sizeof dpath);
+	fprintf(f, "time_s");
+	for (int q = 0; q < ntop; q++)
+		fprintf(f, "\t%s", (size_t)top[q] < nn ? names[top[q]] : "link");
+	fprintf(f, "\n");
+	for (size_t b = 0; b < nbin; b++) {
+		fprintf(f, "%.9g", (b + 0.5) * bin);
+		for (int q = 0; q < ntop; q++)
+			fprintf(f, "\t%.4f", lu[(size_t)top[q] * nbin + b]);
+		fprintf(f, "\n");
+	}
+	fclose(f);
+	snprintf(script, sizeof script,
+		 "set title 'Utilisation of the busiest links'\nset xlabel 'seconds'\nset ylabel 'busy fraction'\n"
+		 "set yrange [0:1.05]\nset key outside right top\nplot for [i=2:%d] '%s' using 1:i with steps lw 1.5 "
+		 "title columnheader(i)\n", ntop + 1, dpath);
+	for (size_t q = 0; q < nn; q++)
+		free(names[q]);
+	free(names);
+	free(lu);
+	if (hs_gp_plot(g, "links", 960, 420, script, img, sizeof img, err))
+		return -1;
+	o->plots++;
+	hs_page_figure(pg, img, "Busy fraction over time of the eight busiest links.");
+	return 0;
+}
+
+/* Kind run: the summary, then one section per step of the page, in the order the reader meets them. */
+static int report_run(hs_h5r *h, hs_gp *g, hs_page *pg, hs_report_opts *o, hs_err *err)
+{
+	struct run_facts r;
+	run_read_facts(h, &r);
+	if (run_open_page(pg, g->dir, &r, o, err))
+		return -1;
+	run_summary(pg, &r);
+	struct table rk;
+	if (table_from_h5(h, "/ranks", &rk))
+		return hs_err_set(err, HS_EINPUT, "no /ranks table: not a `hetsim run --hdf5` file");
+	if (run_breakdown(&rk, &r, g, pg, o, err) || run_timeline(h, &rk, &r, g, pg, o, err) ||
+	    run_memory(h, &rk, g, pg, o, err) || run_links(h, g, pg, o, err)) {
+		table_free(&rk);
+		hs_page_abort(pg);
+		return -1;
 	}
 	table_free(&rk);
 	return 0;
-fail2:
-	table_free(&tk);
-fail:
-	table_free(&rk);
-	hs_page_abort(pg);
-	return -1;
 }
 
 /* ---------- sweep ---------- */
@@ -844,6 +895,100 @@ fail:
 	return -1;
 }
 
+/* ---------- the report kinds ---------- */
+
+/* A result as hs_report_make opened it: its path, and its HDF5 handle or the root of its JSON document. */
+struct source {
+	const char *path;
+	hs_h5r *h5;
+	const hs_ynode *root;
+};
+
+/* How a result is stored, which decides how its kind is recognised: an HDF5 file names its kind in the
+ * root's hetsim_kind; a CSV is a sweep's; a JSON document is recognised by its contents. */
+enum form { FORM_HDF5, FORM_CSV, FORM_JSON };
+
+static int make_run(const struct source *s, hs_gp *g, hs_page *pg, hs_report_opts *o, hs_err *err)
+{
+	return report_run(s->h5, g, pg, o, err);
+}
+
+/* The sweep's HDF5 says which metric ranked it, and in which direction. */
+static int make_sweep_h5(const struct source *s, hs_gp *g, hs_page *pg, hs_report_opts *o, hs_err *err)
+{
+	struct table t;
+	char metric[64] = "step_time_s", goal[8] = "min";
+	hs_h5_get_str(s->h5, "/", "metric", metric, sizeof metric);
+	hs_h5_get_str(s->h5, "/", "goal", goal, sizeof goal);
+	int rc = table_from_h5(s->h5, "/sweep", &t)
+			 ? hs_err_set(err, HS_EINPUT, "%s: no /sweep table", s->path)
+			 : report_sweep(&t, s->path, g, pg, o, metric, strcmp(goal, "max") == 0, err);
+	if (!rc || t.names)
+		table_free(&t);
+	return rc;
+}
+
+/* The CSV does not say which metric ranked it: the row ranked 1 and its neighbours tell. */
+static int make_sweep_csv(const struct source *s, hs_gp *g, hs_page *pg, hs_report_opts *o, hs_err *err)
+{
+	struct table t;
+	if (table_from_csv(s->path, &t, err))
+		return -1;
+	int rc = report_sweep(&t, s->path, g, pg, o, "step_time_s", 0, err);
+	table_free(&t);
+	return rc;
+}
+
+static int is_validate(const hs_ynode *root)
+{
+	const hs_ynode *es = hs_yaml_get(root, "entries");
+	return es && es->kind == HS_Y_SEQ;
+}
+
+static int make_validate(const struct source *s, hs_gp *g, hs_page *pg, hs_report_opts *o, hs_err *err)
+{
+	return report_validate(s->root, s->path, g, pg, o, err);
+}
+
+static int is_fabric(const hs_ynode *root) { return strcmp(ystr(root, "kind"), "fabric") == 0; }
+
+static int make_fabric(const struct source *s, hs_gp *g, hs_page *pg, hs_report_opts *o, hs_err *err)
+{
+	return report_fabric(s->root, s->path, g, pg, o, err);
+}
+
+/* Each kind of report: its name (reported in o->kind; an HDF5 file's hetsim_kind), its form, how a JSON
+ * document is recognised as one (the first that matches, in this order), and what draws it. A new kind is a
+ * row here, and the message in hs_report_make that lists what report reads. */
+static const struct report_kind {
+	const char *name;
+	enum form form;
+	int (*is)(const hs_ynode *root); /* FORM_JSON only */
+	int (*make)(const struct source *s, hs_gp *g, hs_page *pg, hs_report_opts *o, hs_err *err);
+} kinds[] = {
+	{"run", FORM_HDF5, NULL, make_run},
+	{"sweep", FORM_HDF5, NULL, make_sweep_h5},
+	{"sweep", FORM_CSV, NULL, make_sweep_csv},
+	{"validate", FORM_JSON, is_validate, make_validate},
+	{"fabric", FORM_JSON, is_fabric, make_fabric},
+};
+#define NKINDS (sizeof kinds / sizeof kinds[0])
+
+/* The kind of a result of form `form`: by name for HDF5 (`name`), the only one for CSV, the first whose test
+ * holds for JSON; NULL when none. */
+static const struct report_kind *find_kind(enum form form, const char *name, const hs_ynode *root)
+{
+	for (size_t i = 0; i < NKINDS; i++) {
+		const struct report_kind *k = &kinds[i];
+		if (k->form != form)
+			continue;
+		if ((form == FORM_HDF5 && strcmp(k->name, name) == 0) || form == FORM_CSV ||
+		    (form == FORM_JSON && k->is(root)))
+			return k;
+	}
+	return NULL;
+}
+
 int hs_report_make(const char *result, const char *dir, hs_report_opts *o, hs_err *err)
 {
 	hs_gp g;
@@ -859,55 +1004,38 @@ int hs_report_make(const char *result, const char *dir, hs_report_opts *o, hs_er
 	const char *ext = strrchr(result, '.');
 	if (hs_gp_init(&g, dir, o->format, err))
 		return -1;
+	struct source src = {result, NULL, NULL};
+	const struct report_kind *k;
+	int rc;
 	if (is_h5) {
-		hs_h5r *h = hs_h5_open(result, err);
-		if (!h)
+		src.h5 = hs_h5_open(result, err);
+		if (!src.h5)
 			return -1;
 		char kind[32] = "";
-		hs_h5_get_str(h, "/", "hetsim_kind", kind, sizeof kind);
+		hs_h5_get_str(src.h5, "/", "hetsim_kind", kind, sizeof kind);
 		snprintf(o->kind, sizeof o->kind, "%s", kind);
-		int rc;
-		if (strcmp(kind, "run") == 0) {
-			rc = report_run(h, &g, &pg, o, err);
-		} else if (strcmp(kind, "sweep") == 0) {
-			struct table t;
-			char metric[64] = "step_time_s", goal[8] = "min";
-			hs_h5_get_str(h, "/", "metric", metric, sizeof metric);
-			hs_h5_get_str(h, "/", "goal", goal, sizeof goal);
-			rc = table_from_h5(h, "/sweep", &t) ? hs_err_set(err, HS_EINPUT, "%s: no /sweep table", result)
-							       : report_sweep(&t, result, &g, &pg, o, metric,
-									      strcmp(goal, "max") == 0, err);
-			if (!rc || t.names)
-				table_free(&t);
-		} else {
-			rc = hs_err_set(err, HS_EINPUT, "%s: not a hetsim result (hetsim_kind '%s')", result, kind);
-		}
-		hs_h5_close(h);
+		k = find_kind(FORM_HDF5, kind, NULL);
+		rc = k ? k->make(&src, &g, &pg, o, err)
+		       : hs_err_set(err, HS_EINPUT, "%s: not a hetsim result (hetsim_kind '%s')", result, kind);
+		hs_h5_close(src.h5);
 		return rc ? -1 : hs_page_close(&pg, err);
 	}
 	if (ext && strcmp(ext, ".csv") == 0) {
-		struct table t;
-		if (table_from_csv(result, &t, err))
-			return -1;
-		snprintf(o->kind, sizeof o->kind, "sweep");
-		/* the CSV does not say which metric ranked it: the row ranked 1 and its neighbours tell */
-		int rc = report_sweep(&t, result, &g, &pg, o, "step_time_s", 0, err);
-		table_free(&t);
+		k = find_kind(FORM_CSV, NULL, NULL);
+		snprintf(o->kind, sizeof o->kind, "%s", k->name);
+		rc = k->make(&src, &g, &pg, o, err);
 		return rc ? -1 : hs_page_close(&pg, err);
 	}
 	hs_ydoc *d = hs_yaml_load_file(result, err);
 	if (!d)
 		return -1;
-	const hs_ynode *root = hs_yaml_root(d);
-	int rc;
-	const hs_ynode *es = hs_yaml_get(root, "entries");
-	if (es && es->kind == HS_Y_SEQ) {
-		snprintf(o->kind, sizeof o->kind, "validate");
-		rc = report_validate(root, result, &g, &pg, o, err);
-	} else if (strcmp(ystr(root, "kind"), "fabric") == 0) {
-		snprintf(o->kind, sizeof o->kind, "fabric");
-		rc = report_fabric(root, result, &g, &pg, o, err);
+	src.root = hs_yaml_root(d);
+	k = find_kind(FORM_JSON, NULL, src.root);
+	if (k) {
+		snprintf(o->kind, sizeof o->kind, "%s", k->name);
+		rc = k->make(&src, &g, &pg, o, err);
 	} else {
+		/* lists the rows of `kinds`, by form */
 		rc = hs_err_set(err, HS_EINPUT,
 				"%s: not a result hetsim report reads (expected the HDF5 of run or sweep, a sweep CSV, or "
 				"the JSON of validate --json or of a fabric run --json)",

@@ -26,12 +26,51 @@ struct memo {
 	void (*free_fn)(void *);
 };
 
-/* Scale-up kinds a group may name. The analytical models only need bandwidth and latency; the topology
- * builders (topology/topo.c) use the kind to lay out links. */
-static const char *const scaleup_kinds[] = {"nvswitch", "nvl72", "nvlink-mesh", "nvlink-bridge", "pcie",
-					    "xgmi", "none", NULL};
-static const char *const fabric_kinds[] = {"fat-tree", "rail-optimized", "dragonfly", "torus2d", "torus3d",
-					   "multi-plane", "wan", "explicit", "none", NULL};
+/* The scale-up and fabric kinds a cluster may name are tables with properties (topology/kind.h). The analytical
+ * models only need bandwidth and latency; the topology builders (topology/topo.c) use the kind to lay out links. */
+
+/* "a", "a or b", "a, b or c": for messages that list the kinds having a property. */
+static const char *join_or(const char *const *names, int n, char *buf, size_t len)
+{
+	size_t at = 0;
+	buf[0] = 0;
+	for (int i = 0; i < n && at < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%s", i == 0 ? "" : i == n - 1 ? " or " : ", ", names[i]);
+	return buf;
+}
+
+/* The names of the scale-up kinds whose switch can reduce, for the message that lists them. */
+static const char *reducing_scaleups(char *buf, size_t len)
+{
+	const char *names[32];
+	int n = 0;
+	for (int i = 0; i < hs_kind_nscaleup() && n < 32; i++)
+		if (hs_kind_scaleup(i)->switch_reduce)
+			names[n++] = hs_kind_scaleup(i)->name;
+	return join_or(names, n, buf, len);
+}
+
+/* The names of the fabric kinds that are tori, for the message that lists them. */
+static const char *torus_fabrics(char *buf, size_t len)
+{
+	const char *names[32];
+	int n = 0;
+	for (int i = 0; i < hs_kind_nfabric() && n < 32; i++)
+		if (hs_kind_fabric(i)->dims)
+			names[n++] = hs_kind_fabric(i)->name;
+	return join_or(names, n, buf, len);
+}
+
+/* The names of the fabric kinds that list their own switches and links, for the message that lists them. */
+static const char *listing_fabrics(char *buf, size_t len)
+{
+	const char *names[32];
+	int n = 0;
+	for (int i = 0; i < hs_kind_nfabric() && n < 32; i++)
+		if (hs_kind_fabric(i)->lists_links)
+			names[n++] = hs_kind_fabric(i)->name;
+	return join_or(names, n, buf, len);
+}
 
 /* Defaults when a key is absent (docs/topology.md). Latencies are typical one-hop figures: NVLink through
  * an NVSwitch ~1-2 us end to end as NCCL sees it; a RDMA NIC send/receive ~3 us; one switch hop ~1 us as the
@@ -55,10 +94,9 @@ static int parse_scaleup(const hs_ynode *m, const char *path, hs_node_group *g, 
 	if (hs_cfg_known(m, path, known, "a mapping such as {kind: nvswitch, bandwidth: 450 GB/s, latency: 2 us}",
 			 err))
 		return -1;
-	int k;
-	if (hs_cfg_enum(m, path, "kind", scaleup_kinds, 0, &k, err))
+	if (hs_kind_cfg_scaleup(m, path, &g->scaleup_props, err))
 		return -1;
-	snprintf(g->scaleup_kind, sizeof g->scaleup_kind, "%s", scaleup_kinds[k]);
+	snprintf(g->scaleup_kind, sizeof g->scaleup_kind, "%s", g->scaleup_props->name);
 	double def_bw = g->gpu.scaleup_bw > 0 ? g->gpu.scaleup_bw : 0;
 	/* A bandwidth must be positive: 1 B/s is the floor so that "0" is an error, not a division by zero. */
 	if (hs_cfg_num(m, path, "bandwidth", HS_U_BW, 1, 1e18, def_bw, def_bw <= 0 && g->gpus_per_node > 1,
@@ -67,13 +105,14 @@ static int parse_scaleup(const hs_ynode *m, const char *path, hs_node_group *g, 
 	if (g->scaleup_bw <= 0)
 		g->scaleup_bw = 1e18; /* one GPU per node: never used */
 	if (hs_cfg_bool(m, path, "p2p", 1, &g->scaleup_p2p, err) ||
-	    hs_cfg_bool(m, path, "in_switch_reduction", strcmp(g->scaleup_kind, "nvl72") == 0, &g->scaleup_reduce, err))
+	    hs_cfg_bool(m, path, "in_switch_reduction", g->scaleup_props->reduce_default, &g->scaleup_reduce, err))
 		return -1;
-	if (g->scaleup_reduce && strcmp(g->scaleup_kind, "nvswitch") != 0 && strcmp(g->scaleup_kind, "nvl72") != 0)
+	char list[128];
+	if (g->scaleup_reduce && !g->scaleup_props->switch_reduce)
 		return hs_cfg_err(hs_yaml_get(m, "in_switch_reduction"), err, path, "in_switch_reduction",
-				  "scale-up kind '%s' has no switch to reduce in (expected nvswitch or nvl72)",
-				  g->scaleup_kind);
-	if (!g->scaleup_p2p && strcmp(g->scaleup_kind, "pcie") != 0)
+				  "scale-up kind '%s' has no switch to reduce in (expected %s)", g->scaleup_kind,
+				  reducing_scaleups(list, sizeof list));
+	if (!g->scaleup_p2p && !g->scaleup_props->pcie)
 		return hs_cfg_err(hs_yaml_get(m, "p2p"), err, path, "p2p",
 				  "only a PCIe scale-up can lack peer-to-peer (kind is '%s')", g->scaleup_kind);
 	if (hs_cfg_num(m, path, "pcie_bandwidth", HS_U_BW, 1, 1e18, DEF_PCIE_BW, 0, &g->pcie_bw, err))
@@ -222,9 +261,8 @@ static int parse_fabric(const hs_ynode *m, const char *path, hs_fabric_spec *f, 
 	if (hs_cfg_known(m, path, known,
 			 "a mapping such as {kind: fat-tree, tiers: 2, oversubscription: 1, latency: 1 us}", err))
 		return -1;
-	int k;
 	int64_t tiers, radix, planes, rpg, npr;
-	if (hs_cfg_enum(m, path, "kind", fabric_kinds, 0, &k, err) ||
+	if (hs_kind_cfg_fabric(m, path, &f->props, err) ||
 	    hs_cfg_int(m, path, "tiers", 1, 3, 2, 0, &tiers, err) ||
 	    hs_cfg_num(m, path, "oversubscription", HS_U_COUNT, 1, 1e6, 1, 0, &f->oversubscription, err) ||
 	    hs_cfg_num(m, path, "latency", HS_U_TIME, 0, 1, DEF_FABRIC_LAT, 0, &f->latency, err) ||
@@ -237,18 +275,19 @@ static int parse_fabric(const hs_ynode *m, const char *path, hs_fabric_spec *f, 
 	    hs_cfg_num(m, path, "wan_bandwidth", HS_U_BW, 1, 1e18, DEF_WAN_BW, 0, &f->wan_bw, err) ||
 	    hs_cfg_num(m, path, "wan_latency", HS_U_TIME, 0, 10, DEF_WAN_LAT, 0, &f->wan_lat, err))
 		return -1;
-	snprintf(f->kind, sizeof f->kind, "%s", fabric_kinds[k]);
+	snprintf(f->kind, sizeof f->kind, "%s", f->props->name);
 	f->tiers = (int)tiers;
 	f->radix = (int)radix;
 	f->planes = (int)planes;
 	f->routers_per_group = (int)rpg;
 	f->nics_per_router = (int)npr;
 	const hs_ynode *d = hs_yaml_get(m, "dims");
-	int want = strcmp(f->kind, "torus3d") == 0 ? 3 : strcmp(f->kind, "torus2d") == 0 ? 2 : 0;
+	int want = f->props->dims;
+	char list[128];
 	if (d) {
 		if (!want)
-			return hs_cfg_err(d, err, path, "dims", "only a torus2d or torus3d fabric has dims (kind is '%s')",
-					  f->kind);
+			return hs_cfg_err(d, err, path, "dims", "only a %s fabric has dims (kind is '%s')",
+					  torus_fabrics(list, sizeof list), f->kind);
 		if (d->kind != HS_Y_SEQ || (int)d->n != want)
 			return hs_cfg_err(d, err, path, "dims", "expected a list of %d sizes such as [4, 4%s]", want,
 					  want == 3 ? ", 4" : "");
@@ -279,12 +318,13 @@ static int parse_fabric(const hs_ynode *m, const char *path, hs_fabric_spec *f, 
 			rest /= best;
 		}
 	}
-	if (strcmp(f->kind, "explicit") == 0)
+	if (f->props->lists_links)
 		return parse_explicit(m, path, f, c->ngpus, err);
 	if (hs_yaml_get(m, "links") || hs_yaml_get(m, "switches"))
 		return hs_cfg_err(hs_yaml_get(m, "links") ? hs_yaml_get(m, "links") : hs_yaml_get(m, "switches"), err,
 				  path, hs_yaml_get(m, "links") ? "links" : "switches",
-				  "only kind explicit lists its own switches and links (kind is '%s')", f->kind);
+				  "only kind %s lists its own switches and links (kind is '%s')",
+				  listing_fabrics(list, sizeof list), f->kind);
 	return 0;
 }
 

@@ -9,6 +9,7 @@
 #include "sim/base/err.h"
 #include "sim/base/time.h"
 #include "topology/device.h"
+#include "topology/kind.h"
 
 typedef struct hs_cluster hs_cluster;
 
@@ -19,6 +20,7 @@ typedef struct hs_node_group {
 	hs_device_type gpu;
 	/* scale-up: per GPU, per direction */
 	char scaleup_kind[32]; /* nvswitch, nvlink-mesh, pcie, xgmi, ... */
+	const hs_scaleup_kind *scaleup_props; /* the kind's table entry: layout and properties (kind.h) */
 	double scaleup_bw;     /* bytes/s */
 	double scaleup_lat;    /* seconds */
 	int scaleup_p2p;       /* GPUs reach each other directly (0: PCIe without P2P, through host memory) */
@@ -41,6 +43,7 @@ typedef struct hs_xlink {
 
 typedef struct hs_fabric_spec {
 	char kind[32];         /* fat-tree, rail-optimized, ... */
+	const hs_fabric_kind *props; /* the kind's table entry: layout and properties (kind.h) */
 	int tiers;
 	double oversubscription; /* >= 1 */
 	double latency;        /* seconds per switch hop */

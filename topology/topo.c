@@ -56,53 +56,80 @@ static void add_pair(hs_topo *t, int a, int b, double bw, double lat_ab, double 
 	add_l(t, b, a, bw, lat_ba);
 }
 
-/* ---- scale-up, one node ---- */
+/* ---- scale-up, one node: one builder per layout (topology/kind.h), each for a node of p > 1 GPUs ---- */
+
+/* Every GPU to one scale-up switch (NVSwitch, NVL72): the node's up-switch. */
+static void up_switch(hs_topo *t, const hs_node_group *g, int node, int gpu0)
+{
+	int p = g->gpus_per_node;
+	double half = g->scaleup_lat / 2;
+	int sw = add_sw(t, node);
+	t->upsw[node] = sw;
+	for (int i = 0; i < p; i++)
+		add_pair(t, gpu0 + i, sw, g->scaleup_bw, half, half);
+}
+
+/* All-to-all point-to-point links; each GPU's bandwidth is spread over its p-1 peers (MI300X: 7 x 64 GB/s
+ * xGMI links; DGX-1 style NVLink meshes). */
+static void up_mesh(hs_topo *t, const hs_node_group *g, int node, int gpu0)
+{
+	int p = g->gpus_per_node;
+	for (int i = 0; i < p; i++)
+		for (int j = i + 1; j < p; j++)
+			add_pair(t, gpu0 + i, gpu0 + j, g->scaleup_bw / (p - 1), g->scaleup_lat, g->scaleup_lat);
+}
+
+/* Bridged pairs (0-1, 2-3, ...); everything else crosses the PCIe switch. */
+static void up_bridge(hs_topo *t, const hs_node_group *g, int node, int gpu0)
+{
+	int p = g->gpus_per_node;
+	double half = g->scaleup_lat / 2;
+	for (int i = 0; i + 1 < p; i += 2)
+		add_pair(t, gpu0 + i, gpu0 + i + 1, g->scaleup_bw, g->scaleup_lat, g->scaleup_lat);
+	int sw = add_sw(t, node);
+	for (int i = 0; i < p; i++)
+		add_pair(t, gpu0 + i, sw, g->pcie_bw, half, half);
+}
+
+/* A PCIe switch. With peer-to-peer, GPUs meet at the switch (which is not an up-switch: it cannot reduce).
+ * Without, a copy goes up to host memory and down again. Directed links make the detour the only path: GPUs
+ * send into `up`, which only reaches the host; the host only reaches `down`, which only reaches GPUs. Every
+ * sender shares up -> host, every receiver host -> down (the switch's one host link, one per direction). */
+static void up_pcie(hs_topo *t, const hs_node_group *g, int node, int gpu0)
+{
+	int p = g->gpus_per_node;
+	double bw = g->scaleup_bw, half = g->scaleup_lat / 2;
+	if (g->scaleup_p2p) {
+		int sw = add_sw(t, node);
+		for (int i = 0; i < p; i++)
+			add_pair(t, gpu0 + i, sw, bw, half, half);
+		return;
+	}
+	int up = add_sw(t, node), host = add_v(t, HS_V_HOST, node, 0), down = add_sw(t, node);
+	double q = g->scaleup_lat / 4;
+	for (int i = 0; i < p; i++) {
+		add_l(t, gpu0 + i, up, bw, q);
+		add_l(t, down, gpu0 + i, bw, q);
+	}
+	add_l(t, up, host, bw, q);
+	add_l(t, host, down, bw, q);
+}
+
+/* No scale-up links: devices of the node meet through the NICs. */
+static void up_none(hs_topo *t, const hs_node_group *g, int node, int gpu0) {}
+
+typedef void (*up_builder)(hs_topo *t, const hs_node_group *g, int node, int gpu0);
+static const up_builder up_builders[HS_UP_LAYOUTS] = {
+	[HS_UP_SWITCH] = up_switch, [HS_UP_MESH] = up_mesh, [HS_UP_BRIDGE] = up_bridge,
+	[HS_UP_PCIE] = up_pcie,     [HS_UP_NONE] = up_none,
+};
 
 static void build_node(hs_topo *t, const hs_node_group *g, int node, int gpu0)
 {
 	int p = g->gpus_per_node;
-	double bw = g->scaleup_bw, half = g->scaleup_lat / 2;
-	const char *k = g->scaleup_kind;
 	t->upsw[node] = -1;
-	if (p > 1) {
-		if (!strcmp(k, "nvswitch") || !strcmp(k, "nvl72")) {
-			int sw = add_sw(t, node);
-			t->upsw[node] = sw;
-			for (int i = 0; i < p; i++)
-				add_pair(t, gpu0 + i, sw, bw, half, half);
-		} else if (!strcmp(k, "nvlink-mesh") || !strcmp(k, "xgmi")) {
-			/* all-to-all point-to-point links; each GPU's bandwidth is spread over its p-1 peers
-			 * (MI300X: 7 x 64 GB/s xGMI links; DGX-1 style NVLink meshes) */
-			for (int i = 0; i < p; i++)
-				for (int j = i + 1; j < p; j++)
-					add_pair(t, gpu0 + i, gpu0 + j, bw / (p - 1), g->scaleup_lat, g->scaleup_lat);
-		} else if (!strcmp(k, "nvlink-bridge")) {
-			/* bridged pairs (0-1, 2-3, ...); everything else crosses the PCIe switch */
-			for (int i = 0; i + 1 < p; i += 2)
-				add_pair(t, gpu0 + i, gpu0 + i + 1, bw, g->scaleup_lat, g->scaleup_lat);
-			int sw = add_sw(t, node);
-			for (int i = 0; i < p; i++)
-				add_pair(t, gpu0 + i, sw, g->pcie_bw, half, half);
-		} else if (!strcmp(k, "pcie") && g->scaleup_p2p) {
-			int sw = add_sw(t, node);
-			for (int i = 0; i < p; i++)
-				add_pair(t, gpu0 + i, sw, bw, half, half);
-		} else if (!strcmp(k, "pcie")) {
-			/* No peer-to-peer: a copy goes up to host memory and down again. Directed links make the
-			 * detour the only path: GPUs send into `up`, which only reaches the host; the host only
-			 * reaches `down`, which only reaches GPUs. Every sender shares up -> host, every receiver
-			 * host -> down (the switch's one host link, one per direction). */
-			int up = add_sw(t, node), host = add_v(t, HS_V_HOST, node, 0), down = add_sw(t, node);
-			double q = g->scaleup_lat / 4;
-			for (int i = 0; i < p; i++) {
-				add_l(t, gpu0 + i, up, bw, q);
-				add_l(t, down, gpu0 + i, bw, q);
-			}
-			add_l(t, up, host, bw, q);
-			add_l(t, host, down, bw, q);
-		}
-		/* "none": no scale-up links; devices of the node meet through the NICs */
-	}
+	if (p > 1)
+		up_builders[g->scaleup_props->layout](t, g, node, gpu0);
 	/* NICs: NIC i hangs off device i * p / nics (GPUDirect RDMA through a shared PCIe switch) */
 	int nn = g->nics_per_node;
 	t->nic0[node] = t->nv;
@@ -143,6 +170,13 @@ static double uplink_bw(double down, int attached, int D, double o, int U)
 /* Attach NIC to switch: NIC -> switch costs nothing, switch -> NIC one switch hop. */
 static void attach(hs_topo *t, const nicref *n, int sw, double fl) { add_pair(t, n->v, sw, n->bw, 0, fl); }
 
+/* Leaves D = radix * o / (1 + o) down ports, at least 1 and at most radix - 1. */
+static int leaf_down_ports(int R, double o)
+{
+	int D = (int)lround(R * o / (1 + o));
+	return D < 1 ? 1 : D > R - 1 ? R - 1 : D;
+}
+
 /* A fat-tree over nics[0..n-1]. Leaves have D = radix * o / (1 + o) down ports and U = radix - D up ports,
  * one to each of U spines (2 tiers), or to U aggregation switches of the leaf's pod (3 tiers: pods of
  * radix/2 leaves, each aggregation switch with radix/2 links up to its own core switches). A full leaf's
@@ -164,11 +198,7 @@ static int fat_tree(hs_topo *t, const nicref *nics, int n, int tiers, int radix,
 			attach(t, &nics[i], sw, fl);
 		return sw;
 	}
-	int D = (int)lround(radix * o / (1 + o));
-	if (D < 1)
-		D = 1;
-	if (D > radix - 1)
-		D = radix - 1;
+	int D = leaf_down_ports(radix, o);
 	int U = radix - D;
 	int L = (n + D - 1) / D;
 	int *leaf = hs_xmalloc((size_t)L * sizeof *leaf);
@@ -226,9 +256,194 @@ static int fat_tree(hs_topo *t, const nicref *nics, int n, int tiers, int radix,
 	return top;
 }
 
+/* What every scale-out builder starts from: the cluster's NICs in node order. */
+typedef struct nicset {
+	const hs_cluster *c;
+	const hs_fabric_spec *f;
+	const nicref *nics; /* every NIC, node by node */
+	int total;
+	const int *first;   /* nnodes + 1: index in nics of each node's first NIC (WAN sites slice it by node) */
+	int nn;             /* nodes */
+} nicset;
+
+static void out_fat_tree(hs_topo *t, const nicset *s)
+{
+	const hs_fabric_spec *f = s->f;
+	t->top = fat_tree(t, s->nics, s->total, f->tiers, f->radix, f->oversubscription, f->latency, NULL);
+}
+
+/* Rail-optimised: NIC r of every node joins rail r's leaves; one spine tier joins all leaves. */
+static void out_rails(hs_topo *t, const nicset *s)
+{
+	const hs_fabric_spec *f = s->f;
+	double fl = f->latency, o = f->oversubscription;
+	int R = f->radix, total = s->total;
+	int maxn = 0;
+	for (int node = 0; node < s->nn; node++)
+		if (t->nicn[node] > maxn)
+			maxn = t->nicn[node];
+	nicref *sel = hs_xmalloc((size_t)(total ? total : 1) * sizeof *sel);
+	int D = leaf_down_ports(R, o);
+	int U = R - D;
+	int *leaves = NULL, *lcount = NULL;
+	double *ldown = NULL;
+	size_t lc = 0, dc = 0, cc = 0;
+	int nleaves = 0;
+	for (int r = 0; r < maxn; r++) {
+		int m = 0;
+		for (int i = 0; i < total; i++)
+			if (s->nics[i].idx == r)
+				sel[m++] = s->nics[i];
+		for (int i = 0; i < m; i++) {
+			if (i % D == 0) {
+				hs_xgrow(&leaves, &lc, (size_t)nleaves + 1, sizeof *leaves);
+				hs_xgrow(&ldown, &dc, (size_t)nleaves + 1, sizeof *ldown);
+				hs_xgrow(&lcount, &cc, (size_t)nleaves + 1, sizeof *lcount);
+				leaves[nleaves] = add_sw(t, -1);
+				lcount[nleaves] = 0;
+				ldown[nleaves++] = 0;
+			}
+			attach(t, &sel[i], leaves[nleaves - 1], fl);
+			ldown[nleaves - 1] += sel[i].bw;
+			lcount[nleaves - 1]++;
+		}
+	}
+	if (nleaves > 1) {
+		int s0 = t->nv;
+		for (int k = 0; k < U; k++)
+			add_sw(t, -1);
+		for (int l = 0; l < nleaves; l++)
+			for (int k = 0; k < U; k++)
+				add_pair(t, leaves[l], s0 + k, uplink_bw(ldown[l], lcount[l], D, o, U), fl, fl);
+		t->top = s0;
+	} else if (nleaves == 1)
+		t->top = leaves[0];
+	free(leaves);
+	free(lcount);
+	free(ldown);
+	free(sel);
+}
+
+/* Multi-plane: NIC i is in plane i mod planes; each plane is its own fat-tree, planes never meet. */
+static void out_planes(hs_topo *t, const nicset *s)
+{
+	const hs_fabric_spec *f = s->f;
+	int groups = f->planes, total = s->total;
+	nicref *sel = hs_xmalloc((size_t)(total ? total : 1) * sizeof *sel);
+	for (int r = 0; r < groups; r++) {
+		int m = 0;
+		for (int i = 0; i < total; i++)
+			if (s->nics[i].idx % groups == r)
+				sel[m++] = s->nics[i];
+		int top = fat_tree(t, sel, m, f->tiers, f->radix, f->oversubscription, f->latency, NULL);
+		if (t->top < 0)
+			t->top = top;
+	}
+	free(sel);
+}
+
+/* Routers with nics_per_router NICs each, groups of routers_per_group routers joined all-to-all by local
+ * links, one global link between every pair of groups (router j of group i serves group j's link, j mod a). */
+static void out_dragonfly(hs_topo *t, const nicset *s)
+{
+	const hs_fabric_spec *f = s->f;
+	double fl = f->latency;
+	int p = f->nics_per_router, a = f->routers_per_group, total = s->total;
+	int nr = (total + p - 1) / p, ng = (nr + a - 1) / a;
+	int r0 = t->nv;
+	for (int r = 0; r < nr; r++)
+		add_sw(t, -1);
+	for (int i = 0; i < total; i++)
+		attach(t, &s->nics[i], r0 + i / p, fl);
+	for (int g = 0; g < ng; g++)
+		for (int i = g * a; i < nr && i < (g + 1) * a; i++)
+			for (int j = i + 1; j < nr && j < (g + 1) * a; j++)
+				add_pair(t, r0 + i, r0 + j, f->link_bw, fl, fl);
+	for (int gi = 0; gi < ng; gi++)
+		for (int gj = gi + 1; gj < ng; gj++) {
+			int ri = gi * a + gj % a, rj = gj * a + gi % a;
+			if (ri >= nr)
+				ri = gi * a;
+			if (rj >= nr)
+				rj = gj * a;
+			add_pair(t, r0 + ri, r0 + rj, f->link_bw, fl, fl);
+		}
+	t->top = r0;
+}
+
+/* One router per node, its NICs attached; wrap-around links to the next router in each dimension. */
+static void out_torus(hs_topo *t, const nicset *s)
+{
+	const hs_fabric_spec *f = s->f;
+	double fl = f->latency;
+	int nd = f->props->dims, nn = s->nn;
+	int r0 = t->nv;
+	for (int node = 0; node < nn; node++)
+		add_sw(t, -1);
+	for (int i = 0; i < s->total; i++)
+		attach(t, &s->nics[i], r0 + s->nics[i].node, fl);
+	int stride = 1;
+	for (int d = 0; d < nd; d++) {
+		int sz = f->dims[d];
+		if (sz > 1)
+			for (int node = 0; node < nn; node++) {
+				int coord = node / stride % sz;
+				if (sz == 2 && coord == 1)
+					continue; /* a ring of two is one link */
+				int nb = node + ((coord + 1) % sz - coord) * stride;
+				add_pair(t, r0 + node, r0 + nb, f->link_bw, fl, fl);
+			}
+		stride *= sz;
+	}
+	t->top = r0;
+}
+
+/* Each node group is a site with its own fat-tree; a gateway per site joins its top tier and every other
+ * site's gateway over a WAN link. */
+static void out_wan(hs_topo *t, const nicset *s)
+{
+	const hs_cluster *c = s->c;
+	const hs_fabric_spec *f = s->f;
+	double fl = f->latency;
+	int ng = hs_cluster_ngroups(c);
+	int *gw = hs_xmalloc((size_t)ng * sizeof *gw);
+	for (int g = 0; g < ng; g++) {
+		int a = s->first[hs_cluster_first_node(c, g)];
+		int b = s->first[hs_cluster_first_node(c, g) + hs_cluster_group(c, g)->nodes];
+		int ntop;
+		int top = fat_tree(t, s->nics + a, b - a, f->tiers, f->radix, f->oversubscription, fl, &ntop);
+		gw[g] = add_sw(t, -1);
+		/* connect the gateway to every switch of the site's top tier (they follow `top`). Only those: in a
+		 * 3-tier site of several pods the aggregation switches are made after the cores, and joining them
+		 * too gave the gateway a shortcut below the top tier. */
+		for (int k = top; k >= 0 && k < top + ntop; k++)
+			add_pair(t, k, gw[g], f->wan_bw, fl, fl);
+		if (t->top < 0)
+			t->top = top;
+	}
+	for (int i = 0; i < ng; i++)
+		for (int j = i + 1; j < ng; j++)
+			add_pair(t, gw[i], gw[j], f->wan_bw, f->wan_lat, f->wan_lat);
+	free(gw);
+}
+
+/* No scale-out fabric: nodes are not joined (check_connected says so when a cluster needs them to be). */
+static void out_none(hs_topo *t, const nicset *s) {}
+
+/* One builder per layout of topology/kind.h; EXPLICIT is laid out by build_explicit, before any node. */
+typedef void (*out_builder)(hs_topo *t, const nicset *s);
+static const out_builder out_builders[HS_OUT_LAYOUTS] = {
+	[HS_OUT_FAT_TREE] = out_fat_tree,   [HS_OUT_RAILS] = out_rails, [HS_OUT_PLANES] = out_planes,
+	[HS_OUT_DRAGONFLY] = out_dragonfly, [HS_OUT_TORUS] = out_torus, [HS_OUT_WAN] = out_wan,
+	[HS_OUT_NONE] = out_none,
+};
+
 static int build_fabric(hs_topo *t, const hs_cluster *c, hs_err *err)
 {
 	const hs_fabric_spec *f = hs_cluster_fabric(c);
+	out_builder build = out_builders[f->props->layout];
+	if (!build)
+		return hs_err_set(err, HS_EINTERNAL, "fabric kind '%s' has no builder", f->kind);
 	int nn = hs_cluster_nnodes(c), total = 0;
 	for (int node = 0; node < nn; node++)
 		total += t->nicn[node];
@@ -243,142 +458,7 @@ static int build_fabric(hs_topo *t, const hs_cluster *c, hs_err *err)
 			nics[k] = (nicref){i, node, t->v[i].idx, hs_cluster_group(c, g)->nic_bw};
 		first[node + 1] = k;
 	}
-	double fl = f->latency, o = f->oversubscription;
-	int R = f->radix;
-	const char *k = f->kind;
-	if (!strcmp(k, "fat-tree")) {
-		t->top = fat_tree(t, nics, total, f->tiers, R, o, fl, NULL);
-	} else if (!strcmp(k, "rail-optimized") || !strcmp(k, "multi-plane")) {
-		/* rail-optimized: NIC r of every node joins rail r's leaves; one spine tier joins all leaves.
-		 * multi-plane: NIC i is in plane i mod planes; each plane is its own fat-tree, planes never meet. */
-		int multi = !strcmp(k, "multi-plane");
-		int maxn = 0;
-		for (int node = 0; node < nn; node++)
-			if (t->nicn[node] > maxn)
-				maxn = t->nicn[node];
-		int groups = multi ? f->planes : maxn;
-		nicref *sel = hs_xmalloc((size_t)(total ? total : 1) * sizeof *sel);
-		int D = (int)lround(R * o / (1 + o));
-		D = D < 1 ? 1 : D > R - 1 ? R - 1 : D;
-		int U = R - D;
-		int *leaves = NULL, *lcount = NULL;
-		double *ldown = NULL;
-		size_t lc = 0, dc = 0, cc = 0;
-		int nleaves = 0;
-		for (int r = 0; r < groups; r++) {
-			int m = 0;
-			for (int i = 0; i < total; i++)
-				if ((multi ? nics[i].idx % groups : nics[i].idx) == r)
-					sel[m++] = nics[i];
-			if (multi) {
-				int top = fat_tree(t, sel, m, f->tiers, R, o, fl, NULL);
-				if (t->top < 0)
-					t->top = top;
-				continue;
-			}
-			for (int i = 0; i < m; i++) {
-				if (i % D == 0) {
-					hs_xgrow(&leaves, &lc, (size_t)nleaves + 1, sizeof *leaves);
-					hs_xgrow(&ldown, &dc, (size_t)nleaves + 1, sizeof *ldown);
-					hs_xgrow(&lcount, &cc, (size_t)nleaves + 1, sizeof *lcount);
-					leaves[nleaves] = add_sw(t, -1);
-					lcount[nleaves] = 0;
-					ldown[nleaves++] = 0;
-				}
-				attach(t, &sel[i], leaves[nleaves - 1], fl);
-				ldown[nleaves - 1] += sel[i].bw;
-				lcount[nleaves - 1]++;
-			}
-		}
-		if (!multi && nleaves > 1) {
-			int s0 = t->nv;
-			for (int s = 0; s < U; s++)
-				add_sw(t, -1);
-			for (int l = 0; l < nleaves; l++)
-				for (int s = 0; s < U; s++)
-					add_pair(t, leaves[l], s0 + s, uplink_bw(ldown[l], lcount[l], D, o, U), fl, fl);
-			t->top = s0;
-		} else if (!multi && nleaves == 1)
-			t->top = leaves[0];
-		free(leaves);
-		free(lcount);
-		free(ldown);
-		free(sel);
-	} else if (!strcmp(k, "dragonfly")) {
-		/* routers with nics_per_router NICs each, groups of routers_per_group routers joined all-to-all by
-		 * local links, one global link between every pair of groups (router j of group i serves group j's
-		 * link, j mod a) */
-		int p = f->nics_per_router, a = f->routers_per_group;
-		int nr = (total + p - 1) / p, ng = (nr + a - 1) / a;
-		int r0 = t->nv;
-		for (int r = 0; r < nr; r++)
-			add_sw(t, -1);
-		for (int i = 0; i < total; i++)
-			attach(t, &nics[i], r0 + i / p, fl);
-		for (int g = 0; g < ng; g++)
-			for (int i = g * a; i < nr && i < (g + 1) * a; i++)
-				for (int j = i + 1; j < nr && j < (g + 1) * a; j++)
-					add_pair(t, r0 + i, r0 + j, f->link_bw, fl, fl);
-		for (int gi = 0; gi < ng; gi++)
-			for (int gj = gi + 1; gj < ng; gj++) {
-				int ri = gi * a + gj % a, rj = gj * a + gi % a;
-				if (ri >= nr)
-					ri = gi * a;
-				if (rj >= nr)
-					rj = gj * a;
-				add_pair(t, r0 + ri, r0 + rj, f->link_bw, fl, fl);
-			}
-		t->top = r0;
-	} else if (!strncmp(k, "torus", 5)) {
-		/* one router per node, its NICs attached; wrap-around links to the next router in each dimension */
-		int nd = k[5] == '3' ? 3 : 2;
-		int r0 = t->nv;
-		for (int node = 0; node < nn; node++)
-			add_sw(t, -1);
-		for (int i = 0; i < total; i++)
-			attach(t, &nics[i], r0 + nics[i].node, fl);
-		int stride = 1;
-		for (int d = 0; d < nd; d++) {
-			int sz = f->dims[d];
-			if (sz > 1)
-				for (int node = 0; node < nn; node++) {
-					int coord = node / stride % sz;
-					if (sz == 2 && coord == 1)
-						continue; /* a ring of two is one link */
-					int nb = node + ((coord + 1) % sz - coord) * stride;
-					add_pair(t, r0 + node, r0 + nb, f->link_bw, fl, fl);
-				}
-			stride *= sz;
-		}
-		t->top = r0;
-	} else if (!strcmp(k, "wan")) {
-		/* each node group is a site with its own fat-tree; a gateway per site joins its top tier and every
-		 * other site's gateway over a WAN link */
-		int ng = hs_cluster_ngroups(c);
-		int *gw = hs_xmalloc((size_t)ng * sizeof *gw);
-		for (int g = 0; g < ng; g++) {
-			int a = first[hs_cluster_first_node(c, g)];
-			int b = first[hs_cluster_first_node(c, g) + hs_cluster_group(c, g)->nodes];
-			int ntop;
-			int top = fat_tree(t, nics + a, b - a, f->tiers, R, o, fl, &ntop);
-			gw[g] = add_sw(t, -1);
-			/* connect the gateway to every switch of the site's top tier (they follow `top`). Only those: in a
-			 * 3-tier site of several pods the aggregation switches are made after the cores, and joining them
-			 * too gave the gateway a shortcut below the top tier. */
-			for (int s = top; s >= 0 && s < top + ntop; s++)
-				add_pair(t, s, gw[g], f->wan_bw, fl, fl);
-			if (t->top < 0)
-				t->top = top;
-		}
-		for (int i = 0; i < ng; i++)
-			for (int j = i + 1; j < ng; j++)
-				add_pair(t, gw[i], gw[j], f->wan_bw, f->wan_lat, f->wan_lat);
-		free(gw);
-	} else if (strcmp(k, "none") != 0) {
-		free(nics);
-		free(first);
-		return hs_err_set(err, HS_EINTERNAL, "fabric kind '%s' has no builder", k);
-	}
+	build(t, &(nicset){c, f, nics, total, first, nn});
 	free(nics);
 	free(first);
 	return 0;
@@ -486,7 +566,7 @@ hs_topo *hs_topo_build(const hs_cluster *c, hs_err *err)
 	t->nicn = hs_xcalloc((size_t)nn + 1, sizeof *t->nicn);
 	t->upsw = hs_xmalloc((size_t)(nn ? nn : 1) * sizeof *t->upsw);
 	const hs_fabric_spec *f = hs_cluster_fabric(c);
-	if (!strcmp(f->kind, "explicit")) {
+	if (f->props->lists_links) {
 		for (int i = 0; i < nn; i++)
 			t->upsw[i] = -1;
 		build_explicit(t, f);

@@ -177,7 +177,7 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 			g->inswitch_up = 0;
 		if (!ng->scaleup_p2p && k > 1)
 			g->host_bounce = 1;
-		if (strcmp(ng->scaleup_kind, "pcie") == 0 && k > 1)
+		if (ng->scaleup_props->pcie && k > 1)
 			g->up_pcie = 1;
 		double nic_total = ng->nic_bw * ng->nics_per_node;
 		double per_gpu = nic_total / ng->gpus_per_node;

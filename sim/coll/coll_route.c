@@ -565,13 +565,9 @@ static int compute(const hs_cluster *c, const netmemo *m, const int *ranks, int 
 }
 
 /* Clos fabrics at full bisection: the NIC share holds (the header's argument), no routing needed. */
-static int full_bisection(const hs_fabric_spec *f)
-{
-	return f->oversubscription <= 1 &&
-	       (!strcmp(f->kind, "fat-tree") || !strcmp(f->kind, "rail-optimized") || !strcmp(f->kind, "multi-plane"));
-}
+static int full_bisection(const hs_fabric_spec *f) { return f->oversubscription <= 1 && f->props->clos; }
 
-static int routable(const hs_fabric_spec *f) { return strcmp(f->kind, "explicit") && strcmp(f->kind, "none"); }
+static int routable(const hs_fabric_spec *f) { return f->props->routed; }
 
 int hs_coll_route_factors(const hs_cluster *c, const int *ranks, int n, int always, hs_coll_route *r)
 {

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-const char *const hs_op_kind_names[] = {"read", "write", "atomic", "notify", NULL};
+const char *const hs_fabric_op_names[] = {"read", "write", "atomic", "notify", NULL};
 
 extern const hs_credit_scheme hs_credit_none, hs_credit_byte, hs_credit_per_resource, hs_credit_vector;
 

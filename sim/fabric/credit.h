@@ -20,8 +20,8 @@
 #define HS_CREDIT_POOLS 4
 
 /* Operation kinds a source can issue. */
-enum hs_op_kind { HS_OP_READ, HS_OP_WRITE, HS_OP_ATOMIC, HS_OP_NOTIFY, HS_OP_KINDS };
-extern const char *const hs_op_kind_names[]; /* "read", "write", "atomic", "notify", NULL */
+enum hs_fabric_op { HS_FOP_READ, HS_FOP_WRITE, HS_FOP_ATOMIC, HS_FOP_NOTIFY, HS_FOP_KINDS };
+extern const char *const hs_fabric_op_names[]; /* "read", "write", "atomic", "notify", NULL */
 
 /* Stages of an operation at the target, in the order they can complete. */
 enum hs_stage {
@@ -33,7 +33,7 @@ enum hs_stage {
 
 /* What one operation asks of the target, in natural units. */
 typedef struct hs_credit_op {
-	int kind;            /* enum hs_op_kind */
+	int kind;            /* enum hs_fabric_op */
 	uint32_t size;       /* payload bytes */
 	uint32_t req_bytes;  /* bytes that land in the receive buffer, headers included */
 	uint32_t hbm_bytes;  /* bytes read or written in HBM; 0: no HBM stage */

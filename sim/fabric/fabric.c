@@ -119,7 +119,7 @@ struct hs_fabric {
 	int64_t cap[HS_CREDIT_POOLS], avail[HS_CREDIT_POOLS], min_avail[HS_CREDIT_POOLS];
 	int64_t set_cap[HS_CREDIT_POOLS];
 	int64_t *set_avail; /* [nsets * HS_CREDIT_POOLS] */
-	struct ring *waitq; /* [sources * HS_OP_KINDS] */
+	struct ring *waitq; /* [sources * HS_FOP_KINDS] */
 	uint64_t waiting;
 	uint32_t wait_rr;
 	struct credit_ret *cret; /* ring of credit returns */
@@ -180,13 +180,13 @@ hs_credit_op hs_fabric_describe(const hs_fabric_params *p, int kind, uint32_t si
 {
 	hs_credit_op c = {.kind = kind, .size = size};
 	switch (kind) {
-	case HS_OP_READ:
+	case HS_FOP_READ:
 		c.req_bytes = p->header;
 		c.hbm_bytes = size;
 		c.resp_bytes = size + npkts(p, size) * p->header;
 		break;
-	case HS_OP_WRITE:
-	case HS_OP_NOTIFY:
+	case HS_FOP_WRITE:
+	case HS_FOP_NOTIFY:
 		c.req_bytes = size + npkts(p, size) * p->header;
 		c.hbm_bytes = size;
 		c.resp_bytes = p->header;
@@ -261,9 +261,9 @@ static void admit_head(hs_fabric *f, struct ring *r)
 static int admit_from_source(hs_fabric *f, int src)
 {
 	struct source *sr = &f->src[src];
-	for (uint32_t k = 0; k < HS_OP_KINDS; k++) {
-		uint32_t kind = (sr->kind_rr + k) % HS_OP_KINDS;
-		struct ring *r = &f->waitq[(uint32_t)src * HS_OP_KINDS + kind];
+	for (uint32_t k = 0; k < HS_FOP_KINDS; k++) {
+		uint32_t kind = (sr->kind_rr + k) % HS_FOP_KINDS;
+		struct ring *r = &f->waitq[(uint32_t)src * HS_FOP_KINDS + kind];
 		if (!r->n || !fits(f, src, f->ops[ring_front(r)->op].held))
 			continue;
 		sr->kind_rr = kind + 1;
@@ -276,15 +276,15 @@ static int admit_from_source(hs_fabric *f, int src)
 /* Admit waiting operations round robin across (source, kind) queues, one per queue per round. */
 static void serve_waiting(hs_fabric *f)
 {
-	uint32_t nq = (uint32_t)f->p.sources * HS_OP_KINDS;
+	uint32_t nq = (uint32_t)f->p.sources * HS_FOP_KINDS;
 	int progress = 1;
 	while (f->waiting && progress) {
 		progress = 0;
 		for (uint32_t k = 0; k < nq && f->waiting; k++) {
 			uint32_t q = (f->wait_rr + k) % nq;
 			struct ring *r = &f->waitq[q];
-			if (!r->n || !src_ready(f, (int)(q / HS_OP_KINDS)) ||
-			    !fits(f, (int)(q / HS_OP_KINDS), f->ops[ring_front(r)->op].held))
+			if (!r->n || !src_ready(f, (int)(q / HS_FOP_KINDS)) ||
+			    !fits(f, (int)(q / HS_FOP_KINDS), f->ops[ring_front(r)->op].held))
 				continue;
 			admit_head(f, r);
 			progress = 1;
@@ -357,7 +357,7 @@ static void credit_stage(hs_fabric *f, struct op *o, int stage, int last)
 void hs_fabric_issue(hs_fabric *f, int src, int kind, uint32_t size, uint64_t addr, int cls, int record,
 		     uint64_t tag)
 {
-	assert(src >= 0 && src < f->p.sources && kind >= 0 && kind < HS_OP_KINDS);
+	assert(src >= 0 && src < f->p.sources && kind >= 0 && kind < HS_FOP_KINDS);
 	assert(cls >= 0 && cls < f->p.nclasses);
 	uint32_t oi;
 	if (f->free_op) {
@@ -378,7 +378,7 @@ void hs_fabric_issue(hs_fabric *f, int src, int kind, uint32_t size, uint64_t ad
 	o->kind = (uint8_t)kind;
 	o->record = (uint8_t)record;
 	o->c = hs_fabric_describe(&f->p, kind, size);
-	o->npkt_req = (kind == HS_OP_WRITE || kind == HS_OP_NOTIFY) ? npkts(&f->p, size) : 1;
+	o->npkt_req = (kind == HS_FOP_WRITE || kind == HS_FOP_NOTIFY) ? npkts(&f->p, size) : 1;
 	f->scheme->demand(&f->ccfg, &o->c, o->held);
 	for (int i = 0; i < f->npools; i++)
 		if (o->held[i] > f->set_cap[i])
@@ -388,7 +388,7 @@ void hs_fabric_issue(hs_fabric *f, int src, int kind, uint32_t size, uint64_t ad
 	hs_fabric_class_stats *cs = &f->cls[cls];
 	if (record && cs->first_issue == HS_TIME_MAX)
 		cs->first_issue = now;
-	struct ring *wq = &f->waitq[(uint32_t)src * HS_OP_KINDS + (uint32_t)kind];
+	struct ring *wq = &f->waitq[(uint32_t)src * HS_FOP_KINDS + (uint32_t)kind];
 	if (!wq->n && src_ready(f, src) && fits(f, src, o->held)) {
 		admit(f, oi);
 		return;
@@ -413,9 +413,9 @@ static int spray(hs_fabric *f, uint32_t *rr)
 
 static uint32_t next_req_len(const hs_fabric *f, const struct op *o)
 {
-	if (o->kind == HS_OP_READ)
+	if (o->kind == HS_FOP_READ)
 		return 0;
-	if (o->kind == HS_OP_ATOMIC)
+	if (o->kind == HS_FOP_ATOMIC)
 		return o->c.size;
 	uint32_t left = o->c.size - o->sent_bytes;
 	return left < f->p.mtu ? left : f->p.mtu;
@@ -596,7 +596,7 @@ static void h_hbm_lat(hs_engine *e, void *ctx, uint64_t arg)
 	else
 		f->hbm_lat.armed = 0;
 	struct op *o = &f->ops[it.op];
-	if (o->kind == HS_OP_READ)
+	if (o->kind == HS_FOP_READ)
 		rx_release(f, o->c.req_bytes);
 	credit_stage(f, o, HS_STAGE_HBM, 0);
 	resp_enqueue(f, it.op);
@@ -647,7 +647,7 @@ static void dispatch(hs_fabric *f)
 		struct item *pk = ring_front(&f->ingress);
 		struct op *o = &f->ops[pk->op];
 		uint32_t oi = pk->op;
-		if (o->kind == HS_OP_WRITE || o->kind == HS_OP_NOTIFY) {
+		if (o->kind == HS_FOP_WRITE || o->kind == HS_FOP_NOTIFY) {
 			/* pk->addr holds the payload offset; the data goes to HBM as it arrives */
 			uint64_t a = o->addr + pk->addr;
 			if (f->hbm[part_of(f, a)].q.n >= f->p.hbm_depth)
@@ -655,7 +655,7 @@ static void dispatch(hs_fabric *f)
 			hbm_job(f, oi, a, pk->len, pk->len + f->p.header);
 			if (++o->disp_pkts == o->npkt_req)
 				o->disp_done = 1;
-		} else if (o->kind == HS_OP_READ) {
+		} else if (o->kind == HS_FOP_READ) {
 			/* pk->addr is the read's dispatch cursor: chunks end at an interleave boundary or the MTU */
 			uint64_t end = o->addr + o->c.size;
 			while (o->addr + pk->addr < end) {
@@ -726,7 +726,7 @@ static void h_resp(hs_engine *e, void *ctx, uint64_t arg)
 	f->resp.busy = 0;
 	struct op *o = &f->ops[it.op];
 	credit_stage(f, o, HS_STAGE_RESP, 1);
-	uint32_t data = o->kind == HS_OP_READ || o->kind == HS_OP_ATOMIC ? o->c.size : 0;
+	uint32_t data = o->kind == HS_FOP_READ || o->kind == HS_FOP_ATOMIC ? o->c.size : 0;
 	uint32_t n = npkts(&f->p, data);
 	o->resp_pkts_left = n;
 	for (uint32_t i = 0; i < n; i++) {
@@ -832,7 +832,7 @@ hs_fabric *hs_fabric_create(hs_engine *eng, const hs_fabric_params *p, const hs_
 		for (int k = 0; k < f->nsets; k++)
 			f->set_avail[k * HS_CREDIT_POOLS + i] = f->set_cap[i];
 	}
-	f->waitq = hs_xcalloc((size_t)p->sources * HS_OP_KINDS, sizeof *f->waitq);
+	f->waitq = hs_xcalloc((size_t)p->sources * HS_FOP_KINDS, sizeof *f->waitq);
 	f->src = hs_xcalloc((size_t)p->sources, sizeof *f->src);
 	f->fwd = hs_xcalloc((size_t)p->paths, sizeof *f->fwd);
 	f->rev = hs_xcalloc((size_t)p->paths, sizeof *f->rev);
@@ -871,7 +871,7 @@ void hs_fabric_destroy(hs_fabric *f)
 {
 	if (!f)
 		return;
-	for (int i = 0; i < f->p.sources * HS_OP_KINDS; i++)
+	for (int i = 0; i < f->p.sources * HS_FOP_KINDS; i++)
 		free(f->waitq[i].v);
 	for (int i = 0; i < f->p.sources; i++)
 		free(f->src[i].egress.v);

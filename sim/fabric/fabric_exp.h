@@ -14,7 +14,7 @@
 
 #define HS_FABRIC_MAX_SCHEMES 16
 
-typedef struct hs_fabric_spec {
+typedef struct hs_fabric_exp_spec {
 	const char *name;
 	hs_fabric_params p;
 	hs_credit_cfg credits;
@@ -25,9 +25,9 @@ typedef struct hs_fabric_spec {
 	uint32_t small_max;     /* bytes: the `small` focus keyword means classes of at most this size */
 	char focus_desc[160];   /* what the focus aggregate holds, for the table */
 	uint8_t focus[HS_TRAFFIC_MAX_GROUPS * HS_TRAFFIC_MAX_CLASSES]; /* per class id: in the focus set */
-} hs_fabric_spec;
+} hs_fabric_exp_spec;
 
-int hs_fabric_spec_parse(hs_ydoc *doc, hs_fabric_spec *s, hs_err *err);
+int hs_fabric_exp_parse(hs_ydoc *doc, hs_fabric_exp_spec *s, hs_err *err);
 
 typedef struct hs_fabric_lat {
 	uint64_t ops;
@@ -62,6 +62,6 @@ typedef struct hs_fabric_outcome {
 } hs_fabric_outcome;
 
 /* Run the spec's traffic under `scheme`. */
-void hs_fabric_spec_run(const hs_fabric_spec *s, const hs_credit_scheme *scheme, hs_fabric_outcome *o);
+void hs_fabric_exp_run(const hs_fabric_exp_spec *s, const hs_credit_scheme *scheme, hs_fabric_outcome *o);
 
 #endif

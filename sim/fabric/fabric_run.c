@@ -60,7 +60,7 @@ static void fmt_size(char *b, size_t n, uint64_t v)
 		snprintf(b, n, "%lluB", (unsigned long long)v);
 }
 
-static int parse_fabric(const hs_ynode *m, hs_fabric_spec *s, hs_err *err)
+static int parse_fabric(const hs_ynode *m, hs_fabric_exp_spec *s, hs_err *err)
 {
 	static const char *const known[] = {"paths",	     "spray",	       "source_bandwidth", "path_bandwidth",
 					    "path_latency",  "mtu",	       "header",	   "receive_buffer",
@@ -176,7 +176,7 @@ static int parse_op(const hs_ynode *n, const char *path, const char *gname, hs_t
 	static const char *const khot[] = {"fraction", "bytes", NULL};
 	if (hs_cfg_known(n, path, known, "a mapping with op and size", err))
 		return -1;
-	if (hs_cfg_enum(n, path, "op", hs_op_kind_names, -1, &c->kind, err))
+	if (hs_cfg_enum(n, path, "op", hs_fabric_op_names, -1, &c->kind, err))
 		return -1;
 	if (c->kind < 0)
 		return hs_cfg_err(n, err, path, "op", "missing required key (expected one of: read, write, atomic, notify)");
@@ -210,7 +210,7 @@ static int parse_op(const hs_ynode *n, const char *path, const char *gname, hs_t
 	if (nm)
 		snprintf(c->name, sizeof c->name, "%s", nm);
 	else
-		snprintf(c->name, sizeof c->name, "%s.%s-%s", gname, hs_op_kind_names[c->kind], sz);
+		snprintf(c->name, sizeof c->name, "%s.%s-%s", gname, hs_fabric_op_names[c->kind], sz);
 	return 0;
 }
 
@@ -303,7 +303,7 @@ static int parse_groups(const hs_ynode *seq, const char *path, hs_traffic *t, hs
 	return 0;
 }
 
-static int parse_traffic(const hs_ynode *m, hs_fabric_spec *s, hs_ydoc **mixdoc, const hs_ynode **space_node,
+static int parse_traffic(const hs_ynode *m, hs_fabric_exp_spec *s, hs_ydoc **mixdoc, const hs_ynode **space_node,
 			 hs_err *err)
 {
 	static const char *const known[] = {"mix", "groups", "address_space", NULL};
@@ -339,7 +339,7 @@ static int parse_traffic(const hs_ynode *m, hs_fabric_spec *s, hs_ydoc **mixdoc,
 }
 
 /* Every operation must fit every pool of every scheme listed, or it could never be admitted. */
-static int check_fit(const hs_fabric_spec *s, const hs_ynode *credits, hs_err *err)
+static int check_fit(const hs_fabric_exp_spec *s, const hs_ynode *credits, hs_err *err)
 {
 	static const char *const pool_key[][2] = {{"bytes", "bytes"},		{"hbm_bytes", "hbm"},
 						  {"atomic_bytes", "atomic_bytes"}, {"resp_bytes", "resp"},
@@ -376,7 +376,7 @@ static int check_fit(const hs_fabric_spec *s, const hs_ynode *credits, hs_err *e
 					return hs_cfg_err(at ? at : credits, err, "credits", key,
 							  "%lld is smaller than one operation: %s (%s of %u B) needs %lld "
 							  "in pool %s of scheme %s%s",
-							  (long long)cap[i], cl->name, hs_op_kind_names[cl->kind],
+							  (long long)cap[i], cl->name, hs_fabric_op_names[cl->kind],
 							  cl->size, (long long)need[i], names[i], s->schemes[k]->name,
 							  where);
 				}
@@ -385,7 +385,7 @@ static int check_fit(const hs_fabric_spec *s, const hs_ynode *credits, hs_err *e
 	return 0;
 }
 
-static int parse_focus(const hs_ynode *rep, hs_fabric_spec *s, hs_err *err)
+static int parse_focus(const hs_ynode *rep, hs_fabric_exp_spec *s, hs_err *err)
 {
 	const hs_ynode *f = hs_yaml_get(rep, "focus");
 	const hs_ynode *one[1] = {f};
@@ -440,7 +440,7 @@ static int parse_focus(const hs_ynode *rep, hs_fabric_spec *s, hs_err *err)
 	return 0;
 }
 
-int hs_fabric_spec_parse(hs_ydoc *doc, hs_fabric_spec *s, hs_err *err)
+int hs_fabric_exp_parse(hs_ydoc *doc, hs_fabric_exp_spec *s, hs_err *err)
 {
 	static const char *const known[] = {"kind",	"name",	  "description", "fabric",    "credits",
 					    "traffic", "schemes", "report",	 "simulation", NULL};
@@ -481,7 +481,7 @@ int hs_fabric_spec_parse(hs_ydoc *doc, hs_fabric_spec *s, hs_err *err)
 	for (int gi = 0; gi < s->traffic.ngroups; gi++)
 		for (int ci = 0; ci < s->traffic.g[gi].nclasses; ci++) {
 			hs_traffic_class *cl = &s->traffic.g[gi].cls[ci];
-			if (cl->kind == HS_OP_ATOMIC && cl->size > s->p.mtu)
+			if (cl->kind == HS_FOP_ATOMIC && cl->size > s->p.mtu)
 				return hs_err_set(err, HS_EINPUT,
 						  "%s: traffic: %s: an atomic of %u B does not fit one packet (mtu %u B)",
 						  hs_yaml_name(doc), cl->name, cl->size, s->p.mtu);
@@ -635,7 +635,7 @@ static void qmax(const hs_occ *qs, int n, hs_fabric_queue_sum *o)
 	qsum(&qs[best], o);
 }
 
-void hs_fabric_spec_run(const hs_fabric_spec *s, const hs_credit_scheme *scheme, hs_fabric_outcome *o)
+void hs_fabric_exp_run(const hs_fabric_exp_spec *s, const hs_credit_scheme *scheme, hs_fabric_outcome *o)
 {
 	memset(o, 0, sizeof *o);
 	o->scheme = scheme;
@@ -715,7 +715,7 @@ static void print_lat_text(FILE *out, const char *scheme, const char *name, cons
 		(unsigned long long)l->ops, l->p50, l->p99, l->p999, l->ops_per_s / 1e6, l->GB_per_s, l->stall_mean);
 }
 
-static void print_text(FILE *out, const hs_fabric_spec *s, const hs_fabric_outcome *os)
+static void print_text(FILE *out, const hs_fabric_exp_spec *s, const hs_fabric_outcome *os)
 {
 	const hs_traffic *t = &s->traffic;
 	fprintf(out, "fabric scenario %s: seed %llu, %llu ops (first %llu not measured), %d sources, %d paths\n",
@@ -797,7 +797,7 @@ static void json_lat(FILE *out, const hs_fabric_lat *l)
 		l->stall_p99);
 }
 
-static void print_json(FILE *out, const hs_fabric_spec *s, const hs_fabric_outcome *os)
+static void print_json(FILE *out, const hs_fabric_exp_spec *s, const hs_fabric_outcome *os)
 {
 	const hs_traffic *t = &s->traffic;
 	fprintf(out, "{\"kind\": \"fabric\", \"name\": ");
@@ -820,8 +820,8 @@ static void print_json(FILE *out, const hs_fabric_spec *s, const hs_fabric_outco
 			for (int ci = 0; ci < t->g[gi].nclasses; ci++, id++) {
 				fprintf(out, "%s\n    {\"name\": ", id ? "," : "");
 				json_str(out, t->g[gi].cls[ci].name);
-				fprintf(out, ", \"op\": \"%s\", \"size\": %u, ", hs_op_kind_names[t->g[gi].cls[ci].kind],
-					t->g[gi].cls[ci].size);
+				fprintf(out, ", \"op\": \"%s\", \"size\": %u, ",
+					hs_fabric_op_names[t->g[gi].cls[ci].kind], t->g[gi].cls[ci].size);
 				json_lat(out, &o->cls[id]);
 				fprintf(out, "}");
 			}
@@ -862,15 +862,15 @@ static void print_json(FILE *out, const hs_fabric_spec *s, const hs_fabric_outco
 
 int hs_fabric_run(hs_ydoc *doc, int json, FILE *out, hs_err *err)
 {
-	hs_fabric_spec *s = hs_xmalloc(sizeof *s);
-	if (hs_fabric_spec_parse(doc, s, err)) {
+	hs_fabric_exp_spec *s = hs_xmalloc(sizeof *s);
+	if (hs_fabric_exp_parse(doc, s, err)) {
 		free(s);
 		return -1;
 	}
 	hs_fabric_outcome *os = hs_xcalloc((size_t)s->nschemes, sizeof *os);
 	int rc = 0;
 	for (int k = 0; k < s->nschemes; k++) {
-		hs_fabric_spec_run(s, s->schemes[k], &os[k]);
+		hs_fabric_exp_run(s, s->schemes[k], &os[k]);
 		for (int i = 0; i < os[k].npools; i++)
 			if (os[k].pool_end[i] != os[k].pool_cap[i] || os[k].pool_min[i] < 0)
 				rc = hs_err_set(err, HS_EINTERNAL, "fabric: scheme %s: credit pool %s ended at %lld of %lld",

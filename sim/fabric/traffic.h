@@ -27,7 +27,7 @@ extern const char *const hs_arrival_names[]; /* "poisson", "periodic", "closed",
 
 typedef struct hs_traffic_class {
 	char name[64];
-	int kind;           /* enum hs_op_kind */
+	int kind;           /* enum hs_fabric_op */
 	uint32_t size;      /* payload bytes */
 	double weight;      /* relative share within its group (not for steps) */
 	uint32_t count;     /* steps: operations of this class per source per step (>= 1) */

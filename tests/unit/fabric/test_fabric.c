@@ -10,6 +10,10 @@
 #include "sim/fabric/fabric.h"
 #include "sim/fabric/fabric_exp.h"
 #include "sim/fabric/fabric_run.h"
+/* Not used here: included with the fabric's headers to show they no longer clash (enum hs_op_kind and
+ * hs_fabric_spec were once defined on both sides). */
+#include "models/ops.h"
+#include "topology/cluster.h"
 
 /* ---- golden: one operation alone takes exactly the sum of its stage times ---- */
 
@@ -55,19 +59,19 @@ START_TEST(golden_single_op)
 		hs_time want = hs_time_for(h, p.src_rate) + hs_time_for(h, p.path_rate) + p.path_latency +
 			       hs_time_for(S, p.hbm_rate) + p.hbm_latency + hs_time_for(S + h, p.resp_rate) +
 			       hs_time_for(S + h, p.path_rate) + p.path_latency;
-		ck_assert_uint_eq(single(s, HS_OP_READ, S), want);
+		ck_assert_uint_eq(single(s, HS_FOP_READ, S), want);
 		/* write and notify: data out, HBM, ack back */
 		want = hs_time_for(S + h, p.src_rate) + hs_time_for(S + h, p.path_rate) + p.path_latency +
 		       hs_time_for(S, p.hbm_rate) + p.hbm_latency + hs_time_for(h, p.resp_rate) +
 		       hs_time_for(h, p.path_rate) + p.path_latency;
-		ck_assert_uint_eq(single(s, HS_OP_WRITE, S), want);
-		ck_assert_uint_eq(single(s, HS_OP_NOTIFY, S), want);
+		ck_assert_uint_eq(single(s, HS_FOP_WRITE, S), want);
+		ck_assert_uint_eq(single(s, HS_FOP_NOTIFY, S), want);
 		/* atomic: operand out, engine, operand back */
 		uint32_t A = 8;
 		want = hs_time_for(A + h, p.src_rate) + hs_time_for(A + h, p.path_rate) + p.path_latency +
 		       p.atomic_time + hs_time_for(A + h, p.resp_rate) + hs_time_for(A + h, p.path_rate) +
 		       p.path_latency;
-		ck_assert_uint_eq(single(s, HS_OP_ATOMIC, A), want);
+		ck_assert_uint_eq(single(s, HS_FOP_ATOMIC, A), want);
 	}
 }
 END_TEST
@@ -105,10 +109,10 @@ START_TEST(atomic_engine_md1)
 			 "simulation: {seed: 3, ops: 200000, warmup: 0}\n",
 			 rho / S / 1e6);
 		hs_ydoc *d = doc_of(text);
-		static hs_fabric_spec s;
+		static hs_fabric_exp_spec s;
 		hs_err err;
 		hs_err_clear(&err);
-		ck_assert_msg(hs_fabric_spec_parse(d, &s, &err) == 0, "%s", err.msg);
+		ck_assert_msg(hs_fabric_exp_parse(d, &s, &err) == 0, "%s", err.msg);
 		hs_engine *e = hs_engine_create();
 		hs_fabric *f = hs_fabric_create(e, &s.p, s.schemes[0], &s.credits);
 		hs_traffic_run(&s.traffic, e, f);
@@ -156,13 +160,13 @@ START_TEST(little_and_credits_on_every_scenario)
 {
 	for (size_t i = 0; i < sizeof scen / sizeof scen[0]; i++) {
 		hs_ydoc *d = load_scenario(scen[i], "3000", NULL);
-		static hs_fabric_spec s;
+		static hs_fabric_exp_spec s;
 		static hs_fabric_outcome o;
 		hs_err err;
 		hs_err_clear(&err);
-		ck_assert_msg(hs_fabric_spec_parse(d, &s, &err) == 0, "%s", err.msg);
+		ck_assert_msg(hs_fabric_exp_parse(d, &s, &err) == 0, "%s", err.msg);
 		for (int k = 0; k < s.nschemes; k++) {
-			hs_fabric_spec_run(&s, s.schemes[k], &o);
+			hs_fabric_exp_run(&s, s.schemes[k], &o);
 			ck_assert_uint_eq(o.issued, 3000);
 			ck_assert_msg(o.little_err < 1e-9, "%s/%s: Little's law off by %g", scen[i], s.schemes[k]->name,
 				      o.little_err);
@@ -181,12 +185,12 @@ END_TEST
 START_TEST(vector_atomic_pool_binds)
 {
 	hs_ydoc *d = load_scenario("atomic-contention", "5000", "[per_resource, vector]");
-	static hs_fabric_spec s;
+	static hs_fabric_exp_spec s;
 	static hs_fabric_outcome o;
 	hs_err err;
 	hs_err_clear(&err);
-	ck_assert(hs_fabric_spec_parse(d, &s, &err) == 0);
-	hs_fabric_spec_run(&s, s.schemes[1], &o);
+	ck_assert(hs_fabric_exp_parse(d, &s, &err) == 0);
+	hs_fabric_exp_run(&s, s.schemes[1], &o);
 	ck_assert_str_eq(o.pool_names[1], "atomics");
 	ck_assert_int_eq(o.pool_min[1], 0);
 	ck_assert_int_eq(o.pool_end[1], o.pool_cap[1]);
@@ -245,7 +249,7 @@ END_TEST
 static double p99_change_set(const char *name, const char *ops, const char *set1, const char *set2)
 {
 	hs_ydoc *d = load_scenario(name, ops, "[per_resource, vector]");
-	static hs_fabric_spec s;
+	static hs_fabric_exp_spec s;
 	static hs_fabric_outcome b, v;
 	hs_err err;
 	hs_err_clear(&err);
@@ -253,9 +257,9 @@ static double p99_change_set(const char *name, const char *ops, const char *set1
 		ck_assert_msg(hs_yaml_set(d, set1, &err) == 0, "%s", err.msg);
 	if (set2)
 		ck_assert_msg(hs_yaml_set(d, set2, &err) == 0, "%s", err.msg);
-	ck_assert_msg(hs_fabric_spec_parse(d, &s, &err) == 0, "%s", err.msg);
-	hs_fabric_spec_run(&s, s.schemes[0], &b);
-	hs_fabric_spec_run(&s, s.schemes[1], &v);
+	ck_assert_msg(hs_fabric_exp_parse(d, &s, &err) == 0, "%s", err.msg);
+	hs_fabric_exp_run(&s, s.schemes[0], &b);
+	hs_fabric_exp_run(&s, s.schemes[1], &v);
 	hs_yaml_free(d);
 	return 100.0 * (v.focus.p99 - b.focus.p99) / b.focus.p99;
 }
@@ -317,7 +321,7 @@ static hs_time third_write_stall(int at_issue)
 	hs_credit_cfg c = {0};
 	hs_fabric *f = hs_fabric_create(e, &p, hs_credit_find("vector"), &c);
 	for (int i = 0; i < 3; i++)
-		hs_fabric_issue(f, 0, HS_OP_WRITE, 4096, 4096u * (unsigned)i, 0, 1, 0);
+		hs_fabric_issue(f, 0, HS_FOP_WRITE, 4096, 4096u * (unsigned)i, 0, 1, 0);
 	hs_engine_run(e, HS_TIME_MAX);
 	hs_time st = hs_hist_quantile(&hs_fabric_class(f, 0)->stall, 1.0);
 	hs_fabric_destroy(f);
@@ -347,10 +351,10 @@ START_TEST(steps_are_a_barrier)
 			    "       ops: [{op: write, size: 1 KiB, count: 2}, {op: atomic, size: 8 B, count: 3}]}\n"
 			    "schemes: [vector]\n"
 			    "simulation: {seed: 1, ops: 400, warmup: 0}\n");
-	static hs_fabric_spec s;
+	static hs_fabric_exp_spec s;
 	hs_err err;
 	hs_err_clear(&err);
-	ck_assert_msg(hs_fabric_spec_parse(d, &s, &err) == 0, "%s", err.msg);
+	ck_assert_msg(hs_fabric_exp_parse(d, &s, &err) == 0, "%s", err.msg);
 	hs_engine *e = hs_engine_create();
 	hs_fabric *f = hs_fabric_create(e, &s.p, s.schemes[0], &s.credits);
 	uint64_t n = hs_traffic_run(&s.traffic, e, f);
@@ -374,10 +378,10 @@ START_TEST(per_sender_split)
 	hs_err err;
 	hs_err_clear(&err);
 	ck_assert(hs_yaml_set(d, "credits.split=per_sender", &err) == 0);
-	static hs_fabric_spec s;
+	static hs_fabric_exp_spec s;
 	static hs_fabric_outcome o;
-	ck_assert_msg(hs_fabric_spec_parse(d, &s, &err) == 0, "%s", err.msg);
-	hs_fabric_spec_run(&s, s.schemes[1], &o);
+	ck_assert_msg(hs_fabric_exp_parse(d, &s, &err) == 0, "%s", err.msg);
+	hs_fabric_exp_run(&s, s.schemes[1], &o);
 	ck_assert_str_eq(o.pool_names[1], "atomics");
 	ck_assert_int_eq(o.pool_cap[1], 64); /* 16 senders x 4 */
 	ck_assert(o.little_err < 1e-9);

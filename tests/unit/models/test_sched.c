@@ -125,6 +125,9 @@ START_TEST(names)
 	ck_assert_int_eq(hs_sched_parse("zb"), -1);
 	ck_assert_str_eq(hs_sched_name(HS_SCHED_ZB_H1), "zb-h1");
 	ck_assert_ptr_null(hs_sched_names[HS_SCHED_COUNT]);
+	/* the list sim/study/scenario.c writes into its "not a known schedule" message */
+	char buf[128];
+	ck_assert_str_eq(hs_sched_expected(buf, sizeof buf), "gpipe, 1f1b, interleaved or zb-h1");
 }
 END_TEST
 
