@@ -389,9 +389,10 @@ static int load_parallel(hs_scenario *s, const hs_ynode *root, hs_err *err)
 	s->par.schedule = hs_sched_parse(sched);
 	if (s->par.schedule < 0) {
 		const char *sug = hs_cfg_suggest(sched, hs_sched_names);
+		char expected[128];
 		return hs_cfg_err(hs_yaml_get(p, "schedule"), err, "parallelism", "schedule",
-				  "'%s' is not a known schedule%s%s%s (expected gpipe, 1f1b, interleaved or zb-h1)",
-				  sched, sug ? " (did you mean '" : "", sug ? sug : "", sug ? "'?)" : "");
+				  "'%s' is not a known schedule%s%s%s (expected %s)", sched, sug ? " (did you mean '" : "",
+				  sug ? sug : "", sug ? "'?)" : "", hs_sched_expected(expected, sizeof expected));
 	}
 	if (s->par.schedule == HS_SCHED_INTERLEAVED && vs < 2)
 		return hs_cfg_err(hs_yaml_get(p, "schedule"), err, "parallelism", "schedule",
