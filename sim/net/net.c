@@ -11,7 +11,7 @@
 const hs_net_entry hs_net_models[] = {
 	{"analytical", &hs_net_analytical, "alpha-beta over the route's bottleneck, no contention"},
 	{"flow", &hs_net_flow, "max-min fair sharing on routed paths, updated incrementally"},
-	{"packet", NULL, "packets, queues and credits: implemented by the scale-up fabric model (sim/fabric*.c)"},
+	{"packet", NULL, "packets, queues and credits: implemented by the scale-up fabric model (sim/fabric/)"},
 	{NULL, NULL, NULL},
 };
 

@@ -6,10 +6,10 @@
  *   flow        max-min fair sharing of every link among the flows crossing it, recomputed when flows
  *               start or finish, only for the flows on links whose flow set changed (and, while their rates
  *               move, the flows they share links with); flows started at one instant are one batch;
- *   packet      not here: the scale-up fabric model (sim/fabric*.c) implements packets, queues and credits
+ *   packet      not here: the scale-up fabric model (sim/fabric/) implements packets, queues and credits
  *               and fills this slot; hs_net_create("packet") says so.
- * On top, hs_net_collective runs a collective algorithm step by step as transfers (sim/netcoll.h): a ring
- * rank forwards a chunk only after receiving it, so a slow link or a busy NIC slows the whole ring, and
+ * On top, hs_net_collective runs a collective algorithm step by step as transfers (one algorithm per
+ * sim/net/netcoll_*.c, sharing sim/net/netcoll_impl.h): a ring rank forwards a chunk only after receiving it, so a slow link or a busy NIC slows the whole ring, and
  * collectives running at once share links. Time is the engine's; callbacks run from engine events. */
 #ifndef HS_NET_H
 #define HS_NET_H
@@ -51,7 +51,7 @@ typedef struct hs_net_ops {
 extern const hs_net_ops hs_net_analytical, hs_net_flow;
 
 /* Name-to-model table, NULL-terminated. An entry with create == NULL is a slot another module fills
- * ("packet": sim/fabric*.c). */
+ * ("packet": sim/fabric/). */
 typedef struct hs_net_entry {
 	const char *name;
 	const hs_net_ops *ops;

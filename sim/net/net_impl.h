@@ -1,4 +1,4 @@
-/* Inside hs_net: what the collective programs (sim/netcoll*.c) see. Not a public header. */
+/* Inside hs_net: what the collective programs (sim/net/netcoll*.c) see. Not a public header. */
 #ifndef HS_NET_IMPL_H
 #define HS_NET_IMPL_H
 
