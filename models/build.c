@@ -267,6 +267,229 @@ static uint32_t z3_gather(struct ctx *c, const struct z3 *z, struct walk *W, hs_
 	return t;
 }
 
+/* The state of one step's build: every rep's walk through its schedule and what the items share. */
+struct step {
+	struct ctx *c;
+	struct walk *w;      /* [nreps] */
+	struct z3 z;
+	int ndp;             /* reps per stage: 1 with symmetry, dp without */
+	int symmetry, zb;    /* zb: a zero-bubble schedule (weight gradients are items of their own) */
+	double act_bytes;    /* activation (and input-gradient) bytes sent between stages */
+};
+
+/* Append rep r's next schedule item: its compute task (sliced by gradient bucket or ZeRO-3 unit, with the
+ * bucket reductions and parameter gathers those slices carry) and its send to the neighbour stage. Returns 0
+ * without adding anything when the item needs a neighbour's task that does not exist yet. */
+static int emit_item(struct step *sb, int r)
+{
+	struct ctx *c = sb->c;
+	const hs_parallel *p = c->s->par;
+	hs_graph *g = c->g;
+	struct walk *W = &sb->w[r];
+	const struct z3 *z = &sb->z;
+	int v = c->v, ndp = sb->ndp, symmetry = sb->symmetry, zb = sb->zb;
+	double act_bytes = sb->act_bytes;
+	hs_sched_item it = W->items[W->pos];
+	int idx = it.mb * v + it.chunk;
+	int gchunk = it.chunk * p->pp + W->stage;
+	int fwd = it.kind == HS_SI_FWD;
+	uint32_t need = NONE;
+	int have = 1;
+	if (fwd && gchunk > 0) {
+		int ps = (gchunk - 1) % p->pp, pc = (gchunk - 1) / p->pp;
+		need = sb->w[ps * ndp + W->dp_index].fsend[it.mb * v + pc];
+		have = need != NONE;
+	} else if ((it.kind == HS_SI_BWD || it.kind == HS_SI_BWD_INPUT) && gchunk < c->nchunks - 1) {
+		int ns = (gchunk + 1) % p->pp, nc = (gchunk + 1) / p->pp;
+		need = sb->w[ns * ndp + W->dp_index].bsend[it.mb * v + nc];
+		have = need != NONE;
+	}
+	if (!have)
+		return 0;
+	int sidx = W->stage * v + it.chunk;
+	uint32_t(*ol)[2] = fwd ? c->fwd : it.kind == HS_SI_BWD ? c->bwd
+				 : it.kind == HS_SI_BWD_INPUT ? c->bin : c->bwt;
+	/* the last backward item of a chunk finalises its gradients: slice it by bucket */
+	int finalises = 0;
+	/* gradients are final after the weight-gradient part: the last BWD, or the last
+	 * BWD_WEIGHT under zero-bubble schedules */
+	if (!z->on && it.kind == (zb ? HS_SI_BWD_WEIGHT : HS_SI_BWD)) {
+		int lastmb = 1;
+		for (size_t q = W->pos + 1; q < W->n; q++)
+			if (W->items[q].chunk == it.chunk && W->items[q].kind == it.kind)
+				lastmb = 0;
+		finalises = lastmb && c->dpg > 1;
+	}
+	int nslices = 1;
+	double gbytes = 0;
+	if (finalises) {
+		gbytes = chunk_grad_bytes(c, W->stage, it.chunk);
+		nslices = (int)ceil(gbytes / p->dp_bucket_bytes);
+		if (nslices < 1)
+			nslices = 1;
+		if (nslices > 16)
+			nslices = 16;
+	}
+	int z3_rs = z->on && z3_reduces(it.kind, zb);
+	if (z->on) {
+		nslices = z->units;
+		gbytes = chunk_grad_bytes(c, W->stage, it.chunk);
+	}
+	uint32_t tk = NONE;
+	for (int sl = 0; sl < nslices; sl++) {
+		uint32_t gather = NONE;
+		if (z->on && z3_gathers(it.kind)) {
+			gather = W->next_gather != NONE ? W->next_gather
+							: z3_gather(c, z, W, it, sl, symmetry);
+			W->next_gather = NONE;
+		}
+		hs_task t = {.kind = HS_T_COMPUTE, .stream = HS_S_COMPUTE,
+			     .what = fwd ? HS_W_FWD
+				 : it.kind == HS_SI_BWD ? HS_W_BWD
+				 : it.kind == HS_SI_BWD_INPUT ? HS_W_BWD_INPUT : HS_W_BWD_WEIGHT,
+			     .rep = r, .peer = -1, .mb = it.mb, .chunk = it.chunk,
+			     .op_first = ol[sidx][0], .op_count = ol[sidx][1],
+			     .scale = 1.0 / nslices, .rendezvous = -1};
+		tk = hs_graph_add(g, &t);
+		if (sl == 0) {
+			if (need != NONE)
+				hs_graph_dep(g, tk, need);
+			if (!fwd && W->ftask[idx] != NONE)
+				hs_graph_dep(g, tk, W->ftask[idx]);
+		}
+		if (gather != NONE)
+			hs_graph_dep(g, tk, gather);
+		if (z->on) {
+			W->prev_compute = W->last_compute;
+			W->last_compute = tk;
+			/* prefetch the next unit's parameters: the next slice, or the first of
+			 * the next item of the schedule */
+			hs_sched_item nx = it;
+			int nsl = sl + 1, has = 1;
+			if (nsl == nslices) {
+				has = W->pos + 1 < W->n;
+				if (has)
+					nx = W->items[W->pos + 1];
+				nsl = 0;
+			}
+			if (has && z3_gathers(nx.kind))
+				W->next_gather = z3_gather(c, z, W, nx, nsl, symmetry);
+		}
+		if (finalises || z3_rs) {
+			hs_task cl = {.kind = HS_T_COLL, .stream = HS_S_COMM,
+				      .what = HS_W_GRAD_REDUCE, .group = HS_GROUP_DP,
+				      .coll = p->zero >= 1 ? HS_COLL_REDUCE_SCATTER
+							   : HS_COLL_ALL_REDUCE,
+				      .rep = r, .peer = -1, .mb = it.mb, .chunk = it.chunk,
+				      .bytes = gbytes / nslices,
+				      .rendezvous = symmetry ? -1
+					  : rv(c, W->dp_index,
+					       z3_rs ? z3_id(c, z, W->stage, it.chunk, it.mb, 2, sl)
+						     : (sidx * 16 + sl))};
+			uint32_t ci = hs_graph_add(g, &cl);
+			hs_graph_dep(g, ci, tk);
+			hs_xgrow(&W->bucket_colls, &W->capbc, W->nbucket_colls + 1, sizeof(uint32_t));
+			W->bucket_colls[W->nbucket_colls++] = ci;
+		}
+	}
+		W->last_compute = tk;
+	if (fwd)
+		W->ftask[idx] = tk;
+	else
+		W->btask[idx] = tk;
+	/* send activations forward / input gradients backward */
+	int sends = fwd ? gchunk < c->nchunks - 1
+			: (it.kind != HS_SI_BWD_WEIGHT && gchunk > 0);
+	if (sends) {
+		int tg = fwd ? gchunk + 1 : gchunk - 1;
+		int peer = (tg % p->pp) * ndp + W->dp_index;
+		hs_task st = {.kind = HS_T_SEND, .stream = HS_S_P2P, .what = HS_W_P2P, .rep = r,
+			      .peer = peer, .mb = it.mb, .chunk = it.chunk, .bytes = act_bytes,
+			      .rendezvous = -1};
+		uint32_t si = hs_graph_add(g, &st);
+		hs_graph_dep(g, si, tk);
+		if (fwd)
+			W->fsend[idx] = si;
+		else
+			W->bsend[idx] = si;
+	}
+	W->pos++;
+	return 1;
+}
+
+/* Rep r (stage r / ndp, replica r % ndp): its schedule's items and the task slots its neighbours look up. */
+static int start_walk(struct ctx *c, struct walk *W, int r, int ndp, int symmetry, hs_err *err)
+{
+	const hs_parallel *p = c->s->par;
+	const hs_partition *part = &c->b->part;
+	int v = c->v;
+	W->stage = r / ndp;
+	W->dp_index = r % ndp;
+	W->rep = r;
+	c->g->reps[r] = (hs_rep){.stage = W->stage, .dp_index = W->dp_index,
+				 .multiplicity = p->tp * p->cp * (symmetry ? p->dp : 1)};
+	W->m = symmetry ? part->mb_max : part->dp_mb[W->dp_index];
+	if (hs_sched_build(p->schedule, p->pp, W->stage, W->m, v, &W->items, &W->n, err))
+		return -1;
+	size_t nmc = (size_t)W->m * v;
+	W->fsend = hs_xmalloc(nmc * sizeof(uint32_t));
+	W->bsend = hs_xmalloc(nmc * sizeof(uint32_t));
+	W->ftask = hs_xmalloc(nmc * sizeof(uint32_t));
+	W->btask = hs_xmalloc(nmc * sizeof(uint32_t));
+	for (size_t i = 0; i < nmc; i++)
+		W->fsend[i] = W->bsend[i] = W->ftask[i] = W->btask[i] = NONE;
+	W->last_compute = W->prev_compute = W->next_gather = NONE;
+	return 0;
+}
+
+/* Close rep r's step: the optimizer after its last compute and every gradient bucket, then (ZeRO 1-2) the
+ * all-gather of the updated parameters; and the facts of its stage (parameters, gradients, memory). */
+static void finish_rep(struct step *sb, int r, int grad_ids, int m, int maxchunk)
+{
+	struct ctx *c = sb->c;
+	const hs_workload *s = c->s;
+	const hs_parallel *p = s->par;
+	hs_graph *g = c->g;
+	hs_build *out = c->b;
+	const hs_partition *part = &out->part;
+	const struct z3 z = sb->z;
+	int v = c->v, symmetry = sb->symmetry;
+	struct walk *W = &sb->w[r];
+	int st = W->stage;
+	double params = 0;
+	for (int k = 0; k < v; k++)
+		params += chunk_grad_bytes(c, st, k) / 4.0;
+	double shard = p->zero >= 1 ? params / c->dpg : params;
+	hs_oplist_clear(&c->tmp);
+	hs_ops_optimizer(shard, &c->tmp);
+	hs_task t = {.kind = HS_T_COMPUTE, .stream = HS_S_COMPUTE, .what = HS_W_OPTIMIZER, .rep = r,
+		     .peer = -1, .op_first = hs_graph_add_ops(g, &c->tmp), .op_count = (uint32_t)c->tmp.n,
+		     .scale = 1.0, .rendezvous = -1};
+	uint32_t ot = hs_graph_add(g, &t);
+	if (W->last_compute != NONE)
+		hs_graph_dep(g, ot, W->last_compute);
+	for (size_t q = 0; q < W->nbucket_colls; q++)
+		hs_graph_dep(g, ot, W->bucket_colls[q]);
+	if (p->zero >= 1 && p->zero < 3 && c->dpg > 1) {
+		hs_task ag = {.kind = HS_T_COLL, .stream = HS_S_COMM, .what = HS_W_PARAM_GATHER,
+			      .group = HS_GROUP_DP, .coll = HS_COLL_ALL_GATHER, .rep = r, .peer = -1,
+			      .bytes = params * hs_dtype_bytes(s->train->dtype),
+			      .rendezvous = symmetry ? -1 : rv(c, W->dp_index, grad_ids + st)};
+		uint32_t ai = hs_graph_add(g, &ag);
+		hs_graph_dep(g, ai, ot);
+	}
+	hs_stage_info *si = &out->stages[st];
+	si->params = params;
+	si->grad_bytes = params * 4.0;
+	si->layers = part->stage_layers[st];
+	si->in_flight = hs_sched_in_flight(p->schedule, p->pp, st, m, v);
+	hs_mem_cfg mc = {.layer = c->lc, .pp = p->pp, .dp = c->dpg, .zero_stage = p->zero,
+			 .layers_on_rank = si->layers, .first_stage = st == 0, .last_stage = st == p->pp - 1,
+			 .in_flight = si->in_flight, .comm_buffer_bytes = 0, .vstages = v,
+			 .first_layer = c->cf[st], .gather_layers = (maxchunk + z.units - 1) / z.units};
+	hs_memory_rank(s->model, &mc, &si->mem);
+}
+
 int hs_build_step(const hs_workload *s, hs_partition *part, int symmetry, hs_build *out, hs_err *err)
 {
 	memset(out, 0, sizeof *out);
@@ -300,26 +523,11 @@ int hs_build_step(const hs_workload *s, hs_partition *part, int symmetry, hs_bui
 	int m = part->mb_max, v = c.v;
 	struct walk *w = hs_xcalloc((size_t)g->nreps, sizeof *w);
 	int rc = 0;
-	for (int r = 0; r < g->nreps; r++) {
-		w[r].stage = r / ndp;
-		w[r].dp_index = r % ndp;
-		w[r].rep = r;
-		g->reps[r] = (hs_rep){.stage = w[r].stage, .dp_index = w[r].dp_index,
-				      .multiplicity = p->tp * p->cp * (symmetry ? p->dp : 1)};
-		w[r].m = symmetry ? m : part->dp_mb[w[r].dp_index];
-		if (hs_sched_build(p->schedule, p->pp, w[r].stage, w[r].m, v, &w[r].items, &w[r].n, err)) {
+	for (int r = 0; r < g->nreps; r++)
+		if (start_walk(&c, &w[r], r, ndp, symmetry, err)) {
 			rc = -1;
 			goto out;
 		}
-		size_t nmc = (size_t)w[r].m * v;
-		w[r].fsend = hs_xmalloc(nmc * sizeof(uint32_t));
-		w[r].bsend = hs_xmalloc(nmc * sizeof(uint32_t));
-		w[r].ftask = hs_xmalloc(nmc * sizeof(uint32_t));
-		w[r].btask = hs_xmalloc(nmc * sizeof(uint32_t));
-		for (size_t i = 0; i < nmc; i++)
-			w[r].fsend[i] = w[r].bsend[i] = w[r].ftask[i] = w[r].btask[i] = NONE;
-		w[r].last_compute = w[r].prev_compute = w[r].next_gather = NONE;
-	}
 	/* gather units: one layer each up to 16 layers per chunk (the smallest chunk sets the count) */
 	int minchunk = c.cl[0], maxchunk = c.cl[0];
 	for (int gc = 1; gc < c.nchunks; gc++) {
@@ -336,145 +544,17 @@ int hs_build_step(const hs_workload *s, hs_partition *part, int symmetry, hs_bui
 	double act_bytes = (double)s->train->micro_batch * s->train->seq_len / p->cp * s->model->hidden *
 			   hs_dtype_bytes(s->train->dtype) / (p->sequence_parallel ? p->tp : 1);
 	int zb = p->schedule == HS_SCHED_ZB_H1;
+	struct step sb = {.c = &c, .w = w, .z = z, .ndp = ndp, .symmetry = symmetry, .zb = zb,
+			  .act_bytes = act_bytes};
 	/* Rendezvous ids for DP collectives across replicas: (stage, chunk, bucket slice) -> id; the parameter
 	 * all-gather of stage s takes pp * v * 16 + s. With symmetry a collective has one member: no id. */
 	int grad_ids = p->pp * v * 16;
 	int progress = 1;
 	while (progress) {
 		progress = 0;
-		for (int r = 0; r < g->nreps; r++) {
-			struct walk *W = &w[r];
-			while (W->pos < W->n) {
-				hs_sched_item it = W->items[W->pos];
-				int idx = it.mb * v + it.chunk;
-				int gchunk = it.chunk * p->pp + W->stage;
-				int fwd = it.kind == HS_SI_FWD;
-				uint32_t need = NONE;
-				int have = 1;
-				if (fwd && gchunk > 0) {
-					int ps = (gchunk - 1) % p->pp, pc = (gchunk - 1) / p->pp;
-					need = w[ps * ndp + W->dp_index].fsend[it.mb * v + pc];
-					have = need != NONE;
-				} else if ((it.kind == HS_SI_BWD || it.kind == HS_SI_BWD_INPUT) && gchunk < c.nchunks - 1) {
-					int ns = (gchunk + 1) % p->pp, nc = (gchunk + 1) / p->pp;
-					need = w[ns * ndp + W->dp_index].bsend[it.mb * v + nc];
-					have = need != NONE;
-				}
-				if (!have)
-					break;
-				int sidx = W->stage * v + it.chunk;
-				uint32_t(*ol)[2] = fwd ? c.fwd : it.kind == HS_SI_BWD ? c.bwd
-							 : it.kind == HS_SI_BWD_INPUT ? c.bin : c.bwt;
-				/* the last backward item of a chunk finalises its gradients: slice it by bucket */
-				int finalises = 0;
-				/* gradients are final after the weight-gradient part: the last BWD, or the last
-				 * BWD_WEIGHT under zero-bubble schedules */
-				if (!z.on && it.kind == (zb ? HS_SI_BWD_WEIGHT : HS_SI_BWD)) {
-					int lastmb = 1;
-					for (size_t q = W->pos + 1; q < W->n; q++)
-						if (W->items[q].chunk == it.chunk && W->items[q].kind == it.kind)
-							lastmb = 0;
-					finalises = lastmb && c.dpg > 1;
-				}
-				int nslices = 1;
-				double gbytes = 0;
-				if (finalises) {
-					gbytes = chunk_grad_bytes(&c, W->stage, it.chunk);
-					nslices = (int)ceil(gbytes / p->dp_bucket_bytes);
-					if (nslices < 1)
-						nslices = 1;
-					if (nslices > 16)
-						nslices = 16;
-				}
-				int z3_rs = z.on && z3_reduces(it.kind, zb);
-				if (z.on) {
-					nslices = z.units;
-					gbytes = chunk_grad_bytes(&c, W->stage, it.chunk);
-				}
-				uint32_t first_slice = NONE, tk = NONE;
-				for (int sl = 0; sl < nslices; sl++) {
-					uint32_t gather = NONE;
-					if (z.on && z3_gathers(it.kind)) {
-						gather = W->next_gather != NONE ? W->next_gather
-										: z3_gather(&c, &z, W, it, sl, symmetry);
-						W->next_gather = NONE;
-					}
-					hs_task t = {.kind = HS_T_COMPUTE, .stream = HS_S_COMPUTE,
-						     .what = fwd ? HS_W_FWD
-							 : it.kind == HS_SI_BWD ? HS_W_BWD
-							 : it.kind == HS_SI_BWD_INPUT ? HS_W_BWD_INPUT : HS_W_BWD_WEIGHT,
-						     .rep = r, .peer = -1, .mb = it.mb, .chunk = it.chunk,
-						     .op_first = ol[sidx][0], .op_count = ol[sidx][1],
-						     .scale = 1.0 / nslices, .rendezvous = -1};
-					tk = hs_graph_add(g, &t);
-					if (sl == 0) {
-						first_slice = tk;
-						if (need != NONE)
-							hs_graph_dep(g, tk, need);
-						if (!fwd && W->ftask[idx] != NONE)
-							hs_graph_dep(g, tk, W->ftask[idx]);
-					}
-					if (gather != NONE)
-						hs_graph_dep(g, tk, gather);
-					if (z.on) {
-						W->prev_compute = W->last_compute;
-						W->last_compute = tk;
-						/* prefetch the next unit's parameters: the next slice, or the first of
-						 * the next item of the schedule */
-						hs_sched_item nx = it;
-						int nsl = sl + 1, has = 1;
-						if (nsl == nslices) {
-							has = W->pos + 1 < W->n;
-							if (has)
-								nx = W->items[W->pos + 1];
-							nsl = 0;
-						}
-						if (has && z3_gathers(nx.kind))
-							W->next_gather = z3_gather(&c, &z, W, nx, nsl, symmetry);
-					}
-					if (finalises || z3_rs) {
-						hs_task cl = {.kind = HS_T_COLL, .stream = HS_S_COMM,
-							      .what = HS_W_GRAD_REDUCE, .group = HS_GROUP_DP,
-							      .coll = p->zero >= 1 ? HS_COLL_REDUCE_SCATTER
-										   : HS_COLL_ALL_REDUCE,
-							      .rep = r, .peer = -1, .mb = it.mb, .chunk = it.chunk,
-							      .bytes = gbytes / nslices,
-							      .rendezvous = symmetry ? -1
-								  : rv(&c, W->dp_index,
-								       z3_rs ? z3_id(&c, &z, W->stage, it.chunk, it.mb, 2, sl)
-									     : (sidx * 16 + sl))};
-						uint32_t ci = hs_graph_add(g, &cl);
-						hs_graph_dep(g, ci, tk);
-						hs_xgrow(&W->bucket_colls, &W->capbc, W->nbucket_colls + 1, sizeof(uint32_t));
-						W->bucket_colls[W->nbucket_colls++] = ci;
-					}
-				}
-				(void)first_slice;
-				W->last_compute = tk;
-				if (fwd)
-					W->ftask[idx] = tk;
-				else
-					W->btask[idx] = tk;
-				/* send activations forward / input gradients backward */
-				int sends = fwd ? gchunk < c.nchunks - 1
-						: (it.kind != HS_SI_BWD_WEIGHT && gchunk > 0);
-				if (sends) {
-					int tg = fwd ? gchunk + 1 : gchunk - 1;
-					int peer = (tg % p->pp) * ndp + W->dp_index;
-					hs_task st = {.kind = HS_T_SEND, .stream = HS_S_P2P, .what = HS_W_P2P, .rep = r,
-						      .peer = peer, .mb = it.mb, .chunk = it.chunk, .bytes = act_bytes,
-						      .rendezvous = -1};
-					uint32_t si = hs_graph_add(g, &st);
-					hs_graph_dep(g, si, tk);
-					if (fwd)
-						W->fsend[idx] = si;
-					else
-						W->bsend[idx] = si;
-				}
-				W->pos++;
+		for (int r = 0; r < g->nreps; r++)
+			while (w[r].pos < w[r].n && emit_item(&sb, r))
 				progress = 1;
-			}
-		}
 	}
 	for (int r = 0; r < g->nreps; r++)
 		if (w[r].pos < w[r].n) {
@@ -486,43 +566,8 @@ int hs_build_step(const hs_workload *s, hs_partition *part, int symmetry, hs_bui
 	if (!symmetry)
 		g->nrendezvous = (z.on ? z3_id(&c, &z, p->pp, 0, 0, 0, 0) : grad_ids + p->pp) * (p->sites > 1 ? p->sites : 1);
 
-	/* Optimizer step after every gradient bucket; then ZeRO gathers updated parameters. */
-	for (int r = 0; r < g->nreps; r++) {
-		struct walk *W = &w[r];
-		int st = W->stage;
-		double params = 0;
-		for (int k = 0; k < v; k++)
-			params += chunk_grad_bytes(&c, st, k) / 4.0;
-		double shard = p->zero >= 1 ? params / c.dpg : params;
-		hs_oplist_clear(&c.tmp);
-		hs_ops_optimizer(shard, &c.tmp);
-		hs_task t = {.kind = HS_T_COMPUTE, .stream = HS_S_COMPUTE, .what = HS_W_OPTIMIZER, .rep = r,
-			     .peer = -1, .op_first = hs_graph_add_ops(g, &c.tmp), .op_count = (uint32_t)c.tmp.n,
-			     .scale = 1.0, .rendezvous = -1};
-		uint32_t ot = hs_graph_add(g, &t);
-		if (W->last_compute != NONE)
-			hs_graph_dep(g, ot, W->last_compute);
-		for (size_t q = 0; q < W->nbucket_colls; q++)
-			hs_graph_dep(g, ot, W->bucket_colls[q]);
-		if (p->zero >= 1 && p->zero < 3 && c.dpg > 1) {
-			hs_task ag = {.kind = HS_T_COLL, .stream = HS_S_COMM, .what = HS_W_PARAM_GATHER,
-				      .group = HS_GROUP_DP, .coll = HS_COLL_ALL_GATHER, .rep = r, .peer = -1,
-				      .bytes = params * hs_dtype_bytes(s->train->dtype),
-				      .rendezvous = symmetry ? -1 : rv(&c, W->dp_index, grad_ids + st)};
-			uint32_t ai = hs_graph_add(g, &ag);
-			hs_graph_dep(g, ai, ot);
-		}
-		hs_stage_info *si = &out->stages[st];
-		si->params = params;
-		si->grad_bytes = params * 4.0;
-		si->layers = part->stage_layers[st];
-		si->in_flight = hs_sched_in_flight(p->schedule, p->pp, st, m, v);
-		hs_mem_cfg mc = {.layer = c.lc, .pp = p->pp, .dp = c.dpg, .zero_stage = p->zero,
-				 .layers_on_rank = si->layers, .first_stage = st == 0, .last_stage = st == p->pp - 1,
-				 .in_flight = si->in_flight, .comm_buffer_bytes = 0, .vstages = v,
-				 .first_layer = c.cf[st], .gather_layers = (maxchunk + z.units - 1) / z.units};
-		hs_memory_rank(s->model, &mc, &si->mem);
-	}
+	for (int r = 0; r < g->nreps; r++)
+		finish_rep(&sb, r, grad_ids, m, maxchunk);
 out:
 	for (int r = 0; r < g->nreps; r++) {
 		free(w[r].items);
