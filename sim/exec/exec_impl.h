@@ -164,11 +164,13 @@ static inline double hs_exec_step_s(const struct ex *x, hs_time t)
 #define HS_EXEC_LINK_BINS 100
 #define HS_EXEC_LINK_TOP 64
 
-/* exec.c */
+/* exec.c: op timing. What timing an op of rep r needs (its device, profile and groups); and the cost of the op
+ * range [first, first + count) of a stage on r's node group, computed once and memoised. */
 void hs_exec_rep_env(struct ex *x, struct rep *r, hs_op_env *e);
 struct memo *hs_exec_range_cost(struct ex *x, struct rep *r, int stage, uint32_t first, uint32_t count);
 
-/* comm_net.c */
+/* comm_net.c: whether the TP x CP lanes (and replicas) may share fabric links; and a group's channels and rails
+ * set on the network before its collective, as NCCL would open them. */
 int hs_exec_lanes_contend(const hs_workload *s, const hs_simopts *o);
 void hs_exec_group_channels(struct ex *x, const int *ranks, int n);
 

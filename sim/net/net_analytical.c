@@ -6,8 +6,8 @@
  * The executor's analytical fidelity does not run on this model: it times each collective whole by the closed
  * forms (sim/exec/comm_closed.c over sim/coll), with the algorithm's structure and route-aware bandwidths, where
  * this model times each transfer of a collective run step by step (sim/net/netcoll*.c). The two differ, so this
- * stays a network model: the network tests run every check on it beside the flow model, as the contention-free
- * reference. */
+ * stays a network model: tests/unit/net/test_net.c runs its transfer and collective checks on it beside the
+ * flow model, as the contention-free reference. */
 #include <stdlib.h>
 
 #include "sim/base/alloc.h"
