@@ -55,7 +55,7 @@ static double slow_factor(const hs_workload *s, int stage, int d0, int d1)
 }
 
 /* The slowest device (lowest peak in the training precision, then lowest HBM bandwidth: the rule of
- * sim/exec/exec.c) among the TP x CP ranks of replicas [d0, d1) of a stage; *dd is its replica. */
+ * sim/exec/plan.c) among the TP x CP ranks of replicas [d0, d1) of a stage; *dd is its replica. */
 static int slowest_gpu(const hs_workload *s, int stage, int d0, int d1, int *dd, double *min_mem)
 {
 	const hs_parallel *p = s->par;

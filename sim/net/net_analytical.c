@@ -1,7 +1,13 @@
 /* The analytical network model: a transfer takes its route's latency plus bytes over the route's
  * bottleneck bandwidth (the slowest link, counting the share of bytes a split route puts on it), whatever
  * else is in flight: it is sent after the bytes' time and arrives one route latency later. One engine event
- * per transfer, two when the caller asks to hear when it was sent; records come from a free list. */
+ * per transfer, two when the caller asks to hear when it was sent; records come from a free list.
+ *
+ * The executor's analytical fidelity does not run on this model: it times each collective whole by the closed
+ * forms (sim/exec/comm_closed.c over sim/coll), with the algorithm's structure and route-aware bandwidths, where
+ * this model times each transfer of a collective run step by step (sim/net/netcoll*.c). The two differ, so this
+ * stays a network model: tests/unit/net/test_net.c runs its transfer and collective checks on it beside the
+ * flow model, as the contention-free reference. */
 #include <stdlib.h>
 
 #include "sim/base/alloc.h"

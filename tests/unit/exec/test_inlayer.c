@@ -1,4 +1,4 @@
-/* Collectives inside a layer (TP, CP, EP) at flow fidelity run on the network (sim/exec/exec.c, "collectives
+/* Collectives inside a layer (TP, CP, EP) at flow fidelity run on the network (sim/exec/inlayer.c, "collectives
  * inside compute tasks"):
  * - golden: with nothing else on the network (one node, TP only), the TP communication a step exposes is the
  *   sum, over the step's in-layer collectives, of each one's time alone on the idle flow network, and the

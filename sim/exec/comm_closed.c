@@ -1,0 +1,102 @@
+/* Communication tasks timed by the closed forms (sim/coll): a collective or send takes the idle-network time of
+ * its group, whatever else is in flight, so it is one engine event at now + that time per task that it ends.
+ * This is where a closed form's seconds become hs_time (the analytical and packet fidelities).
+ *
+ * The registered analytical network model (sim/net/net_analytical.c) is not this path: it times every transfer
+ * of a collective run step by step on the network, where these closed forms time the collective whole (with
+ * hop latencies, the algorithm's structure and route-aware bandwidths), so the two give different figures. It
+ * stays a network model, which the network tests run beside the flow model. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "sim/base/alloc.h"
+#include "sim/exec/exec_impl.h"
+
+/* A rep sends to at most two peers (the next and the previous model chunk's stage): their pair summaries. */
+struct peers {
+	int peer[2]; /* -1: none */
+	hs_coll_grp cg[2];
+};
+
+struct closed {
+	hs_exec_done done; /* the same for every call: the core's */
+	struct peers *peers; /* [nreps] */
+};
+
+static int open_closed(struct ex *x, hs_err *err)
+{
+	(void)err;
+	struct closed *c = hs_xcalloc(1, sizeof *c);
+	c->peers = hs_xcalloc((size_t)(x->g->nreps ? x->g->nreps : 1), sizeof *c->peers);
+	for (int i = 0; i < x->g->nreps; i++)
+		c->peers[i].peer[0] = c->peers[i].peer[1] = -1;
+	x->comm_state = c;
+	return 0;
+}
+
+static void reset_closed(struct ex *x) { (void)x; }
+
+/* Seconds task t takes on an idle network. */
+static double comm_time(struct ex *x, struct closed *cl, const hs_task *t)
+{
+	struct rep *r = &x->reps[t->rep];
+	if (t->kind == HS_T_SEND) {
+		struct peers *pp = &cl->peers[t->rep];
+		int slot = pp->peer[0] == t->peer ? 0 : pp->peer[1] == t->peer ? 1 : pp->peer[0] < 0 ? 0 : 1;
+		if (pp->peer[slot] != t->peer) {
+			const hs_parallel *p = x->s->par;
+			const hs_rep *a = &x->g->reps[t->rep], *b = &x->g->reps[t->peer];
+			int ranks[2] = {hs_build_rank(p, 0, 0, a->dp_index, a->stage),
+					hs_build_rank(p, 0, 0, b->dp_index, b->stage)};
+			hs_err e = {0};
+			if (hs_coll_grp_init(&pp->cg[slot], x->s->cluster, ranks, 2, &e))
+				return hs_coll_time(x->s->cluster, HS_COLL_SENDRECV, HS_ALGO_AUTO, ranks, 2, t->bytes);
+			pp->peer[slot] = t->peer;
+		}
+		return hs_coll_grp_time(&pp->cg[slot], HS_COLL_SENDRECV, HS_ALGO_AUTO, t->bytes, NULL);
+	}
+	if (r->grp_n[t->group] <= 1)
+		return 0;
+	return hs_coll_grp_time(&r->cg[t->group], (enum hs_coll_op)t->coll, (enum hs_coll_algo)x->s->coll_algo,
+				t->bytes, NULL);
+}
+
+static void done_ev(hs_engine *eng, void *ctx, uint64_t task)
+{
+	(void)eng;
+	struct ex *x = ctx;
+	((struct closed *)x->comm_state)->done(x, (uint32_t)task);
+}
+
+/* One event per task it ends, each at now + the time: the members of a rendezvous end at the same instant, in
+ * the order they were handed over. */
+static void start_closed(struct ex *x, uint32_t task, const uint32_t *tasks, int n, hs_exec_done done)
+{
+	struct closed *cl = x->comm_state;
+	cl->done = done;
+	double s = comm_time(x, cl, &x->g->tasks[task]);
+	hs_time d = hs_time_from_s(s); /* the one place a closed form's seconds become engine time */
+	for (int k = 0; k < n; k++) {
+		x->ts[tasks[k]].xfer_s = s;
+		hs_engine_after(x->eng, d, done_ev, x, tasks[k]);
+	}
+}
+
+static void collect_closed(struct ex *x, hs_result *out)
+{
+	(void)x;
+	(void)out; /* no links: the closed forms see none */
+}
+
+static void close_closed(struct ex *x)
+{
+	struct closed *cl = x->comm_state;
+	if (!cl)
+		return;
+	free(cl->peers);
+	free(cl);
+	x->comm_state = NULL;
+}
+
+const hs_exec_comm_ops hs_exec_comm_closed = {"closed-form", open_closed, reset_closed, start_closed,
+					      collect_closed, close_closed};

@@ -1,0 +1,199 @@
+/* Communication tasks carried by a network model (sim/net, the flow model: flow fidelity): a collective runs
+ * step by step as transfers and a send as one transfer, once per TP x CP lane of the ranks a rep stands for,
+ * and the task ends when its last lane has arrived. Contention between tasks in flight is the network's.
+ *
+ * Opening it also turns on what else the network carries: the collectives inside compute tasks
+ * (layer_collectives: network, inlayer.c) and the link-utilisation timeline of the busiest links. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/base/alloc.h"
+#include "sim/exec/exec_impl.h"
+
+/* One graph task (or the members of one rendezvous) carried by the network as several lanes: the same
+ * collective or transfer for every TP x CP index of the ranks a rep stands for, since all of them run at once
+ * and share links. */
+struct netop {
+	int lanes_left;
+	uint32_t task;         /* the task, when it ends alone */
+	const uint32_t *tasks; /* or the members of its rendezvous (NULL: the task alone) */
+	int n;
+};
+
+struct netstate {
+	hs_exec_done done;    /* the same for every call: the core's */
+	int lanes;            /* TP x CP lanes per task: all, or 1 when they are equivalent */
+	struct netop *netops; /* tasks in flight (reset every step) */
+	size_t nnetops, capnetops;
+};
+
+/* The TP x CP lanes of a stage run the same collectives and sends on different devices. When every device has
+ * its own NIC on its own rail of a non-blocking rail-optimised (or multi-plane) fabric, the lanes' traffic never
+ * shares a link outside the (non-blocking) scale-up switch, so they take the same time and one lane stands for
+ * all (DESIGN.md: simulate what differs, once). Otherwise every lane runs and they contend. `symmetry: false`
+ * runs every lane. */
+int hs_exec_lanes_contend(const hs_workload *s, const hs_simopts *o)
+{
+	const hs_fabric_spec *f = hs_cluster_fabric(s->cluster);
+	if (!o->symmetry || !f || f->oversubscription > 1 ||
+	    (strcmp(f->kind, "rail-optimized") != 0 && strcmp(f->kind, "multi-plane") != 0))
+		return 1;
+	for (int g = 0; g < hs_cluster_ngroups(s->cluster); g++) {
+		const hs_node_group *ng = hs_cluster_group(s->cluster, g);
+		if (ng->nics_per_node != ng->gpus_per_node)
+			return 1;
+	}
+	return 0;
+}
+
+static int open_net(struct ex *x, hs_err *err)
+{
+	struct netstate *ns = hs_xcalloc(1, sizeof *ns);
+	x->comm_state = ns;
+	x->net = hs_net_create(x->s->cluster, "flow", x->eng, err);
+	if (!x->net)
+		return -1;
+	x->contend = hs_exec_lanes_contend(x->s, x->o);
+	ns->lanes = x->contend ? x->s->par->tp * x->s->par->cp : 1;
+	x->inlayer = x->o->layer_net;
+	if (x->inlayer)
+		hs_exec_inlayer_setup(x);
+	if (x->horizon_s > 0)
+		hs_net_stats_timeline(x->net, 1.5 * x->horizon_s / HS_EXEC_LINK_BINS, HS_EXEC_LINK_BINS);
+	return 0;
+}
+
+static void reset_net(struct ex *x)
+{
+	((struct netstate *)x->comm_state)->nnetops = 0;
+}
+
+static void lane_done(void *ctx, uint64_t arg)
+{
+	struct ex *x = ctx;
+	struct netstate *ns = x->comm_state;
+	struct netop *op = &ns->netops[arg];
+	if (--op->lanes_left > 0)
+		return;
+	double now = hs_exec_step_s(x, hs_engine_now(x->eng));
+	if (!op->tasks) {
+		x->ts[op->task].xfer_s = now - hs_exec_step_s(x, x->ts[op->task].start);
+		ns->done(x, op->task);
+		return;
+	}
+	const uint32_t *tasks = op->tasks; /* done may start more tasks and grow netops */
+	for (int k = 0, n = op->n; k < n; k++) {
+		x->ts[tasks[k]].xfer_s = now - hs_exec_step_s(x, x->ts[tasks[k]].start);
+		ns->done(x, tasks[k]);
+	}
+}
+
+static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
+
+/* Open a group's channels as NCCL would before its collective: one per NIC of the group's own devices on a
+ * node, each crossing by that NIC, when the group spans nodes (NCCL's search puts a channel next to each NIC
+ * of the communicator's GPUs). A lane of one device per node crosses on that device's NIC, as with one
+ * channel. A group of whole nodes crosses on every NIC: its channels are alike, so one channel whose
+ * crossings spread over every NIC stands for them (hs_net_set_spread), at 1/NICs of the transfers. The first
+ * node stands for all (groups hold the same local devices on every node). */
+void hs_exec_group_channels(struct ex *x, const int *ranks, int n)
+{
+	const hs_cluster *c = x->s->cluster;
+	int node0 = hs_cluster_node_of(c, ranks[0]), spans = 0, C = 0, rails[64];
+	int loc[64], nl = 0;
+	const hs_node_group *g = hs_cluster_group(c, hs_cluster_group_of(c, ranks[0]));
+	for (int i = 0; i < n; i++) {
+		if (hs_cluster_node_of(c, ranks[i]) != node0)
+			spans = 1;
+		else if (nl < 64)
+			loc[nl++] = hs_cluster_local_rank(c, ranks[i]);
+	}
+	int p = g->gpus_per_node, nn = g->nics_per_node;
+	if (spans && nn > 0) {
+		for (int i = 0; i < nn && C < 64; i++) /* NIC i hangs off device i * p / nn (topology/topo.c) */
+			for (int k = 0; k < nl; k++)
+				if (loc[k] == (int)((long)i * p / nn)) {
+					rails[C++] = i;
+					break;
+				}
+		for (int k = 0; k < nl && C < 64; k++) { /* a device without a NIC of its own: the nearest one */
+			int nic = (int)((long)loc[k] * nn / p), seen = 0;
+			for (int j = 0; j < C; j++)
+				seen |= rails[j] == nic;
+			if (!seen)
+				rails[C++] = nic;
+		}
+	}
+	hs_net_set_spread(x->net, spans && nl == p && C > 1);
+	if (C < 2 || nl == p) {
+		hs_net_set_channels(x->net, 1);
+		hs_net_set_rails(x->net, NULL, 0);
+		return;
+	}
+	qsort(rails, (size_t)C, sizeof *rails, cmp_int);
+	hs_net_set_channels(x->net, C);
+	hs_net_set_rails(x->net, rails, C);
+}
+
+/* Start task ti's traffic on the network: one collective or send per TP x CP lane. */
+static void start_net(struct ex *x, uint32_t ti, const uint32_t *tasks, int ntasks, hs_exec_done done)
+{
+	struct netstate *ns = x->comm_state;
+	const hs_task *t = &x->g->tasks[ti];
+	const hs_parallel *p = x->s->par;
+	const hs_rep *rp = &x->g->reps[t->rep];
+	ns->done = done;
+	hs_xgrow(&ns->netops, &ns->capnetops, ns->nnetops + 1, sizeof *ns->netops);
+	size_t id = ns->nnetops++;
+	/* a task alone is named by value: the caller's array need not outlive this call */
+	ns->netops[id] = (struct netop){.lanes_left = ns->lanes, .task = tasks[0],
+					.tasks = ntasks > 1 ? tasks : NULL, .n = ntasks};
+	int *ranks = hs_xmalloc((size_t)(p->dp > 2 ? p->dp : 2) * sizeof *ranks);
+	int rc = 0;
+	hs_err e = {0};
+	for (int c = 0; c < p->cp && !rc; c++)
+		for (int tt = 0; tt < p->tp && !rc; tt++) {
+			if (c * p->tp + tt >= ns->lanes)
+				break;
+			if (t->kind == HS_T_SEND) {
+				const hs_rep *q = &x->g->reps[t->peer];
+				int src = hs_build_rank(p, tt, c, rp->dp_index, rp->stage);
+				int dst = hs_build_rank(p, tt, c, q->dp_index, q->stage);
+				rc = hs_net_send(x->net, src, dst, t->bytes, lane_done, x, id, &e);
+			} else {
+				for (int d = 0; d < p->dp; d++)
+					ranks[d] = hs_build_rank(p, tt, c, d, rp->stage);
+				hs_exec_group_channels(x, ranks, p->dp);
+				rc = hs_net_collective(x->net, (enum hs_coll_op)t->coll,
+						       (enum hs_coll_algo)x->s->coll_algo, ranks, p->dp, t->bytes,
+						       lane_done, x, id, &e);
+			}
+		}
+	free(ranks);
+	if (rc) { /* the groups come from the scenario's own checked strategy: a refusal is a bug */
+		fprintf(stderr, "hetsim: internal error: the network refused a task's traffic: %s\n", e.msg);
+		abort();
+	}
+}
+
+static void collect_net(struct ex *x, hs_result *out)
+{
+	if (x->horizon_s > 0)
+		hs_exec_collect_links(x, out);
+}
+
+static void close_net(struct ex *x)
+{
+	struct netstate *ns = x->comm_state;
+	hs_exec_inlayer_free(x);
+	hs_net_free(x->net);
+	x->net = NULL;
+	if (!ns)
+		return;
+	free(ns->netops);
+	free(ns);
+	x->comm_state = NULL;
+}
+
+const hs_exec_comm_ops hs_exec_comm_net = {"network", open_net, reset_net, start_net, collect_net, close_net};

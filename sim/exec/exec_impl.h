@@ -1,0 +1,191 @@
+/* The executor's private state, shared by its files and by no one else (sim/exec/exec.h is the interface).
+ *
+ *   exec.c         the core: readiness, streams, rendezvous, the step loop
+ *   comm_closed.c  communication tasks timed by the closed forms (sim/coll): one event at now + their time
+ *   comm_net.c     communication tasks carried by a network model (sim/net), lane by lane: flow fidelity
+ *   inlayer.c      collectives inside compute tasks on the network: segments and lanes (flow fidelity)
+ *   result.c       accounting into hs_result: per-step finish times, means, quantiles, busiest links
+ *
+ * Time inside the executor is hs_time (integer picoseconds, engine time); durations that come out of the
+ * closed forms or the op timing (double seconds) become hs_time where they are scheduled, and figures become
+ * seconds where they are added into hs_result. */
+#ifndef HS_EXEC_IMPL_H
+#define HS_EXEC_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/base/time.h"
+#include "sim/coll/coll_impl.h"
+#include "sim/engine/engine.h"
+#include "sim/engine/rng.h"
+#include "sim/exec/exec.h"
+#include "sim/exec/layer_time.h"
+#include "sim/net/net.h"
+
+struct ex;
+
+/* Called once per task whose work has ended (from an engine event); the core's readiness takes it from there. */
+typedef void (*hs_exec_done)(struct ex *x, uint32_t task);
+
+/* How communication tasks (collectives and sends) take time: one interface, two implementations, chosen by
+ * the fidelity (exec.c). The core never asks which one it has. */
+typedef struct hs_exec_comm_ops {
+	const char *name;
+	/* Set up for a run on x's reps (their groups are formed); -1 with err. */
+	int (*open)(struct ex *x, hs_err *err);
+	/* A step begins: forget what the previous one had in flight. */
+	void (*reset)(struct ex *x);
+	/* Start task `task`'s traffic now. When it has ended, call done(x, m) for every m of tasks[0..n-1] (the
+	 * task itself, or every member of its rendezvous), in that order; `tasks` stays valid until then. */
+	void (*start)(struct ex *x, uint32_t task, const uint32_t *tasks, int n, hs_exec_done done);
+	/* After the last step: what the implementation measured (the busiest links). */
+	void (*collect)(struct ex *x, hs_result *out);
+	/* Free what open made; called once whether or not open ran or succeeded. */
+	void (*close)(struct ex *x);
+} hs_exec_comm_ops;
+
+extern const hs_exec_comm_ops hs_exec_comm_closed, hs_exec_comm_net;
+
+/* One task in the current step. Times are engine times (absolute). */
+struct tstate {
+	uint32_t waiting;    /* dependencies not yet done */
+	uint32_t cause;      /* the dependency that completed last */
+	hs_time start, end;
+	hs_time arrive;      /* rendezvous: when this member arrived */
+	/* A communication task: the seconds its traffic took, set by the communication implementation (the closed
+	 * form's seconds before rounding to picoseconds, or the network's end - start), for charging the wait on
+	 * a transfer (exec.c: begin). Kept in the implementation's own seconds so the breakdown's sums, whose
+	 * rounding residual is printed, stay what they were. */
+	double xfer_s;
+	uint8_t done, started;
+};
+
+/* A compute task whose op range holds collectives that the network carries (flow fidelity) runs as segments:
+ * the kernels up to the next such collective (one event), then the collective on the network (beside the next
+ * kernel when the op overlaps it), then the next segment (inlayer.c). */
+struct seg {
+	uint32_t task;
+	uint32_t pos, end;  /* ops left: [pos, end) */
+	double f;           /* the task's compute factor (slowdowns, noise) */
+	int pending;        /* network lanes and the overlapped kernel still running */
+	int group;          /* of the collective in flight */
+	hs_time comm_start; /* when it started */
+	double hide;        /* seconds of the kernel it overlaps (as op timing gave them, for the exposed part) */
+	hs_time arrive;     /* EP rendezvous: when this rep arrived */
+	hs_exec_done done;  /* the task's end */
+};
+
+struct rep {
+	const hs_device_type *dev;
+	const hs_profile *prof;
+	int ngroup;          /* node group of its device (memo key) */
+	uint32_t *queue[HS_S_COUNT];
+	size_t qn[HS_S_COUNT], qcap[HS_S_COUNT], qpos[HS_S_COUNT];
+	int busy[HS_S_COUNT];
+	hs_time idle_since;  /* compute stream */
+	hs_time last_end;    /* end of its last task in the current step */
+	int *gpus;           /* the devices it stands for (for slowdowns and throttling) */
+	int ngpus;
+	int grp_n[HS_GROUP_COUNT];
+	int *grp[HS_GROUP_COUNT];
+	hs_coll_grp cg[HS_GROUP_COUNT]; /* the groups summarised once (valid where grp_n > 1) */
+	hs_rep_result *res;
+	/* flow fidelity: the ranks of every lane of each in-layer group ([nlanes x grp_n], lane 0 first) */
+	int *lane_rk[HS_GROUP_COUNT];
+	int lane_n[HS_GROUP_COUNT];
+	int epg;                        /* its in-layer EP rendezvous (index into ex.epg), -1: none */
+	struct seg seg;                 /* the compute task running as segments */
+};
+
+struct rv {
+	int members, arrived;
+	uint32_t *tasks;
+};
+
+/* The reps whose EP groups are one group (without symmetry each data-parallel replica is a rep): its in-layer
+ * all-to-alls start when every member has reached them, once for all. */
+struct epgrp {
+	int members, arrived, lanes_left;
+	int *reps;
+};
+
+/* op-range cost memo: (stage, node group, first, count) -> compute seconds, comm seconds by group, flops */
+struct memo {
+	uint64_t key;
+	uint32_t first, count;
+	double comp, comp2, comm[HS_GROUP_COUNT], flops; /* comp2: sum of squared op times (noise) */
+	int used;
+	int netcomm; /* collectives in the range over groups of more than one rank */
+};
+
+struct ex {
+	const hs_workload *s;
+	const hs_simopts *o;
+	double horizon_s;   /* the caller's estimate of the run's length (0: none), for link-utilisation bins */
+	const hs_graph *g;
+	hs_engine *eng;
+	struct tstate *ts;
+	struct rep *reps;
+	uint32_t *succ, *succ_first; /* CSR successors */
+	struct rv *rv;
+	struct memo *memo;
+	size_t memocap, nmemo;
+	hs_profile_cache *profiles; /* the caller's, or one of our own */
+	hs_op_memo *opmemo;         /* kernel times by shape and device, for this step */
+	int own_profiles;
+	hs_rng *rng;        /* per-op noise; NULL without noise */
+	const hs_exec_comm_ops *comm; /* how communication tasks take time */
+	void *comm_state;   /* the implementation's own */
+	/* The network and what runs on it besides communication tasks (set by comm_net.c; NULL and 0 with the
+	 * closed forms): the in-layer segments and the busiest-links statistics use it too. */
+	hs_net *net;
+	int contend;        /* lanes (and replicas) may share fabric links (hs_exec_lanes_contend) */
+	int inlayer;        /* collectives inside compute tasks run on the network */
+	uint16_t *slice;    /* [ntasks] with inlayer: a sliced task's index among its slices */
+	struct epgrp *epg;
+	int nepg;
+	hs_time step_start;
+	hs_err *err;
+};
+
+/* Seconds from the step's start of engine time t, as hs_result and the breakdown take them: the difference of
+ * the two instants' seconds, as the executor has always computed it. Converting t - step_start instead (and
+ * intervals as hs_time_to_s(b - a)) rounds differently, and the rounding residual of the breakdown's sums
+ * (exposed DP communication of 1e-10 s) is printed: byte-identical outputs keep this form. Intervals are
+ * differences of two of these. */
+static inline double hs_exec_step_s(const struct ex *x, hs_time t)
+{
+	return hs_time_to_s(t) - hs_time_to_s(x->step_start);
+}
+
+/* Flow fidelity keeps the utilisation over time of the busiest links: enough to see where a step's traffic
+ * concentrates without a [links x bins] matrix the size of a 16k-GPU fabric. */
+#define HS_EXEC_LINK_BINS 100
+#define HS_EXEC_LINK_TOP 64
+
+/* exec.c: op timing. What timing an op of rep r needs (its device, profile and groups); and the cost of the op
+ * range [first, first + count) of a stage on r's node group, computed once and memoised. */
+void hs_exec_rep_env(struct ex *x, struct rep *r, hs_op_env *e);
+struct memo *hs_exec_range_cost(struct ex *x, struct rep *r, int stage, uint32_t first, uint32_t count);
+
+/* comm_net.c: whether the TP x CP lanes (and replicas) may share fabric links; and a group's channels and rails
+ * set on the network before its collective, as NCCL would open them. */
+int hs_exec_lanes_contend(const hs_workload *s, const hs_simopts *o);
+void hs_exec_group_channels(struct ex *x, const int *ranks, int n);
+
+/* inlayer.c */
+void hs_exec_inlayer_setup(struct ex *x);
+void hs_exec_inlayer_reset(struct ex *x);
+void hs_exec_inlayer_free(struct ex *x);
+/* Run compute task `task` of rep `rep` as segments over ops [first, first + count) with compute factor f;
+ * done(x, task) when its last segment has ended. */
+void hs_exec_seg_start(struct ex *x, int rep, uint32_t task, uint32_t first, uint32_t count, double f,
+		       hs_exec_done done);
+
+/* result.c */
+void hs_exec_account_step(struct ex *x, int step, hs_result *out);
+void hs_exec_collect_links(struct ex *x, hs_result *out);
+void hs_exec_aggregate(struct ex *x, const hs_build *b, hs_result *out);
+
+#endif

@@ -1,0 +1,169 @@
+/* Result aggregation: what a run's reps and network measured, into hs_result (sim/exec/exec.h). Per step,
+ * every rep's finish time and the communication that outlasts its compute stream; after the last step, means
+ * over the steps, the critical and the memory-peak rep, the step-time quantiles, FLOPs and MFU, the timeline,
+ * and (flow fidelity) the busiest links. This is where the executor's hs_time becomes the seconds printers use. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/base/alloc.h"
+#include "sim/exec/exec_impl.h"
+
+/* The step that just ran: each rep's finish, and the step's time (the last rep's finish). */
+void hs_exec_account_step(struct ex *x, int step, hs_result *out)
+{
+	double makespan = 0;
+	for (int i = 0; i < x->g->nreps; i++) {
+		struct rep *r = &x->reps[i];
+		hs_rep_result *rr = r->res;
+		double finish = hs_exec_step_s(x, r->last_end);
+		rr->finish_s += finish;
+		/* communication that ends after the compute stream (parameter all-gather after the optimizer)
+		 * is exposed: the next step cannot start before it */
+		double acc = rr->compute_s + rr->bubble_s;
+		for (int k = 0; k < HS_GROUP_COUNT; k++)
+			acc += rr->exposed_s[k];
+		if (rr->finish_s > acc)
+			rr->exposed_s[HS_GROUP_DP] += rr->finish_s - acc;
+		if (finish > makespan)
+			makespan = finish;
+	}
+	out->step_times[step] = makespan;
+	/* ranks that finish early wait for the step's end: that wait belongs to the next step's start, and
+	 * is not part of any rank's breakdown (finish_s is per rank) */
+}
+
+static int cmp_bytes_desc(const void *a, const void *b)
+{
+	const double *x = a, *y = b; /* {bytes, link} pairs */
+	return (x[0] < y[0]) - (x[0] > y[0]);
+}
+
+/* The HS_EXEC_LINK_TOP links that carried the most bytes, with their utilisation over time (the bins that
+ * comm_net.c asked the network to keep). */
+void hs_exec_collect_links(struct ex *x, hs_result *out)
+{
+	int nl = hs_net_nlinks(x->net);
+	if (nl <= 0)
+		return;
+	double *order = hs_xmalloc((size_t)nl * 2 * sizeof *order);
+	for (int l = 0; l < nl; l++) {
+		hs_net_link_stat st;
+		hs_net_link_stats(x->net, l, &st, NULL, 0);
+		order[2 * l] = st.bytes;
+		order[2 * l + 1] = l;
+	}
+	qsort(order, (size_t)nl, 2 * sizeof *order, cmp_bytes_desc);
+	int n = nl < HS_EXEC_LINK_TOP ? nl : HS_EXEC_LINK_TOP;
+	while (n > 0 && order[2 * (n - 1)] <= 0)
+		n--;
+	hs_link_util *u = &out->links;
+	u->nlinks = n;
+	u->nbins = HS_EXEC_LINK_BINS;
+	u->bin_s = 1.5 * x->horizon_s / HS_EXEC_LINK_BINS;
+	u->names = hs_xcalloc((size_t)(n ? n : 1), sizeof *u->names);
+	u->capacity_Bps = hs_xcalloc((size_t)(n ? n : 1), sizeof *u->capacity_Bps);
+	u->mean_util = hs_xcalloc((size_t)(n ? n : 1), sizeof *u->mean_util);
+	u->util = hs_xcalloc((size_t)(n ? n : 1) * HS_EXEC_LINK_BINS, sizeof *u->util);
+	const hs_topo *t = hs_net_topo(x->net);
+	for (int i = 0; i < n; i++) {
+		int l = (int)order[2 * i + 1];
+		hs_net_link_stat st;
+		hs_net_link_stats(x->net, l, &st, u->util + (size_t)i * HS_EXEC_LINK_BINS, HS_EXEC_LINK_BINS);
+		char a[64], b[64], name[160];
+		snprintf(name, sizeof name, "%s->%s", hs_topo_vname(t, st.from, a, sizeof a),
+			 hs_topo_vname(t, st.to, b, sizeof b));
+		u->names[i] = hs_xstrdup(name);
+		u->capacity_Bps[i] = st.bw_Bps;
+		u->mean_util[i] = st.util;
+	}
+	free(order);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Linear interpolation between order statistics (type 7, the default of R and NumPy). */
+static double quantile(const double *sorted, int n, double q)
+{
+	double h = (n - 1) * q;
+	int lo = (int)floor(h);
+	int hi = lo + 1 < n ? lo + 1 : lo;
+	return sorted[lo] + (h - lo) * (sorted[hi] - sorted[lo]);
+}
+
+/* After the last step: the timeline (of the last step), means over the steps, and the cluster's figures. */
+void hs_exec_aggregate(struct ex *x, const hs_build *b, hs_result *out)
+{
+	const hs_graph *g = x->g;
+	const hs_workload *s = x->s;
+	int steps = out->steps;
+	out->spans = hs_xmalloc((g->ntasks ? g->ntasks : 1) * sizeof *out->spans);
+	for (size_t i = 0; i < g->ntasks; i++)
+		out->spans[i] = (hs_span){hs_exec_step_s(x, x->ts[i].start), hs_exec_step_s(x, x->ts[i].end)};
+	out->events = hs_engine_executed(x->eng);
+	out->tasks = g->ntasks;
+	for (int i = 0; i < g->nreps; i++) {
+		hs_rep_result *rr = &out->reps[i];
+		rr->finish_s /= steps;
+		rr->compute_s /= steps;
+		rr->optimizer_s /= steps;
+		rr->bubble_s /= steps;
+		rr->straggler_wait_s /= steps;
+		rr->flops /= steps;
+		for (int k = 0; k < HS_GROUP_COUNT; k++)
+			rr->exposed_s[k] /= steps;
+		if (rr->finish_s > out->reps[out->critical_rep].finish_s)
+			out->critical_rep = i;
+		if (rr->mem_bytes > out->mem_peak_bytes) {
+			out->mem_peak_bytes = rr->mem_bytes;
+			out->mem_peak_rep = i;
+		}
+		out->hw_flops += rr->flops * g->reps[i].multiplicity;
+	}
+	double sum = 0;
+	for (int k = 0; k < steps; k++)
+		sum += out->step_times[k];
+	out->step_time_s = sum / steps;
+	double *sorted = hs_xmalloc((size_t)steps * sizeof *sorted);
+	memcpy(sorted, out->step_times, (size_t)steps * sizeof *sorted);
+	qsort(sorted, (size_t)steps, sizeof *sorted, cmp_double);
+	out->step_min_s = sorted[0];
+	out->step_max_s = sorted[steps - 1];
+	out->step_p50_s = quantile(sorted, steps, 0.50);
+	out->step_p99_s = quantile(sorted, steps, 0.99);
+	free(sorted);
+	int n = hs_cluster_ngpus(s->cluster);
+	for (int i = 0; i < n; i++)
+		out->peak_flops += hs_cluster_device(s->cluster, i)->peak_flops[s->train->dtype];
+	out->model_flops = b->model_flops;
+	double tokens = (double)s->train->global_batch * s->train->seq_len;
+	if (out->step_time_s > 0) {
+		out->mfu = out->model_flops / (out->step_time_s * out->peak_flops);
+		out->hfu = out->hw_flops / (out->step_time_s * out->peak_flops);
+		out->tokens_per_s = tokens / out->step_time_s;
+	}
+}
+
+void hs_result_free(hs_result *r)
+{
+	if (!r)
+		return;
+	free(r->reps);
+	free(r->spans);
+	free(r->step_times);
+	for (int i = 0; i < r->links.nlinks; i++)
+		free(r->links.names[i]);
+	free(r->links.names);
+	free(r->links.capacity_Bps);
+	free(r->links.mean_util);
+	free(r->links.util);
+	memset(&r->links, 0, sizeof r->links);
+	r->step_times = NULL;
+	r->reps = NULL;
+	r->spans = NULL;
+}
