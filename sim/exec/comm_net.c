@@ -37,7 +37,7 @@ int hs_exec_lanes_contend(const hs_workload *s, const hs_simopts *o)
 {
 	const hs_fabric_spec *f = hs_cluster_fabric(s->cluster);
 	if (!o->symmetry || !f || f->oversubscription > 1 ||
-	    (strcmp(f->kind, "rail-optimized") != 0 && strcmp(f->kind, "multi-plane") != 0))
+	    !f->props->rail_aligned)
 		return 1;
 	for (int g = 0; g < hs_cluster_ngroups(s->cluster); g++) {
 		const hs_node_group *ng = hs_cluster_group(s->cluster, g);
