@@ -84,6 +84,13 @@ static void empty_done(hs_engine *eng, void *ctx, uint64_t arg)
 	(void)arg;
 }
 
+/* The step-by-step program of each algorithm (one per sim/net/netcoll_*.c), as sim/coll's table holds the
+ * closed forms. */
+static const nc_algo *const programs[HS_ALGO_COUNT] = {
+	[HS_ALGO_RING] = &hs_nc_ring,	  [HS_ALGO_TREE] = &hs_nc_tree,		  [HS_ALGO_HALVING_DOUBLING] = &hs_nc_hd,
+	[HS_ALGO_DIRECT] = &hs_nc_direct, [HS_ALGO_HIERARCHICAL] = &hs_nc_hier, [HS_ALGO_INSWITCH] = &hs_nc_inswitch,
+};
+
 int hs_net_collective(hs_net *n, enum hs_coll_op op, enum hs_coll_algo algo, const int *ranks, int nranks,
 		      double bytes, hs_net_done done, void *ctx, uint64_t arg, hs_err *err)
 {
@@ -115,14 +122,7 @@ int hs_net_collective(hs_net *n, enum hs_coll_op op, enum hs_coll_algo algo, con
 		algo = hs_coll_auto_algo(n->c, op, ranks, nranks, bytes);
 	if (!hs_coll_supported(n->c, op, algo, ranks, nranks))
 		algo = hs_coll_default_algo(op);
-	switch (algo) {
-	case HS_ALGO_TREE: r->alg = &hs_nc_tree; break;
-	case HS_ALGO_HALVING_DOUBLING: r->alg = &hs_nc_hd; break;
-	case HS_ALGO_DIRECT: r->alg = &hs_nc_direct; break;
-	case HS_ALGO_HIERARCHICAL: r->alg = &hs_nc_hier; break;
-	case HS_ALGO_INSWITCH: r->alg = &hs_nc_inswitch; break;
-	default: r->alg = &hs_nc_ring; break;
-	}
+	r->alg = programs[algo] ? programs[algo] : &hs_nc_ring;
 	r->alg->start(r);
 	if (r->outstanding == 0) /* nothing to move */
 		hs_engine_after(n->eng, 0, empty_done, r, 0);
