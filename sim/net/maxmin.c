@@ -1,0 +1,362 @@
+/* The max-min solver of the flow network model: progressive filling over the flows of dirty links
+ * (sim/net/maxmin.h). */
+#include "sim/net/maxmin.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/base/alloc.h"
+
+/* Rounds of propagation per recompute. Each round widens the recomputed set by the flows sharing a link
+ * with a flow whose rate moved; 4 covers a ring's neighbours on both sides of a changed link. */
+#define MAX_ROUNDS 4
+
+/* A link heap entry carries its key, as the model's finish heap entries do: sifting compares within the heap
+ * instead of reaching into links. */
+typedef struct hs_maxmin_lhent {
+	double key; /* <= the link's share (lazy: see the link heap) */
+	int l;
+} lhent;
+
+/* ---- link heap by share res/w ----
+ *
+ * Progressive filling pops the link of least share, freezes its flows, and takes what they use off the
+ * other links they cross. That never lowers another link's share (x <= res/w gives (res - xc)/(w - c) >=
+ * res/w), so the heap is lazy: an entry's key is a lower bound of its link's share, raised only when the
+ * entry reaches the top. Where rounding does lower a share (a link tied with the one popped), the key
+ * follows at once. The link popped is then the one of least (share, id), as with keys kept exact, and a
+ * freeze costs a division per link instead of a sift (about 220 sifts per recompute in a 64-rank
+ * all-to-all). */
+
+static double share(const hs_maxmin *mm, int l)
+{
+	const hs_maxmin_link *k = &mm->lk[l];
+	double r = k->res > 0 ? k->res : 0;
+	return r / k->w;
+}
+
+/* Ties go to the lower link id: the order links leave the heap then depends on their shares alone, not on
+ * how the heap got there, so reorganising the heap work cannot move a result. */
+static int lh_less(const lhent *a, const lhent *b)
+{
+	/* without branches: which of two shares is less is a coin toss the predictor loses */
+	return (a->key < b->key) | ((a->key == b->key) & (a->l < b->l));
+}
+
+/* A 4-ary heap (half the depth of a binary one; the children of an entry share a cache line or two), sifted
+ * by moving a hole rather than swapping, so a link's heap position is written once per move. */
+#define LH_D 4
+
+static void lh_put(hs_maxmin *mm, int i, lhent x)
+{
+	mm->lh[i] = x;
+	mm->lk[x.l].hpos = i;
+}
+
+static void lh_up(hs_maxmin *mm, int i)
+{
+	lhent x = mm->lh[i];
+	while (i > 0 && lh_less(&x, &mm->lh[(i - 1) / LH_D])) {
+		lh_put(mm, i, mm->lh[(i - 1) / LH_D]);
+		i = (i - 1) / LH_D;
+	}
+	lh_put(mm, i, x);
+}
+
+static void lh_down(hs_maxmin *mm, int i)
+{
+	lhent x = mm->lh[i];
+	for (;;) {
+		int c = LH_D * i + 1, end = c + LH_D < mm->nlh ? c + LH_D : mm->nlh, s = c;
+		if (c >= mm->nlh)
+			break;
+		for (int j = c + 1; j < end; j++)
+			s = lh_less(&mm->lh[j], &mm->lh[s]) ? j : s;
+		if (!lh_less(&mm->lh[s], &x))
+			break;
+		lh_put(mm, i, mm->lh[s]);
+		i = s;
+	}
+	lh_put(mm, i, x);
+}
+
+static void lh_remove(hs_maxmin *mm, int l)
+{
+	int i = mm->lk[l].hpos;
+	if (i < 0)
+		return;
+	mm->nlh--;
+	if (i != mm->nlh) {
+		int moved = mm->lh[mm->nlh].l;
+		mm->lh[i] = mm->lh[mm->nlh];
+		mm->lk[moved].hpos = i;
+		lh_up(mm, i);
+		if (mm->lk[moved].hpos == i)
+			lh_down(mm, i);
+	}
+	mm->lk[l].hpos = -1;
+}
+
+/* The candidates for the next bottleneck: every link of this round's flows. */
+static void lh_build(hs_maxmin *mm)
+{
+	mm->nlh = 0;
+	for (size_t i = 0; i < mm->ninv; i++) {
+		int l = mm->inv[i];
+		mm->lh[mm->nlh] = (lhent){share(mm, l), l};
+		mm->lk[l].hpos = mm->nlh++;
+	}
+	/* bottom-up: sifting down only (an element sifted up here would leave the one it displaced above
+	 * children it has not been compared with) */
+	if (mm->nlh > 1)
+		for (int i = (mm->nlh - 2) / LH_D; i >= 0; i--)
+			lh_down(mm, i);
+}
+
+/* The next bottleneck, the link of least (share, id) among those whose flows of A are not all frozen
+ * (w > 1e-12: a link whose last such flow froze elsewhere leaves the candidates when it is next looked
+ * at), and its share in *x; -1 when none is left. The link leaves the candidates (hpos -1). */
+static int lh_next(hs_maxmin *mm, double *x)
+{
+	while (mm->nlh) {
+		int l = mm->lh[0].l;
+		if (mm->lk[l].w <= 1e-12) {
+			lh_remove(mm, l);
+			continue;
+		}
+		double y = share(mm, l);
+		if (y != mm->lh[0].key) { /* its share rose since it was keyed */
+			mm->lh[0].key = y;
+			lh_down(mm, 0);
+			continue;
+		}
+		lh_remove(mm, l);
+		*x = y;
+		return l;
+	}
+	return -1;
+}
+
+/* ---- links and flows ---- */
+
+void hs_maxmin_init(hs_maxmin *mm, int nlk)
+{
+	memset(mm, 0, sizeof *mm);
+	mm->nlk = nlk;
+	mm->lk = hs_xcalloc((size_t)(nlk ? nlk : 1), sizeof *mm->lk);
+	for (int l = 0; l < nlk; l++) {
+		mm->lk[l].scale = 1;
+		mm->lk[l].twin = -1;
+		mm->lk[l].hpos = -2;
+	}
+	mm->dirty = hs_xmalloc((size_t)(nlk ? nlk : 1) * sizeof *mm->dirty);
+	mm->inv = hs_xmalloc((size_t)(nlk ? nlk : 1) * sizeof *mm->inv);
+	mm->lh = hs_xmalloc((size_t)(nlk ? nlk : 1) * sizeof *mm->lh);
+}
+
+void hs_maxmin_set_bw(hs_maxmin *mm, int l, double bw)
+{
+	hs_maxmin_link *k = &mm->lk[l];
+	k->bw = bw;
+	k->scale = k->bw > 0 ? ldexp(1, HS_MAXMIN_QUANT_BITS - ilogb(k->bw)) : 1;
+	k->sat = (int64_t)(k->bw * (1 - 1e-6) * k->scale);
+}
+
+void hs_maxmin_free(hs_maxmin *mm)
+{
+	for (int l = 0; l < mm->nlk; l++)
+		free(mm->lk[l].e);
+	for (size_t i = 0; i < mm->nfl; i++)
+		free(mm->fl[i].ext);
+	free(mm->lk);
+	free(mm->flraw);
+	free(mm->dirty);
+	free(mm->aff);
+	free(mm->inv);
+	free(mm->lh);
+}
+
+int hs_maxmin_new_flow(hs_maxmin *mm)
+{
+	if (mm->nfl == mm->capfl) {
+		size_t cap = mm->capfl ? 2 * mm->capfl : 64;
+		void *raw = hs_xmalloc(cap * sizeof *mm->fl + 63);
+		hs_maxmin_flow *fl = (hs_maxmin_flow *)(((uintptr_t)raw + 63) & ~(uintptr_t)63);
+		if (mm->nfl)
+			memcpy(fl, mm->fl, mm->nfl * sizeof *fl);
+		free(mm->flraw);
+		mm->flraw = raw, mm->fl = fl, mm->capfl = cap;
+	}
+	int id = (int)mm->nfl++;
+	mm->fl[id].ext = NULL;
+	mm->fl[id].xcap = 0;
+	return id;
+}
+
+void hs_maxmin_add(hs_maxmin *mm, int id, int nl, const int *link, const double *coef)
+{
+	hs_maxmin_flow *f = &mm->fl[id];
+	hs_maxmin_hop *h = f->in;
+	if (nl > HS_MAXMIN_NHOP_IN) {
+		if (f->xcap < nl) {
+			f->ext = hs_xrealloc(f->ext, (size_t)nl * sizeof *f->ext);
+			f->xcap = nl;
+		}
+		h = f->ext;
+	}
+	f->rate = 0;
+	f->mark = 0;
+	int n = 0;
+	for (int i = 0; i < nl; i++) {
+		hs_maxmin_link *k = &mm->lk[link[i]];
+		if (k->twin >= 0) {
+			/* links ascend, so the twin, of lower id, is in already */
+			int j = n;
+			while (j > 0 && h[j - 1].l != k->twin)
+				j--;
+			assert(j > 0 && "a NIC's twin links are crossed together");
+			continue;
+		}
+		if (k->n == k->cap) {
+			k->cap = k->cap ? 2 * k->cap : 4;
+			k->e = hs_xrealloc(k->e, (size_t)k->cap * sizeof *k->e);
+		}
+		h[n] = (hs_maxmin_hop){link[i], k->n, coef[i]};
+		k->e[k->n++] = (hs_maxmin_ent){id, n};
+		hs_maxmin_mark_dirty(mm, link[i]);
+		n++;
+	}
+	if (h != f->in && n <= HS_MAXMIN_NHOP_IN) /* twins left out made it short */
+		memcpy(f->in, h, (size_t)n * sizeof *h);
+	f->nl = n;
+}
+
+/* A leaving flow frees capacity on every link it crossed, but only a saturated link limits anyone: on a link
+ * with spare capacity no flow is bottlenecked (max-min), so removing a flow there changes no rate. Only the
+ * saturated ones are marked dirty (within a relative 1e-6, so rounding never hides a binding link). On large
+ * fabrics this keeps a recompute to the flows that share the finished flow's bottleneck instead of every flow
+ * crossing the same spine. */
+void hs_maxmin_remove(hs_maxmin *mm, int id)
+{
+	hs_maxmin_flow *f = &mm->fl[id];
+	const hs_maxmin_hop *h = hs_maxmin_hops(f);
+	for (int i = 0; i < f->nl; i++) {
+		int l = h[i].l;
+		hs_maxmin_link *k = &mm->lk[l];
+		int p = h[i].pos;
+		if (k->load >= k->sat)
+			hs_maxmin_mark_dirty(mm, l);
+		k->load -= hs_maxmin_part(k, f->rate, h[i].coef);
+		k->e[p] = k->e[--k->n];
+		if (p < k->n)
+			hs_maxmin_hops(&mm->fl[k->e[p].f])[k->e[p].i].pos = p;
+	}
+}
+
+/* ---- progressive filling ---- */
+
+static void involve(hs_maxmin *mm, int l)
+{
+	hs_maxmin_link *k = &mm->lk[l];
+	if (k->hpos != -2)
+		return;
+	k->hpos = -1;
+	k->res = k->bw;
+	k->w = 0;
+	k->aload = 0;
+	k->na = 0;
+	mm->inv[mm->ninv++] = l;
+}
+
+size_t hs_maxmin_round(hs_maxmin *mm)
+{
+	/* the round before is settled */
+	for (size_t i = 0; i < mm->ninv; i++)
+		mm->lk[mm->inv[i]].hpos = -2;
+	mm->ninv = 0;
+	if (mm->round == MAX_ROUNDS || !mm->ndirty) {
+		/* propagation cut off: later changes will revisit these links */
+		for (int d = 0; d < mm->ndirty; d++)
+			mm->lk[mm->dirty[d]].dirty = 0;
+		mm->ndirty = 0;
+		mm->round = 0;
+		return 0;
+	}
+	mm->round++;
+	/* A: the flows on dirty links */
+	mm->naff = 0;
+	for (int d = 0; d < mm->ndirty; d++) {
+		hs_maxmin_link *k = &mm->lk[mm->dirty[d]];
+		k->dirty = 0;
+		for (int j = 0; j < k->n; j++) {
+			hs_maxmin_flow *f = &mm->fl[k->e[j].f];
+			if (f->mark)
+				continue;
+			f->mark = 1;
+			if (mm->naff == mm->capaff)
+				hs_xgrow(&mm->aff, &mm->capaff, mm->naff + 1, sizeof *mm->aff);
+			mm->aff[mm->naff++] = k->e[j].f;
+		}
+	}
+	mm->ndirty = 0;
+	if (!mm->naff) { /* dirty links without flows: nothing moves, and nothing is dirty now */
+		mm->round = 0;
+		return 0;
+	}
+	/* load A's links */
+	for (size_t a = 0; a < mm->naff; a++) {
+		hs_maxmin_flow *f = &mm->fl[mm->aff[a]];
+		f->old = f->rate;
+		const hs_maxmin_hop *h = hs_maxmin_hops(f);
+		for (int i = 0; i < f->nl; i++) {
+			int l = h[i].l;
+			involve(mm, l);
+			mm->lk[l].w += h[i].coef;
+			mm->lk[l].na++;
+			mm->lk[l].aload += hs_maxmin_part(&mm->lk[l], f->rate, h[i].coef);
+		}
+	}
+	/* flows outside A keep their rates: what they use is not available */
+	for (size_t i = 0; i < mm->ninv; i++) {
+		hs_maxmin_link *k = &mm->lk[mm->inv[i]];
+		if (k->na < k->n)
+			k->res = k->bw - (double)(k->load - k->aload) / k->scale;
+	}
+	lh_build(mm);
+	/* progressive filling, until every flow of A is frozen (the links left then carry none) */
+	size_t unfrozen = mm->naff;
+	double x;
+	int bl;
+	while (unfrozen && (bl = lh_next(mm, &x)) >= 0) {
+		hs_maxmin_link *k = &mm->lk[bl];
+		for (int j = 0; j < k->n; j++) {
+			hs_maxmin_flow *f = &mm->fl[k->e[j].f];
+			if (f->mark != 1)
+				continue;
+			f->mark = 2;
+			unfrozen--;
+			/* a flow squeezed to nothing by rounding still creeps forward until the next change */
+			f->rate = x > 1e-15 * k->bw ? x : 1e-15 * k->bw;
+			const hs_maxmin_hop *h = hs_maxmin_hops(f);
+			for (int i = 0; i < f->nl; i++) {
+				int ml = h[i].l;
+				hs_maxmin_link *mk = &mm->lk[ml];
+				/* w <= 1e-12: out of the filling; it stays in the heap until it reaches the top,
+				 * which it may never do */
+				if (ml == bl || mk->hpos < 0 || mk->w <= 1e-12)
+					continue;
+				mk->res -= x * h[i].coef;
+				mk->w -= h[i].coef;
+				if (mk->w > 1e-12) {
+					double y = share(mm, ml);
+					if (y < mm->lh[mk->hpos].key) {
+						mm->lh[mk->hpos].key = y;
+						lh_up(mm, mk->hpos);
+					}
+				}
+			}
+		}
+	}
+	return mm->naff;
+}

@@ -1,0 +1,179 @@
+/* Inside sim/net: the max-min solver of the flow network model (sim/net/net_flow.c). Not a public header.
+ *
+ * A flow crosses its route's links, putting coefficient c (its share of the bytes on that link) times its
+ * rate on each; a link's flows together stay within its capacity. Rates come from progressive filling
+ * (Bertsekas & Gallager, Data Networks, 6.5.2): raise every unfrozen flow's rate together until a link
+ * saturates, freeze the flows on it, repeat.
+ *
+ * Incremental: adding or removing a flow marks its links dirty. A recompute takes the flows on dirty
+ * links (set A), holds every other flow at its rate (their load is subtracted from link capacities), and
+ * fills A. Where a flow of A changed rate on a link that also carries flows outside A, that link is dirty
+ * for another round, up to MAX_ROUNDS rounds (maxmin.c): the closure of a change, pruned where rates do not
+ * move.
+ *
+ * The model drives a recompute round by round:
+ *
+ *	while ((n = hs_maxmin_round(mm)) > 0)
+ *		for (a = 0; a < n; a++)
+ *			if (hs_maxmin_settle(mm, &mm->fl[mm->aff[a]], ...))
+ *				the flow's rate moved: new finish time
+ *
+ * The solver owns the links and the flow records; the model names flows by their index in mm->fl, keeps its
+ * own per-flow state beside them, and keeps a few hot fields in the records themselves (hs_maxmin_flow). The
+ * structures are shared here, and the helpers the model's pass over A calls are inline: that pass (settle,
+ * bring the flow up to now, new finish time) makes no call per flow. */
+#ifndef HS_MAXMIN_H
+#define HS_MAXMIN_H
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/base/time.h"
+
+/* Relative rate change below which a flow counts as unchanged (double rounding). */
+#define HS_MAXMIN_RATE_EPS 1e-9
+
+typedef struct hs_maxmin_ent {
+	int f; /* flow */
+	int i; /* index in the flow's route */
+} hs_maxmin_ent;
+
+/* A link's load, what its flows put on it (rate x coefficient), is kept as an exact sum of integers: each
+ * flow's part rounded to a quantum of the link's bandwidth / 2^50 (about 1e-15 of it; QUANT_BITS), so
+ * that sum never drifts and does not depend on the order flows came and went. What flows outside a
+ * recompute's set A use is then the load less A's parts, without visiting the other flows: a link of a
+ * 64-rank all-to-all carries hundreds of flows, a few of them in A, and that visit was half the run time.
+ * Headroom: a load up to 2^12 times the bandwidth fits (a valid allocation stays within 1). */
+#define HS_MAXMIN_QUANT_BITS 50
+
+typedef struct hs_maxmin_link {
+	hs_maxmin_ent *e;
+	int n, cap;
+	double bw;      /* bytes/ps */
+	double scale;   /* quanta per byte/ps: 2^QUANT_BITS / bw rounded to a power of 2 (exact inverse) */
+	int64_t load;   /* sum over its flows of part() */
+	int64_t sat;    /* load from which the link counts as saturated: bw (1 - 1e-6) */
+	/* recompute scratch */
+	double res, w;
+	int64_t aload;  /* sum of part() over its flows in A */
+	int hpos;       /* -2: not involved; -1: involved, not in heap; >= 0 heap position */
+	int na;         /* entries of flows in A */
+	int dirty;
+	int twin;       /* >= 0: carries exactly the flows of that link, at its bandwidth (the model's find_twins
+	                 * sets it); no flow enters this one */
+} hs_maxmin_link;
+
+/* One link of a flow's route, copied from the route with the flow's place in that link's entries: the loops
+ * over a flow's links read one array instead of the route's two and a third of positions. */
+typedef struct hs_maxmin_hop {
+	int l;       /* link */
+	int pos;     /* the flow's entry in the link's list */
+	double coef; /* fraction of the flow's bytes on the link */
+} hs_maxmin_hop;
+
+/* Hops kept in the flow's own record: an inter-node flow of a fat-tree or rail-optimised cluster has 4 to
+ * 6 after twins (the model's find_twins); a longer route (one split over rails) keeps its hops in `ext`. */
+#define HS_MAXMIN_NHOP_IN 8
+
+/* What a recompute reads and writes of a flow: 64 bytes, then its hops, on cache lines of their own (the
+ * flow array is aligned to 64 bytes). The hops were a separate allocation, a cache miss of their own each
+ * time a flow was visited or an entry of a link moved. The rest lives apart (the model's fcold).
+ * rem, t_upd, t_fin and hpos are the model's, kept here because its loop over A reads them with the rates. */
+typedef struct hs_maxmin_flow {
+	double rem, rate;
+	double old;   /* rate before this round */
+	hs_time t_upd, t_fin;
+	hs_maxmin_hop *ext; /* [xcap] hops when nl > NHOP_IN */
+	int nl, xcap;
+	int hpos;     /* finish heap position, -1 */
+	int mark;     /* 0 not in A; 1 in A, unfrozen; 2 in A, frozen */
+	hs_maxmin_hop in[HS_MAXMIN_NHOP_IN];
+} hs_maxmin_flow;
+
+_Static_assert(offsetof(hs_maxmin_flow, in) == 64, "a flow's hot fields fill one cache line");
+
+static inline hs_maxmin_hop *hs_maxmin_hops(hs_maxmin_flow *f)
+{
+	return f->nl <= HS_MAXMIN_NHOP_IN ? f->in : f->ext;
+}
+
+typedef struct hs_maxmin {
+	hs_maxmin_link *lk;
+	int nlk;
+	hs_maxmin_flow *fl; /* aligned to 64 bytes inside flraw */
+	void *flraw;
+	size_t nfl, capfl;
+	int *dirty, ndirty;
+	int *aff;           /* set A of the round */
+	size_t naff, capaff;
+	int *inv;           /* [nlk] links involved in a round */
+	size_t ninv;
+	struct hs_maxmin_lhent *lh; /* link heap (progressive filling) */
+	int nlh;
+	int round;          /* rounds run in this recompute */
+} hs_maxmin;
+
+/* nlk links, each of bandwidth 0 until hs_maxmin_set_bw; no flows. */
+void hs_maxmin_init(hs_maxmin *mm, int nlk);
+void hs_maxmin_set_bw(hs_maxmin *mm, int l, double bw);
+void hs_maxmin_free(hs_maxmin *mm);
+
+/* A new flow record, at index mm->nfl (which grows by one); mm->fl may move. */
+int hs_maxmin_new_flow(hs_maxmin *mm);
+/* Flow id (a record not on any link) enters links link[0..n) (ascending), with coefficients coef, at rate 0;
+ * its links are dirty. A twin link is left out. */
+void hs_maxmin_add(hs_maxmin *mm, int id, int n, const int *link, const double *coef);
+/* Flow id leaves its links; the saturated ones among them are dirty. */
+void hs_maxmin_remove(hs_maxmin *mm, int id);
+
+/* The next round of a recompute: fills the flows of the dirty links, set A, mm->aff[0..n), returning n. Each
+ * flow of A has its rate before the round in old and its new one in rate; the caller then calls
+ * hs_maxmin_settle for each, in order, before the next round. Returns 0 when the recompute is over (no link is
+ * dirty, or the rounds are spent). */
+size_t hs_maxmin_round(hs_maxmin *mm);
+
+/* A flow's part of a link's load, in quanta, rounded to nearest (inline, where llrint is a call). */
+static inline int64_t hs_maxmin_part(const hs_maxmin_link *k, double rate, double coef)
+{
+	return (int64_t)(rate * coef * k->scale + 0.5);
+}
+
+static inline void hs_maxmin_mark_dirty(hs_maxmin *mm, int l)
+{
+	if (!mm->lk[l].dirty) {
+		mm->lk[l].dirty = 1;
+		mm->dirty[mm->ndirty++] = l;
+	}
+}
+
+/* Whether a flow of A takes the rate the round gave it (1: the caller sets its new finish time) or keeps
+ * its old one (0). timed: the flow has a finish time, set with its old rate. The links where a moved rate
+ * meets flows outside A are dirty for the next round. */
+static inline int hs_maxmin_settle(hs_maxmin *mm, hs_maxmin_flow *f, int timed)
+{
+	f->mark = 0;
+	/* Same rate, to RATE_EPS: the flow keeps its rate and the finish time set with it, and nothing
+	 * moves. The filling reaches a share by other sums when other flows are in A, so a rate that
+	 * has not moved comes back a few ulps off; in a 64-rank all-to-all 60% of the flows a
+	 * recompute visits come back so, 15% exactly equal, 25% moved. Keeping the old rate leaves a
+	 * link's flows over its capacity by at most RATE_EPS of it. */
+	if (timed && fabs(f->rate - f->old) <= HS_MAXMIN_RATE_EPS * f->old) {
+		f->rate = f->old;
+		return 0;
+	}
+	const hs_maxmin_hop *h = hs_maxmin_hops(f);
+	for (int i = 0; i < f->nl; i++) {
+		hs_maxmin_link *k = &mm->lk[h[i].l];
+		k->load += hs_maxmin_part(k, f->rate, h[i].coef) - hs_maxmin_part(k, f->old, h[i].coef);
+	}
+	if (fabs(f->rate - f->old) > HS_MAXMIN_RATE_EPS * f->rate)
+		for (int i = 0; i < f->nl; i++) {
+			int l = h[i].l;
+			if (mm->lk[l].na < mm->lk[l].n)
+				hs_maxmin_mark_dirty(mm, l);
+		}
+	return 1;
+}
+
+#endif
