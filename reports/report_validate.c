@@ -1,0 +1,71 @@
+/* The report of `hetsim validate --json`: predicted against measured, per entry, with the tolerance. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reports/report_impl.h"
+#include "sim/base/alloc.h"
+#include "sim/base/sizes.h"
+
+double hs_report_ynum(const hs_ynode *m, const char *k)
+{
+	const hs_ynode *n = hs_yaml_get(m, k);
+	return n && n->kind == HS_Y_SCALAR && strcmp(n->str, "null") ? atof(n->str) : NAN;
+}
+
+const char *hs_report_ystr(const hs_ynode *m, const char *k)
+{
+	const hs_ynode *n = hs_yaml_get(m, k);
+	return n && n->kind == HS_Y_SCALAR ? n->str : "";
+}
+
+int hs_report_validate(const hs_ynode *root, const char *src, hs_gp *g, hs_page *pg, hs_report_opts *o,
+			   hs_err *err)
+{
+	const hs_ynode *es = hs_yaml_get(root, "entries");
+	double mape = hs_report_ynum(root, "mape");
+	char sub[600];
+	snprintf(sub, sizeof sub, "%s: %zu entries, MAPE %.1f%%, %s over tolerance", src, es->n, 100 * mape,
+		 hs_report_ystr(root, "failed"));
+	if (hs_page_open(pg, g->dir, o->title ? o->title : "Predicted against measured", sub, err))
+		return -1;
+	char dpath[1200], img[256], script[2048];
+	FILE *f = hs_gp_data(g, "validate", dpath, sizeof dpath);
+	double lo = INFINITY, hi = 0;
+	for (size_t i = 0; i < es->n; i++) {
+		double p = hs_report_ynum(es->vals[i], "predicted_s"), m = hs_report_ynum(es->vals[i], "measured_s");
+		int pass = strcmp(hs_report_ystr(es->vals[i], "pass"), "false") != 0;
+		fprintf(f, "%.6g\t%.6g\t%d\t%s\n", m, p, pass, hs_report_ystr(es->vals[i], "entry"));
+		lo = fmin(lo, fmin(p, m)), hi = fmax(hi, fmax(p, m));
+	}
+	fclose(f);
+	snprintf(script, sizeof script,
+		 "set title 'Predicted against measured step time'\nset xlabel 'measured (s)'\nset ylabel 'predicted (s)'\n"
+		 "set logscale xy\nset xrange [%g:%g]\nset yrange [%g:%g]\nset key top left\nset size square\n"
+		 "plot x with lines lc rgb '#888888' title 'exact', 1.1*x with lines dt 2 lc rgb '#bbbbbb' title '±10%%', "
+		 "0.9*x with lines dt 2 lc rgb '#bbbbbb' notitle, "
+		 "'%s' using 1:($3==1?$2:NaN) with points pt 7 ps 1.2 lc rgb '#59a14f' title 'within tolerance', "
+		 "'%s' using 1:($3==0?$2:NaN) with points pt 7 ps 1.2 lc rgb '#e15759' title 'over tolerance'\n",
+		 lo / 1.5, hi * 1.5, lo / 1.5, hi * 1.5, dpath, dpath);
+	if (hs_gp_plot(g, "validate", 640, 600, script, img, sizeof img, err)) {
+		hs_page_abort(pg);
+		return -1;
+	}
+	o->plots++;
+	hs_page_section(pg, "Predicted against measured");
+	hs_page_figure(pg, img, "Each entry of the manifest: predicted step time against the measured one (log scales); "
+				"the dashed lines are ±10%.");
+	const char *hd[] = {"entry", "predicted (s)", "measured (s)", "error", "pass"};
+	hs_page_table(pg, 5, hd);
+	for (size_t i = 0; i < es->n; i++) {
+		char a[32], b[32], c[32];
+		hs_report_fmt(a, sizeof a, "%.4f", hs_report_ynum(es->vals[i], "predicted_s"));
+		hs_report_fmt(b, sizeof b, "%.4f", hs_report_ynum(es->vals[i], "measured_s"));
+		hs_report_fmt(c, sizeof c, "%+.1f%%", 100 * hs_report_ynum(es->vals[i], "error"));
+		const char *row[] = {hs_report_ystr(es->vals[i], "entry"), a, b, c, hs_report_ystr(es->vals[i], "pass")};
+		hs_page_row(pg, row);
+	}
+	hs_page_table_end(pg);
+	return 0;
+}
