@@ -39,7 +39,8 @@ typedef struct hs_scenario {
 	hs_parallel par;
 	hs_simopts sim;
 	hs_variability var;
-	hs_workload wl;        /* the layers below see the scenario through this view of the fields above */
+	hs_workload wl;        /* the layers below see the scenario through this view of the fields above; it points
+				* into this struct, so a scenario is only ever handled by pointer */
 	hs_resilience res;
 	hs_diloco diloco;
 	hs_costopts cost;
