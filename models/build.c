@@ -204,6 +204,13 @@ struct walk {
 
 #define NONE UINT32_MAX
 
+/* At most this many gradient buckets per chunk: its last backward is sliced into one task per bucket
+ * (parallelism.dp_bucket sets their size), so all but the last bucket's reduction can overlap compute. A
+ * modelling bound on the task count, not a framework constant: with 16, at most 1/16 of a chunk's gradient
+ * reduction is exposed by the slicing itself. Also the stride of the buckets' rendezvous ids. */
+#define MAX_BUCKETS 16
+#define MAX_GATHER_UNITS HS_BUILD_MAX_GATHER_UNITS
+
 static double chunk_grad_bytes(struct ctx *c, int stage, int chunk)
 {
 	const hs_model *m = c->s->model;
@@ -325,8 +332,8 @@ static int emit_item(struct step *sb, int r)
 		nslices = (int)ceil(gbytes / p->dp_bucket_bytes);
 		if (nslices < 1)
 			nslices = 1;
-		if (nslices > 16)
-			nslices = 16;
+		if (nslices > MAX_BUCKETS)
+			nslices = MAX_BUCKETS;
 	}
 	int z3_rs = z->on && z3_reduces(it.kind, zb);
 	if (z->on) {
@@ -383,7 +390,7 @@ static int emit_item(struct step *sb, int r)
 				      .rendezvous = symmetry ? -1
 					  : rv(c, W->dp_index,
 					       z3_rs ? z3_id(c, z, W->stage, it.chunk, it.mb, 2, sl)
-						     : (sidx * 16 + sl))};
+						     : (sidx * MAX_BUCKETS + sl))};
 			uint32_t ci = hs_graph_add(g, &cl);
 			hs_graph_dep(g, ci, tk);
 			hs_xgrow(&W->bucket_colls, &W->capbc, W->nbucket_colls + 1, sizeof(uint32_t));
@@ -531,14 +538,14 @@ int hs_build_step(const hs_workload *s, hs_partition *part, int symmetry, hs_bui
 			rc = -1;
 			goto out;
 		}
-	/* gather units: one layer each up to 16 layers per chunk (the smallest chunk sets the count) */
+	/* gather units: one layer each up to MAX_GATHER_UNITS layers per chunk (the smallest chunk sets the count) */
 	int minchunk = c.cl[0], maxchunk = c.cl[0];
 	for (int gc = 1; gc < c.nchunks; gc++) {
 		minchunk = c.cl[gc] < minchunk ? c.cl[gc] : minchunk;
 		maxchunk = c.cl[gc] > maxchunk ? c.cl[gc] : maxchunk;
 	}
-	struct z3 z = {.on = p->zero >= 3 && c.dpg > 1, .units = minchunk < 16 ? minchunk : 16,
-		       .base = p->pp * v * 16 + p->pp};
+	struct z3 z = {.on = p->zero >= 3 && c.dpg > 1, .units = minchunk < MAX_GATHER_UNITS ? minchunk : MAX_GATHER_UNITS,
+		       .base = p->pp * v * MAX_BUCKETS + p->pp};
 	if (z.units < 1)
 		z.units = 1;
 
@@ -550,8 +557,8 @@ int hs_build_step(const hs_workload *s, hs_partition *part, int symmetry, hs_bui
 	struct step sb = {.c = &c, .w = w, .z = z, .ndp = ndp, .symmetry = symmetry, .zb = zb,
 			  .act_bytes = act_bytes};
 	/* Rendezvous ids for DP collectives across replicas: (stage, chunk, bucket slice) -> id; the parameter
-	 * all-gather of stage s takes pp * v * 16 + s. With symmetry a collective has one member: no id. */
-	int grad_ids = p->pp * v * 16;
+	 * all-gather of stage s takes pp * v * MAX_BUCKETS + s. With symmetry a collective has one member: no id. */
+	int grad_ids = p->pp * v * MAX_BUCKETS;
 	int progress = 1;
 	while (progress) {
 		progress = 0;

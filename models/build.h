@@ -8,6 +8,11 @@
 #include "models/memory.h"
 #include "models/workload.h"
 
+/* ZeRO-3 gathers parameters one layer at a time (FSDP wrapping every transformer block), but at most this many
+ * units per chunk: more would add tasks without changing how much of the gather hides. The memory estimate
+ * (a stage's live gathered units) counts them the same way. */
+#define HS_BUILD_MAX_GATHER_UNITS 16
+
 typedef struct hs_stage_info {
 	int layers;          /* transformer layers on this stage (all chunks) */
 	double params;       /* parameters held by one rank of this stage (before ZeRO sharding) */
