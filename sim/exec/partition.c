@@ -13,6 +13,7 @@
 #include "sim/base/alloc.h"
 #include "sim/base/sizes.h"
 #include "sim/exec/layer_time.h"
+#include "sim/exec/plan.h"
 
 /* Per node group: prefix sums of the per-layer seconds of one micro-batch (forward, recompute, input and weight
  * gradients, the layer's TP/CP/EP collectives included) on the group's device, and the embedding and head. */
@@ -54,8 +55,8 @@ static double slow_factor(const hs_workload *s, int stage, int d0, int d1)
 	return 1 / speed;
 }
 
-/* The slowest device (lowest peak in the training precision, then lowest HBM bandwidth: the rule of
- * sim/exec/plan.c) among the TP x CP ranks of replicas [d0, d1) of a stage; *dd is its replica. */
+/* The slowest device (by hs_plan_slower, the rule the executor paces reps by) among the TP x CP ranks of
+ * replicas [d0, d1) of a stage; *dd is its replica. */
 static int slowest_gpu(const hs_workload *s, int stage, int d0, int d1, int *dd, double *min_mem)
 {
 	const hs_parallel *p = s->par;
@@ -69,8 +70,7 @@ static int slowest_gpu(const hs_workload *s, int stage, int d0, int d1, int *dd,
 				const hs_device_type *dv = hs_cluster_device(s->cluster, gpu);
 				if (dv->hbm_bytes < *min_mem)
 					*min_mem = dv->hbm_bytes;
-				double a = dv->peak_flops[s->train->dtype], b = bd ? bd->peak_flops[s->train->dtype] : 0;
-				if (!bd || a < b || (a == b && dv->hbm_bw < bd->hbm_bw)) {
+				if (hs_plan_slower(dv, bd, s->train->dtype)) {
 					bd = dv;
 					best = gpu;
 					*dd = d;

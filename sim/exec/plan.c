@@ -10,6 +10,12 @@ int hs_plan_symmetric(const hs_workload *w, const hs_graph *g)
 	return g->nrendezvous == 0 && g->nreps == w->par->pp;
 }
 
+int hs_plan_slower(const hs_device_type *a, const hs_device_type *b, enum hs_dtype dt)
+{
+	return !b || a->peak_flops[dt] < b->peak_flops[dt] ||
+	       (a->peak_flops[dt] == b->peak_flops[dt] && a->hbm_bw < b->hbm_bw);
+}
+
 const hs_device_type *hs_plan_rep_device(const hs_workload *w, const hs_rep *rp, int symmetry, int *ngroup)
 {
 	const hs_parallel *p = w->par;
@@ -21,8 +27,7 @@ const hs_device_type *hs_plan_rep_device(const hs_workload *w, const hs_rep *rp,
 			for (int t = 0; t < p->tp; t++) {
 				int g = hs_build_rank(p, t, c, d, rp->stage);
 				const hs_device_type *dv = hs_cluster_device(w->cluster, g);
-				double a = dv->peak_flops[dt], b = best ? best->peak_flops[dt] : 0;
-				if (!best || a < b || (a == b && dv->hbm_bw < best->hbm_bw)) {
+				if (hs_plan_slower(dv, best, dt)) {
 					best = dv;
 					*ngroup = hs_cluster_group_of(w->cluster, g);
 				}

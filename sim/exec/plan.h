@@ -20,6 +20,10 @@ int hs_plan_check_memory(const hs_workload *w, const hs_build *b, hs_err *err);
 /* Does the graph simulate one rep per stage for all data-parallel replicas (no rendezvous between replicas)? */
 int hs_plan_symmetric(const hs_workload *w, const hs_graph *g);
 
+/* Is device a slower than b in precision dt (lower peak, then lower HBM bandwidth)? b NULL: yes. The one rule
+ * by which a rep, and a stage being balanced, run at the pace of their slowest device. */
+int hs_plan_slower(const hs_device_type *a, const hs_device_type *b, enum hs_dtype dt);
+
 /* The device a rep runs at the pace of: the slowest among the ranks it stands for (lowest peak in the training
  * precision, then lowest HBM bandwidth), which bounds its synchronous work; *ngroup gets its node group. */
 const hs_device_type *hs_plan_rep_device(const hs_workload *w, const hs_rep *rp, int symmetry, int *ngroup);
