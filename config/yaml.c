@@ -305,14 +305,21 @@ hs_ydoc *hs_yaml_load_file(const char *path, hs_err *err)
 	return d;
 }
 
+int hs_yaml_set_all(hs_ydoc *d, const char *const *assignments, int n, hs_err *err)
+{
+	for (int i = 0; i < n; i++)
+		if (hs_yaml_set(d, assignments[i], err))
+			return -1;
+	return 0;
+}
+
 hs_ydoc *hs_yaml_load_file_set(const char *path, const char *const *assignments, int n, hs_err *err)
 {
 	hs_ydoc *d = hs_yaml_load_file(path, err);
-	for (int i = 0; d && i < n; i++)
-		if (hs_yaml_set(d, assignments[i], err)) {
-			hs_yaml_free(d);
-			d = NULL;
-		}
+	if (d && hs_yaml_set_all(d, assignments, n, err)) {
+		hs_yaml_free(d);
+		d = NULL;
+	}
 	return d;
 }
 

@@ -327,9 +327,7 @@ int hs_sweep_eval(const hs_sweep *sw, size_t i, hs_sweep_row *row, hs_profile_ca
 	int rc;
 	if (sw->base_doc) {
 		hs_ydoc *doc = hs_yaml_clone(sw->base_doc);
-		rc = 0;
-		for (int k = 0; k < sets.n && !rc; k++)
-			rc = hs_yaml_set(doc, sets.v[k], &e);
+		rc = hs_yaml_set_all(doc, sets.v, sets.n, &e);
 		if (rc)
 			hs_yaml_free(doc);
 		else
