@@ -34,7 +34,7 @@ const char *hs_profile_name(const hs_profile *p) { return p->name; }
 const char *hs_profile_device(const hs_profile *p) { return p->device; }
 int hs_profile_is_derived(const hs_profile *p) { return p->derived; }
 double hs_profile_launch(const hs_profile *p) { return p->launch; }
-double hs_profile_kernel_gap(const hs_profile *p) { return p->kernel_gap_set ? p->kernel_gap : p->launch; }
+double hs_profile_kernel_gap(const hs_profile *p) { return p->kernel_gap_set ? p->kernel_gap : 0; }
 
 /* ---- queries ---- */
 

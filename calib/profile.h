@@ -29,8 +29,9 @@ double hs_profile_mem_time(const hs_profile *p, const hs_device_type *dev, doubl
 double hs_profile_attn_time(const hs_profile *p, const hs_device_type *dev, double b, double h, double s,
 			    double d, int causal, int bwd);
 double hs_profile_launch(const hs_profile *p);
-/* In-stream cost of one more kernel queued behind others (seconds): the profile's `kernel_gap`, or its
- * `launch` when the file has none. The query functions above do not use it (they keep the isolated floor). */
+/* In-stream cost of one more kernel queued behind others (seconds): the profile's `kernel_gap`, 0 when the
+ * file has none (its kernel times are then taken to be in-stream times already). The query functions above
+ * do not add it; sim/exec/layer_time.c adds it per kernel. */
 double hs_profile_kernel_gap(const hs_profile *p);
 
 /* Extensions (calib/ issue 5) */

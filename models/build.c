@@ -65,7 +65,8 @@ void hs_build_layer_cfg(const hs_workload *s, hs_layer_cfg *out)
 			      .micro_batch = s->train->micro_batch, .seq_len = s->train->seq_len,
 			      .dtype = s->train->dtype, .fp8_gemms = s->train->fp8_gemms, .recompute = p->recompute,
 			      .flash_attention = !s->train->materialized_attention,
-			      .expert_load = p->expert_load, .cp_ring = p->cp_ring};
+			      .expert_load = p->expert_load, .cp_ring = p->cp_ring, .recipe = s->train->recipe,
+			      .grad_bytes = s->train->recipe ? hs_dtype_bytes(s->train->grad_dtype) : 0};
 }
 
 void hs_build_free(hs_build *b)
@@ -211,7 +212,8 @@ struct walk {
 #define MAX_BUCKETS 16
 #define MAX_GATHER_UNITS HS_BUILD_MAX_GATHER_UNITS
 
-static double chunk_grad_bytes(struct ctx *c, int stage, int chunk)
+/* Parameters one rank holds for chunk `chunk` of stage `stage`. */
+static double chunk_params(struct ctx *c, int stage, int chunk)
 {
 	const hs_model *m = c->s->model;
 	int gchunk = chunk * c->pp + stage;
@@ -224,9 +226,15 @@ static double chunk_grad_bytes(struct ctx *c, int stage, int chunk)
 		params += (double)m->vocab * m->hidden / c->s->par->tp;
 	if (gchunk == c->nchunks - 1 && (!m->tied_embeddings || c->nchunks > 1))
 		params += (double)m->vocab * m->hidden / c->s->par->tp;
-	/* fp32 gradients: Megatron reduces bf16/fp16 training's gradients in fp32 by default
-	 * (accumulate_allreduce_grads_in_fp32), as does PyTorch AMP with fp32 parameters. */
-	return params * 4.0;
+	return params;
+}
+
+/* Bytes of that chunk's gradients, in the recipe's gradient format (fp32 for both Megatron, which reduces
+ * bf16/fp16 training's gradients in fp32 by default, accumulate_allreduce_grads_in_fp32, and PyTorch AMP with
+ * fp32 parameters; training.grad_dtype overrides). */
+static double chunk_grad_bytes(struct ctx *c, int stage, int chunk)
+{
+	return chunk_params(c, stage, chunk) * hs_dtype_bytes(c->s->train->grad_dtype);
 }
 
 /* ZeRO-3 / FSDP: parameters are sharded over data parallelism and gathered one unit (a group of layers of a
@@ -262,7 +270,7 @@ static int rv(const struct ctx *c, int dp_index, int id)
 
 static uint32_t z3_gather(struct ctx *c, const struct z3 *z, struct walk *W, hs_sched_item it, int unit, int symmetry)
 {
-	double params = chunk_grad_bytes(c, W->stage, it.chunk) / 4.0;
+	double params = chunk_params(c, W->stage, it.chunk);
 	hs_task ag = {.kind = HS_T_COLL, .stream = HS_S_COMM, .what = HS_W_PARAM_GATHER, .group = HS_GROUP_DP,
 		      .coll = HS_COLL_ALL_GATHER, .rep = W->rep, .peer = -1, .mb = it.mb, .chunk = it.chunk,
 		      .bytes = params * hs_dtype_bytes(c->s->train->dtype) / z->units,
@@ -468,10 +476,10 @@ static void finish_rep(struct step *sb, int r, int grad_ids, int m, int maxchunk
 	int st = W->stage;
 	double params = 0;
 	for (int k = 0; k < v; k++)
-		params += chunk_grad_bytes(c, st, k) / 4.0;
+		params += chunk_params(c, st, k);
 	double shard = p->zero >= 1 ? params / c->dpg : params;
 	hs_oplist_clear(&c->tmp);
-	hs_ops_optimizer(shard, &c->tmp);
+	hs_ops_optimizer(&c->lc, shard, &c->tmp);
 	hs_task t = {.kind = HS_T_COMPUTE, .stream = HS_S_COMPUTE, .what = HS_W_OPTIMIZER, .rep = r,
 		     .peer = -1, .op_first = hs_graph_add_ops(g, &c->tmp), .op_count = (uint32_t)c->tmp.n,
 		     .scale = 1.0, .rendezvous = -1};
@@ -490,7 +498,7 @@ static void finish_rep(struct step *sb, int r, int grad_ids, int m, int maxchunk
 	}
 	hs_stage_info *si = &out->stages[st];
 	si->params = params;
-	si->grad_bytes = params * 4.0;
+	si->grad_bytes = params * hs_dtype_bytes(s->train->grad_dtype);
 	si->layers = part->stage_layers[st];
 	si->in_flight = hs_sched_in_flight(p->schedule, p->pp, st, m, v);
 	hs_mem_cfg mc = {.layer = c->lc, .pp = p->pp, .dp = c->dpg, .zero_stage = p->zero,

@@ -19,11 +19,20 @@
 
 static double dt_bytes(const hs_layer_cfg *c) { return hs_dtype_bytes(c->dtype); }
 
+static const hs_recipe *recipe(const hs_layer_cfg *c) { return c->recipe ? c->recipe : hs_recipe_default(); }
+
+/* Bytes of the residual stream and the norms' inputs: the recipe's, fp32 in fp32 training. */
+static double resid_bytes(const hs_layer_cfg *c)
+{
+	return c->dtype == HS_FP32 ? 4 : hs_dtype_bytes(recipe(c)->resid_dtype);
+}
+
 /* Per-token activation bytes of one layer on one rank, without recomputation. `scores`: include the
  * materialised attention scores. */
 static double per_token(const hs_model *m, const hs_layer_cfg *c, int layer, int scores, double skv)
 {
-	double B = dt_bytes(c), t = c->tp > 0 ? c->tp : 1, h = m->hidden, hd = m->head_dim;
+	double B = dt_bytes(c), R = resid_bytes(c), t = c->tp > 0 ? c->tp : 1, h = m->hidden, hd = m->head_dim;
+	const hs_recipe *r = recipe(c);
 	double rep = c->sequence_parallel ? t : 1; /* the parts outside TP regions are split only with SP */
 	double qr = m->heads / t, kvr, dv;
 	double x = 0;
@@ -36,9 +45,13 @@ static double per_token(const hs_model *m, const hs_layer_cfg *c, int layer, int
 		dv = hd;
 	}
 	double mask = m->dropout ? 1 : 0;
-	x += (2 * B * h + B * h + mask * h + B * h + mask * h) / rep; /* norms, QKV in, masks, FC1 in */
+	x += (2 * R * h + B * h + mask * h + B * h + mask * h) / rep; /* norms, QKV in, masks, FC1 in */
 	x += B * (qr + kvr) * hd + B * kvr * dv + B * qr * dv;         /* Q, K, V, projection input */
-	double mult = m->gated_mlp ? 2 : 1;
+	if (r->qkv_copy && !scores) /* eager: the attention's own output, beside its contiguous copy */
+		x += B * qr * dv;
+	/* gated MLP: fused, the activation reads the FC1 output and writes the FC2 input; eager, silu's output
+	 * is kept for the multiply as well */
+	double mult = m->gated_mlp ? (r->fused_elementwise ? 2 : 3) : 1;
 	if (hs_model_layer_is_moe(m, layer)) {
 		double k = m->top_k, f = m->expert_ffn;
 		double load = c->expert_load > 1 ? c->expert_load : 1; /* padded to the busiest expert */
@@ -100,11 +113,23 @@ void hs_memory_rank(const hs_model *m, const hs_mem_cfg *c, hs_mem *out)
 			dense += V * h / t;
 	}
 	double nd = dp * cp, nde = nd / ep > 1 ? nd / ep : 1;
-	double wb = lc->dtype == HS_FP32 ? 4 : 2, gb = wb, ob = 12;
+	const hs_recipe *rc = recipe(lc);
+	double wb = lc->dtype == HS_FP32 ? 4 : hs_dtype_bytes(rc->param_dtype);
+	double gb = lc->grad_bytes > 0 ? lc->grad_bytes : hs_dtype_bytes(rc->grad_dtype), ob = rc->optimizer_state_bytes;
+	if (lc->dtype == HS_FP32)
+		gb = 4;
 	int z = c->zero_stage;
 	out->weights = wb * (z >= 3 ? dense / nd + expert / nde : dense + expert);
 	out->grads = gb * (z >= 2 ? dense / nd + expert / nde : dense + expert);
 	out->optimizer = ob * (z >= 1 ? dense / nd + expert / nde : dense + expert);
+	/* autocast's weight cache: every GEMM weight of the rank in the GEMM format, from the forward until its
+	 * backward (the embedding lookup reads the fp32 table; a tied head casts it) */
+	if (rc->weight_cast && lc->dtype != HS_FP32) {
+		double mats = layer_params; /* norms and biases are a rounding error here */
+		if (c->last_stage)
+			mats += V * h / t;
+		out->weights += hs_dtype_bytes(lc->fp8_gemms ? HS_FP8 : lc->dtype) * mats;
+	}
 
 	/* activations: the in-flight micro-batches (chunks) of this rank's layers */
 	double inflight = c->in_flight > 0 ? c->in_flight : 1, v = c->vstages > 1 ? c->vstages : 1;
@@ -113,9 +138,14 @@ void hs_memory_rank(const hs_model *m, const hs_mem_cfg *c, hs_mem *out)
 		out->activations += tok * h / rep * inflight;
 	if (lc->recompute == HS_RC_FULL) /* the layer being recomputed in backward */
 		out->activations += act_max;
-	/* the output layer, its norm and the fp32 cross entropy of one micro-batch: Korthikanti's
-	 * 4 s b h / t (1 + v / h) */
-	out->logits = c->last_stage ? 4 * tok * (h / rep + V / t) : 0;
+	/* the output layer, its norm and the cross entropy of one micro-batch: fused (Korthikanti's
+	 * 4 s b h / t (1 + v / h): the norm's input and the fp32 softmax); eager, log_softmax's backward holds
+	 * three fp32 tensors of the logits' size, and the final norm keeps its input and its cast output */
+	double R = resid_bytes(lc);
+	if (rc->ce == HS_CE_FUSED)
+		out->logits = c->last_stage ? 4 * tok * (h / rep + V / t) : 0;
+	else
+		out->logits = c->last_stage ? tok * ((R + dt_bytes(lc)) * h / rep + rc->ce_bytes_per_logit * V / t) : 0;
 	out->comm_buffers = c->comm_buffer_bytes;
 	if (z >= 3 && c->layers_on_rank > 0) { /* ZeRO-3 gathers a unit ahead: two unsharded units */
 		double gl = c->gather_layers > 0 ? c->gather_layers : 1;
@@ -123,5 +153,12 @@ void hs_memory_rank(const hs_model *m, const hs_mem_cfg *c, hs_mem *out)
 			gl = c->layers_on_rank;
 		out->comm_buffers += 2 * wb * layer_params * gl / c->layers_on_rank;
 	}
-	out->total = out->weights + out->grads + out->optimizer + out->activations + out->logits + out->comm_buffers;
+	/* gradients freed by zero_grad are allocated as backward frees the activations: the peak is the larger of
+	 * the activations at the start of backward and the gradients at its end */
+	double live = out->activations + out->logits;
+	if (rc->persistent_grads || z >= 2)
+		live += out->grads;
+	else if (out->grads > live)
+		live = out->grads;
+	out->total = out->weights + out->optimizer + live + out->comm_buffers;
 }

@@ -225,7 +225,7 @@ static const char *const shape_keys[] = {
 	"norm", "position", "dropout", "q_lora_rank", "kv_lora_rank", "rope_head_dim", "v_head_dim", NULL};
 
 static const char *const norm_names[] = {"layernorm", "rmsnorm", NULL};
-static const char *const pos_names[] = {"learned", "rotary", NULL};
+static const char *const pos_names[] = {"learned", "rotary", "none", NULL};
 
 static int read_int(const hs_ynode *n, const char *path, const char *key, int lo, int def, int required, int *out,
 		    hs_err *err)
@@ -301,7 +301,7 @@ static int read_shape(const hs_ynode *n, const char *path, int full, hs_model *m
 		if (!hs_yaml_get(n, "kv_heads") && m->kv_heads > m->heads)
 			m->kv_heads = m->heads;
 	}
-	int norm = m->rmsnorm, pos = !m->learned_pos;
+	int norm = m->rmsnorm, pos = m->no_pos ? 2 : !m->learned_pos;
 	if (read_int(n, path, "kv_heads", 1, m->kv_heads, 0, &m->kv_heads, err) ||
 	    read_int(n, path, "head_dim", 1, m->head_dim, 0, &m->head_dim, err) ||
 	    read_int(n, path, "ffn", 1, m->ffn, 0, &m->ffn, err) ||
@@ -323,6 +323,7 @@ static int read_shape(const hs_ynode *n, const char *path, int full, hs_model *m
 		return -1;
 	m->rmsnorm = norm;
 	m->learned_pos = pos == 0;
+	m->no_pos = pos == 2;
 	if (m->experts && !m->expert_ffn)
 		m->expert_ffn = m->ffn;
 	if (m->experts && hs_yaml_get(n, "experts") && !hs_yaml_get(n, "top_k") && !m->top_k)

@@ -29,6 +29,7 @@ typedef struct hs_model {
 	int bias;            /* linear layers carry biases (GPT); 0: none (Llama) */
 	int rmsnorm;         /* RMSNorm (weight only); 0: LayerNorm (weight and bias) */
 	int learned_pos;     /* learned absolute position embedding (seq_len x hidden); 0: rotary */
+	int no_pos;          /* position: none (no position encoding, NoPE): neither a table nor rotary */
 	int dropout;         /* dropout after attention probabilities, projection and MLP (GPT, Korthikanti) */
 	/* Multi-head latent attention (DeepSeek-V2/V3); kv_lora_rank == 0 means ordinary MHA/GQA/MQA.
 	 * With MLA, head_dim is the query/key head size (nope + rope) and v_head_dim the value head size. */

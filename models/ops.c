@@ -20,12 +20,27 @@
  *     of the whole sequence (all-gather in forward, reduce-scatter of dK, dV in backward), as Llama 3's
  *     context parallelism does; its attention does 1/cp of the causal work.
  *   - EP: routed experts are split over ep ranks (and each expert over tp); with uniform routing each rank
- *     runs micro_batch x seq x top_k token-expert pairs over experts / ep local experts. */
+ *     runs micro_batch x seq x top_k token-expert pairs over experts / ep local experts.
+ *   - The recipe (models/recipe.h) sets the memory-bound ops around the GEMMs. Megatron: bf16 residual
+ *     stream and norms, bias+dropout+add and bias+activation fused, weight gradients accumulated by the GEMM
+ *     into fp32 main grads, bias gradients in the GEMM epilogue, one fused cross-entropy kernel each way.
+ *     PyTorch autocast (eager): the residual stream and norms in the parameters' fp32, a cast to bf16 before
+ *     every GEMM input, each weight (and bias) cast to bf16 per micro-batch, every elementwise op its own
+ *     kernel (SwiGLU's silu, multiply, and the cat of their gradients), the attention output made
+ *     contiguous and the q, k, v gradients stacked, weight gradients out of the GEMM in bf16 then cast to
+ *     fp32, bias gradients as column sums, norm weight gradients as their own kernel, and the eager
+ *     cross-entropy on fp32 logits. Bytes are read + written, per the tensors each kernel touches. */
 #include "models/ops.h"
 
 #include <stdlib.h>
 
 #include "sim/base/alloc.h"
+
+const char *hs_mem_family_name(enum hs_mem_family f)
+{
+	static const char *const n[HS_MF_COUNT] = {"copy", "add", "layernorm", "rmsnorm", "softmax", "gelu", "dropout"};
+	return (unsigned)f < HS_MF_COUNT ? n[f] : "copy";
+}
 
 void hs_oplist_free(hs_oplist *l)
 {
@@ -49,6 +64,9 @@ struct walk {
 	enum hs_phase ph;
 	double t, tok, tok_sp, h, adt; /* tp, tokens, tokens per rank in sequence-parallel regions, hidden,
 					* activation bytes */
+	double rdt, pdt, gdt;          /* bytes of the residual stream and norms, of a parameter, of a gradient */
+	const hs_recipe *r;
+	int eager;                     /* each elementwise op its own kernel (!r->fused_elementwise) */
 	enum hs_dtype act, gemm;
 	hs_oplist tmp; /* this phase's ops in forward order */
 };
@@ -86,22 +104,57 @@ static void gemm_op(struct walk *w, const char *name, double m, double n, double
 	push(&w->tmp, &o);
 }
 
-/* A GEMM step: names[0] forward, [1] dgrad, [2] wgrad. `weightless`: both operands are activations
- * (attention scores without flash): both gradients are input gradients. */
-static void gemm(struct walk *w, const char *const names[3], double m, double n, double k, double count, int core,
-		 int weightless)
+/* A memory-bound kernel of the current phase. */
+static void mop(struct walk *w, const char *name, enum hs_mem_family fam, double bytes, double flops)
 {
-	if (runs_fwd(w, core))
+	hs_op o = base(w, HS_OP_MEM, name, w->act);
+	o.family = fam;
+	o.bytes = bytes;
+	o.flops = flops;
+	push(&w->tmp, &o);
+}
+
+/* The GEMM step's names: forward, dgrad, wgrad, and the recipe's kernels around it: the weight's cast,
+ * the bias's cast, the weight gradient's cast, the bias gradient's column sum and its cast. */
+#define G(x) ((const char *const[8]){x, x "_dgrad", x "_wgrad", x "_wcast", x "_bcast", x "_gcast", x "_bgrad", \
+				    x "_bgcast"})
+
+/* A GEMM step: names as G(). `weightless`: both operands are activations (attention scores without flash):
+ * both gradients are input gradients. `bias`: the layer's bias has n x count elements (0: none). With the
+ * recipe's weight cast, the k x n x count weights are cast before the forward GEMM; the weight gradient comes
+ * out of the GEMM in the activation format and is cast to the gradient's; otherwise (Megatron's gradient
+ * accumulation fusion) the GEMM accumulates straight into the fp32 main gradient. Bias gradients: the GEMM
+ * epilogue's with fused kernels, a column sum over the tokens (and its cast) in eager mode. */
+static void gemm(struct walk *w, const char *const names[8], double m, double n, double k, double count, int core,
+		 int weightless, double bias)
+{
+	int cast = w->r->weight_cast && !weightless;
+	double wts = k * n * count, gb = hs_dtype_bytes(w->gemm);
+	if (runs_fwd(w, core)) {
+		if (cast) {
+			mop(w, names[3], HS_MF_COPY, wts * (w->pdt + gb), 0);
+			if (bias > 0)
+				mop(w, names[4], HS_MF_COPY, bias * (w->pdt + w->adt), 0);
+		}
 		gemm_op(w, names[0], m, n, k, count, w->adt);
-	else if (w->ph == HS_PH_BWD_INPUT) {
+	} else if (w->ph == HS_PH_BWD_INPUT) {
 		if (weightless)
 			gemm_op(w, names[2], k, n, m, count, w->adt);
 		gemm_op(w, names[1], m, k, n, count, w->adt);
 	} else if (w->ph == HS_PH_BWD_WEIGHT && !weightless) {
-		gemm_op(w, names[2], k, n, m, count, 4); /* accumulated into fp32 main grads */
+		if (cast) {
+			gemm_op(w, names[2], k, n, m, count, w->adt);
+			mop(w, names[5], HS_MF_COPY, wts * (w->adt + w->gdt), 0);
+		} else {
+			gemm_op(w, names[2], k, n, m, count, w->gdt);
+		}
+		if (bias > 0 && w->eager) {
+			mop(w, names[6], HS_MF_COPY, m * count * n * w->adt + bias * w->adt, m * count * n);
+			if (cast)
+				mop(w, names[7], HS_MF_COPY, bias * (w->adt + w->gdt), 0);
+		}
 	}
 }
-#define G(x) ((const char *const[3]){x, x "_dgrad", x "_wgrad"})
 
 /* Flash attention over b x h heads, s queries against s_kv keys; hkv and dv for the bytes of K and V. */
 static void attn(struct walk *w, double b, double h, double s, double skv, double d, double hkv, double dv)
@@ -127,17 +180,14 @@ static void attn(struct walk *w, double b, double h, double s, double skv, doubl
 
 /* A memory-bound step; `bwd_weight`: its backward is a weight gradient (embedding) instead of an input
  * gradient. */
-static void mem(struct walk *w, const char *const names[2], double fbytes, double bbytes, double flops, int core,
-		int bwd_weight)
+static void mem(struct walk *w, const char *const names[2], enum hs_mem_family fam, double fbytes, double bbytes,
+		double flops, int core, int bwd_weight)
 {
 	int fwd = runs_fwd(w, core);
 	int bwd = w->ph == (bwd_weight ? HS_PH_BWD_WEIGHT : HS_PH_BWD_INPUT);
 	if (!fwd && !bwd)
 		return;
-	hs_op o = base(w, HS_OP_MEM, fwd ? names[0] : names[1], w->act);
-	o.bytes = fwd ? fbytes : bbytes;
-	o.flops = fwd ? flops : 2 * flops;
-	push(&w->tmp, &o);
+	mop(w, fwd ? names[0] : names[1], fam, fwd ? fbytes : bbytes, fwd ? flops : 2 * flops);
 }
 #define M(x) ((const char *const[2]){x, x "_bwd"})
 
@@ -206,6 +256,12 @@ static void walk_init(struct walk *w, const hs_model *m, const hs_layer_cfg *c, 
 	w->act = c->dtype;
 	w->gemm = c->fp8_gemms ? HS_FP8 : c->dtype;
 	w->adt = hs_dtype_bytes(c->dtype);
+	w->r = c->recipe ? c->recipe : hs_recipe_default();
+	w->eager = !w->r->fused_elementwise;
+	/* fp32 training keeps everything in fp32 whatever the recipe says of mixed precision */
+	w->rdt = c->dtype == HS_FP32 ? 4 : hs_dtype_bytes(w->r->resid_dtype);
+	w->pdt = c->dtype == HS_FP32 ? 4 : hs_dtype_bytes(w->r->param_dtype);
+	w->gdt = c->grad_bytes > 0 ? c->grad_bytes : hs_dtype_bytes(w->r->grad_dtype);
 	w->tmp = (hs_oplist){0};
 }
 
@@ -217,37 +273,100 @@ static void walk_finish(struct walk *w, hs_oplist *out)
 	hs_oplist_free(&w->tmp);
 }
 
-/* Norm over n elements. */
-static void norm(struct walk *w, const char *const names[2], double n)
+/* The norm step's names: forward, backward, the eager weight-gradient kernel, the cast of the output to
+ * the GEMM format and its backward. */
+#define NM(x) ((const char *const[5]){x, x "_bwd", x "_wgrad", x "_cast", x "_cast_bwd"})
+
+/* A norm over n elements of the residual stream's format, its output feeding a GEMM. Forward reads the input
+ * and writes the output; backward reads the output's gradient and the input and writes the input's gradient
+ * (statistics are per token, negligible); eager PyTorch runs the weight (and bias) gradient as a second
+ * kernel over the same two tensors. When the stream is wider than the GEMM format (autocast), the output is
+ * cast down before the GEMM and its gradient cast back up. */
+static void norm(struct walk *w, const char *const names[5], double n)
 {
-	mem(w, names, 2 * n * w->adt, 3 * n * w->adt, (w->m->rmsnorm ? 4 : 5) * n, 0, 0);
+	enum hs_mem_family fam = w->m->rmsnorm ? HS_MF_RMSNORM : HS_MF_LAYERNORM;
+	double fl = (w->m->rmsnorm ? 4 : 5) * n;
+	int fwd = runs_fwd(w, 0), bwd = w->ph == HS_PH_BWD_INPUT;
+	if (fwd) {
+		mop(w, names[0], fam, 2 * n * w->rdt, fl);
+	} else if (bwd) {
+		mop(w, names[1], fam, 3 * n * w->rdt, 2 * fl);
+		if (w->eager)
+			mop(w, names[2], fam, 2 * n * w->rdt, 2 * n);
+	}
+	if (w->rdt != w->adt && (fwd || bwd))
+		mop(w, names[fwd ? 3 : 4], HS_MF_COPY, n * (w->rdt + w->adt), 0);
 }
 
+/* Dropout on n activation elements as its own kernel (the input, the output, a byte mask). */
 static void dropout(struct walk *w, const char *const names[2], double n, int core)
 {
 	if (w->m->dropout)
-		mem(w, names, n * (2 * w->adt + 1), n * (2 * w->adt + 1), 2 * n, core, 0);
+		mem(w, names, HS_MF_DROPOUT, n * (2 * w->adt + 1), n * (2 * w->adt + 1), 2 * n, core, 0);
 }
 
-static void add(struct walk *w, const char *const names[2], double n)
+/* The residual add's names: forward, backward (the accumulation of the stream's two gradients), the branch's
+ * dropout as its own kernel and its backward, and the cast of the gradient to the branch's format. */
+#define AD(x, d) ((const char *const[5]){x, x "_bwd", d, d "_bwd", x "_cast_bwd"})
+
+/* The branch's output (n activation elements, from a GEMM) joins the residual stream: dropout, then the add.
+ * Fused (Megatron's bias-dropout-add) forward is one kernel reading the branch and the stream and writing the
+ * stream and the mask; eager runs dropout and the add apart, the add promoting the branch to the stream's
+ * format. Backward: the dropout's gradient (mask applied) and the accumulation of the stream's gradient from
+ * the branch and the skip path; a gradient wider than the branch is cast down for it. */
+static void residual(struct walk *w, const char *const names[5], double n)
 {
-	mem(w, names, 3 * n * w->adt, 3 * n * w->adt, n, 0, 0);
+	double mask = w->m->dropout ? 1 : 0;
+	if (runs_fwd(w, 0)) {
+		if (!w->eager) {
+			mop(w, names[0], HS_MF_ADD, n * (w->adt + 2 * w->rdt + mask), 2 * n);
+			return;
+		}
+		dropout(w, names + 2, n, 0);
+		mop(w, names[0], HS_MF_ADD, n * (w->adt + 2 * w->rdt), n);
+	} else if (w->ph == HS_PH_BWD_INPUT) {
+		dropout(w, names + 2, n, 0);
+		if (w->rdt != w->adt)
+			mop(w, names[4], HS_MF_COPY, n * (w->rdt + w->adt), 0);
+		mop(w, names[1], HS_MF_ADD, 3 * n * w->rdt, n);
+	}
 }
 
-/* Activation over tokens x f outputs (gated: reads 2f inputs). */
-static void activation(struct walk *w, const char *const names[2], double n)
+/* The activation's names: the kernel (fused bias+activation, or the eager silu / gelu), its backward, and
+ * the eager gated form's multiply, its two backward multiplies and the cat of the gate's and the up
+ * projection's gradients. */
+#define AC(x) ((const char *const[6]){x, x "_bwd", x "_mul", x "_mul_bwd", x "_mul_bwd2", x "_cat_bwd"})
+
+/* Activation over n = tokens x f outputs. Fused (Megatron) or not gated: one kernel reading the input (2f for
+ * a gated MLP) and writing f; backward reads the gradient and the input and writes the input's gradient.
+ * Eager gated (SwiGLU as silu(gate) * up after a chunk): silu over f, a multiply reading 2f writing f;
+ * backward two multiplies (the gradients of silu's output and of up), silu's backward, and the cat of the
+ * gate's and up's gradients into the fused GEMM's output gradient. */
+static void activation(struct walk *w, const char *const names[6], double n)
 {
-	double in = w->m->gated_mlp ? 2 : 1;
-	mem(w, names, (in + 1) * n * w->adt, (2 * in + 1) * n * w->adt, 8 * n, 0, 0);
+	double in = w->m->gated_mlp ? 2 : 1, a = w->adt;
+	if (!w->m->gated_mlp || !w->eager) {
+		mem(w, names, HS_MF_ACT, (in + 1) * n * a, (2 * in + 1) * n * a, 8 * n, 0, 0);
+		return;
+	}
+	if (runs_fwd(w, 0)) {
+		mop(w, names[0], HS_MF_ACT, 2 * n * a, 6 * n);
+		mop(w, names[2], HS_MF_ADD, 3 * n * a, n);
+	} else if (w->ph == HS_PH_BWD_INPUT) {
+		mop(w, names[5], HS_MF_COPY, 4 * n * a, 0);
+		mop(w, names[1], HS_MF_ACT, 3 * n * a, 12 * n);
+		mop(w, names[3], HS_MF_ADD, 3 * n * a, n);
+		mop(w, names[4], HS_MF_ADD, 3 * n * a, n);
+	}
 }
 
-static void mlp(struct walk *w, const char *const fc1[3], const char *const act[2], const char *const fc2[3],
+static void mlp(struct walk *w, const char *const fc1[8], const char *const act[6], const char *const fc2[8],
 		double tok, double f, double count)
 {
-	double mult = w->m->gated_mlp ? 2 : 1;
-	gemm(w, fc1, tok, mult * f / w->t, w->h, count, 0, 0);
+	double mult = w->m->gated_mlp ? 2 : 1, bias = w->m->bias ? 1 : 0;
+	gemm(w, fc1, tok, mult * f / w->t, w->h, count, 0, 0, bias * count * mult * f / w->t);
 	activation(w, act, tok * count * f / w->t);
-	gemm(w, fc2, tok, w->h, f / w->t, count, 0, 0);
+	gemm(w, fc2, tok, w->h, f / w->t, count, 0, 0, bias * count * w->h);
 }
 
 /* Ring attention (Liu et al. 2023; Megatron's CP): the cp KV blocks circulate around the CP ring; each step
@@ -290,25 +409,25 @@ static void attention(struct walk *w)
 		dv = m->v_head_dim;
 		rope = m->rope_head_dim;
 		if (m->q_lora_rank) {
-			gemm(w, G("q_down"), tok, m->q_lora_rank, h, 1, 0, 0);
-			norm(w, M("q_norm"), tok * m->q_lora_rank);
-			gemm(w, G("q_up"), tok, qr * hd, m->q_lora_rank, 1, 0, 0);
+			gemm(w, G("q_down"), tok, m->q_lora_rank, h, 1, 0, 0, 0);
+			norm(w, NM("q_norm"), tok * m->q_lora_rank);
+			gemm(w, G("q_up"), tok, qr * hd, m->q_lora_rank, 1, 0, 0, 0);
 		} else {
-			gemm(w, G("q"), tok, qr * hd, h, 1, 0, 0);
+			gemm(w, G("q"), tok, qr * hd, h, 1, 0, 0, 0);
 		}
-		gemm(w, G("kv_down"), tok, m->kv_lora_rank + rope, h, 1, 0, 0);
-		norm(w, M("kv_norm"), tok * m->kv_lora_rank);
-		gemm(w, G("kv_up"), tok, qr * (hd - rope + dv), m->kv_lora_rank, 1, 0, 0);
-		if (!m->learned_pos) /* rotary on the rope part: per query head, one shared key head */
-			mem(w, M("rope"), 2 * tok * (qr + 1) * rope * w->adt, 2 * tok * (qr + 1) * rope * w->adt,
-			    3 * tok * (qr + 1) * rope, 0, 0);
+		gemm(w, G("kv_down"), tok, m->kv_lora_rank + rope, h, 1, 0, 0, 0);
+		norm(w, NM("kv_norm"), tok * m->kv_lora_rank);
+		gemm(w, G("kv_up"), tok, qr * (hd - rope + dv), m->kv_lora_rank, 1, 0, 0, 0);
+		if (!m->learned_pos && !m->no_pos) /* rotary on the rope part: per query head, one shared key head */
+			mem(w, M("rope"), HS_MF_ADD, 2 * tok * (qr + 1) * rope * w->adt,
+			    2 * tok * (qr + 1) * rope * w->adt, 3 * tok * (qr + 1) * rope, 0, 0);
 	} else {
 		kvr = m->kv_heads >= t ? m->kv_heads / t : 1;
 		dv = hd;
-		gemm(w, G("qkv"), tok, (qr + 2 * kvr) * hd, h, 1, 0, 0);
-		if (!m->learned_pos)
-			mem(w, M("rope"), 2 * tok * (qr + kvr) * hd * w->adt, 2 * tok * (qr + kvr) * hd * w->adt,
-			    3 * tok * (qr + kvr) * hd, 0, 0);
+		gemm(w, G("qkv"), tok, (qr + 2 * kvr) * hd, h, 1, 0, 0, m->bias ? (qr + 2 * kvr) * hd : 0);
+		if (!m->learned_pos && !m->no_pos)
+			mem(w, M("rope"), HS_MF_ADD, 2 * tok * (qr + kvr) * hd * w->adt,
+			    2 * tok * (qr + kvr) * hd * w->adt, 3 * tok * (qr + kvr) * hd, 0, 0);
 	}
 	double cp = c->cp > 0 ? c->cp : 1, b = c->micro_batch > 0 ? c->micro_batch : 1;
 	double s = tok / b, skv = s * cp;
@@ -316,6 +435,10 @@ static void attention(struct walk *w)
 	if (cp > 1 && !ring)
 		comm2(w, (const char *const[2]){"cp_kv_ag", "cp_dkv_rs"}, HS_COLL_ALL_GATHER, HS_COLL_REDUCE_SCATTER,
 		      HS_GROUP_CP, b * skv * kvr * (hd + dv) * w->adt, 1);
+	/* eager: q, k, v are views of the QKV output, so their gradients are stacked back into one tensor
+	 * (read and written once) before the QKV GEMM's backward */
+	if (w->r->qkv_copy && w->ph == HS_PH_BWD_INPUT)
+		mop(w, "qkv_stack_bwd", HS_MF_COPY, 2 * tok * (qr * hd + kvr * (hd + dv)) * w->adt, 0);
 	if (ring) {
 		ring_attention(w, b, qr, s, cp, (hd + dv) / 2, kvr, b * s * kvr * (hd + dv) * w->adt);
 	} else if (c->flash_attention) {
@@ -323,12 +446,15 @@ static void attention(struct walk *w)
 	} else {
 		/* materialised scores: batched QK^T, softmax, dropout, PV over every (query, key) pair */
 		double n = b * qr * s * skv;
-		gemm(w, G("score"), s, skv, hd, b * qr, 1, 1);
-		mem(w, M("softmax"), 2 * n * w->adt, 3 * n * w->adt, 5 * n, 1, 0);
+		gemm(w, G("score"), s, skv, hd, b * qr, 1, 1, 0);
+		mem(w, M("softmax"), HS_MF_SOFTMAX, 2 * n * w->adt, 3 * n * w->adt, 5 * n, 1, 0);
 		dropout(w, M("attn_drop"), n, 1);
-		gemm(w, G("attn_v"), s, dv, skv, b * qr, 1, 1);
+		gemm(w, G("attn_v"), s, dv, skv, b * qr, 1, 1, 0);
 	}
-	gemm(w, G("proj"), tok, h, qr * dv, 1, 0, 0);
+	/* eager: the (batch, heads, tokens, head) output is transposed and made contiguous for the projection */
+	if (w->r->qkv_copy && runs_fwd(w, 1))
+		mop(w, "attn_out_copy", HS_MF_COPY, 2 * tok * qr * dv * w->adt, 0);
+	gemm(w, G("proj"), tok, h, qr * dv, 1, 0, 0, m->bias ? h : 0);
 }
 
 static void moe(struct walk *w)
@@ -339,20 +465,21 @@ static void moe(struct walk *w)
 	 * expert to the largest load; the rank holding the busiest expert is the critical one), and so are the
 	 * all-to-alls that carry its tokens */
 	double load = w->c->expert_load > 1 ? w->c->expert_load : 1;
-	gemm(w, G("router"), tok, E, h, 1, 0, 0);
-	mem(w, M("router_topk"), 2 * tok * E * 4, 2 * tok * E * 4, 10 * tok * E, 0, 0);
-	mem(w, M("permute"), (1 + k) * tok * h * w->adt, (1 + k) * tok * h * w->adt, 0, 0, 0);
+	gemm(w, G("router"), tok, E, h, 1, 0, 0, 0);
+	mem(w, M("router_topk"), HS_MF_SOFTMAX, 2 * tok * E * 4, 2 * tok * E * 4, 10 * tok * E, 0, 0);
+	mem(w, M("permute"), HS_MF_COPY, (1 + k) * tok * h * w->adt, (1 + k) * tok * h * w->adt, 0, 0, 0);
 	if (ep > 1)
 		comm2(w, (const char *const[2]){"ep_dispatch", "ep_dispatch_bwd"}, HS_COLL_ALL_TO_ALL,
 		      HS_COLL_ALL_TO_ALL, HS_GROUP_EP, tok * k * h * w->adt * load, 0);
 	double per_expert = tok * k * ep / E * load;
-	mlp(w, G("expert_fc1"), M("expert_act"), G("expert_fc2"), per_expert, m->expert_ffn, E / ep);
+	mlp(w, G("expert_fc1"), AC("expert_act"), G("expert_fc2"), per_expert, m->expert_ffn, E / ep);
 	if (ep > 1)
 		comm2(w, (const char *const[2]){"ep_combine", "ep_combine_bwd"}, HS_COLL_ALL_TO_ALL,
 		      HS_COLL_ALL_TO_ALL, HS_GROUP_EP, tok * k * h * w->adt * load, 0);
-	mem(w, M("unpermute"), (1 + k) * tok * h * w->adt, (1 + k) * tok * h * w->adt, 2 * k * tok * h, 0, 0);
+	mem(w, M("unpermute"), HS_MF_ADD, (1 + k) * tok * h * w->adt, (1 + k) * tok * h * w->adt, 2 * k * tok * h,
+	    0, 0);
 	if (m->shared_experts)
-		mlp(w, G("shared_fc1"), M("shared_act"), G("shared_fc2"), tok,
+		mlp(w, G("shared_fc1"), AC("shared_act"), G("shared_fc2"), tok,
 		    (double)m->shared_experts * m->expert_ffn, 1);
 }
 
@@ -363,21 +490,19 @@ void hs_ops_layer(const hs_model *m, const hs_layer_cfg *c, int layer, enum hs_p
 	if (phase == HS_PH_RECOMPUTE && c->recompute == HS_RC_NONE)
 		return;
 	double full = w.tok * w.h * w.adt, spn = w.tok_sp * w.h;
-	norm(&w, M("ln1"), spn);
+	norm(&w, NM("ln1"), spn);
 	tp_f(&w, F("tp_attn_in"), full);
 	attention(&w);
 	tp_g(&w, GG("tp_attn_out"), full);
-	dropout(&w, M("drop1"), spn, 0);
-	add(&w, M("add1"), spn);
-	norm(&w, M("ln2"), spn);
+	residual(&w, AD("add1", "drop1"), spn);
+	norm(&w, NM("ln2"), spn);
 	tp_f(&w, F("tp_mlp_in"), full);
 	if (hs_model_layer_is_moe(m, layer))
 		moe(&w);
 	else
-		mlp(&w, G("fc1"), M("act"), G("fc2"), w.tok, m->ffn, 1);
+		mlp(&w, G("fc1"), AC("act"), G("fc2"), w.tok, m->ffn, 1);
 	tp_g(&w, GG("tp_mlp_out"), full);
-	dropout(&w, M("drop2"), spn, 0);
-	add(&w, M("add2"), spn);
+	residual(&w, AD("add2", "drop2"), spn);
 	walk_finish(&w, out);
 }
 
@@ -387,12 +512,18 @@ void hs_ops_embedding(const hs_model *m, const hs_layer_cfg *c, enum hs_phase ph
 	walk_init(&w, m, c, phase);
 	if (phase == HS_PH_RECOMPUTE)
 		return;
-	double n = w.tok * w.h, spn = w.tok_sp * w.h;
-	/* vocab-parallel lookup: each TP rank fills the rows of its vocabulary slice, then the ranks sum */
-	mem(&w, M("embed"), 2 * n * w.adt, n * (w.adt + 8), 0, 0, 1);
+	double n = w.tok * w.h, spn = w.tok_sp * w.h, rows = (double)m->vocab / w.t * w.h;
+	/* vocab-parallel lookup: each TP rank fills the rows of its vocabulary slice (in the parameters'
+	 * format), then the ranks sum. Backward: the output gradient is added into the rows of the table's
+	 * gradient (index add, read and written in the gradient's format); eager PyTorch first zero-fills a new
+	 * gradient table, Megatron accumulates into its main-grad buffer (cleared by the optimizer step). */
+	mem(&w, M("embed"), HS_MF_COPY, 2 * n * w.pdt, n * (w.rdt + 2 * w.gdt), 0, 0, 1);
+	if (w.eager && w.ph == HS_PH_BWD_WEIGHT)
+		mop(&w, "embed_zero_bwd", HS_MF_COPY, rows * w.gdt, 0);
 	tp_g(&w, GG("tp_embed"), n * w.adt);
+	/* learned positions: added to the stream; backward sums the gradient over the batch into the table */
 	if (m->learned_pos)
-		mem(&w, M("pos_embed"), 3 * spn * w.adt, spn * (w.adt + 8), spn, 0, 1);
+		mem(&w, M("pos_embed"), HS_MF_ADD, 3 * spn * w.rdt, spn * (w.rdt + 2 * w.gdt), spn, 0, 1);
 	dropout(&w, M("embed_drop"), spn, 0);
 	walk_finish(&w, out);
 }
@@ -404,27 +535,56 @@ void hs_ops_head(const hs_model *m, const hs_layer_cfg *c, enum hs_phase phase, 
 	if (phase == HS_PH_RECOMPUTE)
 		return;
 	double vr = m->vocab / w.t, logits = w.tok * vr;
-	norm(&w, M("ln_f"), w.tok_sp * w.h);
+	norm(&w, NM("ln_f"), w.tok_sp * w.h);
 	tp_f(&w, F("tp_head_in"), w.tok * w.h * w.adt);
-	gemm(&w, G("head"), w.tok, vr, w.h, 1, 0, 0);
-	/* vocab-parallel cross entropy in fp32 (Megatron): read logits, keep exp in fp32 for backward; three
-	 * small TP all-reduces (max, sum of exp, target logit) of one fp32 per token */
-	mem(&w, M("ce"), logits * (w.adt + 8), logits * (4 + w.adt), 5 * logits, 0, 0);
+	gemm(&w, G("head"), w.tok, vr, w.h, 1, 0, 0, 0);
+	/* a tied output layer in eager PyTorch: the embedding's and the head's gradients of the shared table
+	 * are summed (AccumulateGrad); Megatron's GEMMs accumulate both into the one main-grad buffer */
+	if (m->tied_embeddings && w.eager && w.ph == HS_PH_BWD_WEIGHT)
+		mop(&w, "tied_grad_acc", HS_MF_ADD, 3 * vr * w.h * w.gdt, vr * w.h);
+	if (w.r->ce == HS_CE_FUSED) {
+		/* vocab-parallel cross entropy, fused: read the logits, keep exp in fp32 for backward; three small
+		 * TP all-reduces (max, sum of exp, target logit) of one fp32 per token */
+		mem(&w, M("ce"), HS_MF_SOFTMAX, logits * (w.adt + 8), logits * (4 + w.adt), 5 * logits, 0, 0);
+	} else if (runs_fwd(&w, 0)) {
+		/* F.cross_entropy(logits.float()): the cast, log_softmax (fp32 in and out, kept for backward),
+		 * nll_loss's gather of one logit per token */
+		mop(&w, "ce_cast", HS_MF_COPY, logits * (w.adt + 4), 0);
+		mop(&w, "ce_log_softmax", HS_MF_SOFTMAX, logits * 8, 4 * logits);
+		mop(&w, "ce_nll", HS_MF_COPY, w.tok * 8, w.tok);
+	} else if (w.ph == HS_PH_BWD_INPUT) {
+		/* reversed: the cast of the gradient back, log_softmax's backward (reads the gradient and the
+		 * saved output, writes the input's gradient), nll_loss's backward (a zero-filled fp32 gradient and
+		 * one scattered value per token) */
+		mop(&w, "ce_cast_bwd", HS_MF_COPY, logits * (4 + w.adt), 0);
+		mop(&w, "ce_log_softmax_bwd", HS_MF_SOFTMAX, logits * 12, 3 * logits);
+		mop(&w, "ce_nll_bwd", HS_MF_COPY, logits * 4 + w.tok * 8, 0);
+	}
 	if (w.t > 1 && runs_fwd(&w, 0))
 		comm_op(&w, "ce_ar", HS_COLL_ALL_REDUCE, HS_GROUP_TP, 3 * w.tok * 4);
 	walk_finish(&w, out);
 }
 
-void hs_ops_optimizer(double params, hs_oplist *out)
+void hs_ops_optimizer(const hs_layer_cfg *c, double params, hs_oplist *out)
 {
-	/* grad-norm for clipping reads the bf16 grads once; Adam reads grad (2) + fp32 master, m, v (12) and
-	 * writes master, m, v (12) + the bf16 weight copy (2): 28 bytes and about 12 FLOPs per parameter */
-	hs_op g = {.kind = HS_OP_MEM, .name = "grad_norm", .dtype = HS_FP32, .count = 1, .bytes = 2 * params,
-		   .flops = 2 * params};
-	hs_op a = {.kind = HS_OP_OPTIMIZER, .name = "adam", .dtype = HS_FP32, .count = 1, .bytes = 28 * params,
+	const hs_recipe *r = c && c->recipe ? c->recipe : hs_recipe_default();
+	double gb = c && c->grad_bytes > 0 ? c->grad_bytes : hs_dtype_bytes(r->grad_dtype);
+	/* the gradient norm for clipping reads every gradient once; the update moves the recipe's bytes per
+	 * parameter (about 12 FLOPs each); a persistent gradient buffer is cleared for the next step */
+	if (r->grad_clip) {
+		hs_op g = {.kind = HS_OP_MEM, .name = "grad_norm", .dtype = HS_FP32, .count = 1, .bytes = gb * params,
+			   .flops = 2 * params};
+		push(out, &g);
+	}
+	double ob = r->optimizer_bytes + (gb - hs_dtype_bytes(r->grad_dtype)); /* a wider or narrower gradient read */
+	hs_op a = {.kind = HS_OP_OPTIMIZER, .name = "adam", .dtype = HS_FP32, .count = 1, .bytes = ob * params,
 		   .flops = 12 * params};
-	push(out, &g);
 	push(out, &a);
+	if (r->zero_grad_bytes > 0) {
+		hs_op z = {.kind = HS_OP_MEM, .name = "zero_grad", .dtype = HS_FP32, .count = 1,
+			   .bytes = r->zero_grad_bytes / hs_dtype_bytes(r->grad_dtype) * gb * params};
+		push(out, &z);
+	}
 }
 
 double hs_model_flops_per_step(const hs_model *m, double tokens, int seq_len, int causal)

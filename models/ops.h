@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "models/model.h"
+#include "models/recipe.h"
 #include "sim/base/dtype.h"
 
 enum hs_op_kind {
@@ -20,6 +21,23 @@ enum hs_op_kind {
 	HS_OP_COMM,      /* collective inside the layer */
 	HS_OP_OPTIMIZER, /* memory-bound optimizer update over `bytes` */
 };
+
+/* What kind of memory-bound kernel a MEM op is. Its time is its bytes over the profile's copy curve slowed by
+ * the family's measured factor (calib/profile.h, hs_profile_mem_op_time): a layer norm or a softmax moves
+ * the same bytes as a copy in several times longer. COPY: casts, contiguous copies, fills, gathers, scatters
+ * and column sums, which run at copy speed. */
+enum hs_mem_family {
+	HS_MF_COPY,
+	HS_MF_ADD,       /* binary elementwise: residual adds, SwiGLU's multiply, gradient accumulation */
+	HS_MF_LAYERNORM,
+	HS_MF_RMSNORM,
+	HS_MF_SOFTMAX,   /* softmax, log-softmax and the cross-entropy's row reductions */
+	HS_MF_ACT,       /* GeLU, SiLU and their fused bias / gated forms */
+	HS_MF_DROPOUT,
+	HS_MF_COUNT
+};
+/* The profile's name of a family ("layernorm", ...); "copy" for HS_MF_COPY. */
+const char *hs_mem_family_name(enum hs_mem_family f);
 
 enum hs_coll_op {
 	HS_COLL_ALL_REDUCE,
@@ -40,6 +58,7 @@ typedef struct hs_op {
 	enum hs_op_kind kind;
 	const char *name;  /* static string: "qkv", "attn", "proj", "fc1", "fc2", "ln1", "tp_ar", ... */
 	enum hs_dtype dtype;
+	enum hs_mem_family family; /* MEM: which kind of memory-bound kernel */
 	double m, n, k;    /* GEMM */
 	double count;      /* how many identical kernels (GEMM batches, per-expert GEMMs) */
 	double b, h, s, d; /* attention: batch, query heads on this rank, query length, head size (MLA: the mean of
@@ -77,6 +96,8 @@ typedef struct hs_layer_cfg {
 	int flash_attention;      /* 1: fused attention kernel (default); 0: materialised scores */
 	double expert_load;       /* busiest expert's tokens / the uniform share (0 or 1: uniform routing) */
 	int cp_ring;              /* CP: ring attention over KV blocks instead of the KV all-gather */
+	const hs_recipe *recipe;  /* how the framework runs the layer; NULL: hs_recipe_default() (megatron) */
+	double grad_bytes;        /* bytes of a stored gradient element; 0: the recipe's grad_dtype */
 } hs_layer_cfg;
 
 void hs_oplist_free(hs_oplist *l);
@@ -89,8 +110,9 @@ void hs_ops_layer(const hs_model *m, const hs_layer_cfg *c, int layer, enum hs_p
 /* Embedding lookup (first stage) and the output projection + loss (last stage). */
 void hs_ops_embedding(const hs_model *m, const hs_layer_cfg *c, enum hs_phase phase, hs_oplist *out);
 void hs_ops_head(const hs_model *m, const hs_layer_cfg *c, enum hs_phase phase, hs_oplist *out);
-/* Adam with fp32 master weights over `params` parameters held by this rank. */
-void hs_ops_optimizer(double params, hs_oplist *out);
+/* The optimizer step over `params` parameters held by this rank, as recipe `c->recipe` runs it: the gradient
+ * norm for clipping, the Adam update, and the clearing of a persistent gradient buffer. */
+void hs_ops_optimizer(const hs_layer_cfg *c, double params, hs_oplist *out);
 
 /* Model FLOPs of one training step (forward + backward, no recompute) for `tokens` tokens: the 6 * params *
  * tokens term (active params for MoE) plus attention's 12 * layers * hidden * seq * tokens (halved when causal). */

@@ -19,6 +19,8 @@ typedef struct hs_training {
 	enum hs_dtype dtype;   /* activations and weights (bf16 or fp16; fp32 for full precision) */
 	int fp8_gemms;         /* precision: fp8 => GEMMs in fp8, activations bf16 */
 	int materialized_attention; /* attention: materialized (scores in memory, Megatron 2022); 0: flash */
+	const hs_recipe *recipe;    /* how the framework runs the step (training.recipe); never NULL once loaded */
+	enum hs_dtype grad_dtype;   /* gradients as stored and reduced: the recipe's unless training.grad_dtype */
 } hs_training;
 
 enum hs_dim { HS_DIM_TP, HS_DIM_CP, HS_DIM_DP, HS_DIM_PP };

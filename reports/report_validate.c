@@ -35,6 +35,8 @@ int hs_report_validate(const hs_ynode *root, const char *src, hs_gp *g, hs_page 
 	double lo = INFINITY, hi = 0;
 	for (size_t i = 0; i < es->n; i++) {
 		double p = hs_report_ynum(es->vals[i], "predicted_s"), m = hs_report_ynum(es->vals[i], "measured_s");
+		if (!isfinite(p) || !isfinite(m)) /* a memory row: not a time */
+			continue;
 		int pass = strcmp(hs_report_ystr(es->vals[i], "pass"), "false") != 0;
 		fprintf(f, "%.6g\t%.6g\t%d\t%s\n", m, p, pass, hs_report_ystr(es->vals[i], "entry"));
 		lo = fmin(lo, fmin(p, m)), hi = fmax(hi, fmax(p, m));
@@ -60,8 +62,14 @@ int hs_report_validate(const hs_ynode *root, const char *src, hs_gp *g, hs_page 
 	hs_page_table(pg, 5, hd);
 	for (size_t i = 0; i < es->n; i++) {
 		char a[32], b[32], c[32];
-		hs_report_fmt(a, sizeof a, "%.4f", hs_report_ynum(es->vals[i], "predicted_s"));
-		hs_report_fmt(b, sizeof b, "%.4f", hs_report_ynum(es->vals[i], "measured_s"));
+		double pb = hs_report_ynum(es->vals[i], "predicted_bytes");
+		if (isfinite(pb)) { /* peak memory, in GB */
+			hs_report_fmt(a, sizeof a, "%.2f GB", pb / 1e9);
+			hs_report_fmt(b, sizeof b, "%.2f GB", hs_report_ynum(es->vals[i], "measured_bytes") / 1e9);
+		} else {
+			hs_report_fmt(a, sizeof a, "%.4f", hs_report_ynum(es->vals[i], "predicted_s"));
+			hs_report_fmt(b, sizeof b, "%.4f", hs_report_ynum(es->vals[i], "measured_s"));
+		}
 		hs_report_fmt(c, sizeof c, "%+.1f%%", 100 * hs_report_ynum(es->vals[i], "error"));
 		const char *row[] = {hs_report_ystr(es->vals[i], "entry"), a, b, c, hs_report_ystr(es->vals[i], "pass")};
 		hs_page_row(pg, row);

@@ -127,6 +127,8 @@ static void write_text(FILE *f, const hs_sim *sim, int detail)
 	fprintf(f, "\n");
 	fprintf(f, "model         %s, %.2f B parameters, seq %d, global batch %lld\n", s->model.name,
 		hs_model_params(&s->model) / 1e9, s->train.seq_len, (long long)s->train.global_batch);
+	fprintf(f, "recipe        %s: %s GEMMs, %s gradients\n", s->train.recipe->name,
+		s->train.fp8_gemms ? "fp8" : hs_dtype_name(s->train.dtype), hs_dtype_name(s->train.grad_dtype));
 	fprintf(f, "parallelism   TP %d  PP %d  DP %d", p->tp, p->pp, p->dp);
 	if (p->cp > 1)
 		fprintf(f, "  CP %d", p->cp);
@@ -189,6 +191,18 @@ static void write_text(FILE *f, const hs_sim *sim, int detail)
 				q->dp_index, q->device, q->finish_s, q->compute_s, exposed_total(q), q->bubble_s,
 				q->straggler_wait_s, q->flops / 1e12, q->mem_bytes / HS_GiB);
 		}
+		fprintf(f, "\ntime by kind of work per simulated rank (s; host: the GPU waiting for the host to issue "
+			   "kernels):\n  %5s %4s", "stage", "dp");
+		for (int k = 0; k < HS_TC_COUNT; k++)
+			fprintf(f, " %10s", hs_time_class_name((enum hs_time_class)k));
+		fprintf(f, " %10s %10s\n", "comm", "bubble");
+		for (int i = 0; i < r->nreps; i++) {
+			const hs_rep_result *q = &r->reps[i];
+			fprintf(f, "  %5d %4d", q->stage, q->dp_index);
+			for (int k = 0; k < HS_TC_COUNT; k++)
+				fprintf(f, " %10.4f", q->class_s[k]);
+			fprintf(f, " %10.4f %10.4f\n", exposed_total(q), q->bubble_s);
+		}
 		fprintf(f, "\nmemory per stage (GiB per GPU):\n  %5s %8s %8s %8s %11s %8s %8s\n", "stage", "weights",
 			"grads", "optim", "activations", "logits", "total");
 		for (int i = 0; i < b->pp; i++) {
@@ -216,6 +230,8 @@ static void write_json(FILE *f, const hs_sim *sim, int detail)
 	const hs_rep_result *c = &r->reps[r->critical_rep];
 	hs_json_obj(&j);
 	hs_json_kstr(&j, "scenario", s->name);
+	hs_json_kstr(&j, "recipe", s->train.recipe->name);
+	hs_json_kstr(&j, "grad_dtype", hs_dtype_name(s->train.grad_dtype));
 	hs_json_knum(&j, "step_time_s", r->step_time_s);
 	hs_json_kint(&j, "steps", r->steps);
 	hs_json_knum(&j, "step_time_p50_s", r->step_p50_s);
@@ -251,6 +267,11 @@ static void write_json(FILE *f, const hs_sim *sim, int detail)
 		hs_json_knum(&j, group_names[k], c->exposed_s[k]);
 	hs_json_end_obj(&j);
 	hs_json_knum(&j, "bubble_s", c->bubble_s);
+	hs_json_key(&j, "compute_by_kind_s");
+	hs_json_obj(&j);
+	for (int k = 0; k < HS_TC_COUNT; k++)
+		hs_json_knum(&j, hs_time_class_name((enum hs_time_class)k), c->class_s[k]);
+	hs_json_end_obj(&j);
 	hs_json_end_obj(&j);
 	hs_json_key(&j, "parallelism");
 	hs_json_obj(&j);
@@ -303,6 +324,11 @@ static void write_json(FILE *f, const hs_sim *sim, int detail)
 			hs_json_knum(&j, "compute_s", q->compute_s);
 			hs_json_knum(&j, "exposed_comm_s", exposed_total(q));
 			hs_json_knum(&j, "bubble_s", q->bubble_s);
+			hs_json_key(&j, "compute_by_kind_s");
+			hs_json_obj(&j);
+			for (int k = 0; k < HS_TC_COUNT; k++)
+				hs_json_knum(&j, hs_time_class_name((enum hs_time_class)k), q->class_s[k]);
+			hs_json_end_obj(&j);
 			hs_json_knum(&j, "straggler_wait_s", q->straggler_wait_s);
 			hs_json_knum(&j, "memory_bytes", q->mem_bytes);
 			hs_json_end_obj(&j);

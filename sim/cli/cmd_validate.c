@@ -34,13 +34,16 @@ const hs_cmd_usage hs_usage_validate = {
 	opts,
 	"Manifest: {source: TEXT, tolerance: FRACTION, entries: [{scenario: PATH, step_time_s: SECONDS,\n"
 	"layer_fwd_s: SECONDS, layer_bwd_s: SECONDS, layer: INDEX, collective_time_s: SECONDS, op: NAME, size: BYTES,\n"
-	"ranks: N, algo: NAME, tolerance: FRACTION, set: [KEY=VALUE, ...]}]}.\n"
-	"Each entry needs step_time_s, a layer time or collective_time_s. Paths are relative to the manifest."};
+	"ranks: N, algo: NAME, peak_mem_bytes: BYTES, tolerance: FRACTION, mem_tolerance: FRACTION,\n"
+	"set: [KEY=VALUE, ...]}]}.\n"
+	"Each entry needs step_time_s, a layer time, collective_time_s or peak_mem_bytes. Paths are relative to the\n"
+	"manifest. The MAPE is over the times; peak memory (the predicted peak of the busiest device against a\n"
+	"measured torch.cuda.max_memory_allocated) is reported apart, with mem_tolerance."};
 
 static const char *const man_keys[] = {"source", "tolerance", "entries", NULL};
 static const char *const ent_keys[] = {"scenario", "step_time_s", "layer_fwd_s", "layer_bwd_s", "layer",
-				       "collective_time_s", "op", "size", "ranks", "algo",
-				       "tolerance", "set", "name", NULL};
+				       "collective_time_s", "op", "size", "ranks", "algo", "peak_mem_bytes",
+				       "tolerance", "mem_tolerance", "set", "name", NULL};
 
 struct row {
 	char name[160];
@@ -97,6 +100,10 @@ done:
 	return rc;
 }
 
+/* Memory rows, reported apart from the time MAPE. */
+static double mem_max_err;
+static int mem_rows;
+
 static int one(const char *mpath, int *fails, double *sum_ape, int *n_ape, hs_json *j, hs_err *err)
 {
 	hs_ydoc *d = hs_yaml_load_file(mpath, err);
@@ -130,27 +137,30 @@ static int one(const char *mpath, int *fails, double *sum_ape, int *n_ape, hs_js
 		char path[64];
 		snprintf(path, sizeof path, "entries[%zu]", i);
 		const char *scn, *name;
-		double meas[4], tol;
+		double meas[5], tol, mtol;
 		int64_t layer;
-		static const char *const what[4] = {"step_time_s", "layer_fwd_s", "layer_bwd_s", "collective_time_s"};
-		static const char *const suffix[4] = {"", " fwd", " bwd", " coll"};
+		static const char *const what[5] = {"step_time_s", "layer_fwd_s", "layer_bwd_s", "collective_time_s",
+						    "peak_mem_bytes"};
+		static const char *const suffix[5] = {"", " fwd", " bwd", " coll", " mem"};
 		if (hs_cfg_known(e, path, ent_keys, "an entry {scenario, step_time_s, layer_fwd_s, layer_bwd_s, "
 						     "layer, tolerance, set}",
 				 err) ||
 		    hs_cfg_str(e, path, "scenario", NULL, 1, &scn, err) ||
 		    hs_cfg_num(e, path, "tolerance", HS_U_COUNT, 0, 1e9, deftol, 0, &tol, err) ||
+		    hs_cfg_num(e, path, "mem_tolerance", HS_U_COUNT, 0, 1e9, INFINITY, 0, &mtol, err) ||
 		    hs_cfg_int(e, path, "layer", 0, 1 << 20, -1, 0, &layer, err) ||
 		    hs_cfg_str(e, path, "name", scn, 0, &name, err))
 			goto out;
 		int nmeas = 0;
-		for (int k = 0; k < 4; k++) {
-			if (hs_cfg_num(e, path, what[k], HS_U_TIME, 1e-12, 1e12, 0, 0, &meas[k], err))
+		for (int k = 0; k < 5; k++) {
+			if (hs_cfg_num(e, path, what[k], k == 4 ? HS_U_BYTES : HS_U_TIME, k == 4 ? 1 : 1e-12,
+				       k == 4 ? 1e18 : 1e12, 0, 0, &meas[k], err))
 				goto out;
 			nmeas += meas[k] > 0;
 		}
 		if (!nmeas) {
 			hs_cfg_err(e, err, path, "step_time_s", "missing (expected step_time_s, layer_fwd_s, "
-								"layer_bwd_s or collective_time_s)");
+								"layer_bwd_s, collective_time_s or peak_mem_bytes)");
 			goto out;
 		}
 		struct hs_strlist sets = {0};
@@ -167,8 +177,8 @@ static int one(const char *mpath, int *fails, double *sum_ape, int *n_ape, hs_js
 		}
 		char full[2048];
 		snprintf(full, sizeof full, "%s%s", scn[0] == '/' ? "" : dir, scn);
-		double pred[4] = {0};
-		if (meas[0] > 0) {
+		double pred[5] = {0};
+		if (meas[0] > 0 || meas[4] > 0) {
 			hs_sim sim;
 			int r = hs_simulate(full, &sets, -1, NULL, &sim, err);
 			if (r) {
@@ -176,6 +186,7 @@ static int one(const char *mpath, int *fails, double *sum_ape, int *n_ape, hs_js
 				goto out;
 			}
 			pred[0] = sim.r.step_time_s;
+			pred[4] = sim.r.mem_peak_bytes;
 			hs_sim_free(&sim);
 		}
 		if (meas[1] > 0 || meas[2] > 0) {
@@ -205,35 +216,45 @@ static int one(const char *mpath, int *fails, double *sum_ape, int *n_ape, hs_js
 			goto out;
 		}
 		free(sets.v);
-		for (int k = 0; k < 4; k++) {
+		for (int k = 0; k < 5; k++) {
 			if (!(meas[k] > 0))
 				continue;
-			double rel = (pred[k] - meas[k]) / meas[k];
-			int bad = fabs(rel) > tol;
+			double rel = (pred[k] - meas[k]) / meas[k], t_k = k == 4 ? mtol : tol;
+			int bad = fabs(rel) > t_k;
 			*fails += bad;
-			*sum_ape += fabs(rel);
-			(*n_ape)++;
+			if (k == 4) {
+				if (fabs(rel) > mem_max_err)
+					mem_max_err = fabs(rel);
+				mem_rows++;
+			} else {
+				*sum_ape += fabs(rel);
+				(*n_ape)++;
+			}
 			char label[200];
 			snprintf(label, sizeof label, "%s%s", name, nmeas > 1 || k ? suffix[k] : "");
 			if (json) {
 				hs_json_obj(j);
 				hs_json_kstr(j, "entry", label);
 				hs_json_kstr(j, "quantity", what[k]);
-				hs_json_knum(j, "predicted_s", pred[k]);
-				hs_json_knum(j, "measured_s", meas[k]);
+				hs_json_knum(j, k == 4 ? "predicted_bytes" : "predicted_s", pred[k]);
+				hs_json_knum(j, k == 4 ? "measured_bytes" : "measured_s", meas[k]);
 				hs_json_knum(j, "error", rel);
-				if (isfinite(tol))
-					hs_json_knum(j, "tolerance", tol);
+				if (isfinite(t_k))
+					hs_json_knum(j, "tolerance", t_k);
 				hs_json_key(j, "pass");
 				hs_json_bool(j, !bad);
 				hs_json_end_obj(j);
 			} else {
 				char t[32] = "-";
-				if (isfinite(tol))
-					snprintf(t, sizeof t, "%.1f%%", 100 * tol);
+				if (isfinite(t_k))
+					snprintf(t, sizeof t, "%.1f%%", 100 * t_k);
 				int dig = k ? 6 : 4; /* layer and collective times are milliseconds or less */
-				printf("%-44s %12.*f %12.*f %+8.1f%% %9s%s\n", label, dig, pred[k], dig, meas[k],
-				       100 * rel, t, bad ? "  FAIL" : "");
+				if (k == 4) /* bytes, as GB */
+					printf("%-44s %10.2fGB %10.2fGB %+8.1f%% %9s%s\n", label, pred[k] / 1e9, meas[k] / 1e9,
+					       100 * rel, t, bad ? "  FAIL" : "");
+				else
+					printf("%-44s %12.*f %12.*f %+8.1f%% %9s%s\n", label, dig, pred[k], dig, meas[k],
+					       100 * rel, t, bad ? "  FAIL" : "");
 			}
 		}
 	}
@@ -248,6 +269,8 @@ int cmd_validate(int argc, char **argv)
 	const char *pos[64];
 	json = 0;
 	max_mape = NULL;
+	mem_max_err = 0;
+	mem_rows = 0;
 	int n = hs_opt_parse(&hs_usage_validate, argc, argv, pos, 64);
 	if (n == -2)
 		return 0;
@@ -288,9 +311,13 @@ int cmd_validate(int argc, char **argv)
 		hs_json_knum(&j, "mape", mape);
 		hs_json_kint(&j, "failed", fails);
 		hs_json_end_obj(&j);
+		if (mem_rows)
+			hs_json_knum(&j, "mem_max_error", mem_max_err);
 	} else {
 		printf("MAPE %.1f%% over %d entries%s; %d over tolerance\n", 100 * mape, nape,
 		       mape_bad ? " (above --max-mape)" : "", fails);
+		if (mem_rows)
+			printf("peak memory: largest error %.1f%% over %d entries\n", 100 * mem_max_err, mem_rows);
 	}
 	return hs_cmd_finish(fails || mape_bad ? HS_EINTERNAL : 0);
 }

@@ -39,6 +39,7 @@ void hs_exec_rep_env(struct ex *x, struct rep *r, hs_op_env *e)
 {
 	*e = (hs_op_env){.prof = r->prof, .dev = r->dev, .cluster = x->s->cluster, .coll_algo = x->s->coll_algo,
 			 .memo = x->opmemo};
+	hs_op_env_host(e, x->s->train->recipe);
 	for (int k = 0; k < HS_GROUP_COUNT; k++) {
 		e->grp[k] = r->grp[k];
 		e->grp_n[k] = r->grp_n[k];
@@ -84,7 +85,7 @@ struct memo *hs_exec_range_cost(struct ex *x, struct rep *r, int stage, uint32_t
 	m->key = key, m->first = first, m->count = count;
 	hs_op_env e;
 	hs_exec_rep_env(x, r, &e);
-	hs_ops_time(&e, x->g->ops + first, count, &m->comp, &m->comp2, m->comm, &m->flops);
+	hs_ops_time(&e, x->g->ops + first, count, &m->c);
 	for (uint32_t q = first; q < first + count; q++)
 		m->netcomm += x->g->ops[q].kind == HS_OP_COMM && r->grp_n[x->g->ops[q].group] > 1;
 	return m;
@@ -108,8 +109,8 @@ static double compute_factor(struct ex *x, struct rep *r, const struct memo *m)
 		}
 		f /= speed;
 	}
-	if (x->rng && m->comp > 0) {
-		double cv = v->noise_cv * sqrt(m->comp2) / m->comp;
+	if (x->rng && m->c.comp > 0) {
+		double cv = v->noise_cv * sqrt(m->c.comp2) / m->c.comp;
 		if (cv > 0) {
 			if (v->noise == HS_NOISE_LOGNORMAL) {
 				double s2 = log1p(cv * cv);
@@ -159,6 +160,20 @@ static void done_ev(hs_engine *eng, void *ctx, uint64_t ti)
 	task_done(ctx, (uint32_t)ti);
 }
 
+/* A compute task's kernels and host waits, scaled by f (its share of the range, slowdowns, noise: a slower
+ * device also shortens the waits for the host, which this ignores), and its FLOPs, scaled by its share
+ * `share` of the range, into the rep's result; returns the compute time. */
+static double add_compute(hs_rep_result *res, const hs_task *t, const hs_ops_cost *c, double f, double share)
+{
+	res->compute_s += c->comp * f;
+	if (t->what == HS_W_OPTIMIZER)
+		res->optimizer_s += c->comp * f;
+	for (int k = 0; k < HS_TC_COUNT; k++)
+		res->class_s[k] += c->cls[k] * f;
+	res->flops += c->flops * share;
+	return c->comp * f;
+}
+
 /* Compute task ti of rep `rep`: its kernels (scaled by compute_factor) and the closed-form time of the
  * collectives inside it as one event, or, where the network carries those collectives, as segments. */
 static void start_compute(struct ex *x, int rep, uint32_t ti)
@@ -178,24 +193,17 @@ static void start_compute(struct ex *x, int rep, uint32_t ti)
 		}
 		m = hs_exec_range_cost(x, r, stage, a, b - a);
 		double f = compute_factor(x, r, m);
-		r->res->compute_s += m->comp * f;
-		if (t->what == HS_W_OPTIMIZER)
-			r->res->optimizer_s += m->comp * f;
-		r->res->flops += m->flops;
+		add_compute(r->res, t, &m->c, f, 1);
 		begin(x, ti);
 		hs_exec_seg_start(x, rep, ti, a, b - a, f, task_done);
 		return;
 	}
-	double comp = m->comp * t->scale * compute_factor(x, r, m);
-	r->res->compute_s += comp;
-	if (t->what == HS_W_OPTIMIZER)
-		r->res->optimizer_s += comp;
-	double d = comp;
+	double f = t->scale * compute_factor(x, r, m);
+	double d = add_compute(r->res, t, &m->c, f, t->scale);
 	for (int k = 0; k < HS_GROUP_COUNT; k++) {
-		r->res->exposed_s[k] += m->comm[k] * t->scale;
-		d += m->comm[k] * t->scale;
+		r->res->exposed_s[k] += m->c.comm[k] * t->scale;
+		d += m->c.comm[k] * t->scale;
 	}
-	r->res->flops += m->flops * t->scale;
 	begin(x, ti);
 	hs_engine_after(x->eng, hs_time_from_s(d), done_ev, x, ti); /* op timing's seconds become hs_time here */
 }

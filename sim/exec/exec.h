@@ -17,6 +17,7 @@
 #include "models/build.h"
 #include "models/workload.h"
 #include "sim/base/err.h"
+#include "sim/exec/layer_time.h"
 
 /* How a step is simulated (the scenario's `simulation:` section, docs/scenario.md). */
 enum hs_fidelity { HS_FID_ANALYTICAL, HS_FID_FLOW, HS_FID_PACKET };
@@ -36,6 +37,7 @@ typedef struct hs_rep_result {
 	double finish_s;     /* end of its last task */
 	double compute_s;    /* compute kernels on the compute stream */
 	double optimizer_s;  /* the part of compute_s spent in the optimizer step */
+	double class_s[HS_TC_COUNT]; /* compute_s by kind of kernel, and the device's waits for the host */
 	double exposed_s[HS_GROUP_COUNT]; /* communication that blocked the compute stream, by group kind */
 	double bubble_s;     /* waiting for neighbour stages */
 	double straggler_wait_s; /* at data-parallel collectives, waiting for the slowest member */

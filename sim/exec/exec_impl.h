@@ -114,7 +114,7 @@ struct epgrp {
 struct memo {
 	uint64_t key;
 	uint32_t first, count;
-	double comp, comp2, comm[HS_GROUP_COUNT], flops; /* comp2: sum of squared op times (noise) */
+	hs_ops_cost c;      /* the range's kernels, host waits and blocking collectives (layer_time.h) */
 	int used;
 	int netcomm; /* collectives in the range over groups of more than one rank */
 };

@@ -259,13 +259,13 @@ static void seg_next(struct ex *x, int rep)
 	const hs_op *ops = x->g->ops;
 	hs_op_env e;
 	hs_exec_rep_env(x, r, &e);
-	double comp = 0;
-	for (; sg->pos < sg->end && !net_comm(r, &ops[sg->pos]); sg->pos++) {
-		int c;
-		double t = hs_op_time(&e, &ops[sg->pos], &c);
-		if (!c)
-			comp += t;
-	}
+	uint32_t a = sg->pos;
+	while (sg->pos < sg->end && !net_comm(r, &ops[sg->pos]))
+		sg->pos++;
+	/* the kernels and host waits up to the collective (the host issued them while it ran) */
+	hs_ops_cost c = {0};
+	hs_ops_time(&e, ops + a, sg->pos - a, &c);
+	double comp = c.comp;
 	if (comp > 0) {
 		hs_engine_after(x->eng, hs_time_from_s(comp * sg->f), seg_kernels_ev, x, (uint64_t)rep);
 		return;

@@ -41,7 +41,7 @@ void hs_op_memo_free(hs_op_memo *m)
 
 static int same_kernel(const hs_op *a, const hs_op *b)
 {
-	return a->kind == b->kind && a->dtype == b->dtype && a->m == b->m && a->n == b->n && a->k == b->k &&
+	return a->kind == b->kind && a->dtype == b->dtype && a->family == b->family && a->m == b->m && a->n == b->n && a->k == b->k &&
 	       a->count == b->count && a->b == b->b && a->h == b->h && a->s == b->s && a->d == b->d &&
 	       a->s_kv == b->s_kv && a->causal == b->causal && a->bwd == b->bwd && a->bytes == b->bytes;
 }
@@ -50,7 +50,8 @@ static uint64_t kernel_hash(const void *prof, const void *dev, const hs_op *o)
 {
 	double f[] = {o->m, o->n, o->k, o->count, o->b, o->h, o->s, o->d, o->s_kv, o->bytes};
 	uint64_t h = (uint64_t)(uintptr_t)prof * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)dev;
-	h ^= (uint64_t)o->kind << 40 ^ (uint64_t)o->dtype << 48 ^ (uint64_t)o->causal << 56 ^ (uint64_t)o->bwd << 60;
+	h ^= (uint64_t)o->kind << 40 ^ (uint64_t)o->dtype << 48 ^ (uint64_t)o->causal << 56 ^ (uint64_t)o->bwd << 60 ^
+	     (uint64_t)o->family << 36;
 	for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
 		uint64_t x;
 		memcpy(&x, &f[i], sizeof x);
@@ -94,7 +95,25 @@ double hs_op_time(const hs_op_env *e, const hs_op *o, int *is_comm)
 	return t;
 }
 
+void hs_op_env_host(hs_op_env *e, const hs_recipe *r)
+{
+	if (!r)
+		r = hs_recipe_default();
+	e->host_gemm_s = r->host_gemm_s;
+	e->host_kernel_s = r->host_kernel_s;
+	e->mem_factors = r->aten_kernels;
+}
+
+static double kernel_time(const hs_op_env *e, const hs_op *o, int *is_comm);
+
+/* A kernel's time in a stream: what it takes once running, plus the gap between it and the one before. */
 static double op_time_uncached(const hs_op_env *e, const hs_op *o, int *is_comm)
+{
+	double t = kernel_time(e, o, is_comm);
+	return *is_comm || t <= 0 ? t : t + hs_profile_kernel_gap(e->prof);
+}
+
+static double kernel_time(const hs_op_env *e, const hs_op *o, int *is_comm)
 {
 	*is_comm = 0;
 	switch (o->kind) {
@@ -118,7 +137,10 @@ static double op_time_uncached(const hs_op_env *e, const hs_op *o, int *is_comm)
 		return t * (o->count > 1 ? o->count : 1);
 	}
 	case HS_OP_MEM:
-	case HS_OP_OPTIMIZER:
+		if (o->family != HS_MF_COPY && e->mem_factors)
+			return hs_profile_mem_op_time(e->prof, e->dev, hs_mem_family_name(o->family), o->bytes);
+		return hs_profile_mem_time(e->prof, e->dev, o->bytes);
+	case HS_OP_OPTIMIZER: /* a multi-tensor streaming update: copy speed */
 		return hs_profile_mem_time(e->prof, e->dev, o->bytes);
 	case HS_OP_COMM:
 		*is_comm = 1;
@@ -133,48 +155,102 @@ static double op_time_uncached(const hs_op_env *e, const hs_op *o, int *is_comm)
 	return 0;
 }
 
-void hs_ops_time(const hs_op_env *e, const hs_op *ops, size_t n, double *comp, double *comp2, double *comm,
-		 double *flops)
+const char *hs_time_class_name(enum hs_time_class c)
 {
-	double sq = 0;
+	static const char *const n[HS_TC_COUNT] = {"gemm", "attention", "memory", "optimizer", "host"};
+	return (unsigned)c < HS_TC_COUNT ? n[c] : "?";
+}
+
+static enum hs_time_class op_class(const hs_op *o)
+{
+	switch (o->kind) {
+	case HS_OP_GEMM: return HS_TC_GEMM;
+	case HS_OP_ATTN: return HS_TC_ATTN;
+	case HS_OP_OPTIMIZER: return HS_TC_OPT;
+	default: return HS_TC_MEM;
+	}
+}
+
+/* The two queues of hs_ops_time: `host` is when the host has issued the next kernel, `dev` when the device is
+ * free, both from the list's start. */
+struct queues {
+	double host, dev;
+	int first;
+};
+
+static void issue(const hs_op_env *e, struct queues *q, const hs_op *o)
+{
+	if (q->first) { /* issued while earlier work ran */
+		q->first = 0;
+		return;
+	}
+	q->host += o->kind == HS_OP_GEMM ? e->host_gemm_s : e->host_kernel_s;
+}
+
+static void add_kernel(hs_ops_cost *c, const hs_op *o, double t)
+{
+	c->comp += t;
+	c->comp2 += t * t;
+	c->cls[op_class(o)] += t;
+	c->flops += o->flops;
+}
+
+/* Kernel o of time t runs once issued and once the device is free. */
+static void run_kernel(const hs_op_env *e, struct queues *q, const hs_op *o, double t, hs_ops_cost *c)
+{
+	issue(e, q, o);
+	if (q->host > q->dev) {
+		c->cls[HS_TC_HOST] += q->host - q->dev;
+		c->comp += q->host - q->dev;
+		q->dev = q->host;
+	}
+	q->dev += t;
+	add_kernel(c, o, t);
+}
+
+void hs_ops_time(const hs_op_env *e, const hs_op *ops, size_t n, hs_ops_cost *c)
+{
+	struct queues q = {.first = 1};
 	for (size_t i = 0; i < n; i++) {
 		const hs_op *o = &ops[i];
-		int c;
-		double t = hs_op_time(e, o, &c);
-		if (c && o->overlap && i + 1 < n) {
-			int c2;
-			double t2 = hs_op_time(e, &ops[i + 1], &c2);
-			if (!c2) { /* the transfer hides behind the next kernel */
-				*comp += t2;
-				sq += t2 * t2;
-				*flops += ops[i + 1].flops;
-				if (t > t2)
-					comm[o->group] += t - t2;
-				i++;
-				continue;
-			}
+		int is_comm;
+		double t = hs_op_time(e, o, &is_comm);
+		if (o->kind == HS_OP_COMM && (!is_comm || e->grp_n[o->group] <= 1))
+			continue; /* a collective over a group of one */
+		if (!is_comm) {
+			run_kernel(e, &q, o, t, c);
+			continue;
 		}
-		if (c) {
-			comm[o->group] += t;
+		double busy = t;
+		if (o->overlap && i + 1 < n && ops[i + 1].kind != HS_OP_COMM) {
+			/* the transfer hides behind the next kernel, issued with it */
+			double t2 = hs_op_time(e, &ops[++i], &is_comm);
+			add_kernel(c, &ops[i], t2);
+			c->comm[o->group] += t > t2 ? t - t2 : 0;
+			busy = t > t2 ? t : t2;
 		} else {
-			*comp += t;
-			sq += t * t;
-			*flops += o->flops;
+			c->comm[o->group] += t;
+		}
+		/* while the device waited for the collective the host issued what follows: it starts afresh, one
+		 * kernel ahead (so that the pieces between collectives cost what the whole list costs: inlayer.c
+		 * times them one by one) */
+		q.dev += busy;
+		if (o->bytes > 0) {
+			q.host = q.dev;
+			q.first = 1;
 		}
 	}
-	if (comp2)
-		*comp2 += sq;
 }
 
 static void sum(const hs_op_env *e, const hs_oplist *l, double *total, double *comm_total)
 {
-	double comp = 0, comm[HS_GROUP_COUNT] = {0}, fl = 0;
-	hs_ops_time(e, l->ops, l->n, &comp, NULL, comm, &fl);
+	hs_ops_cost c = {0};
+	hs_ops_time(e, l->ops, l->n, &c);
+	*total += c.comp;
 	for (int k = 0; k < HS_GROUP_COUNT; k++) {
-		comp += comm[k];
-		*comm_total += comm[k];
+		*total += c.comm[k];
+		*comm_total += c.comm[k];
 	}
-	*total += comp;
 }
 
 int hs_layer_time(const hs_workload *s, int layer, hs_layer_times *out, hs_err *err)
@@ -185,6 +261,7 @@ int hs_layer_time(const hs_workload *s, int layer, hs_layer_times *out, hs_err *
 	if (!prof)
 		return -1;
 	hs_op_env e = {.prof = prof, .dev = dev, .cluster = s->cluster, .coll_algo = s->coll_algo};
+	hs_op_env_host(&e, s->train->recipe);
 	int *grp[HS_GROUP_COUNT];
 	int sizes[HS_GROUP_COUNT] = {s->par->tp, s->par->cp, s->par->dp, s->par->ep, s->par->pp};
 	for (int k = 0; k < HS_GROUP_COUNT; k++) {

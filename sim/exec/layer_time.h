@@ -15,10 +15,14 @@
 #include "topology/cluster.h"
 
 /* What timing an op needs: the device and its profile; for collectives the cluster, the algorithm
- * (enum hs_coll_algo) and the rank's group of each kind (grp[k][0..grp_n[k]-1], global device indices). */
+ * (enum hs_coll_algo) and the rank's group of each kind (grp[k][0..grp_n[k]-1], global device indices); the
+ * host's cost of issuing one kernel (the recipe's, models/recipe.h; 0: the host never holds the device back). */
 typedef struct hs_op_env {
 	const hs_profile *prof;
 	const hs_device_type *dev;
+	double host_gemm_s, host_kernel_s;
+	int mem_factors; /* time memory-bound kernels with the profile's per-family factors (the recipe's
+			  * aten_kernels); 0: at the copy curve */
 	const hs_cluster *cluster;
 	int coll_algo;
 	const int *grp[HS_GROUP_COUNT];
@@ -31,21 +35,43 @@ typedef struct hs_op_env {
 	struct hs_op_memo *memo;
 } hs_op_env;
 
+/* Set e's host issue costs from the recipe (NULL: the default recipe's). */
+void hs_op_env_host(hs_op_env *e, const hs_recipe *r);
+
 typedef struct hs_op_memo hs_op_memo;
 hs_op_memo *hs_op_memo_create(void);
 void hs_op_memo_free(hs_op_memo *m);
 
-/* Seconds of one op-list entry (its count included). *is_comm is set to 1 for HS_OP_COMM entries (0 when the
+/* Seconds of one op-list entry (its count included) on the device, once it runs: the kernel's in-stream time
+ * from the profile plus the profile's in-stream gap per kernel. Memory-bound kernels run at the copy curve
+ * slowed by their family's factor (hs_op.family). *is_comm is set to 1 for HS_OP_COMM entries (0 when the
  * group has one member). Attention with s_kv > s (context parallelism) costs s_kv / s times the s x s
  * kernel: its work grows linearly with the keys. */
 double hs_op_time(const hs_op_env *e, const hs_op *o, int *is_comm);
 
-/* An op list ops[0..n-1] run in order on one rank: compute seconds (GEMM, attention, memory-bound, optimizer),
- * communication seconds that block the computation by group (comm[HS_GROUP_COUNT], added to), and the FLOPs
- * of the compute ops, and (comp2, may be NULL) the sum of squared compute op times, for noise. A COMM op with `overlap` runs beside the next op: the pair takes the longer of the two,
- * and only the transfer's excess over that op counts as communication. The total time is comp + sum(comm). */
-void hs_ops_time(const hs_op_env *e, const hs_op *ops, size_t n, double *comp, double *comp2, double *comm,
-		 double *flops);
+/* Where a compute stream's time goes (hetsim run --detail): kernels by kind, and the device idle while the
+ * host issues the next kernel. */
+enum hs_time_class { HS_TC_GEMM, HS_TC_ATTN, HS_TC_MEM, HS_TC_OPT, HS_TC_HOST, HS_TC_COUNT };
+const char *hs_time_class_name(enum hs_time_class c); /* "gemm", "attention", "memory", "optimizer", "host" */
+
+/* The cost of an op list on one rank, added to by hs_ops_time. */
+typedef struct hs_ops_cost {
+	double comp;                 /* compute stream time outside collectives: kernels and host waits */
+	double comp2;                /* sum of squared kernel times, for noise */
+	double comm[HS_GROUP_COUNT]; /* collectives that block the computation, by group */
+	double flops;                /* of the compute ops */
+	double cls[HS_TC_COUNT];     /* comp by class: sum(cls) == comp */
+} hs_ops_cost;
+
+/* An op list ops[0..n-1] run in order on one rank, added to *c. Two queues: the host issues the kernels one
+ * after another (host_gemm_s or host_kernel_s each), the device runs each once it is issued and the previous
+ * one is done, so host time shows only where kernels are shorter than their issue (a list of tiny kernels
+ * takes about n x the issue cost, a list of long ones the sum of their times). The host is taken to have
+ * issued the list's first kernel before the list starts (it runs ahead of the device while earlier work
+ * runs). A collective blocks the device for its time (comm[group]); the host issues it like a kernel. A COMM
+ * op with `overlap` runs beside the next op: the pair takes the longer of the two, and only the transfer's
+ * excess over that op counts as communication. The total time is c->comp + sum(c->comm). */
+void hs_ops_time(const hs_op_env *e, const hs_op *ops, size_t n, hs_ops_cost *c);
 
 /* One transformer layer on one rank. */
 typedef struct hs_layer_times {

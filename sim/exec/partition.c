@@ -81,11 +81,12 @@ static int slowest_gpu(const hs_workload *s, int stage, int d0, int d1, int *dd,
 
 static double list_time(const hs_op_env *e, const hs_oplist *l)
 {
-	double comp = 0, comm[HS_GROUP_COUNT] = {0}, fl = 0;
-	hs_ops_time(e, l->ops, l->n, &comp, NULL, comm, &fl);
+	hs_ops_cost c = {0};
+	hs_ops_time(e, l->ops, l->n, &c);
+	double t = c.comp;
 	for (int k = 0; k < HS_GROUP_COUNT; k++)
-		comp += comm[k];
-	return comp;
+		t += c.comm[k];
+	return t;
 }
 
 /* Time node group g's device with the groups of replica d of `stage` (where it was found). */
@@ -109,6 +110,7 @@ static int time_group(struct part *q, int g, int stage, int d)
 		prof = np;
 	}
 	hs_op_env e = {.prof = prof, .dev = dev, .cluster = s->cluster, .coll_algo = s->coll_algo};
+	hs_op_env_host(&e, s->train->recipe);
 	int *grp[HS_GROUP_COUNT];
 	int sizes[HS_GROUP_COUNT] = {s->par->tp, s->par->cp, s->par->dp, s->par->ep, s->par->pp};
 	for (int k = 0; k < HS_GROUP_COUNT; k++) {

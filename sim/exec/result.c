@@ -112,6 +112,8 @@ void hs_exec_aggregate(struct ex *x, const hs_build *b, hs_result *out)
 		rr->finish_s /= steps;
 		rr->compute_s /= steps;
 		rr->optimizer_s /= steps;
+		for (int k = 0; k < HS_TC_COUNT; k++)
+			rr->class_s[k] /= steps;
 		rr->bubble_s /= steps;
 		rr->straggler_wait_s /= steps;
 		rr->flops /= steps;

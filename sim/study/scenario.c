@@ -14,7 +14,8 @@
 static const char *const top_keys[] = {"name", "kind", "description", "cluster", "model", "training",
 				       "parallelism", "simulation", "variability", "resilience", "diloco", "cost", NULL};
 static const char *const training_keys[] = {"seq_len", "global_batch", "micro_batch", "precision", "optimizer",
-					    "attention", NULL};
+					    "attention", "recipe", "grad_dtype", NULL};
+static const char *const grad_dtypes[] = {"bf16", "fp16", "fp32", NULL};
 static const char *const attentions[] = {"flash", "materialized", NULL};
 static const char *const par_keys[] = {"tp", "pp", "dp", "cp", "ep", "virtual_stages", "recompute",
 				       "sequence_parallel", "schedule", "zero", "dp_bucket", "memory_reserve",
@@ -91,6 +92,16 @@ static int load_training(hs_scenario *s, const hs_ynode *root, hs_err *err)
 	if (hs_cfg_enum(t, "training", "attention", attentions, 0, &att, err))
 		return -1;
 	s->train.materialized_attention = att == 1;
+	int rec;
+	if (hs_cfg_enum(t, "training", "recipe", hs_recipe_names(), 0, &rec, err))
+		return -1;
+	s->train.recipe = &hs_recipes[rec];
+	int gd;
+	if (hs_cfg_enum(t, "training", "grad_dtype", grad_dtypes, -1, &gd, err))
+		return -1;
+	s->train.grad_dtype = gd == 0 ? HS_BF16 : gd == 1 ? HS_FP16 : gd == 2 ? HS_FP32 : s->train.recipe->grad_dtype;
+	if (s->train.dtype == HS_FP32)
+		s->train.grad_dtype = HS_FP32; /* fp32 training has nothing narrower to keep */
 	return 0;
 }
 

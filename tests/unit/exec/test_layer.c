@@ -175,10 +175,10 @@ START_TEST(ring_attention_overlaps_transfers)
 		x.bytes = big ? 4e9 : 1e3;
 		tx = hs_op_time(&e, &x, &cm);
 		hs_op l[2] = {x, a};
-		double comp = 0, comm[HS_GROUP_COUNT] = {0}, fl = 0;
-		hs_ops_time(&e, l, 2, &comp, NULL, comm, &fl);
-		ck_assert(near(comp, ta) && fl == 1);
-		ck_assert(near(comm[HS_GROUP_TP] + 1e-300, tx > ta ? tx - ta : 1e-300));
+		hs_ops_cost cost = {0};
+		hs_ops_time(&e, l, 2, &cost);
+		ck_assert(near(cost.comp, ta) && cost.flops == 1);
+		ck_assert(near(cost.comm[HS_GROUP_TP] + 1e-300, tx > ta ? tx - ta : 1e-300));
 		ck_assert(big ? tx > ta : tx < ta);
 	}
 	hs_profile_free(p);
