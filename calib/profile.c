@@ -131,15 +131,22 @@ double hs_profile_gemm_eff(const hs_profile *p, double m, double n, double k)
 	return exp(acc);
 }
 
-static double peak_of(const hs_profile *p, const hs_device_type *dev, enum hs_dtype dt)
+/* The peak a GEMM in `dt` runs at, and in *run the dtype it really runs in: a format the part lacks runs in
+ * bf16 (what frameworks fall back to), or fp32 without bf16. */
+static double peak_run(const hs_profile *p, const hs_device_type *dev, enum hs_dtype dt, enum hs_dtype *run)
 {
 	const double *pk = dev ? dev->peak_flops : p->dev_peak;
-	/* a format the part lacks runs in bf16 (what frameworks fall back to), or fp32 without bf16 */
+	*run = dt;
 	if (pk[dt] > 0)
 		return pk[dt];
-	if (pk[HS_BF16] > 0)
-		return pk[HS_BF16];
-	return pk[HS_FP32] > 0 ? pk[HS_FP32] : 1e12;
+	*run = pk[HS_BF16] > 0 ? HS_BF16 : HS_FP32;
+	return pk[*run] > 0 ? pk[*run] : 1e12;
+}
+
+static double peak_of(const hs_profile *p, const hs_device_type *dev, enum hs_dtype dt)
+{
+	enum hs_dtype run;
+	return peak_run(p, dev, dt, &run);
 }
 
 double hs_profile_gemm_time(const hs_profile *p, const hs_device_type *dev, double m, double n, double k,
@@ -147,11 +154,14 @@ double hs_profile_gemm_time(const hs_profile *p, const hs_device_type *dev, doub
 {
 	if (m <= 0 || n <= 0 || k <= 0)
 		return 0;
-	double eff = hs_profile_gemm_eff(p, m, n, k) * p->dtype_scale[dt];
+	enum hs_dtype run;
+	double peak = peak_run(p, dev, dt, &run);
+	/* the scale of the dtype the kernel runs in (fp8 on an A100 runs as bf16, at bf16's efficiency) */
+	double eff = hs_profile_gemm_eff(p, m, n, k) * p->dtype_scale[run];
 	if (eff > 1)
 		eff = 1;
 	/* below the grid, efficiency stays at the edge value while the work shrinks: the launch dominates */
-	return p->gemm_launch + 2 * m * n * k / (peak_of(p, dev, dt) * eff);
+	return p->gemm_launch + 2 * m * n * k / (peak * eff);
 }
 
 static double mem_bw(const hs_profile *p, const hs_device_type *dev)

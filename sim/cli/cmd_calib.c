@@ -67,7 +67,8 @@ static const hs_cmd_usage usage_cmp = {
 	"calib compare-refexec", "hetsim calib compare-refexec MEASURED.jsonl GRAPH [--profile NAME]",
 	"Put hetsim's predicted time of every task (and the step) beside kernels/refexec's measurement.", cmp_opts,
 	"GRAPH is the file `hetsim export-graph` wrote and refexec ran: its pred_s and step_pred_s are the\n"
-	"predictions. With --profile, the ops refexec timed (--op-times) are compared with the profile's curves."};
+	"predictions. With --profile, the ops refexec timed (--op-times) are compared with the profile's curves, and\n"
+	"every task and the step are recomputed from the profile (ops back to back plus kernel_gap per op)."};
 
 static const hs_opt no_opts[] = {{HS_OPT_END, NULL, 0, NULL, NULL, NULL}};
 const hs_cmd_usage hs_usage_calib = {
@@ -439,21 +440,36 @@ static int calib_compare(int argc, char **argv)
 	hs_profile_free(prof);
 	if (rc)
 		return fail("compare-refexec", &err);
-	static const char *const kinds[] = {"step", "task", "op"};
-	for (int k = 0; k < 3; k++) {
-		size_t n;
-		double mape = hs_refexec_mape(&c, kinds[k], &n);
-		if (!n)
-			continue;
-		if (!cmp_summary || k == 0)
+	static const struct {
+		const char *kind, *opkind, *what;
+	} parts[] = {
+		{"step", NULL, "step, the graph's step_pred_s"},
+		{"task", NULL, "tasks, the graph's pred_s"},
+		{"op", "gemm", "GEMM ops"},
+		{"op", "mem", "memory-bound ops (refexec's kernel family)"},
+		{"op", "attn", "attention ops (materialised, as refexec runs it)"},
+		{"op", "optimizer", "optimizer ops (copy speed)"},
+		{"task-prof", NULL, "tasks from the profile (sum of ops + kernel_gap)"},
+		{"step-prof", NULL, "step from the profile"},
+	};
+	const size_t np2 = sizeof parts / sizeof parts[0];
+	if (!cmp_summary)
+		for (size_t k = 0; k < np2; k++)
 			for (size_t i = 0; i < c.n; i++) {
 				const hs_refexec_row *r = &c.rows[i];
-				if (strcmp(r->kind, kinds[k]) == 0)
-					printf("  %-44s predicted %12.3f us  measured %12.3f us  %+8.2f%%\n", r->label,
+				if (strcmp(r->kind, parts[k].kind) == 0 && (!parts[k].opkind || strcmp(r->opkind, parts[k].opkind) == 0))
+					printf("  %-12s %-44s predicted %12.3f us  measured %12.3f us  %+8.2f%%\n", r->kind, r->label,
 					       r->predicted * 1e6, r->measured * 1e6,
 					       100 * (r->predicted - r->measured) / r->measured);
 			}
-		printf("%s MAPE %.2f%% over %zu\n", kinds[k], mape, n);
+	printf("per part: MAPE, and the signed error of the totals (sum predicted vs sum measured)\n");
+	for (size_t k = 0; k < np2; k++) {
+		size_t n;
+		double mape = hs_refexec_mape_of(&c, parts[k].kind, parts[k].opkind, &n);
+		if (!n)
+			continue;
+		printf("  %-52s MAPE %6.2f%%  total %+7.2f%%  (%zu)\n", parts[k].what, mape,
+		       hs_refexec_total_err(&c, parts[k].kind, parts[k].opkind), n);
 	}
 	hs_refexec_cmp_free(&c);
 	return finish(0);
