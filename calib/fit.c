@@ -141,6 +141,14 @@ struct gpoint {
 	double m, n, k, t;
 	int dt;
 	int line;
+	int own; /* from our own kernels (back-to-back cuBLASLt), not isolated framework calls */
+};
+
+/* How well one scale per dtype represents that dtype's rows: the spread of the per-shape ratios. */
+struct dscale {
+	int n;          /* shapes that set the scale (not launch-bound) */
+	int launch_bound; /* shapes left out: their time is mostly the floor */
+	double lo, hi;  /* smallest and largest per-shape ratio */
 };
 
 static int axis_add(double *ax, int *n, double v)
@@ -249,7 +257,7 @@ static double gemm_launch(const struct gpoint *g, size_t ng, int dt, double peak
 
 /* Fit the GEMM part of p from points g, leaving out every point of the cell `skip` (m, n, k) when non-NULL. */
 static int fit_gemm(hs_profile *p, const struct gpoint *g, size_t ng, int dt, const hs_device_type *dev,
-		    const double *skip, hs_err *err)
+		    const double *skip, struct dscale *ds, hs_err *err)
 {
 	double peak = dev->peak_flops[dt];
 	if (!(peak > 0))
@@ -295,9 +303,14 @@ static int fit_gemm(hs_profile *p, const struct gpoint *g, size_t ng, int dt, co
 	p->eff = le;
 	for (size_t c = 0; c < cells; c++)
 		p->eff[c] = exp(p->eff[c]);
-	/* other dtypes: median ratio of their efficiency to the grid's at the same shape */
+	/* Other dtypes: the scale multiplies the compute part only (t = launch + work / (peak * eff * scale)), so
+	 * per shape it is (achieved compute rate of the dtype / that of the grid's dtype) / (datasheet peak ratio),
+	 * each rate after the floor; the median over shapes. A shape whose time is mostly the floor (t < 2 x
+	 * launch) says nothing about the compute rate and is left out (its residual still shows). */
 	for (int t = 0; t < HS_DTYPE_COUNT; t++) {
 		p->dtype_scale[t] = 1;
+		if (ds)
+			ds[t] = (struct dscale){0, 0, INFINITY, -INFINITY};
 		if (t == dt || !(dev->peak_flops[t] > 0))
 			continue;
 		double *r = hs_xmalloc((ng + 1) * sizeof *r);
@@ -307,10 +320,22 @@ static int fit_gemm(hs_profile *p, const struct gpoint *g, size_t ng, int dt, co
 				continue;
 			double w = 2 * g[q].m * g[q].n * g[q].k / dev->peak_flops[t];
 			double busy = g[q].t - p->gemm_launch;
-			r[nr++] = (w / (busy > w ? busy : w)) / hs_profile_gemm_eff(p, g[q].m, g[q].n, g[q].k);
+			if (busy < p->gemm_launch) {
+				if (ds)
+					ds[t].launch_bound++;
+				continue;
+			}
+			r[nr] = (w / (busy > w ? busy : w)) / hs_profile_gemm_eff(p, g[q].m, g[q].n, g[q].k);
+			if (ds) {
+				ds[t].lo = fmin(ds[t].lo, r[nr]);
+				ds[t].hi = fmax(ds[t].hi, r[nr]);
+			}
+			nr++;
 		}
 		if (nr)
 			p->dtype_scale[t] = hs_fit_median(r, nr);
+		if (ds)
+			ds[t].n = (int)nr;
 		free(r);
 	}
 	return 0;
@@ -472,82 +497,129 @@ static int need_num(const hs_jsonl *js, const hs_jrec *r, const char *k, double 
 struct epoint {
 	char op[32];
 	double bytes, t;
+	int own, set;
 };
 
-/* The points of every record set, by what they measure; dtcount counts the GEMM points of each dtype. */
+/* refexec rows: a task's time, and the time of every op of it that was timed (task -1: not a task row) */
+struct rpoint {
+	int task, is_op;
+	double t;
+};
+
+/* The points of every record set, by what they measure. `own` marks rows of our own kernels (kernels/: their
+ * info record names the `tool`), the rest are framework calls (the PyTorch microbenchmarks). Per origin, the
+ * files each kind of row came from (bit s: set s), for the summary. */
 struct points {
 	struct gpoint *g;
 	struct mpoint *mp;
 	struct apoint *ap;
 	struct epoint *ep;
-	size_t ng, gcap, nm, mcap, na, acap, ne, ecap;
-	int dtcount[HS_DTYPE_COUNT];
+	struct rpoint *rp;
+	int *mown; /* per mp: own */
+	size_t ng, gcap, nm, mcap, mocap, na, acap, ne, ecap, nr, rcap;
+	int materialised; /* sdpa rows of materialised attention, left out of the flash curves */
+	int aframework;   /* some flash rows are framework calls (isolated: their floor is the framework's) */
+	unsigned gfiles[2], mfiles[2], afiles, rfiles, efiles[2];
+	unsigned used; /* files some part of the profile was fitted from: the ones `source` names */
 };
 
 static void points_free(struct points *pt)
 {
 	free(pt->g);
 	free(pt->mp);
+	free(pt->mown);
 	free(pt->ap);
 	free(pt->ep);
+	free(pt->rp);
 }
 
-/* One reader per record kind: add the record's points, or fail naming the file and line. `t` is the
- * record's t_med (else t, else 0). */
-static int read_gemm(struct points *pt, const hs_jsonl *js, const hs_jrec *r, double t, hs_err *err)
+/* What a reader knows about a record besides the record: its file, the file's index and the info record
+ * that describes it (the last one before it in the file, else the file's first). */
+struct rctx {
+	const hs_jsonl *js;
+	int set;
+	const hs_jrec *info;
+};
+
+/* Our own kernels write "tool" (gemm_bench, mem_bench, refexec, ...) in their info record, and the GEMM bench
+ * "library": "cuBLASLt"; the PyTorch microbenchmarks write neither. */
+static int is_own(const hs_jrec *info)
+{
+	const char *lib = info ? hs_jrec_str(info, "library") : NULL;
+	return info && (hs_jrec_str(info, "tool") || (lib && strcmp(lib, "cuBLASLt") == 0));
+}
+
+static int read_gemm(struct points *pt, const struct rctx *c, const hs_jrec *r, double t, hs_err *err)
 {
 	const char *dts = hs_jrec_str(r, "dtype");
 	int dt = dts ? hs_dtype_parse(dts) : -1;
 	if (dt < 0)
-		return hs_err_set(err, HS_EINPUT, "%s:%d: gemm record has no known dtype", js->name, r->line);
-	struct gpoint q = {0, 0, 0, 0, dt, r->line};
-	if (need_num(js, r, "m", &q.m, err) || need_num(js, r, "n", &q.n, err) || need_num(js, r, "k", &q.k, err))
+		return hs_err_set(err, HS_EINPUT, "%s:%d: gemm record has no known dtype", c->js->name, r->line);
+	struct gpoint q = {0, 0, 0, 0, dt, r->line, is_own(c->info)};
+	if (need_num(c->js, r, "m", &q.m, err) || need_num(c->js, r, "n", &q.n, err) ||
+	    need_num(c->js, r, "k", &q.k, err))
 		return -1;
 	if (!(t > 0))
-		return hs_err_set(err, HS_EINPUT, "%s:%d: gemm record needs a positive t_med", js->name, r->line);
+		return hs_err_set(err, HS_EINPUT, "%s:%d: gemm record needs a positive t_med", c->js->name, r->line);
 	q.t = t;
 	hs_xgrow(&pt->g, &pt->gcap, pt->ng + 1, sizeof *pt->g);
 	pt->g[pt->ng++] = q;
-	pt->dtcount[dt]++;
+	pt->gfiles[q.own] |= 1u << c->set;
 	return 0;
 }
 
-static int read_hbm_copy(struct points *pt, const hs_jsonl *js, const hs_jrec *r, double t, hs_err *err)
+static int read_hbm_copy(struct points *pt, const struct rctx *c, const hs_jrec *r, double t, hs_err *err)
 {
 	double b;
-	if (need_num(js, r, "bytes", &b, err))
+	if (need_num(c->js, r, "bytes", &b, err))
 		return -1;
 	if (!(t > 0))
-		return hs_err_set(err, HS_EINPUT, "%s:%d: hbm_copy record needs a positive t_med", js->name, r->line);
+		return hs_err_set(err, HS_EINPUT, "%s:%d: hbm_copy record needs a positive t_med", c->js->name, r->line);
 	hs_xgrow(&pt->mp, &pt->mcap, pt->nm + 1, sizeof *pt->mp);
+	hs_xgrow(&pt->mown, &pt->mocap, pt->nm + 1, sizeof *pt->mown);
+	pt->mown[pt->nm] = is_own(c->info);
 	pt->mp[pt->nm++] = (struct mpoint){2 * b, t}; /* a copy reads and writes every byte */
+	pt->mfiles[is_own(c->info)] |= 1u << c->set;
 	return 0;
 }
 
-static int read_elementwise(struct points *pt, const hs_jsonl *js, const hs_jrec *r, double t, hs_err *err)
+static int read_elementwise(struct points *pt, const struct rctx *c, const hs_jrec *r, double t, hs_err *err)
 {
 	const char *op = hs_jrec_str(r, "op");
 	double tok, hid, gbps;
-	if (!op || strlen(op) >= 32 || need_num(js, r, "tokens", &tok, err) || need_num(js, r, "hidden", &hid, err) ||
-	    need_num(js, r, "GBps", &gbps, err) || !(t > 0))
+	if (!op || strlen(op) >= 32 || need_num(c->js, r, "tokens", &tok, err) ||
+	    need_num(c->js, r, "hidden", &hid, err) || need_num(c->js, r, "GBps", &gbps, err) || !(t > 0))
 		return hs_err_set(err, HS_EINPUT, "%s:%d: elementwise record needs op, tokens, hidden, GBps and t_med",
-				  js->name, r->line);
+				  c->js->name, r->line);
 	hs_xgrow(&pt->ep, &pt->ecap, pt->ne + 1, sizeof *pt->ep);
 	struct epoint *e = &pt->ep[pt->ne++];
 	snprintf(e->op, sizeof e->op, "%s", op);
 	e->bytes = gbps * 1e9 * t; /* the minimal bytes the op moves */
 	e->t = t;
+	e->own = is_own(c->info);
+	e->set = c->set;
+	pt->efiles[e->own] |= 1u << c->set;
 	return 0;
 }
 
-/* An sdpa record gives a forward row and, when the backward took time, a backward row (b < 0 marks it). */
-static int read_sdpa(struct points *pt, const hs_jsonl *js, const hs_jrec *r, double t, hs_err *err)
+/* An sdpa record gives a forward row and, when the backward took time, a backward row (b < 0 marks it).
+ * Materialised attention (kernels/attn_bench: batched GEMMs and a softmax, "method": "batched_gemm_softmax")
+ * does the full s x s work in other kernels: it is not a point of the flash curves, and is only counted. */
+static int read_sdpa(struct points *pt, const struct rctx *c, const hs_jrec *r, double t, hs_err *err)
 {
+	(void)t;
+	const char *m = hs_jrec_str(r, "method");
+	if (!m && c->info)
+		m = hs_jrec_str(c->info, "method");
+	if (m && strcmp(m, "batched_gemm_softmax") == 0) {
+		pt->materialised++;
+		return 0;
+	}
 	struct apoint q = {0};
 	double tf, tfb;
-	if (need_num(js, r, "b", &q.b, err) || need_num(js, r, "heads", &q.h, err) ||
-	    need_num(js, r, "seq", &q.s, err) || need_num(js, r, "dim", &q.d, err) ||
-	    need_num(js, r, "t_fwd", &tf, err) || need_num(js, r, "t_fwdbwd", &tfb, err))
+	if (need_num(c->js, r, "b", &q.b, err) || need_num(c->js, r, "heads", &q.h, err) ||
+	    need_num(c->js, r, "seq", &q.s, err) || need_num(c->js, r, "dim", &q.d, err) ||
+	    need_num(c->js, r, "t_fwd", &tf, err) || need_num(c->js, r, "t_fwdbwd", &tfb, err))
 		return -1;
 	q.causal = num_or(r, "causal", 1) != 0;
 	hs_xgrow(&pt->ap, &pt->acap, pt->na + 2, sizeof *pt->ap);
@@ -557,34 +629,63 @@ static int read_sdpa(struct points *pt, const hs_jsonl *js, const hs_jrec *r, do
 	q.b = -q.b;     /* marks a backward row below */
 	if (q.t > 0)
 		pt->ap[pt->na++] = q;
+	pt->afiles |= 1u << c->set;
+	pt->aframework |= !is_own(c->info);
+	return 0;
+}
+
+/* refexec_task and refexec_op rows (kernels/refexec --op-times): the kernel gap. */
+static int read_refexec(struct points *pt, const struct rctx *c, const hs_jrec *r, double t, hs_err *err)
+{
+	double task;
+	if (hs_jrec_num(r, "task", &task) || task < 0 || task != floor(task) || task > 1e9 || !(t >= 0))
+		return hs_err_set(err, HS_EINPUT, "%s:%d: %s record needs a task id and t_med", c->js->name, r->line,
+				  hs_jrec_str(r, "kind"));
+	hs_xgrow(&pt->rp, &pt->rcap, pt->nr + 1, sizeof *pt->rp);
+	pt->rp[pt->nr++] = (struct rpoint){(int)task, strcmp(hs_jrec_str(r, "kind"), "refexec_op") == 0, t};
+	pt->rfiles |= 1u << c->set;
 	return 0;
 }
 
 /* The record kinds the fit reads (calib/fit.h); records of other kinds are skipped. */
 static const struct record_kind {
 	const char *kind;
-	int (*read)(struct points *pt, const hs_jsonl *js, const hs_jrec *r, double t, hs_err *err);
+	int (*read)(struct points *pt, const struct rctx *c, const hs_jrec *r, double t, hs_err *err);
 } record_kinds[] = {
 	{"gemm", read_gemm},
 	{"hbm_copy", read_hbm_copy},
 	{"elementwise", read_elementwise},
 	{"sdpa", read_sdpa},
+	{"refexec_task", read_refexec},
+	{"refexec_op", read_refexec},
 };
 
 /* Every record of every set into *pt, in order; the first bad record stops it. */
 static int read_points(const hs_jsonl *const *sets, int nsets, struct points *pt, hs_err *err)
 {
+	if (nsets > 32)
+		return hs_err_set(err, HS_EINPUT, "at most 32 measurement files (have %d)", nsets);
 	for (int s = 0; s < nsets; s++) {
 		const hs_jsonl *js = sets[s];
+		struct rctx c = {js, s, NULL};
+		for (size_t i = 0; i < js->n && !c.info; i++) {
+			const char *k = hs_jrec_str(&js->recs[i], "kind");
+			if (k && strcmp(k, "info") == 0)
+				c.info = &js->recs[i];
+		}
 		for (size_t i = 0; i < js->n; i++) {
 			const hs_jrec *r = &js->recs[i];
 			const char *kind = hs_jrec_str(r, "kind");
 			if (!kind)
 				continue;
+			if (strcmp(kind, "info") == 0) {
+				c.info = r;
+				continue;
+			}
 			double t = num_or(r, "t_med", num_or(r, "t", 0));
 			for (size_t k = 0; k < sizeof record_kinds / sizeof record_kinds[0]; k++)
 				if (strcmp(kind, record_kinds[k].kind) == 0) {
-					if (record_kinds[k].read(pt, js, r, t, err))
+					if (record_kinds[k].read(pt, &c, r, t, err))
 						return -1;
 					break;
 				}
@@ -593,84 +694,247 @@ static int read_points(const hs_jsonl *const *sets, int nsets, struct points *pt
 	return 0;
 }
 
-/* The memory curve from the hbm_copy points: launch floor, bandwidth fraction and knee; the profile's launch
- * floor is the copy's. Needs three points for three parameters. */
-static int fit_memory(hs_profile *p, const struct points *pt, const hs_device_type *dev, hs_fit_report *rep,
-		      hs_err *err)
+/* ---- where the rows came from ---- */
+
+static const char *base_name(const char *path)
 {
-	const struct mpoint *mp = pt->mp;
-	size_t nm = pt->nm;
-	if (nm < 3)
-		return hs_err_set(err, HS_EINPUT, "need at least 3 hbm_copy records to fit the memory curve (have %zu)",
-				  nm);
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+/* "gemm.jsonl, mem.jsonl": the files of the bit set `files`. */
+static void file_list(char *dst, size_t cap, const hs_jsonl *const *sets, int nsets, unsigned files)
+{
+	size_t len = 0;
+	dst[0] = 0;
+	for (int s = 0; s < nsets && len < cap; s++)
+		if (files & (1u << s))
+			len += (size_t)snprintf(dst + len, cap - len, "%s%s", len ? ", " : "", base_name(sets[s]->name));
+}
+
+static void add_unique(char *dst, size_t cap, const char *item)
+{
+	size_t n = strlen(item);
+	for (const char *c = dst; (c = strstr(c, item)); c++)
+		if ((c == dst || c[-2] == ',') && (c[n] == 0 || c[n] == ','))
+			return;
+	size_t len = strlen(dst);
+	if (len + n + 3 < cap)
+		snprintf(dst + len, cap - len, "%s%s", len ? ", " : "", item);
+}
+
+/* The profile's source from the files' info records: the device they name, the dates (an info record's
+ * `date`, else a YYYY-MM-DD in the file name), the measuring programs (the first word of `command`, else
+ * "PyTorch <version>" from `torch`) and the files. */
+static int cmp_day(const void *a, const void *b) { return strcmp((const char *)a, (const char *)b); }
+
+static void set_source(hs_profile *p, const hs_jsonl *const *sets, int nsets, unsigned used)
+{
+	char days[32][11];
+	int nd = 0;
+	hs_prof_source *q = &p->src;
+	snprintf(q->kind, sizeof q->kind, "measured");
+	size_t fl = 0;
+	for (int s = 0; s < nsets; s++) {
+		const hs_jsonl *js = sets[s];
+		if (!(used & (1u << s)))
+			continue;
+		fl += (size_t)snprintf(q->files + fl, sizeof q->files - fl, "%s%s", fl ? "\n" : "", js->name);
+		if (fl >= sizeof q->files)
+			fl = sizeof q->files - 1;
+		int dated = 0;
+		for (size_t i = 0; i < js->n; i++) {
+			const hs_jrec *r = &js->recs[i];
+			const char *k = hs_jrec_str(r, "kind");
+			if (!k || strcmp(k, "info") != 0)
+				continue;
+			const char *dv = hs_jrec_str(r, "device"), *nm = hs_jrec_str(r, "name");
+			if (dv || nm)
+				add_unique(q->device, sizeof q->device, dv ? dv : nm);
+			const char *d = hs_jrec_str(r, "date"), *cmd = hs_jrec_str(r, "command"), *th = hs_jrec_str(r, "torch");
+			if (d && strlen(d) >= 10 && nd < 32) {
+				snprintf(days[nd++], sizeof days[0], "%.10s", d);
+				dated = 1;
+			}
+			char prog[96];
+			if (cmd) {
+				snprintf(prog, sizeof prog, "%.*s", (int)strcspn(cmd, " "), cmd);
+				add_unique(q->command, sizeof q->command, prog);
+			} else if (th) {
+				snprintf(prog, sizeof prog, "PyTorch %.80s", th);
+				add_unique(q->command, sizeof q->command, prog);
+			}
+		}
+		const char *b = base_name(js->name);
+		for (const char *c = b; !dated && *c; c++)
+			if (strlen(c) >= 10 && c[4] == '-' && c[7] == '-' && c[0] >= '0' && c[0] <= '9' &&
+			    c[5] >= '0' && c[5] <= '9' && c[8] >= '0' && c[8] <= '9') {
+				if (nd < 32)
+					snprintf(days[nd++], sizeof days[0], "%.10s", c);
+				dated = 1;
+			}
+	}
+	qsort(days, (size_t)nd, sizeof days[0], cmp_day);
+	for (int i = 0; i < nd; i++)
+		add_unique(q->date, sizeof q->date, days[i]);
+}
+
+/* ---- the memory curve ---- */
+
+/* A copy curve (launch floor, bandwidth fraction, knee) from hbm_copy points of one origin. */
+struct memcurve {
+	int ok;
+	size_t n;
+	double L, bwf, pw;
+};
+
+static int fit_copy_curve(const struct points *pt, int own, const hs_device_type *dev, struct memcurve *mc,
+			  hs_err *err)
+{
+	struct mpoint *mp = hs_xmalloc((pt->nm + 1) * sizeof *mp);
+	size_t nm = 0;
 	double tmin = INFINITY, bwmax = 0;
-	for (size_t i = 0; i < nm; i++) {
-		tmin = fmin(tmin, mp[i].t);
-		bwmax = fmax(bwmax, mp[i].bytes / mp[i].t);
+	for (size_t i = 0; i < pt->nm; i++)
+		if (pt->mown[i] == own) {
+			mp[nm++] = pt->mp[i];
+			tmin = fmin(tmin, pt->mp[i].t);
+			bwmax = fmax(bwmax, pt->mp[i].bytes / pt->mp[i].t);
+		}
+	mc->ok = 0;
+	mc->n = nm;
+	if (nm < 3) {
+		free(mp);
+		return 0;
 	}
 	double x[3] = {log(tmin), log(bwmax), log(2)};
 	struct mem_ctx c = {mp, (int)nm};
-	if (hs_fit_nlinear(3, x, (int)nm, mem_resid, &c, err)) {
+	int rc = hs_fit_nlinear(3, x, (int)nm, mem_resid, &c, err);
+	free(mp);
+	if (rc) {
 		hs_err_prefix(err, "memory curve: ");
 		return -1;
 	}
-	p->mem_launch = exp(x[0]);
-	p->mem_bw_frac = exp(x[1]) / dev->hbm_bw;
-	p->mem_p = exp(x[2]);
+	*mc = (struct memcurve){1, nm, exp(x[0]), exp(x[1]) / dev->hbm_bw, exp(x[2])};
+	return 0;
+}
+
+/* The profile's copy curve: from our own kernels' hbm_copy rows when there are at least three (in-stream
+ * times), else from the framework's (isolated calls: their floor includes the host's dispatch). */
+static int fit_memory(hs_profile *p, const struct points *pt, const hs_device_type *dev, struct memcurve mc[2],
+		      const hs_jsonl *const *sets, int nsets, hs_fit_report *rep, hs_err *err)
+{
+	if (fit_copy_curve(pt, 1, dev, &mc[1], err) || fit_copy_curve(pt, 0, dev, &mc[0], err))
+		return -1;
+	int o = mc[1].ok ? 1 : 0;
+	if (!mc[o].ok)
+		return hs_err_set(err, HS_EINPUT,
+				  "need at least 3 hbm_copy records of one origin to fit the memory curve (have %zu of "
+				  "our kernels, %zu of framework calls)",
+				  mc[1].n, mc[0].n);
+	((struct points *)pt)->used |= pt->mfiles[o];
+	p->mem_launch = mc[o].L;
+	p->mem_bw_frac = mc[o].bwf;
+	p->mem_p = mc[o].pw;
 	p->launch = p->mem_launch;
-	for (size_t i = 0; i < nm; i++) {
+	char fl[256];
+	file_list(fl, sizeof fl, sets, nsets, pt->mfiles[o]);
+	hs_profile_add_part(p, "memory", "%s: %zu hbm_copy rows, %s", fl, mc[o].n,
+			    o ? "our kernels (in-stream floor)" : "framework calls (isolated: floor includes dispatch)");
+	for (size_t i = 0; i < pt->nm; i++) {
+		if (pt->mown[i] != o)
+			continue;
 		char lab[96];
-		snprintf(lab, sizeof lab, "copy %.0f B moved", mp[i].bytes);
-		report_add(rep, "memory", lab, mp[i].t, hs_profile_mem_time(p, dev, mp[i].bytes), 0);
+		snprintf(lab, sizeof lab, "copy %.0f B moved", pt->mp[i].bytes);
+		report_add(rep, "memory", lab, pt->mp[i].t, hs_profile_mem_time(p, dev, pt->mp[i].bytes), 0);
 	}
 	return 0;
 }
 
-/* Elementwise ops: each op's bandwidth relative to the copy curve (the median over its rows that are not
- * launch-bound, at most 10; 1 when all are), then every row's residual. */
-static void fit_elementwise(hs_profile *p, const struct points *pt, const hs_device_type *dev, hs_fit_report *rep)
+/* Memory-bound ops: each op's bandwidth at large sizes relative to a copy measured by the same harness (the
+ * memory form inverted for the streaming time of every row over 1.5 x that harness's floor; the median ratio,
+ * at most 10). Framework kernels are what training steps run, so an op with framework rows takes its factor
+ * from them; an op only our kernels measured (rmsnorm) takes ours. Each row's residual is against its own
+ * harness's curve times the factor. */
+static void fit_elementwise(hs_profile *p, const struct points *pt, const struct memcurve mc[2],
+			    const hs_device_type *dev, const hs_jsonl *const *sets, int nsets, hs_fit_report *rep)
 {
 	const struct epoint *ep = pt->ep;
 	size_t ne = pt->ne;
+	int origin[HS_PROF_MAXOPS];
 	for (size_t i = 0; i < ne; i++) {
 		int seen = 0;
 		for (int o = 0; o < p->nops; o++)
 			seen |= strcmp(p->op_name[o], ep[i].op) == 0;
 		if (seen || p->nops >= HS_PROF_MAXOPS)
 			continue;
+		/* which origin: framework rows (with a framework copy curve) first */
+		int fw = 0, own = 0;
+		for (size_t j = 0; j < ne; j++)
+			if (strcmp(ep[j].op, ep[i].op) == 0) {
+				fw |= !ep[j].own && mc[0].ok;
+				own |= ep[j].own && mc[1].ok;
+			}
+		if (!fw && !own)
+			continue;
+		int o = fw ? 0 : 1;
+		const struct memcurve *c = &mc[o];
 		double f[64];
-		size_t nf = 0;
+		size_t nf = 0, nrows = 0;
+		unsigned files = 0;
 		for (size_t j = i; j < ne && nf < 64; j++) {
-			if (strcmp(ep[j].op, ep[i].op) != 0 || ep[j].t < 1.5 * p->mem_launch)
+			if (strcmp(ep[j].op, ep[i].op) != 0 || ep[j].own != o)
+				continue;
+			nrows++;
+			files |= 1u << ep[j].set;
+			if (ep[j].t < 1.5 * c->L)
 				continue;
 			/* invert the memory form for the streaming time, then the bandwidth factor */
-			double stream = p->mem_launch * pow(pow(ep[j].t / p->mem_launch, p->mem_p) - 1, 1 / p->mem_p);
-			f[nf++] = ep[j].bytes / (stream * p->mem_bw_frac * dev->hbm_bw);
+			double stream = c->L * pow(pow(ep[j].t / c->L, c->pw) - 1, 1 / c->pw);
+			f[nf++] = ep[j].bytes / (stream * c->bwf * dev->hbm_bw);
 		}
-		snprintf(p->op_name[p->nops], sizeof p->op_name[0], "%s", ep[i].op);
-		p->op_factor[p->nops++] = nf ? fmin(hs_fit_median(f, nf), 10) : 1;
+		((struct points *)pt)->used |= files;
+		int k = p->nops++;
+		origin[k] = o;
+		snprintf(p->op_name[k], sizeof p->op_name[0], "%s", ep[i].op);
+		p->op_factor[k] = nf ? fmin(hs_fit_median(f, nf), 10) : 1;
+		char key[48], fl[160];
+		snprintf(key, sizeof key, "memory.ops.%s", ep[i].op);
+		file_list(fl, sizeof fl, sets, nsets, files);
+		hs_profile_add_part(p, key, "%s: %zu of %zu rows above 1.5 x the floor, %s", fl, nf, nrows,
+				    o ? "our kernels" : "framework kernels");
 	}
+	/* rows of the origin that set the op's factor are its fit ("elementwise"); the other origin's rows, with
+	 * the same factor on their own harness's curve, show how far the two implementations differ */
 	for (size_t i = 0; i < ne; i++) {
+		int k = -1;
+		for (int o = 0; o < p->nops; o++)
+			if (strcmp(p->op_name[o], ep[i].op) == 0)
+				k = o;
+		const struct memcurve *c = &mc[ep[i].own];
+		if (k < 0 || !c->ok)
+			continue;
 		char lab[96];
-		snprintf(lab, sizeof lab, "%s %.0f B", ep[i].op, ep[i].bytes);
-		report_add(rep, "elementwise", lab, ep[i].t, hs_profile_mem_op_time(p, dev, ep[i].op, ep[i].bytes), 0);
+		snprintf(lab, sizeof lab, "%s %.0f B (%s)", ep[i].op, ep[i].bytes, ep[i].own ? "ours" : "framework");
+		report_add(rep, origin[k] == ep[i].own ? "elementwise" : "elem-other", lab, ep[i].t,
+			   mem_model(c->L, c->bwf * dev->hbm_bw * p->op_factor[k], c->pw, ep[i].bytes), 0);
 	}
 }
 
+/* ---- GEMM ---- */
+
 /* Leave-one-out over the GEMM grid of dtype gdt: refit without each point, predict it (the report's
  * gemm-loo rows say how well the grid generalises, not how well it fits). */
-static int gemm_leave_one_out(const hs_profile *p, const struct points *pt, int gdt, const hs_device_type *dev,
-			      hs_fit_report *rep, hs_err *err)
+static int gemm_leave_one_out(const hs_profile *p, const struct gpoint *g, size_t ng, int gdt,
+			      const hs_device_type *dev, hs_fit_report *rep, hs_err *err)
 {
-	const struct gpoint *g = pt->g;
 	hs_profile *lp = hs_profile_new();
 	*lp = *p;
 	lp->eff = NULL;
-	for (size_t i = 0; i < pt->ng; i++) {
+	for (size_t i = 0; i < ng; i++) {
 		if (g[i].dt != gdt)
 			continue;
 		double skip[3] = {g[i].m, g[i].n, g[i].k};
-		if (fit_gemm(lp, g, pt->ng, gdt, dev, skip, err)) {
+		if (fit_gemm(lp, g, ng, gdt, dev, skip, NULL, err)) {
 			hs_profile_free(lp);
 			return -1;
 		}
@@ -682,35 +946,85 @@ static int gemm_leave_one_out(const hs_profile *p, const struct points *pt, int 
 	return 0;
 }
 
-/* GEMM: the dtype with the most points is the grid (the others scale it), then every point's residual and,
- * when a report is wanted, the leave-one-out rows. */
-static int fit_gemms(hs_profile *p, const struct points *pt, const hs_device_type *dev, hs_fit_report *rep,
-		     hs_err *err)
+/* GEMM: the rows of our own back-to-back kernels when there are any (in-stream times), else the framework's
+ * isolated calls. Of those, the dtype with the most points is the grid (the others scale it); then every
+ * point's residual and, when a report is wanted, the leave-one-out rows. */
+static int fit_gemms(hs_profile *p, const struct points *pt, const hs_device_type *dev, const hs_jsonl *const *sets,
+		     int nsets, hs_fit_report *rep, hs_err *err)
 {
-	const struct gpoint *g = pt->g;
-	size_t ng = pt->ng;
-	if (!ng)
+	if (!pt->ng)
 		return hs_err_set(err, HS_EINPUT, "no gemm records to fit");
+	int own = 0;
+	for (size_t i = 0; i < pt->ng; i++)
+		own |= pt->g[i].own;
+	struct gpoint *g = hs_xmalloc(pt->ng * sizeof *g);
+	size_t ng = 0;
+	int dtcount[HS_DTYPE_COUNT] = {0};
+	for (size_t i = 0; i < pt->ng; i++)
+		if (pt->g[i].own == own) {
+			g[ng++] = pt->g[i];
+			dtcount[pt->g[i].dt]++;
+		}
 	int gdt = 0;
 	for (int t = 1; t < HS_DTYPE_COUNT; t++)
-		if (pt->dtcount[t] > pt->dtcount[gdt])
+		if (dtcount[t] > dtcount[gdt])
 			gdt = t;
-	if (fit_gemm(p, g, ng, gdt, dev, NULL, err))
-		return -1;
-	for (size_t i = 0; i < ng; i++) {
-		char lab[96];
-		snprintf(lab, sizeof lab, "%s m=%.0f n=%.0f k=%.0f", hs_dtype_name(g[i].dt), g[i].m, g[i].n, g[i].k);
-		report_add(rep, g[i].dt == gdt ? "gemm" : "gemm-other", lab, g[i].t,
-			   hs_profile_gemm_time(p, dev, g[i].m, g[i].n, g[i].k, g[i].dt), 0);
+	struct dscale ds[HS_DTYPE_COUNT];
+	int rc = fit_gemm(p, g, ng, gdt, dev, NULL, ds, err);
+	if (!rc) {
+		char fl[256];
+		((struct points *)pt)->used |= pt->gfiles[own];
+		file_list(fl, sizeof fl, sets, nsets, pt->gfiles[own]);
+		hs_profile_add_part(p, "gemm", "%s: %d %s rows, %s; floor %.3g us", fl, dtcount[gdt], hs_dtype_name(gdt),
+				    own ? "back-to-back cuBLASLt (in-stream)" : "isolated framework calls",
+				    p->gemm_launch * 1e6);
+		for (int t = 0; t < HS_DTYPE_COUNT; t++) {
+			if (t == gdt || !dtcount[t])
+				continue;
+			char key[32];
+			snprintf(key, sizeof key, "gemm.dtype_scale.%s", hs_dtype_name(t));
+			if (ds[t].n)
+				hs_profile_add_part(p, key,
+						    "%d shapes against %s (%d launch-bound left out): median %.3g, "
+						    "range %.3g to %.3g",
+						    ds[t].n, hs_dtype_name(gdt), ds[t].launch_bound, p->dtype_scale[t], ds[t].lo,
+						    ds[t].hi);
+			else
+				hs_profile_add_part(p, key, "%d shapes, all launch-bound: scale 1", ds[t].launch_bound);
+		}
+		for (size_t i = 0; i < ng; i++) {
+			char lab[96];
+			snprintf(lab, sizeof lab, "%s m=%.0f n=%.0f k=%.0f", hs_dtype_name(g[i].dt), g[i].m, g[i].n,
+				 g[i].k);
+			report_add(rep, g[i].dt == gdt ? "gemm" : "gemm-other", lab, g[i].t,
+				   hs_profile_gemm_time(p, dev, g[i].m, g[i].n, g[i].k, g[i].dt), 0);
+		}
+		if (rep)
+			rc = gemm_leave_one_out(p, g, ng, gdt, dev, rep, err);
 	}
-	return rep ? gemm_leave_one_out(p, pt, gdt, dev, rep, err) : 0;
+	free(g);
+	return rc;
 }
 
-/* Attention curves, forward then backward: forward rows have b > 0, backward rows b < 0 (read_sdpa). */
-static int fit_attention(hs_profile *p, const struct points *pt, const hs_device_type *dev, hs_fit_report *rep,
-			 hs_err *err)
+/* ---- attention ---- */
+
+/* Attention curves, forward then backward (forward rows have b > 0, backward rows b < 0: read_sdpa), from
+ * flash rows only. Those are framework calls timed in isolation, so the fit holds their floor at the
+ * framework's copy floor when there is one (the same harness's dispatch), and the profile keeps the in-stream
+ * floor: the efficiency curves carry over, the host's part does not. */
+static int fit_attention(hs_profile *p, const struct points *pt, const hs_device_type *dev, double fit_launch,
+			 const hs_jsonl *const *sets, int nsets, hs_fit_report *rep, hs_err *err)
 {
-	p->attn_launch = p->launch;
+	char fl[256];
+	file_list(fl, sizeof fl, sets, nsets, pt->afiles);
+	((struct points *)pt)->used |= pt->afiles;
+	if (pt->na)
+		hs_profile_add_part(p, "attention", "%s: %zu flash sdpa rows (forward and backward)%s", fl, pt->na,
+				    pt->materialised ? "; materialised-attention rows left out" : "");
+	else
+		hs_profile_add_part(p, "attention", "no flash rows%s: FlashAttention-2 guess (0.6 forward, 0.45 backward)",
+				    pt->materialised ? " (materialised-attention rows left out)" : "");
+	p->attn_launch = fit_launch;
 	for (int pass = 0; pass < 2; pass++) {
 		struct apoint *sel = hs_xmalloc((pt->na + 1) * sizeof *sel);
 		int n = 0;
@@ -727,7 +1041,7 @@ static int fit_attention(hs_profile *p, const struct points *pt, const hs_device
 			free(sel);
 			continue;
 		}
-		if (fit_attn(sel, n, pass, p->attn_launch, dev->peak_flops[HS_BF16], &p->attn[pass], err)) {
+		if (fit_attn(sel, n, pass, fit_launch, dev->peak_flops[HS_BF16], &p->attn[pass], err)) {
 			free(sel);
 			hs_err_prefix(err, "attention %s: ", pass ? "backward" : "forward");
 			return -1;
@@ -742,28 +1056,96 @@ static int fit_attention(hs_profile *p, const struct points *pt, const hs_device
 		}
 		free(sel);
 	}
+	p->attn_launch = p->launch;
 	return 0;
+}
+
+/* ---- the kernel gap ---- */
+
+static int cmp_rpoint(const void *a, const void *b)
+{
+	const struct rpoint *x = a, *y = b;
+	return x->task != y->task ? (x->task < y->task ? -1 : 1) : x->is_op - y->is_op;
+}
+
+/* From refexec's rows: per task that has op rows, (task time - sum of its ops' times) / ops, clamped at 0
+ * (timing every op separately adds event records between kernels, so the sum may exceed the task), the
+ * median over tasks. Each task is also a report row: measured task time against the sum of ops + the gap. */
+static void fit_kernel_gap(hs_profile *p, const struct points *pt, const hs_jsonl *const *sets, int nsets,
+			   hs_fit_report *rep)
+{
+	if (!pt->nr)
+		return;
+	struct rpoint *r = hs_xmalloc(pt->nr * sizeof *r);
+	memcpy(r, pt->rp, pt->nr * sizeof *r);
+	qsort(r, pt->nr, sizeof *r, cmp_rpoint);
+	double *gap = hs_xmalloc(pt->nr * sizeof *gap), *tt = hs_xmalloc(pt->nr * 3 * sizeof *tt);
+	size_t ng = 0, nops = 0;
+	for (size_t i = 0; i < pt->nr;) {
+		size_t j = i;
+		double task = -1, sum = 0;
+		int ops = 0;
+		for (; j < pt->nr && r[j].task == r[i].task; j++) {
+			if (r[j].is_op) {
+				sum += r[j].t;
+				ops++;
+			} else
+				task = r[j].t;
+		}
+		if (task >= 0 && ops) {
+			gap[ng] = fmax(0, (task - sum) / ops);
+			tt[3 * ng] = task, tt[3 * ng + 1] = sum, tt[3 * ng + 2] = ops;
+			ng++;
+			nops += (size_t)ops;
+		}
+		i = j;
+	}
+	if (ng) {
+		double *g2 = hs_xmalloc(ng * sizeof *g2);
+		memcpy(g2, gap, ng * sizeof *g2);
+		p->kernel_gap = hs_fit_median(g2, ng);
+		p->kernel_gap_set = 1;
+		free(g2);
+		((struct points *)pt)->used |= pt->rfiles;
+		char fl[256];
+		file_list(fl, sizeof fl, sets, nsets, pt->rfiles);
+		hs_profile_add_part(p, "kernel_gap", "%s: %zu tasks, %zu ops: median of max(0, (task - sum of ops) / ops)",
+				    fl, ng, nops);
+		for (size_t i = 0; i < ng; i++) {
+			char lab[96];
+			snprintf(lab, sizeof lab, "task %.0f ops: %.0f x %.3g us gap", (double)i, tt[3 * i + 2],
+				 (tt[3 * i] - tt[3 * i + 1]) / tt[3 * i + 2] * 1e6);
+			report_add(rep, "refexec-task", lab, tt[3 * i], tt[3 * i + 1] + tt[3 * i + 2] * p->kernel_gap, 0);
+		}
+	}
+	free(r);
+	free(gap);
+	free(tt);
 }
 
 /* Read every point, then fit the parts in the order each needs the last: the memory curve gives the launch
  * floor that elementwise ops, GEMMs and attention start from. */
 hs_profile *hs_fit_profile(const hs_jsonl *const *sets, int nsets, const hs_device_type *dev, const char *name,
-			   const char *source, hs_fit_report *rep, hs_err *err)
+			   hs_fit_report *rep, hs_err *err)
 {
 	struct points pt = {0};
+	struct memcurve mc[2];
 	hs_profile *p = hs_profile_new();
 	if (read_points(sets, nsets, &pt, err))
 		goto fail;
 	snprintf(p->name, sizeof p->name, "%s", name);
 	snprintf(p->device, sizeof p->device, "%s", dev->name);
-	snprintf(p->source, sizeof p->source, "%s", source ? source : "");
 	memcpy(p->dev_peak, dev->peak_flops, sizeof p->dev_peak);
 	p->dev_hbm_bw = dev->hbm_bw;
-	if (fit_memory(p, &pt, dev, rep, err))
+	if (fit_memory(p, &pt, dev, mc, sets, nsets, rep, err))
 		goto fail;
-	fit_elementwise(p, &pt, dev, rep);
-	if (fit_gemms(p, &pt, dev, rep, err) || fit_attention(p, &pt, dev, rep, err))
+	fit_elementwise(p, &pt, mc, dev, sets, nsets, rep);
+	if (fit_gemms(p, &pt, dev, sets, nsets, rep, err) ||
+	    fit_attention(p, &pt, dev, pt.aframework && mc[0].ok ? mc[0].L : p->launch, sets, nsets, rep, err))
 		goto fail;
+	fit_kernel_gap(p, &pt, sets, nsets, rep);
+	set_source(p, sets, nsets, pt.used);
+	hs_profile_set_provenance(p);
 	points_free(&pt);
 	return p;
 fail:

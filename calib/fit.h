@@ -1,6 +1,7 @@
 /* hs_fit: device profiles from measurements, with GSL.
  *
- * hs_fit_profile reads measurement records (calib/jsonl.h; kinds gemm, hbm_copy, elementwise, sdpa, as
+ * hs_fit_profile reads measurement records (calib/jsonl.h; kinds gemm, hbm_copy, elementwise, sdpa,
+ * refexec_task and refexec_op, as
  * kernels/ and ../shared/data/h200-microbench.jsonl write them) and fits each part of an hs_profile with a
  * physical form of few parameters (docs/calibration.md): the GEMM launch floor and efficiency grid, the
  * memory curve, the attention curves. It returns the residual of every point it used, so the command can
@@ -16,7 +17,7 @@
 #include "topology/device.h"
 
 typedef struct hs_fit_resid {
-	char kind[16];   /* gemm, gemm-loo, memory, elementwise, attn-fwd, attn-bwd */
+	char kind[16];   /* gemm, gemm-loo, gemm-other, memory, elementwise, attn-fwd, attn-bwd, refexec-task */
 	char label[96];  /* the point: "bf16 m=256 n=256 k=256" */
 	double measured; /* seconds */
 	double predicted;
@@ -28,10 +29,14 @@ typedef struct hs_fit_report {
 	size_t n, cap;
 } hs_fit_report;
 
-/* Fit a profile named `name` for device `dev` (the device measured) from `nsets` record sets. `source`
- * is recorded in the profile. rep may be NULL. */
+/* Fit a profile named `name` for device `dev` (the device measured) from `nsets` record sets (at most 32).
+ * Which rows feed which part (docs/calibration.md): rows of our own kernels (their info record names a
+ * `tool`) before framework calls for the GEMM grid, its floor and the copy curve; framework rows before ours
+ * for the memory ops' factors; flash sdpa rows only for attention; refexec rows for the kernel gap. The
+ * profile's `source` records the files, the info records' device, dates and programs, and per part its rows.
+ * rep may be NULL. */
 hs_profile *hs_fit_profile(const hs_jsonl *const *sets, int nsets, const hs_device_type *dev, const char *name,
-			   const char *source, hs_fit_report *rep, hs_err *err);
+			   hs_fit_report *rep, hs_err *err);
 /* Mean absolute percentage error of the report's rows of `kind` (outliers excluded); -1 when none. */
 double hs_fit_mape(const hs_fit_report *rep, const char *kind, size_t *count);
 void hs_fit_report_free(hs_fit_report *rep);

@@ -2,6 +2,7 @@
 #include "calib/profile_int.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,10 +32,57 @@ void hs_profile_free(hs_profile *p)
 }
 
 const char *hs_profile_name(const hs_profile *p) { return p->name; }
+const char *hs_profile_provenance(const hs_profile *p) { return p->provenance; }
+
+int hs_profile_part(const hs_profile *p, int i, const char **key, const char **val)
+{
+	if (i < 0 || i >= p->src.nparts)
+		return -1;
+	*key = p->src.part_key[i];
+	*val = p->src.part_val[i];
+	return 0;
+}
 const char *hs_profile_device(const hs_profile *p) { return p->device; }
 int hs_profile_is_derived(const hs_profile *p) { return p->derived; }
 double hs_profile_launch(const hs_profile *p) { return p->launch; }
 double hs_profile_kernel_gap(const hs_profile *p) { return p->kernel_gap_set ? p->kernel_gap : 0; }
+
+/* ---- provenance ---- */
+
+void hs_profile_add_part(hs_profile *p, const char *key, const char *fmt, ...)
+{
+	if (p->src.nparts >= HS_PROF_MAXPARTS)
+		return;
+	int i = p->src.nparts++;
+	snprintf(p->src.part_key[i], sizeof p->src.part_key[i], "%s", key);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(p->src.part_val[i], sizeof p->src.part_val[i], fmt, ap);
+	va_end(ap);
+}
+
+/* One line for every result that uses the profile: where its curves were measured, or from which profile and
+ * by which datasheet ratios they were scaled. */
+void hs_profile_set_provenance(hs_profile *p)
+{
+	const hs_prof_source *s = &p->src;
+	if (p->derived)
+		snprintf(p->provenance, sizeof p->provenance,
+			 "derived from %s by datasheet ratios (bf16 x%.3g, memory x%.3g)", p->derived_from,
+			 p->ratio_flops[HS_BF16], p->ratio_hbm_bw);
+	else if (s->device[0] || s->date[0] || s->command[0])
+		snprintf(p->provenance, sizeof p->provenance, "measured on %s%s%s%s%s%s", s->device[0] ? s->device : p->device,
+			 s->date[0] ? ", " : "", s->date, s->command[0] ? " (" : "", s->command, s->command[0] ? ")" : "");
+	else if (s->files[0]) {
+		/* an old file: a scalar `source` naming the files only */
+		char first[200];
+		size_t n = strcspn(s->files, "\n");
+		snprintf(first, sizeof first, "%.*s", (int)(n < 190 ? n : 190), s->files);
+		snprintf(p->provenance, sizeof p->provenance, "measured on %s (%s%s)", p->device, first,
+			 s->files[n] ? ", ..." : "");
+	} else
+		snprintf(p->provenance, sizeof p->provenance, "no source recorded");
+}
 
 /* ---- queries ---- */
 
@@ -83,15 +131,22 @@ double hs_profile_gemm_eff(const hs_profile *p, double m, double n, double k)
 	return exp(acc);
 }
 
-static double peak_of(const hs_profile *p, const hs_device_type *dev, enum hs_dtype dt)
+/* The peak a GEMM in `dt` runs at, and in *run the dtype it really runs in: a format the part lacks runs in
+ * bf16 (what frameworks fall back to), or fp32 without bf16. */
+static double peak_run(const hs_profile *p, const hs_device_type *dev, enum hs_dtype dt, enum hs_dtype *run)
 {
 	const double *pk = dev ? dev->peak_flops : p->dev_peak;
-	/* a format the part lacks runs in bf16 (what frameworks fall back to), or fp32 without bf16 */
+	*run = dt;
 	if (pk[dt] > 0)
 		return pk[dt];
-	if (pk[HS_BF16] > 0)
-		return pk[HS_BF16];
-	return pk[HS_FP32] > 0 ? pk[HS_FP32] : 1e12;
+	*run = pk[HS_BF16] > 0 ? HS_BF16 : HS_FP32;
+	return pk[*run] > 0 ? pk[*run] : 1e12;
+}
+
+static double peak_of(const hs_profile *p, const hs_device_type *dev, enum hs_dtype dt)
+{
+	enum hs_dtype run;
+	return peak_run(p, dev, dt, &run);
 }
 
 double hs_profile_gemm_time(const hs_profile *p, const hs_device_type *dev, double m, double n, double k,
@@ -99,11 +154,14 @@ double hs_profile_gemm_time(const hs_profile *p, const hs_device_type *dev, doub
 {
 	if (m <= 0 || n <= 0 || k <= 0)
 		return 0;
-	double eff = hs_profile_gemm_eff(p, m, n, k) * p->dtype_scale[dt];
+	enum hs_dtype run;
+	double peak = peak_run(p, dev, dt, &run);
+	/* the scale of the dtype the kernel runs in (fp8 on an A100 runs as bf16, at bf16's efficiency) */
+	double eff = hs_profile_gemm_eff(p, m, n, k) * p->dtype_scale[run];
 	if (eff > 1)
 		eff = 1;
 	/* below the grid, efficiency stays at the edge value while the work shrinks: the launch dominates */
-	return p->gemm_launch + 2 * m * n * k / (peak_of(p, dev, dt) * eff);
+	return p->gemm_launch + 2 * m * n * k / (peak * eff);
 }
 
 static double mem_bw(const hs_profile *p, const hs_device_type *dev)
@@ -314,6 +372,82 @@ static int read_peaks(const hs_ynode *root, const char *key, double *out, int re
 	return 0;
 }
 
+static const char *const ratio_keys[HS_DTYPE_COUNT + 2] = {"peak_fp8",  "peak_bf16", "peak_fp16", "peak_tf32",
+							      "peak_fp32", "memory_bandwidth", NULL};
+
+static int read_ratios(const hs_ynode *r, const char *path, hs_profile *p, hs_err *err)
+{
+	if (hs_cfg_known(r, path, ratio_keys, "a mapping", err))
+		return -1;
+	for (int t = 0; t < HS_DTYPE_COUNT; t++)
+		if (hs_cfg_num(r, path, ratio_keys[t], HS_U_COUNT, 0, 1e6, 0, 0, &p->ratio_flops[t], err))
+			return -1;
+	return hs_cfg_num(r, path, "memory_bandwidth", HS_U_COUNT, 0, 1e6, 0, 0, &p->ratio_hbm_bw, err);
+}
+
+/* `source`: a mapping {kind: measured, device, date, command, files: [...], parts: {...}} or {kind: derived,
+ * base, ratios: {...}}. Files written before the mapping have a scalar naming the measurement files, with
+ * `derived`, `derived_from` and `ratios` at the top level; they load as before (docs/calibration.md). */
+static int read_source(const hs_ynode *s, hs_profile *p, hs_err *err)
+{
+	hs_prof_source *q = &p->src;
+	if (s->kind == HS_Y_SCALAR) {
+		snprintf(q->kind, sizeof q->kind, "%s", p->derived ? "derived" : "measured");
+		if (strlen(s->str) >= sizeof q->files)
+			return hs_cfg_err(s, err, "", "source", "too long (at most %zu characters)", sizeof q->files - 1);
+		snprintf(q->files, sizeof q->files, "%s", s->str);
+		return 0;
+	}
+	static const char *const known[] = {"kind", "device", "date", "command", "files", "parts", "base", "ratios", NULL};
+	static const char *const kinds[] = {"measured", "derived", NULL};
+	int kind;
+	if (s->kind != HS_Y_MAP)
+		return hs_cfg_err(s, err, "", "source", "expected a mapping {kind: measured | derived, ...}");
+	if (hs_cfg_known(s, "source", known, "a mapping", err) || hs_cfg_enum(s, "source", "kind", kinds, -1, &kind, err))
+		return -1;
+	if (kind < 0)
+		return hs_cfg_err(s, err, "source", "kind", "missing required key (measured or derived)");
+	snprintf(q->kind, sizeof q->kind, "%s", kinds[kind]);
+	if (kind == 1) {
+		p->derived = 1;
+		const hs_ynode *r = hs_yaml_get(s, "ratios");
+		if (read_name(s, "source", "base", 1, p->derived_from, sizeof p->derived_from, err) ||
+		    (r && read_ratios(r, "source.ratios", p, err)))
+			return -1;
+		return 0;
+	}
+	if (read_name(s, "source", "device", 0, q->device, sizeof q->device, err) ||
+	    read_name(s, "source", "date", 0, q->date, sizeof q->date, err) ||
+	    read_name(s, "source", "command", 0, q->command, sizeof q->command, err))
+		return -1;
+	const hs_ynode *f = hs_yaml_get(s, "files");
+	if (f) {
+		if (f->kind != HS_Y_SEQ)
+			return hs_cfg_err(f, err, "source", "files", "expected a list of file names");
+		size_t len = 0;
+		for (size_t i = 0; i < f->n; i++) {
+			if (f->vals[i]->kind != HS_Y_SCALAR)
+				return hs_cfg_err(f->vals[i], err, "source", "files", "expected a file name");
+			len += (size_t)snprintf(q->files + len, sizeof q->files - len, "%s%s", i ? "\n" : "", f->vals[i]->str);
+			if (len >= sizeof q->files)
+				return hs_cfg_err(f, err, "source", "files", "too long (at most %zu characters)",
+						  sizeof q->files - 1);
+		}
+	}
+	const hs_ynode *pt = hs_yaml_get(s, "parts");
+	if (pt) {
+		if (pt->kind != HS_Y_MAP || pt->n > HS_PROF_MAXPARTS)
+			return hs_cfg_err(pt, err, "source", "parts", "expected a mapping of at most %d part: rows entries",
+					  HS_PROF_MAXPARTS);
+		for (size_t i = 0; i < pt->n; i++) {
+			if (pt->vals[i]->kind != HS_Y_SCALAR)
+				return hs_cfg_err(pt->vals[i], err, "source.parts", pt->keys[i]->str, "expected text");
+			hs_profile_add_part(p, pt->keys[i]->str, "%s", pt->vals[i]->str);
+		}
+	}
+	return 0;
+}
+
 hs_profile *hs_profile_from_yaml(const hs_ynode *root, hs_err *err)
 {
 	static const char *const known[] = {"name",	    "device", "derived",   "derived_from", "source",
@@ -327,7 +461,6 @@ hs_profile *hs_profile_from_yaml(const hs_ynode *root, hs_err *err)
 	    read_name(root, "", "device", 1, p->device, sizeof p->device, err) ||
 	    hs_cfg_bool(root, "", "derived", 0, &p->derived, err) ||
 	    read_name(root, "", "derived_from", p->derived, p->derived_from, sizeof p->derived_from, err) ||
-	    read_name(root, "", "source", 0, p->source, sizeof p->source, err) ||
 	    read_peaks(root, "device_peak", p->dev_peak, 1, err) ||
 	    hs_cfg_num(root, "", "device_memory_bandwidth", HS_U_BW, 1, 1e300, 0, 1, &p->dev_hbm_bw, err) ||
 	    hs_cfg_num(root, "", "launch", HS_U_TIME, 0, 1, 0, 1, &p->launch, err))
@@ -337,17 +470,12 @@ hs_profile *hs_profile_from_yaml(const hs_ynode *root, hs_err *err)
 			goto fail;
 		p->kernel_gap_set = 1;
 	}
-	if ((r = hs_yaml_get(root, "ratios"))) {
-		static const char *const rk[] = {"peak_fp8",  "peak_bf16",	  "peak_fp16", "peak_tf32",
-						 "peak_fp32", "memory_bandwidth", NULL};
-		if (hs_cfg_known(r, "ratios", rk, "a mapping", err))
-			goto fail;
-		for (int t = 0; t < HS_DTYPE_COUNT; t++)
-			if (hs_cfg_num(r, "ratios", rk[t], HS_U_COUNT, 0, 1e6, 0, 0, &p->ratio_flops[t], err))
-				goto fail;
-		if (hs_cfg_num(r, "ratios", "memory_bandwidth", HS_U_COUNT, 0, 1e6, 0, 0, &p->ratio_hbm_bw, err))
-			goto fail;
-	}
+	if ((r = hs_yaml_get(root, "ratios")) && read_ratios(r, "ratios", p, err))
+		goto fail;
+	if ((r = hs_yaml_get(root, "source")) && read_source(r, p, err))
+		goto fail;
+	if (!p->src.kind[0])
+		snprintf(p->src.kind, sizeof p->src.kind, "%s", p->derived ? "derived" : "measured");
 	/* each section is checked as it is read, so the first problem in file order is the one reported */
 	if (!(g = hs_yaml_get(root, "gemm"))) {
 		hs_cfg_err(root, err, "", "gemm", "missing required key");
@@ -367,6 +495,7 @@ hs_profile *hs_profile_from_yaml(const hs_ynode *root, hs_err *err)
 	}
 	if (read_attention(a, p, err))
 		goto fail;
+	hs_profile_set_provenance(p);
 	return p;
 fail:
 	hs_profile_free(p);
@@ -456,6 +585,10 @@ hs_profile *hs_profile_derive(const hs_profile *src, const hs_device_type *src_d
 	}
 	p->dev_hbm_bw = target->hbm_bw;
 	p->ratio_hbm_bw = target->hbm_bw / src_dev->hbm_bw;
+	/* a derived profile's source is its base; the base's own source is in the base's file */
+	memset(&p->src, 0, sizeof p->src);
+	snprintf(p->src.kind, sizeof p->src.kind, "derived");
+	hs_profile_set_provenance(p);
 	return p;
 }
 
@@ -475,27 +608,78 @@ static void put_axis(FILE *f, const char *key, const double *ax, int n)
 	fprintf(f, "]\n");
 }
 
+/* A YAML double-quoted string: the characters profiles hold need only these escapes. */
+static void put_quoted(FILE *f, const char *s, size_t n)
+{
+	fputc('"', f);
+	for (size_t i = 0; i < n && s[i]; i++) {
+		if (s[i] == '"' || s[i] == '\\')
+			fputc('\\', f);
+		fputc(s[i], f);
+	}
+	fputc('"', f);
+}
+
+static void write_source(FILE *f, const hs_profile *p)
+{
+	const hs_prof_source *s = &p->src;
+	fprintf(f, "# %s\n", p->provenance);
+	if (p->derived) {
+		fprintf(f, "# the base's efficiency curves with this device's datasheet figures; times scale by the ratios\n"
+			   "# (target / base datasheet figures)\n");
+		fprintf(f, "source:\n  kind: derived\n  base: %s\n", p->derived_from);
+		fprintf(f, "  ratios: {");
+		for (int t = 0; t < HS_DTYPE_COUNT; t++)
+			fprintf(f, "%s: %.6g, ", ratio_keys[t], p->ratio_flops[t]);
+		fprintf(f, "memory_bandwidth: %.6g}\n", p->ratio_hbm_bw);
+		return;
+	}
+	fprintf(f, "source:\n  kind: measured\n");
+	if (s->device[0]) {
+		fprintf(f, "  device: ");
+		put_quoted(f, s->device, sizeof s->device);
+		fprintf(f, "\n");
+	}
+	if (s->date[0])
+		fprintf(f, "  date: \"%s\"\n", s->date);
+	if (s->command[0]) {
+		fprintf(f, "  command: ");
+		put_quoted(f, s->command, sizeof s->command);
+		fprintf(f, "\n");
+	}
+	if (s->files[0]) {
+		fprintf(f, "  files:\n");
+		for (const char *c = s->files; *c;) {
+			size_t n = strcspn(c, "\n");
+			fprintf(f, "    - ");
+			put_quoted(f, c, n);
+			fprintf(f, "\n");
+			c += n + (c[n] != 0);
+		}
+	}
+	if (s->nparts) {
+		fprintf(f, "  # which rows each part of the profile was fitted from\n  parts:\n");
+		for (int i = 0; i < s->nparts; i++) {
+			fprintf(f, "    %s: ", s->part_key[i]);
+			put_quoted(f, s->part_val[i], sizeof s->part_val[i]);
+			fprintf(f, "\n");
+		}
+	}
+}
+
 static int write_profile(FILE *f, const hs_profile *p)
 {
 	fprintf(f, "# hetsim device profile (docs/calibration.md). Times in seconds, rates in SI units.\n");
-	fprintf(f, "name: %s\ndevice: %s\nderived: %s\n", p->name, p->device, p->derived ? "true" : "false");
-	if (p->derived) {
-		fprintf(f, "derived_from: %s\n", p->derived_from);
-		fprintf(f, "# target / source datasheet figures; efficiency curves are shared, times scale by these\n");
-		fprintf(f, "ratios: {peak_fp8: %.6g, peak_bf16: %.6g, peak_fp16: %.6g, peak_tf32: %.6g, peak_fp32: %.6g, "
-			   "memory_bandwidth: %.6g}\n",
-			p->ratio_flops[0], p->ratio_flops[1], p->ratio_flops[2], p->ratio_flops[3], p->ratio_flops[4],
-			p->ratio_hbm_bw);
-	}
-	if (p->source[0])
-		fprintf(f, "source: \"%s\"\n", p->source);
+	fprintf(f, "name: %s\ndevice: %s\n", p->name, p->device);
+	write_source(f, p);
 	fprintf(f, "# datasheet figures of the device (dense FLOP/s, bytes/s)\n");
 	put_peaks(f, "device_peak", p->dev_peak);
 	fprintf(f, "device_memory_bandwidth: %.6g\n", p->dev_hbm_bw);
+	fprintf(f, "# in-stream GPU times: the floor of the smallest memory-bound kernels, and what one more kernel\n"
+		   "# queued behind others costs (docs/calibration.md); no host dispatch is in this profile\n");
 	fprintf(f, "launch: %.6g\n", p->launch);
 	if (p->kernel_gap_set)
-		fprintf(f, "# in-stream cost of one more kernel behind others (docs/calibration.md)\nkernel_gap: %.6g\n",
-			p->kernel_gap);
+		fprintf(f, "kernel_gap: %.6g\n", p->kernel_gap);
 	fprintf(f, "gemm:\n  dtype: %s\n  launch: %.6g\n", hs_dtype_name(p->gemm_dtype), p->gemm_launch);
 	fprintf(f, "  dtype_scale: {");
 	for (int t = 0; t < HS_DTYPE_COUNT; t++)

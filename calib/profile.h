@@ -3,7 +3,12 @@
  * A profile holds GEMM efficiency (achieved / peak) over (m, n, k) on a log-spaced grid, interpolated
  * in log space; a memory-bandwidth curve (achieved bytes/s against bytes moved); attention efficiency; and the
  * launch overhead. Profiles are YAML (docs/calibration.md). Shipped ones live in calib/profiles/; a profile
- * "derived" from another scales it by datasheet ratios and says so. All times returned are seconds. */
+ * "derived" from another scales it by datasheet ratios and says so. All times returned are seconds.
+ *
+ * Every time below is an in-stream GPU time: what the kernel takes on a stream where the host has already
+ * queued it (fitted from back-to-back kernel runs where the measurements have them). No host dispatch cost is
+ * in a profile: how long the host takes to issue an op is a property of the training recipe (eager, CUDA
+ * graphs, compiled), modelled by the caller. */
 #ifndef HS_PROFILE_H
 #define HS_PROFILE_H
 
@@ -20,18 +25,29 @@ hs_profile *hs_profile_load(const char *name_or_path, hs_err *err);
 void hs_profile_free(hs_profile *p);
 const char *hs_profile_name(const hs_profile *p);
 
-/* C[m,n] = A[m,k] B[k,n] in `dt` on device `dev`: launch + 2mnk / (peak * efficiency(m,n,k)). */
+/* One line saying where the profile's numbers came from: "measured on NVIDIA H200, 2026-11-30 (...)" or
+ * "derived from H200-SXM-141GB by datasheet ratios (bf16 x2.28, memory x1.67)". Every result prints it. */
+const char *hs_profile_provenance(const hs_profile *p);
+/* Entry i of a measured profile's `source.parts` (which rows fed which part of the fit): 0 and key, val; -1
+ * past the last. */
+int hs_profile_part(const hs_profile *p, int i, const char **key, const char **val);
+
+/* C[m,n] = A[m,k] B[k,n] in `dt` on device `dev`: launch + 2mnk / (peak * efficiency(m,n,k) * dtype_scale),
+ * `launch` the in-stream floor of a GEMM kernel. */
 double hs_profile_gemm_time(const hs_profile *p, const hs_device_type *dev, double m, double n, double k,
 			    enum hs_dtype dt);
-/* A memory-bound kernel that moves `bytes` (read + write): launch + bytes / bw(bytes). */
+/* A memory-bound kernel that moves `bytes` (read + write) at copy speed: the in-stream floor joined to
+ * bytes / bandwidth (docs/calibration.md). */
 double hs_profile_mem_time(const hs_profile *p, const hs_device_type *dev, double bytes);
 /* Flash attention over (b, heads, seq, head_dim), causal or not; bwd=0 forward, 1 backward only. */
 double hs_profile_attn_time(const hs_profile *p, const hs_device_type *dev, double b, double h, double s,
 			    double d, int causal, int bwd);
 double hs_profile_launch(const hs_profile *p);
-/* In-stream cost of one more kernel queued behind others (seconds): the profile's `kernel_gap`, 0 when the
- * file has none (its kernel times are then taken to be in-stream times already). The query functions above
- * do not add it; sim/exec/layer_time.c adds it per kernel. */
+/* The floor of the smallest memory-bound kernels (seconds, in-stream). */
+/* In-stream cost of one more kernel queued behind others (seconds): the GPU-side gap between dependent
+ * kernels, fitted from refexec's task and op times; 0 when the file has none (its kernel times are then taken
+ * to be in-stream times already). The query functions above do not add it: sim/exec/layer_time.c adds it
+ * once per kernel. */
 double hs_profile_kernel_gap(const hs_profile *p);
 
 /* Extensions (calib/ issue 5) */

@@ -7,6 +7,21 @@
 
 #define HS_PROF_MAXAX 32 /* grid points per GEMM axis */
 #define HS_PROF_MAXOPS 16
+#define HS_PROF_MAXPARTS 24 /* source.parts entries: gemm, memory, one per memory op, ... */
+
+/* Where a profile's numbers came from (the `source` mapping, docs/calibration.md). A measured profile names
+ * the device and date its info records give, the commands that took them and the files; `parts` says which
+ * rows fed each part of the fit. A derived one names its base profile; the ratios are hs_profile's. */
+typedef struct hs_prof_source {
+	char kind[16];      /* "measured" or "derived" */
+	char device[64];    /* measured: the device as the info records name it ("NVIDIA H200") */
+	char date[48];      /* measured: "2026-11-30", or "2026-11-29, 2026-11-30" */
+	char command[256];  /* measured: the measuring programs ("kernels/bin/gemm_bench, ...") */
+	char files[1024];   /* measured: the files, separated by "\n" */
+	int nparts;
+	char part_key[HS_PROF_MAXPARTS][32];
+	char part_val[HS_PROF_MAXPARTS][160];
+} hs_prof_source;
 
 enum { HS_ATTN_FWD, HS_ATTN_BWD };
 
@@ -20,7 +35,8 @@ struct hs_profile {
 	char device[64];       /* the device measured (a built-in name, or the name in the file) */
 	int derived;           /* 1: curves copied from derived_from, scaled by datasheet ratios */
 	char derived_from[64];
-	char source[512];      /* where the measurements came from */
+	hs_prof_source src;
+	char provenance[320];  /* one line built from src (hs_profile_provenance) */
 	/* ratios recorded for derived profiles (target / source datasheet); informational */
 	double ratio_flops[HS_DTYPE_COUNT], ratio_hbm_bw;
 	/* datasheet figures of `device` (used when a query passes dev == NULL) */
@@ -50,6 +66,12 @@ struct hs_profile {
 	double attn_launch;
 	hs_attn_fit attn[2];
 };
+
+/* Fill p->provenance from p->src and the ratios (after loading, fitting or deriving). */
+void hs_profile_set_provenance(hs_profile *p);
+/* Append a `source.parts` entry (key: which part; val: which rows). Beyond HS_PROF_MAXPARTS: dropped. */
+void hs_profile_add_part(hs_profile *p, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* A zeroed profile with neutral defaults (dtype scales 1, p = 2). */
 hs_profile *hs_profile_new(void);

@@ -125,6 +125,8 @@ static void write_text(FILE *f, const hs_sim *sim, int detail)
 		fprintf(f, "%s %d x %d %s", i ? "," : "", g->nodes, g->gpus_per_node, g->gpu.name);
 	}
 	fprintf(f, "\n");
+	for (int i = 0; i < sim->ndev; i++)
+		fprintf(f, "  profile     %s: %s\n", sim->dev[i].profile, sim->dev[i].source);
 	fprintf(f, "model         %s, %.2f B parameters, seq %d, global batch %lld\n", s->model.name,
 		hs_model_params(&s->model) / 1e9, s->train.seq_len, (long long)s->train.global_batch);
 	fprintf(f, "recipe        %s: %s GEMMs, %s gradients\n", s->train.recipe->name,
@@ -242,6 +244,17 @@ static void write_json(FILE *f, const hs_sim *sim, int detail)
 	hs_json_knum(&j, "memory_peak_bytes", r->mem_peak_bytes);
 	hs_json_knum(&j, "model_flops", r->model_flops);
 	hs_json_knum(&j, "hardware_flops", r->hw_flops);
+	hs_json_key(&j, "devices");
+	hs_json_arr(&j);
+	for (int i = 0; i < sim->ndev; i++) {
+		hs_json_obj(&j);
+		hs_json_kstr(&j, "name", sim->dev[i].name);
+		hs_json_kint(&j, "count", sim->dev[i].count);
+		hs_json_kstr(&j, "profile", sim->dev[i].profile);
+		hs_json_kstr(&j, "profile_source", sim->dev[i].source);
+		hs_json_end_obj(&j);
+	}
+	hs_json_end_arr(&j);
 	const hs_cost cost = sim->cost;
 	hs_json_key(&j, "cost");
 	hs_json_obj(&j);

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "calib/fit.h"
@@ -27,9 +29,10 @@ static const hs_opt fit_opts[] = {
 	{HS_OPT_END, NULL, 0, NULL, NULL, NULL},
 };
 static const hs_cmd_usage usage_fit = {
-	"calib fit", "hetsim calib fit MEASUREMENTS.jsonl... -o PROFILE.yaml [--device NAME]",
+	"calib fit", "hetsim calib fit MEASUREMENTS.jsonl|DIR... -o PROFILE.yaml [--device NAME]",
 	"Fit a device profile (GEMM grid, memory curve, attention, launch) from JSON-lines measurements.", fit_opts,
-	"Prints the residual of every point, the MAPE of each part and the leave-one-out MAPE of the GEMM grid."};
+	"A folder stands for every *.jsonl in it. Prints which rows fed each part of the profile, the residual of\n"
+	"every point, the MAPE of each part and the leave-one-out MAPE of the GEMM grid."};
 
 static const char *der_out;
 static const hs_opt der_opts[] = {
@@ -64,7 +67,8 @@ static const hs_cmd_usage usage_cmp = {
 	"calib compare-refexec", "hetsim calib compare-refexec MEASURED.jsonl GRAPH [--profile NAME]",
 	"Put hetsim's predicted time of every task (and the step) beside kernels/refexec's measurement.", cmp_opts,
 	"GRAPH is the file `hetsim export-graph` wrote and refexec ran: its pred_s and step_pred_s are the\n"
-	"predictions. With --profile, the ops refexec timed (--op-times) are compared with the profile's curves."};
+	"predictions. With --profile, the ops refexec timed (--op-times) are compared with the profile's curves, and\n"
+	"every task and the step are recomputed from the profile (ops back to back plus kernel_gap per op)."};
 
 static const hs_opt no_opts[] = {{HS_OPT_END, NULL, 0, NULL, NULL, NULL}};
 const hs_cmd_usage hs_usage_calib = {
@@ -126,9 +130,54 @@ static void print_rows(const hs_fit_report *rep, const char *kind)
 	}
 }
 
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* The measurement files: each argument, or every *.jsonl in it (sorted) when it is a folder. Returns the
+ * count, or -1 (printed) when a folder cannot be read or there are too many. */
+static int expand_inputs(const char *const *pos, int np, char **files, int cap)
+{
+	int n = 0;
+	for (int i = 0; i < np; i++) {
+		struct stat st;
+		if (stat(pos[i], &st) != 0 || !S_ISDIR(st.st_mode)) {
+			if (n >= cap)
+				goto many;
+			files[n++] = hs_xstrdup(pos[i]);
+			continue;
+		}
+		DIR *d = opendir(pos[i]);
+		if (!d) {
+			fprintf(stderr, "hetsim calib fit: %s: %s\n", pos[i], strerror(errno));
+			return -1;
+		}
+		int first = n;
+		struct dirent *e;
+		while ((e = readdir(d))) {
+			size_t len = strlen(e->d_name);
+			if (len < 7 || strcmp(e->d_name + len - 6, ".jsonl") != 0)
+				continue;
+			if (n >= cap) {
+				closedir(d);
+				goto many;
+			}
+			size_t pl = strlen(pos[i]) + len + 2;
+			files[n] = hs_xmalloc(pl);
+			snprintf(files[n], pl, "%s%s%s", pos[i], pos[i][strlen(pos[i]) - 1] == '/' ? "" : "/", e->d_name);
+			n++;
+		}
+		closedir(d);
+		qsort(files + first, (size_t)(n - first), sizeof *files, cmp_str);
+	}
+	return n;
+many:
+	fprintf(stderr, "hetsim calib fit: at most %d measurement files\n", cap);
+	return -1;
+}
+
 static int calib_fit(int argc, char **argv)
 {
 	const char *pos[256];
+	char *files[32] = {0};
 	fit_out = fit_device = fit_name = NULL;
 	fit_summary = 0;
 	int np = hs_opt_parse(&usage_fit, argc, argv, pos, 256);
@@ -141,24 +190,26 @@ static int calib_fit(int argc, char **argv)
 			usage_fit.synopsis);
 		return 2;
 	}
+	int nf = expand_inputs(pos, np, files, 32);
+	if (nf <= 0) {
+		if (nf == 0)
+			fprintf(stderr, "hetsim calib fit: no .jsonl files in the folders given\n");
+		for (int i = 0; i < 32; i++)
+			free(files[i]);
+		return 2;
+	}
 	hs_err err;
 	hs_err_clear(&err);
-	hs_jsonl **sets = hs_xcalloc((size_t)np, sizeof *sets);
+	hs_jsonl **sets = hs_xcalloc((size_t)nf, sizeof *sets);
 	int rc = 0;
 	hs_profile *p = NULL;
 	hs_fit_report rep = {0};
-	char source[512] = "";
-	size_t sl = 0;
-	for (int i = 0; i < np; i++) {
-		if (!(sets[i] = hs_jsonl_load(pos[i], &err))) {
+	for (int i = 0; i < nf; i++)
+		if (!(sets[i] = hs_jsonl_load(files[i], &err))) {
 			rc = fail("fit", &err);
 			goto out;
 		}
-		sl += (size_t)snprintf(source + sl, sizeof source - sl, "%s%s", i ? " " : "", pos[i]);
-		if (sl >= sizeof source)
-			sl = sizeof source - 1;
-	}
-	const char *dn = fit_device ? fit_device : device_from_info((const hs_jsonl *const *)sets, np);
+	const char *dn = fit_device ? fit_device : device_from_info((const hs_jsonl *const *)sets, nf);
 	if (!dn) {
 		fprintf(stderr, "hetsim calib fit: no info record names a known device; pass --device NAME\n");
 		rc = 2;
@@ -170,15 +221,19 @@ static int calib_fit(int argc, char **argv)
 		rc = 2;
 		goto out;
 	}
-	p = hs_fit_profile((const hs_jsonl *const *)sets, np, dev, fit_name ? fit_name : dev->name, source, &rep,
-			   &err);
+	p = hs_fit_profile((const hs_jsonl *const *)sets, nf, dev, fit_name ? fit_name : dev->name, &rep, &err);
 	if (!p) {
 		rc = fail("fit", &err);
 		goto out;
 	}
-	static const char *const kinds[] = {"gemm", "gemm-loo", "gemm-other", "memory", "elementwise",
-					    "attn-fwd", "attn-bwd", NULL};
-	printf("calib fit: %s (device %s), %d file(s)\n", hs_profile_name(p), dev->name, np);
+	static const char *const kinds[] = {"gemm",	   "gemm-loo", "gemm-other",   "memory",
+					    "elementwise", "elem-other", "attn-fwd", "attn-bwd", "refexec-task", NULL};
+	printf("calib fit: %s (device %s), %d file(s)\n", hs_profile_name(p), dev->name, nf);
+	printf("source: %s\n", hs_profile_provenance(p));
+	printf("which rows each part came from:\n");
+	const char *pk, *pv;
+	for (int i = 0; hs_profile_part(p, i, &pk, &pv) == 0; i++)
+		printf("  %-24s %s\n", pk, pv);
 	if (!fit_summary)
 		for (int k = 0; kinds[k]; k++)
 			print_rows(&rep, kinds[k]);
@@ -188,16 +243,23 @@ static int calib_fit(int argc, char **argv)
 		double m = hs_fit_mape(&rep, kinds[k], &n);
 		if (n)
 			printf("  %-12s %6.2f%%  (%zu points)%s\n", kinds[k], m, n,
-			       strcmp(kinds[k], "gemm-loo") == 0 ? "  leave-one-out over the GEMM grid" : "");
+			       strcmp(kinds[k], "gemm-loo") == 0	   ? "  leave-one-out over the GEMM grid"
+			       : strcmp(kinds[k], "refexec-task") == 0 ? "  task time against sum of ops + kernel_gap"
+			       : strcmp(kinds[k], "elem-other") == 0   ? "  the other origin's rows with these factors"
+								       : "");
 	}
+	printf("kernel_gap %.3g us, launch %.3g us, gemm launch %.3g us (in-stream)\n", hs_profile_kernel_gap(p) * 1e6,
+	       hs_profile_launch(p) * 1e6, hs_profile_gemm_time(p, NULL, 1, 1, 1, HS_BF16) * 1e6);
 	if (hs_profile_save(p, fit_out, &err)) {
 		rc = fail("fit", &err);
 		goto out;
 	}
 	printf("wrote %s\n", fit_out);
 out:
-	for (int i = 0; i < np; i++)
+	for (int i = 0; i < nf; i++)
 		hs_jsonl_free(sets[i]);
+	for (int i = 0; i < 32; i++)
+		free(files[i]);
 	free(sets);
 	hs_fit_report_free(&rep);
 	hs_profile_free(p);
@@ -378,21 +440,36 @@ static int calib_compare(int argc, char **argv)
 	hs_profile_free(prof);
 	if (rc)
 		return fail("compare-refexec", &err);
-	static const char *const kinds[] = {"step", "task", "op"};
-	for (int k = 0; k < 3; k++) {
-		size_t n;
-		double mape = hs_refexec_mape(&c, kinds[k], &n);
-		if (!n)
-			continue;
-		if (!cmp_summary || k == 0)
+	static const struct {
+		const char *kind, *opkind, *what;
+	} parts[] = {
+		{"step", NULL, "step, the graph's step_pred_s"},
+		{"task", NULL, "tasks, the graph's pred_s"},
+		{"op", "gemm", "GEMM ops"},
+		{"op", "mem", "memory-bound ops (refexec's kernel family)"},
+		{"op", "attn", "attention ops (materialised, as refexec runs it)"},
+		{"op", "optimizer", "optimizer ops (copy speed)"},
+		{"task-prof", NULL, "tasks from the profile (sum of ops + kernel_gap)"},
+		{"step-prof", NULL, "step from the profile"},
+	};
+	const size_t np2 = sizeof parts / sizeof parts[0];
+	if (!cmp_summary)
+		for (size_t k = 0; k < np2; k++)
 			for (size_t i = 0; i < c.n; i++) {
 				const hs_refexec_row *r = &c.rows[i];
-				if (strcmp(r->kind, kinds[k]) == 0)
-					printf("  %-44s predicted %12.3f us  measured %12.3f us  %+8.2f%%\n", r->label,
+				if (strcmp(r->kind, parts[k].kind) == 0 && (!parts[k].opkind || strcmp(r->opkind, parts[k].opkind) == 0))
+					printf("  %-12s %-44s predicted %12.3f us  measured %12.3f us  %+8.2f%%\n", r->kind, r->label,
 					       r->predicted * 1e6, r->measured * 1e6,
 					       100 * (r->predicted - r->measured) / r->measured);
 			}
-		printf("%s MAPE %.2f%% over %zu\n", kinds[k], mape, n);
+	printf("per part: MAPE, and the signed error of the totals (sum predicted vs sum measured)\n");
+	for (size_t k = 0; k < np2; k++) {
+		size_t n;
+		double mape = hs_refexec_mape_of(&c, parts[k].kind, parts[k].opkind, &n);
+		if (!n)
+			continue;
+		printf("  %-52s MAPE %6.2f%%  total %+7.2f%%  (%zu)\n", parts[k].what, mape,
+		       hs_refexec_total_err(&c, parts[k].kind, parts[k].opkind), n);
 	}
 	hs_refexec_cmp_free(&c);
 	return finish(0);

@@ -1,9 +1,11 @@
 #include "sim/study/simulate.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "calib/profile_cache.h"
 #include "sim/base/alloc.h"
 #include "sim/exec/plan.h"
 
@@ -63,6 +65,38 @@ static int estimate_horizon(const hs_scenario *s, const hs_build *b, hs_profile_
 	return 0;
 }
 
+/* The cluster's device types with their profiles' provenance (the executor loaded the profiles already: the
+ * cache hands them back). */
+static int sim_devices(hs_sim *out, hs_profile_cache *cache, hs_err *err)
+{
+	const hs_cluster *c = out->s->cluster;
+	hs_profile_cache *own = cache ? NULL : hs_profile_cache_create();
+	int rc = 0;
+	for (int i = 0; i < hs_cluster_ngroups(c) && !rc; i++) {
+		const hs_node_group *g = hs_cluster_group(c, i);
+		int k = 0;
+		while (k < out->ndev && strcmp(out->dev[k].name, g->gpu.name) != 0)
+			k++;
+		if (k == out->ndev) {
+			if (k == HS_SIM_MAXDEV)
+				continue;
+			const hs_profile *p = hs_profile_cache_get(cache ? cache : own, g->gpu.profile, err);
+			if (!p) {
+				rc = -1;
+				break;
+			}
+			hs_sim_device *d = &out->dev[out->ndev++];
+			snprintf(d->name, sizeof d->name, "%s", g->gpu.name);
+			snprintf(d->profile, sizeof d->profile, "%s", g->gpu.profile);
+			snprintf(d->source, sizeof d->source, "%s", hs_profile_provenance(p));
+		}
+		out->dev[k].count += g->nodes * g->gpus_per_node;
+	}
+	if (own)
+		hs_profile_cache_free(own);
+	return rc;
+}
+
 int hs_simulate_doc(hs_ydoc *doc, const char *path, int symmetry, hs_profile_cache *cache, hs_sim *out,
 		    hs_err *err)
 {
@@ -81,7 +115,7 @@ int hs_simulate_doc(hs_ydoc *doc, const char *path, int symmetry, hs_profile_cac
 	}
 	double horizon_s;
 	if (estimate_horizon(s, &out->b, cache, &horizon_s, err) ||
-	    hs_exec_step(&s->wl, &s->sim, &out->b, cache, horizon_s, &out->r, err)) {
+	    hs_exec_step(&s->wl, &s->sim, &out->b, cache, horizon_s, &out->r, err) || sim_devices(out, cache, err)) {
 		hs_sim_free(out);
 		return -1;
 	}

@@ -9,6 +9,16 @@
 #include "sim/exec/exec.h"
 #include "sim/study/cost.h"
 
+/* One device type of the cluster and where its profile's numbers came from (hs_profile_provenance), so that
+ * every result can say whether an answer was measured or scaled from another GPU's datasheet. */
+#define HS_SIM_MAXDEV 8
+typedef struct hs_sim_device {
+	char name[64];
+	int count;
+	char profile[64];
+	char source[320];
+} hs_sim_device;
+
 typedef struct hs_sim {
 	hs_scenario *s;
 	hs_build b;
@@ -21,6 +31,8 @@ typedef struct hs_sim {
 	hs_res_out *res;
 	int nres;
 	double sys_mtbf, young, daly; /* seconds */
+	hs_sim_device dev[HS_SIM_MAXDEV]; /* the cluster's device types, in node-group order (the first 8) */
+	int ndev;
 } hs_sim;
 
 /* Load the scenario at `path`, apply the `--set` overrides, plan the step and run it. symmetry < 0: as the

@@ -21,7 +21,7 @@ const char *const hs_sweep_columns[] = {"status",	   "step_time_s",	 "mfu",
 					"compute_s",	   "exposed_comm_s",	 "bubble_s",
 					"gpu_hours_per_step", "gpu_hours_per_mtok", "energy_kj_per_step",
 					"kwh_per_mtok",	   "cost_per_step",	 "cost_per_mtok",
-					"reason",	   NULL};
+					"reason",	   "profile_source", NULL};
 enum { NUM_FIRST = 1, NUM_END = 15 }; /* numeric columns: [NUM_FIRST, NUM_END) */
 
 int hs_sweep_column_numeric(int col)
@@ -362,6 +362,7 @@ int hs_sweep_eval(const hs_sweep *sw, size_t i, hs_sweep_row *row, hs_profile_ca
 		while (*m == ' ')
 			m++;
 		sb_csv(&b, m);
+		sb_put(&b, ",");
 		row->text = b.s;
 		row->ok = 0;
 		return 0;
@@ -387,7 +388,14 @@ int hs_sweep_eval(const hs_sweep *sw, size_t i, hs_sweep_row *row, hs_profile_ca
 	sb_num(&b, cost.kwh_per_mtok);
 	sb_num(&b, cost.cost_per_step);
 	sb_num(&b, cost.cost_per_mtok);
-	sb_put(&b, ",");
+	sb_put(&b, ",,");
+	/* where each device type's profile came from: "B200: derived from H200-SXM-141GB by ...; ..." */
+	char src[HS_SIM_MAXDEV * 400] = "";
+	size_t sl = 0;
+	for (int k = 0; k < sim.ndev && sl < sizeof src; k++)
+		sl += (size_t)snprintf(src + sl, sizeof src - sl, "%s%s: %s", k ? "; " : "", sim.dev[k].profile,
+				       sim.dev[k].source);
+	sb_csv(&b, src);
 	hs_sim_free(&sim);
 	row->text = b.s;
 	row->ok = 1;

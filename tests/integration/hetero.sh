@@ -7,7 +7,7 @@ for f in scenarios/hetero/*.yaml; do
 	expect 0 "step time" -- "$H" run "$f"
 done
 S=scenarios/hetero/mixed-h100-a100-13b.yaml
-expect 0 "stage layers  13 14 7 6 (auto" -- "$H" run $S --set parallelism.stage_layers=auto
+expect 0 "stage layers  14 14 6 6 (auto" -- "$H" run $S --set parallelism.stage_layers=auto
 expect 0 "bottleneck    stage 3 (A100-SXM-80GB, 10 layers)" -- "$H" run $S
 expect 0 "replica load  9 8 7 8" -- "$H" run scenarios/hetero/straggler-1024.yaml --set parallelism.dp_microbatches=auto
 expect 0 "effective step" -- "$H" run scenarios/hetero/diloco-2sites.yaml

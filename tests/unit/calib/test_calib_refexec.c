@@ -40,19 +40,23 @@ static void put(const char *path, const char *a, const char *b)
 START_TEST(kernel_gap_default_and_explicit)
 {
 	hs_err err = {0};
-	hs_profile *p = hs_profile_load("calib/profiles/H200-SXM-141GB.yaml", &err);
-	ck_assert_msg(p != NULL, "%s", err.msg);
-	ck_assert(hs_profile_kernel_gap(p) == 0); /* no key: today's launch */
-	hs_profile_free(p);
-
+	/* the shipped profile without its kernel_gap line: no gap (its kernel times are in-stream times) */
 	char *base = slurp("calib/profiles/H200-SXM-141GB.yaml");
+	char *g = strstr(base, "\nkernel_gap:");
+	ck_assert_ptr_nonnull(g);
+	memmove(g + 1, strchr(g + 1, '\n') + 1, strlen(strchr(g + 1, '\n') + 1) + 1);
 	char path[64];
 	hs_test_tmpfile(path, sizeof path, "gap", ".yaml");
+	put(path, base, "");
+	hs_profile *p = hs_profile_load(path, &err);
+	ck_assert_msg(p != NULL, "%s", err.msg);
+	ck_assert(hs_profile_kernel_gap(p) == 0); /* no key: none */
+	hs_profile_free(p);
 	put(path, base, "kernel_gap: 4 us\n");
 	p = hs_profile_load(path, &err);
 	ck_assert_msg(p != NULL, "%s", err.msg);
 	ck_assert(fabs(hs_profile_kernel_gap(p) - 4e-6) < 1e-15);
-	ck_assert(hs_profile_launch(p) > 2e-5); /* launch and the query semantics are unchanged */
+	ck_assert(hs_profile_launch(p) > 1e-6 && hs_profile_launch(p) != 4e-6); /* launch is its own key */
 	/* saved and read back */
 	ck_assert_int_eq(hs_profile_save(p, path, &err), 0);
 	hs_profile_free(p);
@@ -112,6 +116,27 @@ START_TEST(compare)
 			found = 1;
 		}
 	ck_assert(found);
+	/* op rows carry their kind; tasks and the step are recomputed from the profile: ops back to back plus the
+	 * kernel gap per op, ln1 as refexec's layernorm kernel, task 1 after task 0 on one stream */
+	double gap = hs_profile_kernel_gap(p);
+	double t0 = hs_profile_gemm_time(p, NULL, 8192, 8192, 2048, HS_BF16) +
+		    hs_profile_mem_op_time(p, NULL, "layernorm", 67108864) + 2 * gap;
+	double t1 = want + hs_profile_mem_op_time(p, NULL, "layernorm", 67108864 * 0.5) + 2 * gap;
+	ck_assert(hs_profile_mem_op_time(p, NULL, "layernorm", 67108864) > 1.5 * hs_profile_mem_time(p, NULL, 67108864));
+	ck_assert_uint_eq(c.n, 2 + 1 + 2 + 1 + 1);
+	for (size_t i = 0; i < c.n; i++) {
+		const hs_refexec_row *r = &c.rows[i];
+		if (strcmp(r->kind, "op") == 0)
+			ck_assert_str_eq(r->opkind, "gemm");
+		if (strcmp(r->kind, "task-prof") == 0)
+			ck_assert_double_eq_tol(r->predicted, r->measured == 0.08 ? t0 : t1, 1e-12);
+		if (strcmp(r->kind, "step-prof") == 0)
+			ck_assert_double_eq_tol(r->predicted, t0 + t1, 1e-12);
+	}
+	/* the signed error of the totals beside the MAPE: +25% and 0% average to 12.5%, the totals to +15.4% */
+	ck_assert_double_eq_tol(hs_refexec_total_err(&c, "task", NULL), 100 * (0.15 - 0.13) / 0.13, 1e-9);
+	ck_assert_double_eq_tol(hs_refexec_mape_of(&c, "op", "gemm", &n), hs_refexec_mape(&c, "op", NULL), 1e-12);
+	ck_assert(hs_refexec_mape_of(&c, "op", "mem", &n) < 0 && n == 0);
 	hs_refexec_cmp_free(&c);
 	hs_jsonl_free(m);
 	/* records naming what the graph lacks */
