@@ -149,6 +149,12 @@ static double peak_of(const hs_profile *p, const hs_device_type *dev, enum hs_dt
 	return peak_run(p, dev, dt, &run);
 }
 
+static double mem_bw(const hs_profile *p, const hs_device_type *dev)
+{
+	double bw = dev ? dev->hbm_bw : p->dev_hbm_bw;
+	return p->mem_bw_frac * (bw > 0 ? bw : 1e12);
+}
+
 double hs_profile_gemm_time(const hs_profile *p, const hs_device_type *dev, double m, double n, double k,
 			    enum hs_dtype dt)
 {
@@ -161,13 +167,18 @@ double hs_profile_gemm_time(const hs_profile *p, const hs_device_type *dev, doub
 	if (eff > 1)
 		eff = 1;
 	/* below the grid, efficiency stays at the edge value while the work shrinks: the launch dominates */
-	return p->gemm_launch + 2 * m * n * k / (peak * eff);
-}
-
-static double mem_bw(const hs_profile *p, const hs_device_type *dev)
-{
-	double bw = dev ? dev->hbm_bw : p->dev_hbm_bw;
-	return p->mem_bw_frac * (bw > 0 ? bw : 1e12);
+	double compute = 2 * m * n * k / (peak * eff);
+	/* off the grid's low edge (a side shorter than any measured), the edge's efficiency overstates a thin
+	 * GEMM, e.g. the batched attention-score GEMMs with k = head size: there it is bounded by reading its
+	 * operands and writing its result once at the achievable copy bandwidth (the roofline's memory side). On
+	 * the grid the measured efficiency already holds the memory effects, L2 hits included. */
+	if (m < p->gm[0] || n < p->gn[0] || k < p->gk[0]) {
+		double ab = hs_dtype_bytes(dt), cb = dt == HS_FP32 || dt == HS_TF32 ? 4 : 2;
+		double stream = ((m * k + k * n) * ab + m * n * cb) / mem_bw(p, dev);
+		if (stream > compute)
+			compute = stream;
+	}
+	return p->gemm_launch + compute;
 }
 
 /* A saturating form: the launch floor and the streaming time, joined by a p-norm (p -> inf is max(),

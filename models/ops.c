@@ -142,16 +142,17 @@ static void gemm(struct walk *w, const char *const names[8], double m, double n,
 			gemm_op(w, names[2], k, n, m, count, w->adt);
 		gemm_op(w, names[1], m, k, n, count, w->adt);
 	} else if (w->ph == HS_PH_BWD_WEIGHT && !weightless) {
-		if (cast) {
-			gemm_op(w, names[2], k, n, m, count, w->adt);
-			mop(w, names[5], HS_MF_COPY, wts * (w->adt + w->gdt), 0);
-		} else {
-			gemm_op(w, names[2], k, n, m, count, w->gdt);
-		}
+		/* appended last first: backward lists run reversed */
 		if (bias > 0 && w->eager) {
-			mop(w, names[6], HS_MF_COPY, m * count * n * w->adt + bias * w->adt, m * count * n);
 			if (cast)
 				mop(w, names[7], HS_MF_COPY, bias * (w->adt + w->gdt), 0);
+			mop(w, names[6], HS_MF_COPY, m * count * n * w->adt + bias * w->adt, m * count * n);
+		}
+		if (cast) {
+			mop(w, names[5], HS_MF_COPY, wts * (w->adt + w->gdt), 0);
+			gemm_op(w, names[2], k, n, m, count, w->adt);
+		} else {
+			gemm_op(w, names[2], k, n, m, count, w->gdt);
 		}
 	}
 }
@@ -289,10 +290,10 @@ static void norm(struct walk *w, const char *const names[5], double n)
 	int fwd = runs_fwd(w, 0), bwd = w->ph == HS_PH_BWD_INPUT;
 	if (fwd) {
 		mop(w, names[0], fam, 2 * n * w->rdt, fl);
-	} else if (bwd) {
-		mop(w, names[1], fam, 3 * n * w->rdt, 2 * fl);
+	} else if (bwd) { /* appended last first: backward lists run reversed */
 		if (w->eager)
 			mop(w, names[2], fam, 2 * n * w->rdt, 2 * n);
+		mop(w, names[1], fam, 3 * n * w->rdt, 2 * fl);
 	}
 	if (w->rdt != w->adt && (fwd || bwd))
 		mop(w, names[fwd ? 3 : 4], HS_MF_COPY, n * (w->rdt + w->adt), 0);

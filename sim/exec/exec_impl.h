@@ -72,6 +72,8 @@ struct seg {
 	int group;          /* of the collective in flight */
 	hs_time comm_start; /* when it started */
 	double hide;        /* seconds of the kernel it overlaps (as op timing gave them, for the exposed part) */
+	double lag;         /* the host's issue time minus the device's free time (hs_ops_time_from); NAN at the
+			     * task's start */
 	hs_time arrive;     /* EP rendezvous: when this rep arrived */
 	hs_exec_done done;  /* the task's end */
 };

@@ -152,9 +152,11 @@ static void seg_part_done(struct ex *x, int rep)
 		return;
 	/* the collective's time beyond the kernel it hides behind (the EP rendezvous may have started it after
 	 * that kernel began, so this can be negative) */
-	double c = hs_exec_step_s(x, hs_engine_now(x->eng)) - hs_exec_step_s(x, r->seg.comm_start) - r->seg.hide;
+	double took = hs_exec_step_s(x, hs_engine_now(x->eng)) - hs_exec_step_s(x, r->seg.comm_start);
+	double c = took - r->seg.hide;
 	if (c > 0)
 		r->res->exposed_s[r->seg.group] += c;
+	r->seg.lag -= took / r->seg.f; /* the host went on issuing while the device waited (in unscaled time) */
 	seg_next(x, rep);
 }
 
@@ -264,8 +266,15 @@ static void seg_next(struct ex *x, int rep)
 		sg->pos++;
 	/* the kernels and host waits up to the collective (the host issued them while it ran) */
 	hs_ops_cost c = {0};
-	hs_ops_time(&e, ops + a, sg->pos - a, &c);
+	hs_ops_time_from(&e, ops + a, sg->pos - a, &sg->lag, &c);
 	double comp = c.comp;
+	if (sg->pos < sg->end) { /* the host issues the collective; one that is behind holds it back */
+		sg->lag += hs_op_issue_s(&e, &ops[sg->pos]);
+		if (sg->lag > 0) {
+			comp += sg->lag;
+			sg->lag = 0;
+		}
+	}
 	if (comp > 0) {
 		hs_engine_after(x->eng, hs_time_from_s(comp * sg->f), seg_kernels_ev, x, (uint64_t)rep);
 		return;
@@ -276,6 +285,7 @@ static void seg_next(struct ex *x, int rep)
 void hs_exec_seg_start(struct ex *x, int rep, uint32_t task, uint32_t first, uint32_t count, double f,
 		       hs_exec_done done)
 {
-	x->reps[rep].seg = (struct seg){.task = task, .pos = first, .end = first + count, .f = f, .done = done};
+	x->reps[rep].seg = (struct seg){.task = task, .pos = first, .end = first + count, .f = f, .done = done,
+					.lag = NAN};
 	seg_next(x, rep);
 }

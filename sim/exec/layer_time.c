@@ -2,6 +2,7 @@
 
 #include "sim/coll/coll_impl.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,21 +172,17 @@ static enum hs_time_class op_class(const hs_op *o)
 	}
 }
 
-/* The two queues of hs_ops_time: `host` is when the host has issued the next kernel, `dev` when the device is
+/* The two queues of hs_ops_time: `host` is when the host has issued the last op, `dev` when the device is
  * free, both from the list's start. */
 struct queues {
 	double host, dev;
-	int first;
 };
 
-static void issue(const hs_op_env *e, struct queues *q, const hs_op *o)
+double hs_op_issue_s(const hs_op_env *e, const hs_op *o)
 {
-	if (q->first) { /* issued while earlier work ran */
-		q->first = 0;
-		return;
-	}
-	q->host += o->kind == HS_OP_GEMM ? e->host_gemm_s : e->host_kernel_s;
+	return o->kind == HS_OP_GEMM ? e->host_gemm_s : e->host_kernel_s;
 }
+#define issue_cost hs_op_issue_s
 
 static void add_kernel(hs_ops_cost *c, const hs_op *o, double t)
 {
@@ -198,7 +195,7 @@ static void add_kernel(hs_ops_cost *c, const hs_op *o, double t)
 /* Kernel o of time t runs once issued and once the device is free. */
 static void run_kernel(const hs_op_env *e, struct queues *q, const hs_op *o, double t, hs_ops_cost *c)
 {
-	issue(e, q, o);
+	q->host += issue_cost(e, o);
 	if (q->host > q->dev) {
 		c->cls[HS_TC_HOST] += q->host - q->dev;
 		c->comp += q->host - q->dev;
@@ -208,9 +205,10 @@ static void run_kernel(const hs_op_env *e, struct queues *q, const hs_op *o, dou
 	add_kernel(c, o, t);
 }
 
-void hs_ops_time(const hs_op_env *e, const hs_op *ops, size_t n, hs_ops_cost *c)
+void hs_ops_time_from(const hs_op_env *e, const hs_op *ops, size_t n, double *lag, hs_ops_cost *c)
 {
-	struct queues q = {.first = 1};
+	/* a fresh list: its first op was issued while earlier work ran */
+	struct queues q = {.host = lag && !isnan(*lag) ? *lag : n ? -issue_cost(e, &ops[0]) : 0};
 	for (size_t i = 0; i < n; i++) {
 		const hs_op *o = &ops[i];
 		int is_comm;
@@ -221,6 +219,8 @@ void hs_ops_time(const hs_op_env *e, const hs_op *ops, size_t n, hs_ops_cost *c)
 			run_kernel(e, &q, o, t, c);
 			continue;
 		}
+		/* a collective: the host issues it and goes on issuing what follows while the device waits */
+		q.host += issue_cost(e, o);
 		double busy = t;
 		if (o->overlap && i + 1 < n && ops[i + 1].kind != HS_OP_COMM) {
 			/* the transfer hides behind the next kernel, issued with it */
@@ -231,15 +231,20 @@ void hs_ops_time(const hs_op_env *e, const hs_op *ops, size_t n, hs_ops_cost *c)
 		} else {
 			c->comm[o->group] += t;
 		}
-		/* while the device waited for the collective the host issued what follows: it starts afresh, one
-		 * kernel ahead (so that the pieces between collectives cost what the whole list costs: inlayer.c
-		 * times them one by one) */
-		q.dev += busy;
-		if (o->bytes > 0) {
-			q.host = q.dev;
-			q.first = 1;
+		if (q.host > q.dev) { /* a host that is behind holds the collective back too */
+			c->cls[HS_TC_HOST] += q.host - q.dev;
+			c->comp += q.host - q.dev;
+			q.dev = q.host;
 		}
+		q.dev += busy;
 	}
+	if (lag)
+		*lag = q.host - q.dev;
+}
+
+void hs_ops_time(const hs_op_env *e, const hs_op *ops, size_t n, hs_ops_cost *c)
+{
+	hs_ops_time_from(e, ops, n, NULL, c);
 }
 
 static void sum(const hs_op_env *e, const hs_oplist *l, double *total, double *comm_total)

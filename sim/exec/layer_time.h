@@ -68,10 +68,17 @@ typedef struct hs_ops_cost {
  * one is done, so host time shows only where kernels are shorter than their issue (a list of tiny kernels
  * takes about n x the issue cost, a list of long ones the sum of their times). The host is taken to have
  * issued the list's first kernel before the list starts (it runs ahead of the device while earlier work
- * runs). A collective blocks the device for its time (comm[group]); the host issues it like a kernel. A COMM
- * op with `overlap` runs beside the next op: the pair takes the longer of the two, and only the transfer's
- * excess over that op counts as communication. The total time is c->comp + sum(c->comm). */
+ * runs). A collective blocks the device for its time (comm[group]); the host issues it like a kernel and
+ * goes on issuing what follows meanwhile. A COMM op with `overlap` runs beside the next op: the pair takes
+ * the longer of the two, and only the transfer's excess over that op counts as communication. The total time
+ * is c->comp + sum(c->comm). */
 void hs_ops_time(const hs_op_env *e, const hs_op *ops, size_t n, hs_ops_cost *c);
+/* What the host takes to issue op o (a kernel or a collective). */
+double hs_op_issue_s(const hs_op_env *e, const hs_op *o);
+/* The same for a piece of a list: *lag is the host's issue time minus the device's free time at the piece's
+ * start (NULL or NAN: a fresh list), and on return at its end, so that pieces timed one by one (the kernels between
+ * network-carried collectives, sim/exec/inlayer.c) cost what the whole list costs. */
+void hs_ops_time_from(const hs_op_env *e, const hs_op *ops, size_t n, double *lag, hs_ops_cost *c);
 
 /* One transformer layer on one rank. */
 typedef struct hs_layer_times {

@@ -2,7 +2,9 @@
  * - a batched GEMM (count > 1) is one kernel: one launch plus count times the work;
  * - the layer's forward is the sum of its forward ops, its backward the recompute, input- and weight-gradient
  *   ops; full recompute adds exactly one forward; selective adds the attention core only;
- * - attention over s_kv > s keys costs s_kv / s times the s x s kernel (context parallelism). */
+ * - attention over s_kv > s keys costs s_kv / s times the s x s kernel (context parallelism);
+ * - two queues: a list of kernels shorter than the host's issue takes the issue cost per kernel, a list of
+ *   long kernels the sum of their times. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -46,13 +48,22 @@ static double list_time(const hs_op_env *e, const hs_scenario *s, enum hs_phase 
 	hs_build_layer_cfg(&s->wl, &lc);
 	hs_oplist l = {0};
 	hs_ops_layer(&s->model, &lc, 1, ph, &l);
-	double t = 0;
+	/* two queues (layer_time.h): the host issues op i one after another (the first before the list starts),
+	 * each runs once issued and the device is free; a collective over a group of one is no op */
+	double host = 0, dev = 0;
+	int first = 1;
 	for (size_t i = 0; i < l.n; i++) {
 		int c;
-		t += hs_op_time(e, &l.ops[i], &c);
+		double t = hs_op_time(e, &l.ops[i], &c);
+		if (l.ops[i].kind == HS_OP_COMM && e->grp_n[l.ops[i].group] <= 1)
+			continue;
+		if (!first)
+			host += l.ops[i].kind == HS_OP_GEMM ? e->host_gemm_s : e->host_kernel_s;
+		first = 0;
+		dev = (host > dev ? host : dev) + t;
 	}
 	hs_oplist_free(&l);
-	return t;
+	return dev;
 }
 
 static void env(const hs_scenario *s, hs_op_env *e, hs_profile **prof, int *tp)
@@ -65,6 +76,7 @@ static void env(const hs_scenario *s, hs_op_env *e, hs_profile **prof, int *tp)
 	e->prof = *prof;
 	e->cluster = s->cluster;
 	e->coll_algo = s->wl.coll_algo;
+	hs_op_env_host(e, s->train.recipe); /* as hs_layer_time sets it */
 	for (int k = 0; k < HS_GROUP_COUNT; k++)
 		e->grp_n[k] = 1;
 	e->grp_n[HS_GROUP_TP] = hs_build_group(&s->par, HS_GROUP_TP, 0, 0, tp);
@@ -186,6 +198,48 @@ START_TEST(ring_attention_overlaps_transfers)
 }
 END_TEST
 
+/* The host issues kernel i at i x the issue cost (the first was issued before the list began); the device runs
+ * each once issued and free. 1000 one-byte copies (each the profile's floor, shorter than the 20 us issue):
+ * the last starts at 999 x 20 us, so the list takes 999 x 20 us + one floor, of which the rest is host wait.
+ * 100 copies of 1 GB (each far longer than 20 us): the host never holds the device back. */
+START_TEST(two_queues_host_bound_and_device_bound)
+{
+	hs_scenario *s = load(NULL);
+	hs_op_env e;
+	hs_profile *p;
+	int tp[8];
+	env(s, &e, &p, tp);
+	e.host_kernel_s = 20e-6;
+	e.host_gemm_s = 30e-6;
+	enum { NT = 1000, NL = 100 };
+	hs_op *l = calloc(NT, sizeof *l);
+	for (int i = 0; i < NT; i++)
+		l[i] = (hs_op){.kind = HS_OP_MEM, .name = "tiny", .dtype = HS_BF16, .count = 1, .bytes = 1};
+	int cm;
+	double t0 = hs_op_time(&e, &l[0], &cm);
+	ck_assert(t0 > 0 && t0 < 20e-6);
+	hs_ops_cost c = {0};
+	hs_ops_time(&e, l, NT, &c);
+	ck_assert_msg(near(c.comp, (NT - 1) * 20e-6 + t0), "tiny: %g s, want %g", c.comp, (NT - 1) * 20e-6 + t0);
+	ck_assert(near(c.cls[HS_TC_HOST], c.comp - NT * t0) && near(c.cls[HS_TC_MEM], NT * t0));
+	for (int i = 0; i < NL; i++)
+		l[i].bytes = 1e9;
+	double t1 = hs_op_time(&e, &l[0], &cm);
+	ck_assert(t1 > 20e-6);
+	c = (hs_ops_cost){0};
+	hs_ops_time(&e, l, NL, &c);
+	ck_assert(near(c.comp, NL * t1) && c.cls[HS_TC_HOST] == 0);
+	/* without a host cost (CUDA graphs) the tiny list is the sum of its kernels */
+	e.host_kernel_s = 0;
+	c = (hs_ops_cost){0};
+	hs_ops_time(&e, l + NL, NT - NL, &c);
+	ck_assert(near(c.comp, (NT - NL) * t0) && c.cls[HS_TC_HOST] == 0);
+	free(l);
+	hs_profile_free(p);
+	hs_scenario_free(s);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("layer_time");
@@ -193,6 +247,7 @@ static Suite *suite(void)
 	tcase_add_test(t, batched_gemm_pays_one_launch);
 	tcase_add_test(t, layer_time_is_the_sum_of_its_ops);
 	tcase_add_test(t, ring_attention_overlaps_transfers);
+	tcase_add_test(t, two_queues_host_bound_and_device_bound);
 	suite_add_tcase(s, t);
 	return s;
 }

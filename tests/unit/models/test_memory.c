@@ -75,8 +75,9 @@ START_TEST(zero_stages)
 	double want[4] = {(2 + 2 + K) * psi, 2 * psi + 2 * psi + K * psi / nd, 2 * psi + (2 + K) * psi / nd,
 			  (2 + 2 + K) * psi / nd};
 	for (int z = 0; z <= 3; z++) {
+		/* the paper counts fp16 gradients (2 bytes): training.grad_dtype bf16 */
 		hs_mem_cfg c = {.layer = {.tp = 1, .cp = 1, .ep = 1, .micro_batch = 1, .seq_len = 2048,
-					  .dtype = HS_BF16, .flash_attention = 1},
+					  .dtype = HS_BF16, .flash_attention = 1, .grad_bytes = 2},
 				.pp = 1, .dp = 64, .zero_stage = z, .layers_on_rank = m.layers, .first_stage = 1,
 				.last_stage = 1, .in_flight = 1};
 		hs_mem r;

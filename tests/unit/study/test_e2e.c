@@ -34,21 +34,29 @@ static const char *dp_only =
 	"parallelism: {tp: 1, pp: 1, dp: 4, dp_bucket: 1 TB}\n"
 	"simulation: {collective_algorithm: ring}\n";
 
+/* The ops of a list on one device, as two queues run them (sim/exec/layer_time.h): the host issues op i
+ * (megatron's eager costs) one after another, the first before the list starts; each kernel starts once
+ * issued and the one before it is done. */
 static double list_time(const hs_profile *p, const hs_device_type *d, const hs_oplist *l)
 {
-	double t = 0;
+	const hs_recipe *r = hs_recipe_default();
+	double host = 0, dev = 0;
 	for (size_t i = 0; i < l->n; i++) {
 		const hs_op *o = &l->ops[i];
 		ck_assert_int_ne(o->kind, HS_OP_COMM); /* tp = 1: no collective inside a layer */
+		double t;
 		if (o->kind == HS_OP_GEMM)
-			t += hs_profile_gemm_time(p, d, o->m, o->n, o->k, o->dtype) * (o->count > 0 ? o->count : 1);
+			t = hs_profile_gemm_time(p, d, o->m, o->n, o->k, o->dtype) * (o->count > 0 ? o->count : 1);
 		else if (o->kind == HS_OP_ATTN)
-			t += hs_profile_attn_time(p, d, o->b, o->h, o->s, o->d, o->causal, o->bwd);
+			t = hs_profile_attn_time(p, d, o->b, o->h, o->s, o->d, o->causal, o->bwd);
 		else /* the default recipe (megatron) runs fused kernels at the copy curve */
-			t += hs_profile_mem_time(p, d, o->bytes);
+			t = hs_profile_mem_time(p, d, o->bytes);
 		t += hs_profile_kernel_gap(p); /* in-stream gap per kernel */
+		if (i)
+			host += o->kind == HS_OP_GEMM ? r->host_gemm_s : r->host_kernel_s;
+		dev = (host > dev ? host : dev) + t;
 	}
-	return t;
+	return dev;
 }
 
 START_TEST(dp_only_is_compute_plus_ring_allreduce)
@@ -69,12 +77,15 @@ START_TEST(dp_only_is_compute_plus_ring_allreduce)
 	for (int l = 0; l < 2; l++)
 		hs_ops_layer(&s->model, &lc, l, HS_PH_FWD, &f);
 	hs_ops_head(&s->model, &lc, HS_PH_FWD, &f);
-	for (int ph = HS_PH_BWD_INPUT; ph <= HS_PH_BWD_WEIGHT; ph++) {
+	/* backward as the graph runs it: the head, then layer by layer from the last, each its input then its
+	 * weight gradients, then the embedding (the two queues make the order matter, a little) */
+	for (int ph = HS_PH_BWD_INPUT; ph <= HS_PH_BWD_WEIGHT; ph++)
 		hs_ops_head(&s->model, &lc, ph, &b);
-		for (int l = 0; l < 2; l++)
+	for (int l = 1; l >= 0; l--)
+		for (int ph = HS_PH_BWD_INPUT; ph <= HS_PH_BWD_WEIGHT; ph++)
 			hs_ops_layer(&s->model, &lc, l, ph, &b);
+	for (int ph = HS_PH_BWD_INPUT; ph <= HS_PH_BWD_WEIGHT; ph++)
 		hs_ops_embedding(&s->model, &lc, ph, &b);
-	}
 	/* parameters: two layers + untied input embedding and output projection */
 	double params = hs_model_params_layer(&s->model, 0) + hs_model_params_layer(&s->model, 1) +
 			2.0 * 32000 * 1024;
