@@ -63,7 +63,8 @@ void hs_build_layer_cfg(const hs_workload *s, hs_layer_cfg *out)
 	const hs_parallel *p = s->par;
 	*out = (hs_layer_cfg){.tp = p->tp, .cp = p->cp, .ep = p->ep, .sequence_parallel = p->sequence_parallel,
 			      .micro_batch = s->train->micro_batch, .seq_len = s->train->seq_len,
-			      .dtype = s->train->dtype, .fp8_gemms = s->train->fp8_gemms, .recompute = p->recompute,
+			      .dtype = s->train->dtype, .fp8_gemms = s->train->fp8_gemms,
+			      .fp8_recipe = (unsigned char)s->train->fp8_recipe, .recompute = p->recompute,
 			      .flash_attention = !s->train->materialized_attention,
 			      .expert_load = p->expert_load, .cp_ring = p->cp_ring, .recipe = s->train->recipe,
 			      .grad_bytes = s->train->recipe ? hs_dtype_bytes(s->train->grad_dtype) : 0};
@@ -116,7 +117,8 @@ struct ctx {
 	hs_oplist tmp;
 };
 
-static void ops_chunk(struct ctx *c, int stage, int chunk, enum hs_phase ph, int with_recompute)
+/* `fp8_gemms`: the chunk's fp8 GEMMs (hs_ops_fp8_gemms of its forward), for the backward's scale update. */
+static void ops_chunk(struct ctx *c, int stage, int chunk, enum hs_phase ph, int with_recompute, double fp8_gemms)
 {
 	const hs_model *m = c->s->model;
 	int gchunk = chunk * c->pp + stage;
@@ -127,6 +129,8 @@ static void ops_chunk(struct ctx *c, int stage, int chunk, enum hs_phase ph, int
 			hs_ops_embedding(m, &c->lc, ph, &c->tmp);
 		for (int i = 0; i < c->cl[gchunk]; i++)
 			hs_ops_layer(m, &c->lc, c->cf[gchunk] + i, ph, &c->tmp);
+		/* the chunk's layers are one fp8_autocast region (hs_ops_fp8_scale_update) */
+		hs_ops_fp8_scale_update(&c->lc, hs_ops_fp8_gemms(&c->tmp), ph, &c->tmp);
 		if (last)
 			hs_ops_head(m, &c->lc, ph, &c->tmp);
 		return;
@@ -139,6 +143,7 @@ static void ops_chunk(struct ctx *c, int stage, int chunk, enum hs_phase ph, int
 			hs_ops_layer(m, &c->lc, c->cf[gchunk] + i, HS_PH_RECOMPUTE, &c->tmp);
 		hs_ops_layer(m, &c->lc, c->cf[gchunk] + i, ph, &c->tmp);
 	}
+	hs_ops_fp8_scale_update(&c->lc, fp8_gemms, ph, &c->tmp);
 	if (first)
 		hs_ops_embedding(m, &c->lc, ph, &c->tmp);
 }
@@ -159,7 +164,8 @@ static void build_oplists(struct ctx *c)
 	for (int s = 0; s < c->pp; s++)
 		for (int k = 0; k < c->v; k++) {
 			int idx = s * c->v + k;
-			ops_chunk(c, s, k, HS_PH_FWD, 0);
+			ops_chunk(c, s, k, HS_PH_FWD, 0, 0);
+			double n8 = hs_ops_fp8_gemms(&c->tmp);
 			store(c, c->fwd, idx);
 			/* combined backward: recompute, then input and weight gradients layer by layer */
 			hs_oplist_clear(&c->tmp);
@@ -175,14 +181,15 @@ static void build_oplists(struct ctx *c)
 				hs_ops_layer(m, &c->lc, l, HS_PH_BWD_INPUT, &c->tmp);
 				hs_ops_layer(m, &c->lc, l, HS_PH_BWD_WEIGHT, &c->tmp);
 			}
+			hs_ops_fp8_scale_update(&c->lc, n8, HS_PH_BWD_INPUT, &c->tmp);
 			if (gchunk == 0) {
 				hs_ops_embedding(m, &c->lc, HS_PH_BWD_INPUT, &c->tmp);
 				hs_ops_embedding(m, &c->lc, HS_PH_BWD_WEIGHT, &c->tmp);
 			}
 			store(c, c->bwd, idx);
-			ops_chunk(c, s, k, HS_PH_BWD_INPUT, 1);
+			ops_chunk(c, s, k, HS_PH_BWD_INPUT, 1, n8);
 			store(c, c->bin, idx);
-			ops_chunk(c, s, k, HS_PH_BWD_WEIGHT, 0);
+			ops_chunk(c, s, k, HS_PH_BWD_WEIGHT, 0, n8);
 			store(c, c->bwt, idx);
 		}
 }
@@ -480,6 +487,15 @@ static void finish_rep(struct step *sb, int r, int grad_ids, int m, int maxchunk
 	double shard = p->zero >= 1 ? params / c->dpg : params;
 	hs_oplist_clear(&c->tmp);
 	hs_ops_optimizer(&c->lc, shard, &c->tmp);
+	/* fp8 weights cached for the step: cast once, after the update (the unsharded layer weights, which the
+	 * first micro-batch of the next step would cast; norms and biases are a rounding error) */
+	double layer_w = 0;
+	for (int k = 0; k < v; k++) {
+		int gc = k * c->pp + st;
+		for (int i = 0; i < c->cl[gc]; i++)
+			layer_w += layer_params_rank(s->model, p, c->cf[gc] + i);
+	}
+	hs_ops_fp8_weight_cast(&c->lc, layer_w, &c->tmp);
 	hs_task t = {.kind = HS_T_COMPUTE, .stream = HS_S_COMPUTE, .what = HS_W_OPTIMIZER, .rep = r,
 		     .peer = -1, .op_first = hs_graph_add_ops(g, &c->tmp), .op_count = (uint32_t)c->tmp.n,
 		     .scale = 1.0, .rendezvous = -1};

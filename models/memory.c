@@ -14,7 +14,10 @@
  * Generalisations: GQA and MLA through the per-rank head sizes; gated MLPs store both FC1 outputs; models
  * without dropout store no masks; flash attention stores no scores (as selective recompute); MoE layers store
  * the permuted tokens (top_k copies), the experts' activation and FC2 inputs for top_k pairs, and the shared
- * experts like a dense MLP; context parallelism divides the tokens by cp, attention keeps all s keys. */
+ * experts like a dense MLP; context parallelism divides the tokens by cp, attention keeps all s keys.
+ * fp8 (Transformer Engine): the inputs of TE's linear layers (QKV, projection, FC1, FC2, experts, MLA's
+ * up-projections) are kept as their fp8 copies (1 byte) instead; flash attention still keeps its bf16
+ * output for its own backward beside the projection's fp8 copy of it. */
 #include "models/memory.h"
 
 static double dt_bytes(const hs_layer_cfg *c) { return hs_dtype_bytes(c->dtype); }
@@ -32,6 +35,10 @@ static double resid_bytes(const hs_layer_cfg *c)
 static double per_token(const hs_model *m, const hs_layer_cfg *c, int layer, int scores, double skv)
 {
 	double B = dt_bytes(c), R = resid_bytes(c), t = c->tp > 0 ? c->tp : 1, h = m->hidden, hd = m->head_dim;
+	/* a Transformer Engine linear layer under fp8 keeps its input for wgrad as the fp8 (one byte, e4m3)
+	 * transposed copy its cast wrote, not the bf16 tensor (TE linear.py: saved_inputmat_t; 2.x: the
+	 * quantized input's column-wise data); B where the GEMMs stay in the activation format */
+	double F = c->fp8_gemms ? hs_dtype_bytes(HS_FP8) : B;
 	const hs_recipe *r = recipe(c);
 	double rep = c->sequence_parallel ? t : 1; /* the parts outside TP regions are split only with SP */
 	double qr = m->heads / t, kvr, dv;
@@ -39,14 +46,16 @@ static double per_token(const hs_model *m, const hs_layer_cfg *c, int layer, int
 	if (m->kv_lora_rank) {
 		kvr = qr;
 		dv = m->v_head_dim;
-		x += B * (m->q_lora_rank + m->kv_lora_rank); /* latent inputs of the up-projections (replicated) */
+		x += F * (m->q_lora_rank + m->kv_lora_rank); /* latent inputs of the up-projections (replicated) */
 	} else {
 		kvr = m->kv_heads >= t ? m->kv_heads / t : 1;
 		dv = hd;
 	}
 	double mask = m->dropout ? 1 : 0;
-	x += (2 * R * h + B * h + mask * h + B * h + mask * h) / rep; /* norms, QKV in, masks, FC1 in */
-	x += B * (qr + kvr) * hd + B * kvr * dv + B * qr * dv;         /* Q, K, V, projection input */
+	x += (2 * R * h + F * h + mask * h + F * h + mask * h) / rep; /* norms, QKV in, masks, FC1 in */
+	x += B * (qr + kvr) * hd + B * kvr * dv + F * qr * dv;         /* Q, K, V, projection input */
+	if (F != B && c->flash_attention) /* flash attention's backward reads its output O in bf16 besides */
+		x += B * qr * dv;
 	if (r->qkv_copy && !scores) /* eager: the attention's own output, beside its contiguous copy */
 		x += B * qr * dv;
 	/* gated MLP: fused, the activation reads the FC1 output and writes the FC2 input; eager, silu's output
@@ -55,12 +64,12 @@ static double per_token(const hs_model *m, const hs_layer_cfg *c, int layer, int
 	if (hs_model_layer_is_moe(m, layer)) {
 		double k = m->top_k, f = m->expert_ffn;
 		double load = c->expert_load > 1 ? c->expert_load : 1; /* padded to the busiest expert */
-		x += B * k * h * load;                   /* permuted tokens: the experts' FC1 inputs */
-		x += B * k * (mult * f + f) / t * load;   /* activation and FC2 inputs of top_k pairs */
-		x += B * m->shared_experts * f * (mult + 1) / t;
+		x += F * k * h * load;                   /* permuted tokens: the experts' FC1 inputs */
+		x += k * (B * mult * f + F * f) / t * load; /* activation and FC2 inputs of top_k pairs */
+		x += m->shared_experts * f * (B * mult + F) / t;
 		x += 4.0 * m->experts;                    /* router probabilities, fp32 */
 	} else {
-		x += B * (mult * m->ffn + m->ffn) / t;
+		x += (B * mult * m->ffn + F * m->ffn) / t; /* activation input, FC2 input */
 	}
 	if (scores)
 		x += qr * skv * (B + (m->dropout ? 1 + B : 0));
@@ -123,12 +132,26 @@ void hs_memory_rank(const hs_model *m, const hs_mem_cfg *c, hs_mem *out)
 	out->grads = gb * (z >= 2 ? dense / nd + expert / nde : dense + expert);
 	out->optimizer = ob * (z >= 1 ? dense / nd + expert / nde : dense + expert);
 	/* autocast's weight cache: every GEMM weight of the rank in the GEMM format, from the forward until its
-	 * backward (the embedding lookup reads the fp32 table; a tied head casts it) */
-	if (rc->weight_cast && lc->dtype != HS_FP32) {
-		double mats = layer_params; /* norms and biases are a rounding error here */
-		if (c->last_stage)
-			mats += V * h / t;
-		out->weights += hs_dtype_bytes(lc->fp8_gemms ? HS_FP8 : lc->dtype) * mats;
+	 * backward (the embedding lookup reads the fp32 table; a tied head casts it). Under fp8 the layers are
+	 * TE's, which cast their weights themselves (below): only the output layer is cached. */
+	double mats = layer_params; /* norms and biases are a rounding error here */
+	if (rc->weight_cast && lc->dtype != HS_FP32)
+		out->weights += dt_bytes(lc) * ((lc->fp8_gemms ? 0 : mats) + (c->last_stage ? V * h / t : 0));
+	/* fp8: TE keeps each layer weight's fp8 copy and its fp8 transpose (1 byte each) as module buffers
+	 * across steps (1.x weight_fp8 / weight_t_fp8), and per GEMM five tensors' scaling meta (3 forward,
+	 * 2 backward: FP8FwdTensors, FP8BwdTensors), each a scale and an inverse (or amax, current scaling)
+	 * of 4 bytes, and with delayed scaling an amax history of fp8_amax_history fp32 values */
+	if (lc->fp8_gemms) {
+		out->weights += 2 * hs_dtype_bytes(HS_FP8) * mats;
+		double hist = lc->fp8_recipe == HS_FP8_DELAYED ? rc->fp8_amax_history : 0, gemms = 0;
+		hs_oplist fwd = {0};
+		for (int l = c->first_layer; l < c->first_layer + c->layers_on_rank && l < m->layers; l++) {
+			hs_oplist_clear(&fwd);
+			hs_ops_layer(m, lc, l, HS_PH_FWD, &fwd);
+			gemms += hs_ops_fp8_gemms(&fwd);
+		}
+		hs_oplist_free(&fwd);
+		out->weights += gemms * 5 * (4 * hist + 8);
 	}
 
 	/* activations: the in-flight micro-batches (chunks) of this rank's layers */

@@ -67,7 +67,7 @@ struct walk {
 	double rdt, pdt, gdt;          /* bytes of the residual stream and norms, of a parameter, of a gradient */
 	const hs_recipe *r;
 	int eager;                     /* each elementwise op its own kernel (!r->fused_elementwise) */
-	enum hs_dtype act, gemm;
+	enum hs_dtype act;
 	hs_oplist tmp; /* this phase's ops in forward order */
 };
 
@@ -92,15 +92,16 @@ static hs_op base(const struct walk *w, enum hs_op_kind k, const char *name, enu
 	return o;
 }
 
-static void gemm_op(struct walk *w, const char *name, double m, double n, double k, double count, double cbytes)
+static void gemm_op(struct walk *w, const char *name, enum hs_dtype dt, double m, double n, double k, double count,
+		    double cbytes)
 {
-	hs_op o = base(w, HS_OP_GEMM, name, w->gemm);
+	hs_op o = base(w, HS_OP_GEMM, name, dt);
 	o.m = m;
 	o.n = n;
 	o.k = k;
 	o.count = count;
 	o.flops = 2 * m * n * k * count;
-	o.bytes = count * ((m * k + k * n) * hs_dtype_bytes(w->gemm) + m * n * cbytes);
+	o.bytes = count * ((m * k + k * n) * hs_dtype_bytes(dt) + m * n * cbytes);
 	push(&w->tmp, &o);
 }
 
@@ -115,44 +116,93 @@ static void mop(struct walk *w, const char *name, enum hs_mem_family fam, double
 }
 
 /* The GEMM step's names: forward, dgrad, wgrad, and the recipe's kernels around it: the weight's cast,
- * the bias's cast, the weight gradient's cast, the bias gradient's column sum and its cast. */
-#define G(x) ((const char *const[8]){x, x "_dgrad", x "_wgrad", x "_wcast", x "_bcast", x "_gcast", x "_bgrad", \
-				    x "_bgcast"})
+ * the bias's cast, the weight gradient's cast, the bias gradient's column sum and its cast; then Transformer
+ * Engine's fp8 kernels: the casts of the input, the weight and the output gradient, and (current scaling)
+ * the amax pass before each. */
+#define G(x)                                                                                                   \
+	((const char *const[14]){x, x "_dgrad", x "_wgrad", x "_wcast", x "_bcast", x "_gcast", x "_bgrad",    \
+				 x "_bgcast", x "_fp8_cast_x", x "_fp8_cast_w", x "_fp8_cast_dy", x "_fp8_amax_x", \
+				 x "_fp8_amax_w", x "_fp8_amax_dy"})
 
-/* A GEMM step: names as G(). `weightless`: both operands are activations (attention scores without flash):
- * both gradients are input gradients. `bias`: the layer's bias has n x count elements (0: none). With the
- * recipe's weight cast, the k x n x count weights are cast before the forward GEMM; the weight gradient comes
- * out of the GEMM in the activation format and is cast to the gradient's; otherwise (Megatron's gradient
- * accumulation fusion) the GEMM accumulates straight into the fp32 main gradient. Bias gradients: the GEMM
- * epilogue's with fused kernels, a column sum over the tokens (and its cast) in eager mode. */
-static void gemm(struct walk *w, const char *const names[8], double m, double n, double k, double count, int core,
-		 int weightless, double bias)
+/* Which GEMMs Transformer Engine runs. Megatron-core builds the QKV, projection, MLP and expert layers (and
+ * MLA's projections) from TE modules (TELayerNormColumnParallelLinear, TERowParallelLinear,
+ * TEGroupedLinear); the attention core is TE's DotProductAttention, in bf16 unless fp8_dpa is set; the MoE
+ * router is a plain torch linear and the output layer Megatron's own ColumnParallelLinear, so they stay in
+ * the activation format under fp8. */
+enum gemm_kind {
+	GK_TE,    /* a Transformer Engine linear layer: fp8 with precision fp8 */
+	GK_PLAIN, /* a weight GEMM outside TE (router, output layer): the activation format */
+	GK_ACTS,  /* both operands are activations (attention scores without flash): both gradients are input
+		   * gradients, in the activation format */
+};
+
+/* Transformer Engine's cast of one tensor of n elements (in `from`-byte elements) to fp8, as its kernels
+ * move it (TE transformer_engine/common/transpose/cast_transpose.cu, 1.x linear.py / 2.x quantizers): the
+ * fused cast_transpose reads the tensor once and writes it twice in fp8 (one byte each, Micikevicius et al.
+ * 2022, "FP8 Formats for Deep Learning"): row-wise for this GEMM and transposed for the other GEMM that
+ * reads it, as Hopper's fp8 GEMMs take only the TN layout. Current scaling (Float8CurrentScaling) first
+ * reads the tensor once more to find its amax (nvte_compute_amax); delayed scaling takes the scale from the
+ * history and records the amax inside the cast. */
+static void fp8_cast(struct walk *w, const char *cast, const char *amax, double n, double from)
 {
-	int cast = w->r->weight_cast && !weightless;
-	double wts = k * n * count, gb = hs_dtype_bytes(w->gemm);
+	if (w->c->fp8_recipe == HS_FP8_CURRENT)
+		mop(w, amax, HS_MF_COPY, n * from, 0);
+	mop(w, cast, HS_MF_COPY, n * (from + 2), 0);
+}
+
+/* A GEMM step: names as G(). `bias`: the layer's bias has n x count elements (0: none). With the recipe's
+ * weight cast, the k x n x count weights are cast before the forward GEMM; the weight gradient comes out of
+ * the GEMM in the activation format and is cast to the gradient's; otherwise (Megatron's gradient
+ * accumulation fusion) the GEMM accumulates straight into the fp32 main gradient. Bias gradients: the GEMM
+ * epilogue's with fused kernels, a column sum over the tokens (and its cast) in eager mode.
+ * A TE layer under fp8: forward casts the m x k input (cast_transpose: the transposed copy is what backward
+ * keeps for wgrad) and, unless the recipe caches them for the step (hs_ops_fp8_weight_cast), the weights
+ * (with their transpose, for dgrad); the GEMM's output is in the activation format. Backward casts the m x n
+ * output gradient (cast_transpose again: row-wise for dgrad, transposed for wgrad; the bias gradient is
+ * fused into that cast, TE's cast_transpose_dbias) before dgrad, and both backward GEMMs read fp8. The
+ * autocast weight cache does not apply: TE casts the parameters to fp8 itself. */
+static void gemm(struct walk *w, const char *const names[14], double m, double n, double k, double count, int core,
+		 enum gemm_kind kind, double bias)
+{
+	int weightless = kind == GK_ACTS, fp8 = kind == GK_TE && w->c->fp8_gemms;
+	int gout = w->r->weight_cast && !weightless; /* wgrad out of the GEMM in the activation format */
+	int cast = gout && !fp8;
+	enum hs_dtype dt = fp8 ? HS_FP8 : w->act;
+	double wts = k * n * count;
 	if (runs_fwd(w, core)) {
-		if (cast) {
-			mop(w, names[3], HS_MF_COPY, wts * (w->pdt + gb), 0);
-			if (bias > 0)
-				mop(w, names[4], HS_MF_COPY, bias * (w->pdt + w->adt), 0);
+		if (fp8) {
+			fp8_cast(w, names[8], names[11], m * k * count, w->adt);
+			if (!w->r->fp8_weight_cache)
+				fp8_cast(w, names[9], names[12], wts, w->pdt);
 		}
-		gemm_op(w, names[0], m, n, k, count, w->adt);
+		if (cast)
+			mop(w, names[3], HS_MF_COPY, wts * (w->pdt + w->adt), 0);
+		if (gout && bias > 0) /* TE casts the bias to the activation format too */
+			mop(w, names[4], HS_MF_COPY, bias * (w->pdt + w->adt), 0);
+		gemm_op(w, names[0], dt, m, n, k, count, w->adt);
 	} else if (w->ph == HS_PH_BWD_INPUT) {
+		/* appended in forward order, run reversed: [amax], cast, dgrad */
 		if (weightless)
-			gemm_op(w, names[2], k, n, m, count, w->adt);
-		gemm_op(w, names[1], m, k, n, count, w->adt);
+			gemm_op(w, names[2], dt, k, n, m, count, w->adt);
+		gemm_op(w, names[1], dt, m, k, n, count, w->adt);
+		if (fp8) { /* fp8_cast's two kernels, appended reversed */
+			mop(w, names[10], HS_MF_COPY, m * n * count * (w->adt + 2), 0);
+			if (w->c->fp8_recipe == HS_FP8_CURRENT)
+				mop(w, names[13], HS_MF_COPY, m * n * count * w->adt, 0);
+		}
 	} else if (w->ph == HS_PH_BWD_WEIGHT && !weightless) {
 		/* appended last first: backward lists run reversed */
 		if (bias > 0 && w->eager) {
-			if (cast)
+			if (gout)
 				mop(w, names[7], HS_MF_COPY, bias * (w->adt + w->gdt), 0);
-			mop(w, names[6], HS_MF_COPY, m * count * n * w->adt + bias * w->adt, m * count * n);
+			if (!fp8)
+				mop(w, names[6], HS_MF_COPY, m * count * n * w->adt + bias * w->adt, m * count * n);
 		}
-		if (cast) {
+		if (gout) {
 			mop(w, names[5], HS_MF_COPY, wts * (w->adt + w->gdt), 0);
-			gemm_op(w, names[2], k, n, m, count, w->adt);
+			gemm_op(w, names[2], dt, k, n, m, count, w->adt);
 		} else {
-			gemm_op(w, names[2], k, n, m, count, w->gdt);
+			gemm_op(w, names[2], dt, k, n, m, count, w->gdt);
 		}
 	}
 }
@@ -255,7 +305,6 @@ static void walk_init(struct walk *w, const hs_model *m, const hs_layer_cfg *c, 
 	w->tok_sp = c->sequence_parallel ? w->tok / w->t : w->tok;
 	w->h = m->hidden;
 	w->act = c->dtype;
-	w->gemm = c->fp8_gemms ? HS_FP8 : c->dtype;
 	w->adt = hs_dtype_bytes(c->dtype);
 	w->r = c->recipe ? c->recipe : hs_recipe_default();
 	w->eager = !w->r->fused_elementwise;
@@ -361,13 +410,13 @@ static void activation(struct walk *w, const char *const names[6], double n)
 	}
 }
 
-static void mlp(struct walk *w, const char *const fc1[8], const char *const act[6], const char *const fc2[8],
+static void mlp(struct walk *w, const char *const fc1[14], const char *const act[6], const char *const fc2[14],
 		double tok, double f, double count)
 {
 	double mult = w->m->gated_mlp ? 2 : 1, bias = w->m->bias ? 1 : 0;
-	gemm(w, fc1, tok, mult * f / w->t, w->h, count, 0, 0, bias * count * mult * f / w->t);
+	gemm(w, fc1, tok, mult * f / w->t, w->h, count, 0, GK_TE, bias * count * mult * f / w->t);
 	activation(w, act, tok * count * f / w->t);
-	gemm(w, fc2, tok, w->h, f / w->t, count, 0, 0, bias * count * w->h);
+	gemm(w, fc2, tok, w->h, f / w->t, count, 0, GK_TE, bias * count * w->h);
 }
 
 /* Ring attention (Liu et al. 2023; Megatron's CP): the cp KV blocks circulate around the CP ring; each step
@@ -410,22 +459,22 @@ static void attention(struct walk *w)
 		dv = m->v_head_dim;
 		rope = m->rope_head_dim;
 		if (m->q_lora_rank) {
-			gemm(w, G("q_down"), tok, m->q_lora_rank, h, 1, 0, 0, 0);
+			gemm(w, G("q_down"), tok, m->q_lora_rank, h, 1, 0, GK_TE, 0);
 			norm(w, NM("q_norm"), tok * m->q_lora_rank);
-			gemm(w, G("q_up"), tok, qr * hd, m->q_lora_rank, 1, 0, 0, 0);
+			gemm(w, G("q_up"), tok, qr * hd, m->q_lora_rank, 1, 0, GK_TE, 0);
 		} else {
-			gemm(w, G("q"), tok, qr * hd, h, 1, 0, 0, 0);
+			gemm(w, G("q"), tok, qr * hd, h, 1, 0, GK_TE, 0);
 		}
-		gemm(w, G("kv_down"), tok, m->kv_lora_rank + rope, h, 1, 0, 0, 0);
+		gemm(w, G("kv_down"), tok, m->kv_lora_rank + rope, h, 1, 0, GK_TE, 0);
 		norm(w, NM("kv_norm"), tok * m->kv_lora_rank);
-		gemm(w, G("kv_up"), tok, qr * (hd - rope + dv), m->kv_lora_rank, 1, 0, 0, 0);
+		gemm(w, G("kv_up"), tok, qr * (hd - rope + dv), m->kv_lora_rank, 1, 0, GK_TE, 0);
 		if (!m->learned_pos && !m->no_pos) /* rotary on the rope part: per query head, one shared key head */
 			mem(w, M("rope"), HS_MF_ADD, 2 * tok * (qr + 1) * rope * w->adt,
 			    2 * tok * (qr + 1) * rope * w->adt, 3 * tok * (qr + 1) * rope, 0, 0);
 	} else {
 		kvr = m->kv_heads >= t ? m->kv_heads / t : 1;
 		dv = hd;
-		gemm(w, G("qkv"), tok, (qr + 2 * kvr) * hd, h, 1, 0, 0, m->bias ? (qr + 2 * kvr) * hd : 0);
+		gemm(w, G("qkv"), tok, (qr + 2 * kvr) * hd, h, 1, 0, GK_TE, m->bias ? (qr + 2 * kvr) * hd : 0);
 		if (!m->learned_pos && !m->no_pos)
 			mem(w, M("rope"), HS_MF_ADD, 2 * tok * (qr + kvr) * hd * w->adt,
 			    2 * tok * (qr + kvr) * hd * w->adt, 3 * tok * (qr + kvr) * hd, 0, 0);
@@ -447,15 +496,15 @@ static void attention(struct walk *w)
 	} else {
 		/* materialised scores: batched QK^T, softmax, dropout, PV over every (query, key) pair */
 		double n = b * qr * s * skv;
-		gemm(w, G("score"), s, skv, hd, b * qr, 1, 1, 0);
+		gemm(w, G("score"), s, skv, hd, b * qr, 1, GK_ACTS, 0);
 		mem(w, M("softmax"), HS_MF_SOFTMAX, 2 * n * w->adt, 3 * n * w->adt, 5 * n, 1, 0);
 		dropout(w, M("attn_drop"), n, 1);
-		gemm(w, G("attn_v"), s, dv, skv, b * qr, 1, 1, 0);
+		gemm(w, G("attn_v"), s, dv, skv, b * qr, 1, GK_ACTS, 0);
 	}
 	/* eager: the (batch, heads, tokens, head) output is transposed and made contiguous for the projection */
 	if (w->r->qkv_copy && runs_fwd(w, 1))
 		mop(w, "attn_out_copy", HS_MF_COPY, 2 * tok * qr * dv * w->adt, 0);
-	gemm(w, G("proj"), tok, h, qr * dv, 1, 0, 0, m->bias ? h : 0);
+	gemm(w, G("proj"), tok, h, qr * dv, 1, 0, GK_TE, m->bias ? h : 0);
 }
 
 static void moe(struct walk *w)
@@ -466,7 +515,7 @@ static void moe(struct walk *w)
 	 * expert to the largest load; the rank holding the busiest expert is the critical one), and so are the
 	 * all-to-alls that carry its tokens */
 	double load = w->c->expert_load > 1 ? w->c->expert_load : 1;
-	gemm(w, G("router"), tok, E, h, 1, 0, 0, 0);
+	gemm(w, G("router"), tok, E, h, 1, 0, GK_PLAIN, 0);
 	mem(w, M("router_topk"), HS_MF_SOFTMAX, 2 * tok * E * 4, 2 * tok * E * 4, 10 * tok * E, 0, 0);
 	mem(w, M("permute"), HS_MF_COPY, (1 + k) * tok * h * w->adt, (1 + k) * tok * h * w->adt, 0, 0, 0);
 	if (ep > 1)
@@ -538,7 +587,7 @@ void hs_ops_head(const hs_model *m, const hs_layer_cfg *c, enum hs_phase phase, 
 	double vr = m->vocab / w.t, logits = w.tok * vr;
 	norm(&w, NM("ln_f"), w.tok_sp * w.h);
 	tp_f(&w, F("tp_head_in"), w.tok * w.h * w.adt);
-	gemm(&w, G("head"), w.tok, vr, w.h, 1, 0, 0, 0);
+	gemm(&w, G("head"), w.tok, vr, w.h, 1, 0, GK_PLAIN, 0);
 	/* a tied output layer in eager PyTorch: the embedding's and the head's gradients of the shared table
 	 * are summed (AccumulateGrad); Megatron's GEMMs accumulate both into the one main-grad buffer */
 	if (m->tied_embeddings && w.eager && w.ph == HS_PH_BWD_WEIGHT)
@@ -586,6 +635,55 @@ void hs_ops_optimizer(const hs_layer_cfg *c, double params, hs_oplist *out)
 			   .bytes = r->zero_grad_bytes / hs_dtype_bytes(r->grad_dtype) * gb * params};
 		push(out, &z);
 	}
+}
+
+double hs_ops_fp8_gemms(const hs_oplist *fwd)
+{
+	double n = 0;
+	for (size_t i = 0; i < fwd->n; i++)
+		if (fwd->ops[i].kind == HS_OP_GEMM && fwd->ops[i].dtype == HS_FP8 && !fwd->ops[i].recompute)
+			n += fwd->ops[i].count;
+	return n;
+}
+
+/* TE keeps per GEMM three forward fp8 tensors' meta (input, weight, output: FP8FwdTensors) and two backward
+ * (output gradient, input gradient: FP8BwdTensors), each an amax history of amax_history_len fp32 values, a
+ * scale and its inverse (fp32). At the exit of each fp8_autocast region, and after the region's backward,
+ * TE reduces the new amaxes and runs one multi-tensor kernel over them all (1.x
+ * fused_amax_and_scale_update_after_reduction): it reads and writes every history (rolled by one) and every
+ * scale and inverse scale. Megatron-core opens one region per transformer block with delayed scaling, so the
+ * update runs once per pipeline chunk, per micro-batch and pass. The amax all-reduce over the amax reduction
+ * group (a few bytes per tensor) is left out. */
+void hs_ops_fp8_scale_update(const hs_layer_cfg *c, double gemms, enum hs_phase phase, hs_oplist *out)
+{
+	if (!c->fp8_gemms || c->fp8_recipe != HS_FP8_DELAYED || gemms <= 0 ||
+	    (phase != HS_PH_FWD && phase != HS_PH_BWD_INPUT))
+		return;
+	const hs_recipe *r = c->recipe ? c->recipe : hs_recipe_default();
+	double slots = gemms * (phase == HS_PH_FWD ? 3 : 2);
+	hs_op o = {.kind = HS_OP_MEM, .name = phase == HS_PH_FWD ? "fp8_scale_update" : "fp8_scale_update_bwd",
+		   .dtype = HS_FP32, .family = HS_MF_COPY, .count = 1,
+		   .bytes = slots * 2 * (4.0 * r->fp8_amax_history + 8)};
+	push(out, &o);
+}
+
+/* The weights' cast_transpose (read in the parameters' format, fp8 copy and fp8 transpose written, as
+ * fp8_cast above), after the optimizer has updated them: the same work TE does on the step's first
+ * micro-batch. Current scaling reads the weights once more for their amax. */
+void hs_ops_fp8_weight_cast(const hs_layer_cfg *c, double weights, hs_oplist *out)
+{
+	const hs_recipe *r = c->recipe ? c->recipe : hs_recipe_default();
+	if (!c->fp8_gemms || !r->fp8_weight_cache || weights <= 0)
+		return;
+	double pb = c->dtype == HS_FP32 ? 4 : hs_dtype_bytes(r->param_dtype);
+	if (c->fp8_recipe == HS_FP8_CURRENT) {
+		hs_op a = {.kind = HS_OP_MEM, .name = "fp8_weight_amax", .dtype = HS_FP32, .family = HS_MF_COPY,
+			   .count = 1, .bytes = weights * pb};
+		push(out, &a);
+	}
+	hs_op o = {.kind = HS_OP_MEM, .name = "fp8_weight_cast", .dtype = HS_FP8, .family = HS_MF_COPY,
+		   .count = 1, .bytes = weights * (pb + 2)};
+	push(out, &o);
 }
 
 double hs_model_flops_per_step(const hs_model *m, double tokens, int seq_len, int causal)

@@ -79,6 +79,12 @@ typedef struct hs_op {
 			    * transfer beside the block's attention): only what exceeds that op's time is exposed */
 } hs_op;
 
+/* How Transformer Engine scales the fp8 tensors of a GEMM (training.fp8_recipe; TE's recipe.DelayedScaling and
+ * recipe.Float8CurrentScaling). Delayed: each tensor is cast with a scale derived from the amax history of
+ * earlier iterations, the cast records the new amax, and one fused kernel per pass updates the histories
+ * and scales. Current: a read pass over the tensor computes its amax just before the cast. */
+enum hs_fp8_recipe { HS_FP8_DELAYED, HS_FP8_CURRENT };
+
 typedef struct hs_oplist {
 	hs_op *ops;
 	size_t n, cap;
@@ -91,7 +97,8 @@ typedef struct hs_layer_cfg {
 	int micro_batch;
 	int seq_len;
 	enum hs_dtype dtype;      /* activations / GEMMs (bf16, or fp8 for GEMMs when fp8 is on) */
-	int fp8_gemms;
+	int fp8_gemms;            /* Transformer Engine's linear layers run fp8 GEMMs, with its casts around them */
+	unsigned char fp8_recipe; /* enum hs_fp8_recipe, with fp8_gemms */
 	enum { HS_RC_NONE, HS_RC_SELECTIVE, HS_RC_FULL } recompute;
 	int flash_attention;      /* 1: fused attention kernel (default); 0: materialised scores */
 	double expert_load;       /* busiest expert's tokens / the uniform share (0 or 1: uniform routing) */
@@ -113,6 +120,16 @@ void hs_ops_head(const hs_model *m, const hs_layer_cfg *c, enum hs_phase phase, 
 /* The optimizer step over `params` parameters held by this rank, as recipe `c->recipe` runs it: the gradient
  * norm for clipping, the Adam update, and the clearing of a persistent gradient buffer. */
 void hs_ops_optimizer(const hs_layer_cfg *c, double params, hs_oplist *out);
+
+/* Transformer Engine's per-pass and per-step fp8 work (nothing unless c->fp8_gemms).
+ * hs_ops_fp8_gemms: the fp8 GEMMs of a forward op list (expert GEMMs counted one each), recompute excluded.
+ * hs_ops_fp8_scale_update: delayed scaling's one fused amax-history and scale update over the `gemms` GEMMs
+ * of an fp8_autocast region, at the end of its forward (HS_PH_FWD) or its backward (HS_PH_BWD_INPUT).
+ * hs_ops_fp8_weight_cast: the cast of this rank's `weights` GEMM weights to fp8 (and their transposes) once
+ * per step, when the recipe caches them across micro-batches (hs_recipe.fp8_weight_cache). */
+double hs_ops_fp8_gemms(const hs_oplist *fwd);
+void hs_ops_fp8_scale_update(const hs_layer_cfg *c, double gemms, enum hs_phase phase, hs_oplist *out);
+void hs_ops_fp8_weight_cast(const hs_layer_cfg *c, double weights, hs_oplist *out);
 
 /* Model FLOPs of one training step (forward + backward, no recompute) for `tokens` tokens: the 6 * params *
  * tokens term (active params for MoE) plus attention's 12 * layers * hidden * seq * tokens (halved when causal). */

@@ -37,6 +37,10 @@ const hs_recipe hs_recipes[] = {
 		.ce_bytes_per_logit = 4,
 		.grad_clip = 1,
 		.zero_grad_bytes = 4,
+		/* Megatron-core's TELinear passes is_first_microbatch (set at the start of each step by the
+		 * schedule); --fp8-amax-history-len defaults to 1 in Megatron-LM's arguments */
+		.fp8_weight_cache = 1,
+		.fp8_amax_history = 1,
 		.host_gemm_s = EAGER_GEMM_S,
 		.host_kernel_s = EAGER_KERNEL_S,
 		.source = "Megatron-LM defaults (accumulate_allreduce_grads_in_fp32, gradient_accumulation_fusion, "
@@ -62,6 +66,10 @@ const hs_recipe hs_recipes[] = {
 		.ce_bytes_per_logit = 12,
 		.grad_clip = 0,
 		.zero_grad_bytes = 0, /* optimizer.zero_grad() sets .grad to None by default since PyTorch 2.0 */
+		/* te.Linear called as a module, is_first_microbatch left None: the weights are cast at every
+		 * forward; transformer_engine.common.recipe.DelayedScaling's amax_history_len defaults to 1024 */
+		.fp8_weight_cache = 0,
+		.fp8_amax_history = 1024,
 		.host_gemm_s = EAGER_GEMM_S,
 		.host_kernel_s = EAGER_KERNEL_S,
 		.source = "PyTorch autocast op lists (layer_norm and the loss in fp32, linear in bf16, weight-cast "

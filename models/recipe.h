@@ -56,6 +56,12 @@ typedef struct hs_recipe {
 				       * incoming fp32 gradient and the result, during log_softmax's backward) */
 	double zero_grad_bytes;       /* bytes per parameter written to clear the gradients each step (a
 				       * persistent main-grad buffer is zero-filled; set_to_none frees instead: 0) */
+	/* With precision fp8 (Transformer Engine linear layers): */
+	int fp8_weight_cache;         /* the fp8 weight copies (and transposes) are cast once per step, on the first
+				       * micro-batch, and reused by the others (te.Linear's is_first_microbatch,
+				       * which Megatron-core sets); 0: cast at every forward (is_first_microbatch
+				       * left None, TE's default) */
+	int fp8_amax_history;         /* delayed scaling's amax history length per fp8 tensor */
 	/* Host cost of issuing one kernel in eager mode: the device waits when its queued kernels are shorter
 	 * than the host's issue rate (sim/exec/layer_time.c, two queues). 0: the kernels are replayed without the
 	 * host (CUDA graphs). */

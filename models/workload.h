@@ -17,7 +17,8 @@ typedef struct hs_training {
 	int64_t global_batch;  /* sequences per step */
 	int micro_batch;       /* sequences per micro-batch */
 	enum hs_dtype dtype;   /* activations and weights (bf16 or fp16; fp32 for full precision) */
-	int fp8_gemms;         /* precision: fp8 => GEMMs in fp8, activations bf16 */
+	int fp8_gemms;         /* precision: fp8 => Transformer Engine's linear layers in fp8, activations bf16 */
+	enum hs_fp8_recipe fp8_recipe; /* training.fp8_recipe (delayed unless given), with fp8_gemms */
 	int materialized_attention; /* attention: materialized (scores in memory, Megatron 2022); 0: flash */
 	const hs_recipe *recipe;    /* how the framework runs the step (training.recipe); never NULL once loaded */
 	enum hs_dtype grad_dtype;   /* gradients as stored and reduced: the recipe's unless training.grad_dtype */

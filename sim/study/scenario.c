@@ -14,7 +14,9 @@
 static const char *const top_keys[] = {"name", "kind", "description", "cluster", "model", "training",
 				       "parallelism", "simulation", "variability", "resilience", "diloco", "cost", NULL};
 static const char *const training_keys[] = {"seq_len", "global_batch", "micro_batch", "precision", "optimizer",
-					    "attention", "recipe", "grad_dtype", NULL};
+					    "attention", "recipe", "grad_dtype", "fp8_recipe", NULL};
+/* In enum hs_fp8_recipe's order. */
+static const char *const fp8_recipes[] = {"delayed", "current", NULL};
 static const char *const grad_dtypes[] = {"bf16", "fp16", "fp32", NULL};
 static const char *const attentions[] = {"flash", "materialized", NULL};
 static const char *const par_keys[] = {"tp", "pp", "dp", "cp", "ep", "virtual_stages", "recompute",
@@ -88,6 +90,15 @@ static int load_training(hs_scenario *s, const hs_ynode *root, hs_err *err)
 		return -1;
 	s->train.dtype = prec == 1 ? HS_FP16 : prec == 3 ? HS_FP32 : HS_BF16;
 	s->train.fp8_gemms = prec == 2;
+	const hs_ynode *fr = hs_yaml_get(t, "fp8_recipe");
+	if (fr && !s->train.fp8_gemms)
+		return hs_cfg_err(fr, err, "training", "fp8_recipe",
+				  "given without precision: fp8 (expected precision: fp8 with fp8_recipe: "
+				  "delayed or current, or no fp8_recipe)");
+	int fp8r;
+	if (hs_cfg_enum(t, "training", "fp8_recipe", fp8_recipes, HS_FP8_DELAYED, &fp8r, err))
+		return -1;
+	s->train.fp8_recipe = (enum hs_fp8_recipe)fp8r;
 	int att;
 	if (hs_cfg_enum(t, "training", "attention", attentions, 0, &att, err))
 		return -1;
