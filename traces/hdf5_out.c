@@ -294,6 +294,11 @@ int hs_h5_write_run(hs_h5 *h, const hs_sim *sim, int tasks, hs_err *err)
 	DCOL("finish_s", r->reps[i].finish_s);
 	DCOL("compute_s", r->reps[i].compute_s);
 	DCOL("optimizer_s", r->reps[i].optimizer_s);
+	for (int k = 0; k < HS_TC_COUNT; k++) { /* compute_s by kind: compute_gemm_s, ..., compute_host_s */
+		char nm[32];
+		snprintf(nm, sizeof nm, "compute_%s_s", hs_time_class_name((enum hs_time_class)k));
+		DCOL(nm, r->reps[i].class_s[k]);
+	}
 	for (int k = 0; k < HS_GROUP_COUNT; k++) {
 		char nm[32];
 		snprintf(nm, sizeof nm, "exposed_%s_s", group_names[k]);
