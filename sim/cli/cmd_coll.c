@@ -217,7 +217,7 @@ static int run(const char *file)
 		/* NCCL runs at least a channel per NIC across nodes (its ring and tree search starts a channel next to
 		 * each NIC); one channel would push a node's crossing through the one NIC of the GPU at its edge */
 		channels = 1;
-		if (hs_cluster_node_of(c, ranks[0]) != hs_cluster_node_of(c, ranks[n - 1]))
+		if (hs_cluster_domain_of(c, ranks[0]) != hs_cluster_domain_of(c, ranks[n - 1]))
 			for (int i = 0; i < n; i++) {
 				int k = hs_cluster_group(c, hs_cluster_group_of(c, ranks[i]))->nics_per_node;
 				if (k > channels)

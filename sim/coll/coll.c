@@ -131,7 +131,8 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 					  i, ranks[i], ngpus - 1);
 		}
 		sorted[i] = ranks[i];
-		nodes[i] = hs_cluster_node_of(c, ranks[i]);
+		/* "nodes" here are scale-up domains: an NVL72 rack's 18 trays are one (topology/cluster.h) */
+		nodes[i] = hs_cluster_domain_of(c, ranks[i]);
 	}
 	qsort(sorted, (size_t)n, sizeof *sorted, cmp_int);
 	for (int i = 1; i < n; i++)
@@ -157,11 +158,7 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 		int k = j - i;
 		/* the node's group: any device on node nodes[i]; find it through the sorted devices is not needed,
 		 * since a node belongs to exactly one group: locate the group by node index */
-		int grp = 0;
-		for (int q = 0; q < hs_cluster_ngroups(c); q++)
-			if (hs_cluster_first_node(c, q) <= nodes[i])
-				grp = q;
-		const hs_node_group *ng = hs_cluster_group(c, grp);
+		const hs_node_group *ng = hs_cluster_group(c, hs_cluster_domain_group(c, nodes[i]));
 		g->nnodes++;
 		if (k > g->ppn)
 			g->ppn = k;
@@ -179,8 +176,8 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 			g->host_bounce = 1;
 		if (ng->scaleup_props->pcie && k > 1)
 			g->up_pcie = 1;
-		double nic_total = ng->nic_bw * ng->nics_per_node;
-		double per_gpu = nic_total / ng->gpus_per_node;
+		double nic_total = hs_cluster_domain_nic_bw(c, nodes[i]);
+		double per_gpu = nic_total / ng->domain;
 		double avail = k * per_gpu < nic_total ? k * per_gpu : nic_total;
 		if (avail < g->bw_node)
 			g->bw_node = avail;

@@ -13,7 +13,7 @@
 
 typedef struct hs_coll_grp {
 	int n;          /* ranks */
-	int nnodes;     /* nodes spanned */
+	int nnodes;     /* scale-up domains spanned (nodes, unless a domain spans nodes as an NVL72 rack does) */
 	int ppn;        /* ranks on the most populated node */
 	int ppn_min;    /* ranks on the least populated node */
 	double bw_up;   /* bytes/s per GPU per direction inside a node (min over spanned nodes) */
@@ -54,7 +54,8 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
  * link shared by the demands that cross it: max over links of load / bandwidth and over nodes of the weight
  * they send / their NIC share (docs/collectives.md, "Route-aware bandwidth"). 0: no demand leaves a node. */
 typedef struct hs_coll_demand {
-	int src, dst; /* cluster node indices, each holding ranks of the group */
+	int src, dst; /* scale-up domain indices (hs_cluster_domain_of: the node where a node is its own
+		       * domain), each holding ranks of the group */
 	double w;
 } hs_coll_demand;
 
