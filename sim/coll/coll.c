@@ -113,6 +113,47 @@ static double route_bw(double B, double w, double T)
 	return T > 0 && w / T < B ? w / T : B;
 }
 
+/* Send/recv pairs i -> i+1: which stay in their scale-up domain, and the slowest of those that leave it. A
+ * pair that leaves goes through the sender's own NIC and PCIe path, not its node's (NCCL's p2p takes the NIC
+ * next to the GPU): bounded by one NIC, by the node's NICs over the node's ranks that send across at once,
+ * and by the PCIe link of each end, and likewise at the receiver. */
+static void p2p_pairs(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int n)
+{
+	g->bw_p2p = INFINITY;
+	if (n < 2)
+		return;
+	int nn = hs_cluster_nnodes(c);
+	int *snd = hs_xcalloc((size_t)nn, sizeof *snd), *rcv = hs_xcalloc((size_t)nn, sizeof *rcv);
+	for (int i = 0; i < n; i++) {
+		int a = ranks[i], b = ranks[(i + 1) % n];
+		if (hs_cluster_domain_of(c, a) == hs_cluster_domain_of(c, b))
+			g->p2p_local = 1;
+		else {
+			g->p2p_cross = 1;
+			snd[hs_cluster_node_of(c, a)]++;
+			rcv[hs_cluster_node_of(c, b)]++;
+		}
+	}
+	for (int i = 0; i < n && g->p2p_cross; i++) {
+		int end[2] = {ranks[i], ranks[(i + 1) % n]};
+		if (hs_cluster_domain_of(c, end[0]) == hs_cluster_domain_of(c, end[1]))
+			continue;
+		for (int e = 0; e < 2; e++) {
+			const hs_node_group *ng = hs_cluster_group(c, hs_cluster_group_of(c, end[e]));
+			int k = (e ? rcv : snd)[hs_cluster_node_of(c, end[e])];
+			double bw = ng->nic_bw * ng->nics_per_node / k;
+			if (ng->nic_bw < bw)
+				bw = ng->nic_bw;
+			if (ng->pcie_bw < bw)
+				bw = ng->pcie_bw;
+			if (bw < g->bw_p2p)
+				g->bw_p2p = bw;
+		}
+	}
+	free(snd);
+	free(rcv);
+}
+
 int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int n, hs_err *err)
 {
 	memset(g, 0, sizeof *g);
@@ -188,6 +229,7 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 			g->lat_net = lat;
 		i = j;
 	}
+	p2p_pairs(g, c, ranks, n);
 	g->bw_ring = g->bw_tree = g->bw_a2a = g->bw_node;
 	if (g->nnodes > 1) {
 		/* Each algorithm's inter-node transfers routed at once, each link shared by those crossing it; where
@@ -204,6 +246,7 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 			g->bw_ring = g->bw_tree = g->bw_a2a = B / o;
 		/* Worst case: every byte crosses the oversubscribed tier (docs/topology.md). */
 		g->bw_node /= o;
+		g->bw_p2p /= o;
 		g->bw_nic /= o;
 	}
 	free(nodes);
