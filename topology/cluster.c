@@ -276,6 +276,10 @@ static int parse_explicit(const hs_ynode *m, const char *path, hs_fabric_spec *f
 			snprintf(sub, sizeof sub, "%s.switches[%zu]", path, i);
 			if (v->kind != HS_Y_SCALAR || strlen(v->str) >= 64 || (strncmp(v->str, "gpu", 3) == 0))
 				return hs_cfg_err(v, err, sub, "", "expected a switch name under 64 characters, not gpu<i>");
+			for (size_t j = 0; j < i; j++)
+				if (strcmp(f->switch_names[j], v->str) == 0)
+					return hs_cfg_err(v, err, sub, "", "'%s' is already switches[%zu] (expected each switch "
+							  "named once)", v->str, j);
 			snprintf(f->switch_names[i], 64, "%s", v->str);
 		}
 	}
@@ -307,6 +311,22 @@ static int parse_explicit(const hs_ynode *m, const char *path, hs_fabric_spec *f
 		    hs_cfg_num(l, sub, "latency", HS_U_TIME, 0, 1, 0, 0, &x->lat, err) ||
 		    hs_cfg_bool(l, sub, "duplex", 1, &x->duplex, err))
 			return -1;
+		/* One link per direction between two endpoints: a second one would be summed by some readers and
+		 * shadowed by others, and a duplex link beside a one-way one says two things about one direction. */
+		for (size_t j = 0; j < i; j++) {
+			const hs_xlink *y = &f->xlinks[j];
+			int same = y->a == x->a && y->b == x->b, rev = y->a == x->b && y->b == x->a;
+			if (!same && !rev)
+				continue;
+			if (x->duplex != y->duplex && (same || x->duplex || y->duplex))
+				return hs_cfg_err(l, err, sub, "duplex", "'%s' - '%s' is %s here but links[%zu] is %s "
+						  "(expected one duplex link, or one one-way link per direction)", a->str,
+						  b->str, x->duplex ? "a duplex link" : "a one-way link", j,
+						  y->duplex ? "a duplex link between them" : "a one-way link between them");
+			if (same || x->duplex)
+				return hs_cfg_err(l, err, sub, "", "'%s' - '%s' is already links[%zu] (expected one link "
+						  "per pair and direction; give it the bandwidth of both)", a->str, b->str, j);
+		}
 	}
 	return 0;
 }

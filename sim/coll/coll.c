@@ -115,8 +115,8 @@ static double route_bw(double B, double w, double T)
 
 /* Send/recv pairs i -> i+1: which stay in their scale-up domain, and the slowest of those that leave it. A
  * pair that leaves goes through the sender's own NIC and PCIe path, not its node's (NCCL's p2p takes the NIC
- * next to the GPU): bounded by one NIC, by the node's NICs over the node's ranks that send across at once,
- * and by the PCIe link of each end, and likewise at the receiver. */
+ * next to the GPU): bounded by one NIC and by the node's NICs over the node's ranks that send across at once,
+ * and likewise at the receiver. */
 static void p2p_pairs(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int n)
 {
 	g->bw_p2p = INFINITY;
@@ -144,8 +144,9 @@ static void p2p_pairs(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int
 			double bw = ng->nic_bw * ng->nics_per_node / k;
 			if (ng->nic_bw < bw)
 				bw = ng->nic_bw;
-			if (ng->pcie_bw < bw)
-				bw = ng->pcie_bw;
+			/* the PCIe link is not a bound yet: its default is one PCIe Gen4 figure for every device
+			 * (docs/topology.md), below the Gen5 link of H100 and later, and would slow their pipeline
+			 * sends; it becomes one with a per-device PCIe figure */
 			if (bw < g->bw_p2p)
 				g->bw_p2p = bw;
 		}

@@ -33,7 +33,7 @@ typedef struct hs_coll_grp {
 	/* send/recv as nccl-tests' sendrecv_perf runs it: rank i sends to rank i+1 (mod n), all at once */
 	int p2p_local, p2p_cross; /* some pair stays inside a scale-up domain / leaves it */
 	double bw_p2p;  /* bytes/s of the slowest pair that leaves its domain: its own NIC (shared with the other
-			 * ranks of its node that send across), and the PCIe link from GPU to NIC, at both ends */
+			 * ranks of its node that send across), at both ends */
 	int inswitch_up;  /* every spanned node's scale-up can reduce in the switch (NVLS) */
 	int inswitch_net; /* the fabric can reduce in the switch (SHARP) */
 	int host_bounce;  /* some node's ranks reach each other only through host memory (PCIe without P2P) */

@@ -98,6 +98,14 @@ static const struct bad bads[] = {
 	{"cluster: {groups: [{gpu: NOPE}]}\n", "unknown device type 'NOPE'"},
 	{"cluster: {groups: [{gpu: H100-SXM-80GB, nic: 5}]}\n", "cluster.groups[0].nic: found a scalar"},
 	{"cluster: 3\n", "cluster: found a scalar"},
+	{"cluster: {groups: [{gpu: H100-SXM-80GB, nodes: 2, gpus_per_node: 1}], fabric: {kind: explicit, switches: [s, t], links: [{from: gpu0, to: s, bandwidth: 1 GB/s}, {from: gpu0, to: s, bandwidth: 2 GB/s}]}}\n",
+	 "'gpu0' - 's' is already links[0]"},
+	{"cluster: {groups: [{gpu: H100-SXM-80GB, nodes: 2, gpus_per_node: 1}], fabric: {kind: explicit, switches: [s, t], links: [{from: gpu0, to: s, bandwidth: 1 GB/s}, {from: s, to: gpu0, bandwidth: 2 GB/s}]}}\n",
+	 "'s' - 'gpu0' is already links[0]"},
+	{"cluster: {groups: [{gpu: H100-SXM-80GB, nodes: 2, gpus_per_node: 1}], fabric: {kind: explicit, switches: [s, t], links: [{from: gpu0, to: s, bandwidth: 1 GB/s}, {from: s, to: gpu0, bandwidth: 2 GB/s, duplex: false}]}}\n",
+	 "is a one-way link here but links[0] is a duplex link between them"},
+	{"cluster: {groups: [{gpu: H100-SXM-80GB, nodes: 2, gpus_per_node: 1}], fabric: {kind: explicit, switches: [s, s], links: [{from: gpu0, to: s, bandwidth: 1 GB/s}]}}\n",
+	 "'s' is already switches[0] (expected each switch named once)"},
 	/* scale-up domains: nvl72 on trays of 4 must say that its domain spans them */
 	{"cluster: {groups: [{gpu: GB200, nodes: 18, gpus_per_node: 4, scaleup: {kind: nvl72}}]}\n",
 	 "t.yaml:1:78: cluster.groups[0].scaleup.kind: scale-up kind 'nvl72' is one domain of 72 GPUs, but the group has "
