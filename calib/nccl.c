@@ -41,6 +41,9 @@ static int is_uint(const char *s)
 	return 1;
 }
 
+/* #wrong: a count, N/A (older nccl-tests without validation) or -1 (newer ones without validation) */
+static int wrong_ok(const char *s) { return is_uint(s) || strcmp(s, "N/A") == 0 || strcmp(s, "-1") == 0; }
+
 static int parse_num(const char *s, double *out)
 {
 	char *end;
@@ -92,7 +95,24 @@ static void detect_collective(const char *text, const char *name, hs_nccl_log *o
 		    {"broadcast", "broadcast"},		{"sendrecv", "sendrecv"},
 		    {"reduce_perf", "reduce"},		{"collective: reduce", "reduce"},
 		    {"-reduce", "reduce"},		{NULL, NULL}};
-	/* the text first (command line, comments), then the file name */
+	/* the nccl-tests binary's name first ("# Collective test starting: all_gather_perf", a command line), so
+	 * that a scenario or host name elsewhere in the text does not decide; then any mention; then the file name */
+	static const struct {
+		const char *bin, *coll;
+	} bins[] = {{"all_reduce_perf", "all_reduce"}, {"all_gather_perf", "all_gather"},
+		    {"reduce_scatter_perf", "reduce_scatter"}, {"alltoall_perf", "alltoall"},
+		    {"broadcast_perf", "broadcast"}, {"sendrecv_perf", "sendrecv"}, {NULL, NULL}};
+	const char *first = NULL;
+	for (int i = 0; bins[i].bin; i++) {
+		const char *at = strstr(text, bins[i].bin);
+		if (at && (!first || at < first)) {
+			first = at;
+			snprintf(out->collective, sizeof out->collective, "%s", bins[i].coll);
+		}
+	}
+	const char *rp = strstr(text, "reduce_perf");
+	if (rp && (!first || rp < first) && (rp == text || rp[-1] != '_'))
+		snprintf(out->collective, sizeof out->collective, "reduce");
 	for (int pass = 0; pass < 2 && !out->collective[0]; pass++) {
 		const char *hay = pass ? name : text;
 		for (int i = 0; pats[i].needle; i++)
@@ -225,8 +245,8 @@ int hs_nccl_parse(const char *text, size_t len, const char *name, hs_nccl_log *o
 			return -1;
 		}
 		if (rest == 1 || rest == 4 || rest == 5) {
-			if (!(is_uint(t[i]) || strcmp(t[i], "N/A") == 0)) {
-				lerr(err, name, line, "expected #wrong (an integer or N/A)", t[i]);
+			if (!wrong_ok(t[i])) {
+				lerr(err, name, line, "expected #wrong (an integer, -1 or N/A)", t[i]);
 				free(copy);
 				return -1;
 			}
@@ -243,8 +263,8 @@ int hs_nccl_parse(const char *text, size_t len, const char *name, hs_nccl_log *o
 			r.t_inplace = w[0] * 1e-6;
 			i += 3;
 			if (rest == 5) {
-				if (!(is_uint(t[i]) || strcmp(t[i], "N/A") == 0)) {
-					lerr(err, name, line, "expected #wrong (an integer or N/A)", t[i]);
+				if (!wrong_ok(t[i])) {
+					lerr(err, name, line, "expected #wrong (an integer, -1 or N/A)", t[i]);
 					free(copy);
 					return -1;
 				}

@@ -18,6 +18,7 @@ struct hs_cluster {
 	int ngpus, nnodes;
 	int *gpu0;  /* ngroups+1: first device of each group (prefix sums) */
 	int *node0; /* ngroups+1: first global node of each group */
+	int *dom0;  /* ngroups+1: first scale-up domain of each group */
 	_Atomic(struct memo *) memo; /* hs_cluster_memo: NULL until set, then never changed */
 };
 
@@ -87,10 +88,65 @@ static const char *listing_fabrics(char *buf, size_t len)
 #define DEF_WAN_BW (400e9 / 8)
 #define DEF_WAN_LAT 5e-3
 
+/* The names of the scale-up kinds whose domain may span nodes, for the message that lists them. */
+static const char *spanning_scaleups(char *buf, size_t len)
+{
+	const char *names[32];
+	int n = 0;
+	for (int i = 0; i < hs_kind_nscaleup() && n < 32; i++)
+		if (hs_kind_scaleup(i)->spans)
+			names[n++] = hs_kind_scaleup(i)->name;
+	return join_or(names, n, buf, len);
+}
+
+/* `scaleup.domain`: GPUs per scale-up domain. A kind with a size of its own (nvl72: 72) takes that size, and a
+ * group whose nodes hold fewer GPUs must say that the domain spans them: writing `kind: nvl72` on nodes of 4
+ * used to give a silent 4-GPU domain. */
+static int parse_domain(const hs_ynode *m, const char *path, hs_node_group *g, hs_err *err)
+{
+	const hs_scaleup_kind *k = g->scaleup_props;
+	const hs_ynode *dn = hs_yaml_get(m, "domain");
+	int gpn = g->gpus_per_node;
+	int64_t d;
+	char list[128];
+	if (hs_cfg_int(m, path, "domain", 1, 1 << 24, k->domain ? k->domain : gpn, 0, &d, err))
+		return -1;
+	if (dn && !k->spans && d != gpn)
+		return hs_cfg_err(dn, err, path, "domain", "scale-up kind '%s' joins the GPUs of one node only (expected "
+				  "domain: %d, or a kind whose domain spans nodes: %s)", k->name, gpn,
+				  spanning_scaleups(list, sizeof list));
+	const hs_ynode *at = dn ? dn : hs_yaml_get(m, "kind") ? hs_yaml_get(m, "kind") : m;
+	if (k->domain && d != k->domain && dn)
+		return hs_cfg_err(dn, err, path, "domain", "scale-up kind '%s' is one domain of %d GPUs (expected "
+				  "domain: %d, or kind: nvswitch with domain: %d for a domain of another size)", k->name,
+				  k->domain, k->domain, (int)d);
+	if (k->domain && !dn && gpn != k->domain)
+		return hs_cfg_err(at, err, path, "kind", "scale-up kind '%s' is one domain of %d GPUs, but the group "
+				  "has %d GPUs per node (expected domain: %d, so that one domain spans %d nodes of %d, each "
+				  "with its own NICs, or gpus_per_node: %d)", k->name, k->domain, gpn, k->domain,
+				  k->domain / gpn > 0 ? k->domain / gpn : 1, gpn, k->domain);
+	if (d % gpn)
+		return hs_cfg_err(at, err, path, "domain",
+				  "a domain of %d GPUs does not hold whole nodes of %d (expected a multiple of %d)", (int)d,
+				  gpn, gpn);
+	if (((int64_t)g->nodes * gpn) % d)
+		return hs_cfg_err(at, err, path, "domain",
+				  "the group's %d nodes of %d GPUs do not fill whole domains of %d (expected nodes a "
+				  "multiple of %d)", g->nodes, gpn, (int)d, (int)d / gpn);
+	if ((d / k->parts) % gpn)
+		return hs_cfg_err(at, err, path, "domain",
+				  "scale-up kind '%s' splits its domain of %d GPUs over %d switches, which does not "
+				  "hold whole nodes of %d (expected GPUs per node dividing %d)", k->name, (int)d, k->parts,
+				  gpn, (int)d / k->parts);
+	g->domain = (int)d;
+	g->nodes_per_domain = (int)d / gpn;
+	return 0;
+}
+
 static int parse_scaleup(const hs_ynode *m, const char *path, hs_node_group *g, hs_err *err)
 {
 	static const char *const known[] = {"kind", "bandwidth", "latency", "p2p", "in_switch_reduction",
-					    "pcie_bandwidth", NULL};
+					    "pcie_bandwidth", "domain", NULL};
 	if (hs_cfg_known(m, path, known, "a mapping such as {kind: nvswitch, bandwidth: 450 GB/s, latency: 2 us}",
 			 err))
 		return -1;
@@ -116,6 +172,8 @@ static int parse_scaleup(const hs_ynode *m, const char *path, hs_node_group *g, 
 		return hs_cfg_err(hs_yaml_get(m, "p2p"), err, path, "p2p",
 				  "only a PCIe scale-up can lack peer-to-peer (kind is '%s')", g->scaleup_kind);
 	if (hs_cfg_num(m, path, "pcie_bandwidth", HS_U_BW, 1, 1e18, DEF_PCIE_BW, 0, &g->pcie_bw, err))
+		return -1;
+	if (parse_domain(m, path, g, err))
 		return -1;
 	return hs_cfg_num(m, path, "latency", HS_U_TIME, 0, 1, DEF_SCALEUP_LAT, 0, &g->scaleup_lat, err);
 }
@@ -218,6 +276,10 @@ static int parse_explicit(const hs_ynode *m, const char *path, hs_fabric_spec *f
 			snprintf(sub, sizeof sub, "%s.switches[%zu]", path, i);
 			if (v->kind != HS_Y_SCALAR || strlen(v->str) >= 64 || (strncmp(v->str, "gpu", 3) == 0))
 				return hs_cfg_err(v, err, sub, "", "expected a switch name under 64 characters, not gpu<i>");
+			for (size_t j = 0; j < i; j++)
+				if (strcmp(f->switch_names[j], v->str) == 0)
+					return hs_cfg_err(v, err, sub, "", "'%s' is already switches[%zu] (expected each switch "
+							  "named once)", v->str, j);
 			snprintf(f->switch_names[i], 64, "%s", v->str);
 		}
 	}
@@ -249,6 +311,22 @@ static int parse_explicit(const hs_ynode *m, const char *path, hs_fabric_spec *f
 		    hs_cfg_num(l, sub, "latency", HS_U_TIME, 0, 1, 0, 0, &x->lat, err) ||
 		    hs_cfg_bool(l, sub, "duplex", 1, &x->duplex, err))
 			return -1;
+		/* One link per direction between two endpoints: a second one would be summed by some readers and
+		 * shadowed by others, and a duplex link beside a one-way one says two things about one direction. */
+		for (size_t j = 0; j < i; j++) {
+			const hs_xlink *y = &f->xlinks[j];
+			int same = y->a == x->a && y->b == x->b, rev = y->a == x->b && y->b == x->a;
+			if (!same && !rev)
+				continue;
+			if (x->duplex != y->duplex && (same || x->duplex || y->duplex))
+				return hs_cfg_err(l, err, sub, "duplex", "'%s' - '%s' is %s here but links[%zu] is %s "
+						  "(expected one duplex link, or one one-way link per direction)", a->str,
+						  b->str, x->duplex ? "a duplex link" : "a one-way link", j,
+						  y->duplex ? "a duplex link between them" : "a one-way link between them");
+			if (same || x->duplex)
+				return hs_cfg_err(l, err, sub, "", "'%s' - '%s' is already links[%zu] (expected one link "
+						  "per pair and direction; give it the bandwidth of both)", a->str, b->str, j);
+		}
 	}
 	return 0;
 }
@@ -354,6 +432,7 @@ hs_cluster *hs_cluster_from_yaml(const hs_ynode *cl, const char *path, hs_err *e
 	c->groups = hs_xcalloc(gs->n, sizeof *c->groups);
 	c->gpu0 = hs_xcalloc(gs->n + 1, sizeof *c->gpu0);
 	c->node0 = hs_xcalloc(gs->n + 1, sizeof *c->node0);
+	c->dom0 = hs_xcalloc(gs->n + 1, sizeof *c->dom0);
 	char sub[256];
 	for (size_t i = 0; i < gs->n; i++) {
 		snprintf(sub, sizeof sub, "%s.groups[%zu]", path, i);
@@ -374,6 +453,7 @@ hs_cluster *hs_cluster_from_yaml(const hs_ynode *cl, const char *path, hs_err *e
 		}
 		c->gpu0[i + 1] = (int)ng;
 		c->node0[i + 1] = c->node0[i] + c->groups[i].nodes;
+		c->dom0[i + 1] = c->dom0[i] + c->groups[i].nodes / c->groups[i].nodes_per_domain;
 	}
 	c->ngpus = c->gpu0[c->ngroups];
 	c->nnodes = c->node0[c->ngroups];
@@ -398,6 +478,7 @@ void hs_cluster_free(hs_cluster *c)
 	free(c->fabric.xlinks);
 	free(c->gpu0);
 	free(c->node0);
+	free(c->dom0);
 	struct memo *m = atomic_load(&c->memo);
 	if (m) {
 		m->free_fn(m->p);
@@ -470,4 +551,45 @@ const hs_device_type *hs_cluster_device(const hs_cluster *c, int gpu)
 {
 	int g = hs_cluster_group_of(c, gpu);
 	return g < 0 ? NULL : &c->groups[g].gpu;
+}
+
+int hs_cluster_ndomains(const hs_cluster *c) { return c->dom0[c->ngroups]; }
+
+int hs_cluster_domain_of(const hs_cluster *c, int gpu)
+{
+	int g = hs_cluster_group_of(c, gpu);
+	if (g < 0)
+		return -1;
+	return c->dom0[g] + (gpu - c->gpu0[g]) / c->groups[g].domain;
+}
+
+int hs_cluster_node_domain(const hs_cluster *c, int node)
+{
+	for (int g = c->ngroups - 1; g >= 0; g--)
+		if (c->node0[g] <= node)
+			return c->dom0[g] + (node - c->node0[g]) / c->groups[g].nodes_per_domain;
+	return -1;
+}
+
+int hs_cluster_domain_group(const hs_cluster *c, int dom)
+{
+	for (int g = c->ngroups - 1; g >= 0; g--)
+		if (c->dom0[g] <= dom)
+			return g;
+	return -1;
+}
+
+int hs_cluster_domain_first_node(const hs_cluster *c, int dom)
+{
+	int g = hs_cluster_domain_group(c, dom);
+	return g < 0 ? -1 : c->node0[g] + (dom - c->dom0[g]) * c->groups[g].nodes_per_domain;
+}
+
+double hs_cluster_domain_nic_bw(const hs_cluster *c, int dom)
+{
+	int g = hs_cluster_domain_group(c, dom);
+	if (g < 0)
+		return 0;
+	const hs_node_group *ng = &c->groups[g];
+	return ng->nic_bw * ng->nics_per_node * ng->nodes_per_domain;
 }

@@ -25,6 +25,9 @@ typedef struct hs_node_group {
 	double scaleup_lat;    /* seconds */
 	int scaleup_p2p;       /* GPUs reach each other directly (0: PCIe without P2P, through host memory) */
 	int scaleup_reduce;    /* the scale-up switch reduces (NVLS); default on for nvl72 */
+	int domain;            /* GPUs per scale-up domain: gpus_per_node, or a multiple of it when the domain
+				* spans nodes (an NVL72 rack: 72 over 18 nodes of 4, each node with its own NICs) */
+	int nodes_per_domain;  /* domain / gpus_per_node */
 	double pcie_bw;        /* bytes/s per GPU per direction of its PCIe link (host, NIC, non-bridged peers) */
 	/* scale-out NICs */
 	double nic_bw;         /* bytes/s per NIC per direction */
@@ -77,6 +80,16 @@ int hs_cluster_nnodes(const hs_cluster *c);
 int hs_cluster_local_rank(const hs_cluster *c, int gpu); /* index of a device inside its node */
 int hs_cluster_first_gpu(const hs_cluster *c, int g);    /* first device of group g */
 int hs_cluster_first_node(const hs_cluster *c, int g);   /* first global node of group g */
+/* Scale-up domains: the GPUs that reach each other over the scale-up (NVLink) without a NIC. A node is its own
+ * domain unless its group's scale-up spans nodes (`scaleup.domain`); domains are numbered 0..ndomains-1 in
+ * device order, so where every node is its own domain the domain index is the node index. */
+int hs_cluster_ndomains(const hs_cluster *c);
+int hs_cluster_domain_of(const hs_cluster *c, int gpu);      /* domain of a device, -1 outside the cluster */
+int hs_cluster_node_domain(const hs_cluster *c, int node);   /* domain of a global node */
+int hs_cluster_domain_group(const hs_cluster *c, int dom);   /* node group of a domain */
+int hs_cluster_domain_first_node(const hs_cluster *c, int dom);
+/* Bytes/s per direction of every NIC of a domain together (each of its nodes' NICs). */
+double hs_cluster_domain_nic_bw(const hs_cluster *c, int dom);
 
 /* One derived object kept with the cluster: built on first use by the module that needs it (the collectives'
  * closed forms keep the link graph here, sim/coll/coll_route.c) and freed with the cluster by `free_fn`. The cluster

@@ -5,14 +5,21 @@
 
 /* The order is the one docs/topology.md and the "expected one of" messages list; the first is the default. */
 static const hs_scaleup_kind scaleup_kinds[] = {
-	/* name             layout        switch_reduce reduce_default pcie */
-	{"nvswitch",      HS_UP_SWITCH, 1, 0, 0},
-	{"nvl72",         HS_UP_SWITCH, 1, 1, 0},
-	{"nvlink-mesh",   HS_UP_MESH,   0, 0, 0},
-	{"nvlink-bridge", HS_UP_BRIDGE, 0, 0, 0},
-	{"pcie",          HS_UP_PCIE,   0, 0, 1},
-	{"xgmi",          HS_UP_MESH,   0, 0, 0},
-	{"none",          HS_UP_NONE,   0, 0, 0},
+	/* NVIDIA GB200 NVL72 datasheet (2024): one NVLink domain of 72 Blackwell GPUs in 18 compute trays of 4,
+	 * NVLink 5 at 1.8 TB/s per GPU (both directions) through the rack's NVLink switch trays. An NVL36x2 is
+	 * two racks of 36 GPUs (9 trays of 4 each) whose switch trays are cabled to each other into one 72-GPU
+	 * domain (NVIDIA GB200 NVL72 and NVL36x2 configurations, GTC 2024; SemiAnalysis, "GB200 Hardware
+	 * Architecture", July 2024: half of each NVSwitch's ports go to the other rack, so the halves are joined
+	 * without blocking).
+	 * name             layout        switch_reduce reduce_default pcie domain parts spans */
+	{"nvswitch",      HS_UP_SWITCH, 1, 0, 0, 0,  1, 1},
+	{"nvl72",         HS_UP_SWITCH, 1, 1, 0, 72, 1, 1},
+	{"nvl36x2",       HS_UP_SWITCH, 1, 1, 0, 72, 2, 1},
+	{"nvlink-mesh",   HS_UP_MESH,   0, 0, 0, 0,  1, 0},
+	{"nvlink-bridge", HS_UP_BRIDGE, 0, 0, 0, 0,  1, 0},
+	{"pcie",          HS_UP_PCIE,   0, 0, 1, 0,  1, 0},
+	{"xgmi",          HS_UP_MESH,   0, 0, 0, 0,  1, 0},
+	{"none",          HS_UP_NONE,   0, 0, 0, 0,  1, 0},
 };
 #define NSCALEUP ((int)(sizeof scaleup_kinds / sizeof scaleup_kinds[0]))
 

@@ -26,6 +26,11 @@ typedef struct hs_scaleup_kind {
 	int switch_reduce;        /* has a switch that can reduce (NVLS): in_switch_reduction is allowed */
 	int reduce_default;       /* in_switch_reduction is on unless the scenario says otherwise */
 	int pcie;                 /* a PCIe tree: the only kind that may lack peer-to-peer */
+	int domain;               /* GPUs in one domain of this kind (72 for a GB200 NVL72 rack), which may span
+				   * nodes; 0: the node is the domain, whatever its size */
+	int parts;                /* switches the domain is split over, joined switch to switch (2 for NVL36x2:
+				   * two racks of 36); 1: one switch */
+	int spans;                /* a domain may span nodes (`domain:` is allowed): switch layouts only */
 } hs_scaleup_kind;
 
 /* How the nodes' NICs are joined (topology/topo.c builds each but EXPLICIT, which the scenario lists). */

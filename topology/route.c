@@ -2,9 +2,9 @@
  *
  * Distances to a destination come from one breadth-first search over in-links; the last DIST_SLOTS
  * destinations' distance arrays are kept (a ring all-reduce asks for n destinations, each once per route,
- * and routes themselves are cached, so the search runs once per distinct route at most). Inside a node the
- * search is restricted to the node's own vertices, so the scale-up is preferred to a detour through the
- * fabric whenever it connects the two devices. */
+ * and routes themselves are cached, so the search runs once per distinct route at most). Inside a scale-up
+ * domain (a node, or the trays of an NVL72 rack) the search is restricted to the domain's own vertices but its
+ * NICs, so the scale-up is preferred to a detour through the fabric whenever it connects the two devices. */
 #include "topology/route.h"
 
 #include <stdlib.h>
@@ -95,9 +95,9 @@ void hs_router_set_proportional(hs_router *r, int on) { r->proportional = on; }
 size_t hs_router_cached(const hs_router *r) { return r->used; }
 
 /* Breadth-first search towards dst over in-links into d[]; devices other than the ends are not relayed
- * through. node >= 0 restricts the search to that node's non-NIC vertices. Returns the number of vertices
+ * through. dom >= 0 restricts the search to that scale-up domain's non-NIC vertices. Returns the number of vertices
  * touched (listed in r->touched when d is the scratch array). */
-static int bfs(hs_router *r, int dst, int node, int *d)
+static int bfs(hs_router *r, int dst, int dom, int *d)
 {
 	const hs_topo *t = r->t;
 	int h = 0, q = 0;
@@ -113,7 +113,7 @@ static int bfs(hs_router *r, int dst, int node, int *d)
 			int w = hs_topo_link(t, hs_topo_in_link(t, i))->from;
 			if (d[w] >= 0)
 				continue;
-			if (node >= 0 && (hs_topo_vnode(t, w) != node || hs_topo_vkind(t, w) == HS_V_NIC))
+			if (dom >= 0 && (hs_topo_vdomain(t, w) != dom || hs_topo_vkind(t, w) == HS_V_NIC))
 				continue;
 			d[w] = d[u] + 1;
 			r->queue[q++] = w;
@@ -148,7 +148,7 @@ static void push(hs_router *r, int l)
 }
 
 /* Walk from src to dst along decreasing distance, ECMP-hashed; appends links. -1 if unreachable. */
-static int walk(hs_router *r, const int *d, int src, int dst, int node, uint64_t h)
+static int walk(hs_router *r, const int *d, int src, int dst, int dom, uint64_t h)
 {
 	const hs_topo *t = r->t;
 	if (d[src] < 0)
@@ -163,7 +163,7 @@ static int walk(hs_router *r, const int *d, int src, int dst, int node, uint64_t
 				continue;
 			if (w != dst && hs_topo_vkind(t, w) == HS_V_GPU)
 				continue;
-			if (node >= 0 && (hs_topo_vnode(t, w) != node || hs_topo_vkind(t, w) == HS_V_NIC))
+			if (dom >= 0 && (hs_topo_vdomain(t, w) != dom || hs_topo_vkind(t, w) == HS_V_NIC))
 				continue;
 			if (nc < 64)
 				cand[nc++] = l;
@@ -177,14 +177,14 @@ static int walk(hs_router *r, const int *d, int src, int dst, int node, uint64_t
 	return 0;
 }
 
-/* A path inside one node (restricted search), or -1. */
+/* A path inside one scale-up domain (restricted search), or -1. */
 static int seg_intra(hs_router *r, int src, int dst, uint64_t h)
 {
 	if (src == dst)
 		return 0;
-	int node = hs_topo_vnode(r->t, dst);
-	int q = bfs(r, dst, node, r->ldist);
-	int rc = walk(r, r->ldist, src, dst, node, h);
+	int dom = hs_topo_vdomain(r->t, dst);
+	int q = bfs(r, dst, dom, r->ldist);
+	int rc = walk(r, r->ldist, src, dst, dom, h);
 	for (int i = 0; i < q; i++)
 		r->ldist[r->queue[i]] = -1;
 	return rc;
@@ -282,9 +282,11 @@ static hs_route *compute(hs_router *r, int src, int dst, int rail, hs_err *err)
 	uint64_t h0 = mix(((uint64_t)(unsigned)src << 32) ^ (uint64_t)(unsigned)dst ^ ((uint64_t)(rail + 1) << 56));
 	int gs = hs_topo_vkind(t, src) == HS_V_GPU, gd = hs_topo_vkind(t, dst) == HS_V_GPU;
 	int ns_node = hs_topo_vnode(t, src), nd_node = hs_topo_vnode(t, dst);
+	int ns_dom = hs_topo_vdomain(t, src), nd_dom = hs_topo_vdomain(t, dst);
 	offs[0] = 0;
-	if (hs_topo_has_nics(t) && ns_node >= 0 && ns_node == nd_node) {
-		/* inside a node: the scale-up, else through the first switch outside */
+	if (hs_topo_has_nics(t) && ns_dom >= 0 && ns_dom == nd_dom) {
+		/* inside a scale-up domain: the scale-up, else through the first switch outside. Across domains
+		 * a transfer leaves by a NIC of its own node (an NVL72 tray's), never another node's */
 		if (seg_intra(r, src, dst, h0) == 0 || (r->nbuf = 0, seg_global(r, src, dst, h0) == 0))
 			offs[++np] = r->nbuf;
 	} else if (hs_topo_has_nics(t) && (gs || gd)) {

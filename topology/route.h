@@ -6,7 +6,8 @@
  *   - shortest paths by hop count, never relaying through a device;
  *   - ECMP: where several next hops are equally short, a hash of (source, destination, label) picks one, so
  *     one flow keeps one path and different flows spread;
- *   - between nodes, rail alignment: a transfer leaves through NIC i of its node and arrives at NIC i of the
+ *   - inside a scale-up domain (a node, or every tray of an NVL72 rack), the scale-up only;
+ *   - between domains, rail alignment: a transfer leaves through NIC i of its node and arrives at NIC i of the
  *     destination's node (i mod each node's NIC count); if the sender does not own NIC i, the bytes first
  *     cross the scale-up to the device that does (NCCL's PXN). rail = -1 splits the transfer over every
  *     rail (multipath, as NCCL's channels spread a ring over the node's NICs); rail >= 0 takes one;

@@ -15,8 +15,9 @@
 
 typedef struct vinfo {
 	unsigned char kind;
-	int node; /* -1: fabric */
+	int node; /* -1: fabric; a domain's switches: the domain's first node */
 	int idx;  /* NIC: index in node; switch: serial number; host: 0 */
+	int dom;  /* scale-up domain (hs_cluster_domain_of); -1: fabric */
 } vinfo;
 
 struct hs_topo {
@@ -29,6 +30,8 @@ struct hs_topo {
 	int *in_off, *in;   /* CSR over to */
 	int *nic0, *nicn;   /* nnodes: first NIC vertex of each node (contiguous) and how many */
 	int *upsw;          /* nnodes: scale-up switch, -1 */
+	int *dnic0, *dnicn; /* ndomains: first NIC vertex of each domain and how many (a domain's nodes are
+			     * built one after another, so its NICs are contiguous too) */
 	int top;            /* a top-tier switch, -1 */
 	int has_nics;
 	int nsw;            /* switches made so far (names) */
@@ -37,7 +40,7 @@ struct hs_topo {
 static int add_v(hs_topo *t, enum hs_vkind k, int node, int idx)
 {
 	hs_xgrow(&t->v, &t->vcap, (size_t)t->nv + 1, sizeof *t->v);
-	t->v[t->nv] = (vinfo){(unsigned char)k, node, idx};
+	t->v[t->nv] = (vinfo){(unsigned char)k, node, idx, node >= 0 ? hs_cluster_node_domain(t->c, node) : -1};
 	return t->nv++;
 }
 
@@ -58,15 +61,24 @@ static void add_pair(hs_topo *t, int a, int b, double bw, double lat_ab, double 
 
 /* ---- scale-up, one node: one builder per layout (topology/kind.h), each for a node of p > 1 GPUs ---- */
 
-/* Every GPU to one scale-up switch (NVSwitch, NVL72): the node's up-switch. */
-static void up_switch(hs_topo *t, const hs_node_group *g, int node, int gpu0)
+/* Every GPU of a scale-up domain to its switch (NVSwitch, NVL72), the up-switch of each node of the domain.
+ * A domain may span nodes (an NVL72 rack: 18 trays of 4 GPUs on one NVLink switch domain), built once, before
+ * its nodes' NICs. Its GPUs may be split over `parts` switches (NVL36x2: one per rack of 36), every pair of
+ * them joined by a link that carries a whole part's GPU bandwidth, so the split blocks nothing; crossing it
+ * adds one scale-up hop. The switch vertices belong to the domain's first node (they are not fabric). */
+static void up_domain(hs_topo *t, const hs_node_group *g, int node0, int gpu0)
 {
-	int p = g->gpus_per_node;
+	int parts = g->scaleup_props->parts, per = g->domain / parts, sw0 = t->nv;
 	double half = g->scaleup_lat / 2;
-	int sw = add_sw(t, node);
-	t->upsw[node] = sw;
-	for (int i = 0; i < p; i++)
-		add_pair(t, gpu0 + i, sw, g->scaleup_bw, half, half);
+	for (int k = 0; k < parts; k++)
+		add_sw(t, node0);
+	for (int i = 0; i < g->domain; i++)
+		add_pair(t, gpu0 + i, sw0 + i / per, g->scaleup_bw, half, half);
+	for (int a = 0; a < parts; a++)
+		for (int b = a + 1; b < parts; b++)
+			add_pair(t, sw0 + a, sw0 + b, g->scaleup_bw * per, half, half);
+	for (int k = 0; k < g->nodes_per_domain; k++)
+		t->upsw[node0 + k] = sw0 + k * g->gpus_per_node / per;
 }
 
 /* All-to-all point-to-point links; each GPU's bandwidth is spread over its p-1 peers (MI300X: 7 x 64 GB/s
@@ -120,15 +132,17 @@ static void up_none(hs_topo *t, const hs_node_group *g, int node, int gpu0) {}
 
 typedef void (*up_builder)(hs_topo *t, const hs_node_group *g, int node, int gpu0);
 static const up_builder up_builders[HS_UP_LAYOUTS] = {
-	[HS_UP_SWITCH] = up_switch, [HS_UP_MESH] = up_mesh, [HS_UP_BRIDGE] = up_bridge,
+	[HS_UP_SWITCH] = NULL /* up_domain */, [HS_UP_MESH] = up_mesh, [HS_UP_BRIDGE] = up_bridge,
 	[HS_UP_PCIE] = up_pcie,     [HS_UP_NONE] = up_none,
 };
 
+/* A node's scale-up (unless its domain's switches, laid out by up_domain, join it) and its NICs. */
 static void build_node(hs_topo *t, const hs_node_group *g, int node, int gpu0)
 {
 	int p = g->gpus_per_node;
-	t->upsw[node] = -1;
-	if (p > 1)
+	if (g->scaleup_props->layout != HS_UP_SWITCH)
+		t->upsw[node] = -1;
+	if (p > 1 && g->scaleup_props->layout != HS_UP_SWITCH)
 		up_builders[g->scaleup_props->layout](t, g, node, gpu0);
 	/* NICs: NIC i hangs off device i * p / nics (GPUDirect RDMA through a shared PCIe switch) */
 	int nn = g->nics_per_node;
@@ -565,6 +579,9 @@ hs_topo *hs_topo_build(const hs_cluster *c, hs_err *err)
 	t->nic0 = hs_xcalloc((size_t)nn + 1, sizeof *t->nic0);
 	t->nicn = hs_xcalloc((size_t)nn + 1, sizeof *t->nicn);
 	t->upsw = hs_xmalloc((size_t)(nn ? nn : 1) * sizeof *t->upsw);
+	int nd = hs_cluster_ndomains(c);
+	t->dnic0 = hs_xcalloc((size_t)nd + 1, sizeof *t->dnic0);
+	t->dnicn = hs_xcalloc((size_t)nd + 1, sizeof *t->dnicn);
 	const hs_fabric_spec *f = hs_cluster_fabric(c);
 	if (f->props->lists_links) {
 		for (int i = 0; i < nn; i++)
@@ -576,8 +593,21 @@ hs_topo *hs_topo_build(const hs_cluster *c, hs_err *err)
 			const hs_node_group *ng = hs_cluster_group(c, g);
 			for (int k = 0; k < ng->nodes; k++) {
 				int node = hs_cluster_first_node(c, g) + k;
-				build_node(t, ng, node, hs_cluster_first_gpu(c, g) + k * ng->gpus_per_node);
+				int gpu0 = hs_cluster_first_gpu(c, g) + k * ng->gpus_per_node;
+				if (ng->scaleup_props->layout == HS_UP_SWITCH && k % ng->nodes_per_domain == 0) {
+					if (ng->domain > 1)
+						up_domain(t, ng, node, gpu0);
+					else
+						t->upsw[node] = -1;
+				}
+				build_node(t, ng, node, gpu0);
 			}
+		}
+		for (int node = 0; node < nn; node++) {
+			int d = hs_cluster_node_domain(c, node);
+			if (!t->dnicn[d])
+				t->dnic0[d] = t->nic0[node];
+			t->dnicn[d] += t->nicn[node];
 		}
 		if (build_fabric(t, c, err)) {
 			hs_topo_free(t);
@@ -606,6 +636,8 @@ void hs_topo_free(hs_topo *t)
 	free(t->nic0);
 	free(t->nicn);
 	free(t->upsw);
+	free(t->dnic0);
+	free(t->dnicn);
 	free(t);
 }
 
@@ -615,6 +647,9 @@ int hs_topo_nlinks(const hs_topo *t) { return t->nl; }
 const hs_link *hs_topo_link(const hs_topo *t, int l) { return &t->l[l]; }
 enum hs_vkind hs_topo_vkind(const hs_topo *t, int v) { return (enum hs_vkind)t->v[v].kind; }
 int hs_topo_vnode(const hs_topo *t, int v) { return t->v[v].node; }
+int hs_topo_vdomain(const hs_topo *t, int v) { return t->v[v].dom; }
+int hs_topo_domain_nnics(const hs_topo *t, int dom) { return t->has_nics ? t->dnicn[dom] : 0; }
+int hs_topo_domain_nic(const hs_topo *t, int dom, int i) { return t->dnic0[dom] + i; }
 int hs_topo_has_nics(const hs_topo *t) { return t->has_nics; }
 int hs_topo_upswitch(const hs_topo *t, int node) { return t->upsw[node]; }
 int hs_topo_top_switch(const hs_topo *t) { return t->top; }

@@ -35,6 +35,9 @@ int hs_topo_nlinks(const hs_topo *t);
 const hs_link *hs_topo_link(const hs_topo *t, int l);
 enum hs_vkind hs_topo_vkind(const hs_topo *t, int v);
 int hs_topo_vnode(const hs_topo *t, int v); /* node of a GPU, NIC, host or scale-up switch; -1 for fabric switches */
+/* Scale-up domain of a GPU, NIC, host or scale-up switch (hs_cluster_domain_of); -1 for fabric switches. A
+ * domain's own switches (NVL72) report its first node as their node. */
+int hs_topo_vdomain(const hs_topo *t, int v);
 /* "gpu3", "node1.nic2", "node0.nvswitch", "leaf4", ...: for messages and reports. */
 const char *hs_topo_vname(const hs_topo *t, int v, char *buf, int len);
 
@@ -47,8 +50,11 @@ int hs_topo_in_link(const hs_topo *t, int i);
 int hs_topo_has_nics(const hs_topo *t);          /* 0 for explicit graphs: routes are plain shortest paths */
 int hs_topo_nnics(const hs_topo *t, int node);    /* NICs of a node */
 int hs_topo_nic(const hs_topo *t, int node, int i); /* vertex of NIC i of a node */
+int hs_topo_domain_nnics(const hs_topo *t, int dom);    /* NICs of every node of a scale-up domain */
+int hs_topo_domain_nic(const hs_topo *t, int dom, int i); /* NIC i of a domain: its nodes' NICs in node order */
 int hs_topo_nic_owner(const hs_topo *t, int nicv);  /* the device the NIC hangs off (GPUDirect) */
-int hs_topo_upswitch(const hs_topo *t, int node);   /* scale-up switch vertex of a node, -1 if none */
+int hs_topo_upswitch(const hs_topo *t, int node);   /* scale-up switch vertex of a node, -1 if none; the nodes
+						     * of a multi-node domain share their domain's (their part's) */
 int hs_topo_top_switch(const hs_topo *t);           /* a switch of the fabric's top tier, -1 if none */
 
 #endif

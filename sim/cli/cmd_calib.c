@@ -45,15 +45,17 @@ static const hs_cmd_usage usage_derive = {
 	der_opts, NULL};
 
 static const char *nccl_out, *nccl_coll;
-static int nccl_summary;
+static int nccl_summary, nccl_rows;
 static const hs_opt nccl_opts[] = {
-	{HS_OPT_STRING, "output", 'o', &nccl_out, "FILE", "write the fabric fits here (required)"},
+	{HS_OPT_STRING, "output", 'o', &nccl_out, "FILE", "write the fabric fits here (required unless --rows)"},
+	{HS_OPT_FLAG, "rows", 0, &nccl_rows, NULL,
+	 "print each log's parsed rows as JSON, in `hetsim coll --json`'s keys, and fit nothing"},
 	{HS_OPT_STRING, "collective", 0, &nccl_coll, "NAME", "the collective, when a log does not say"},
 	{HS_OPT_FLAG, "summary", 0, &nccl_summary, NULL, "print only the fit and MAPE of each log"},
 	{HS_OPT_END, NULL, 0, NULL, NULL, NULL},
 };
 static const hs_cmd_usage usage_nccl = {
-	"calib import-nccl-tests", "hetsim calib import-nccl-tests LOG... -o FABRIC.yaml",
+	"calib import-nccl-tests", "hetsim calib import-nccl-tests LOG... -o FABRIC.yaml | --rows LOG...",
 	"Read nccl-tests logs and fit t = alpha + bytes * beta per collective and algorithm.", nccl_opts, NULL};
 
 static const char *cmp_profile;
@@ -309,16 +311,42 @@ static int calib_derive(int argc, char **argv)
 	return finish(rc);
 }
 
+/* --rows: what the reader took from each log, one JSON object per log and line, with `hetsim coll --json`'s
+ * row keys, so that a table hetsim printed can be read back and compared with the rows it came from. */
+static int nccl_print_rows(const char *const *logs, int n)
+{
+	for (int i = 0; i < n; i++) {
+		hs_err err = {0};
+		hs_nccl_log l;
+		if (hs_nccl_load(logs[i], &l, &err)) {
+			hs_nccl_free(&l);
+			return finish(fail("import-nccl-tests", &err));
+		}
+		printf("{\"log\":\"%s\",\"op\":\"%s\",\"ranks\":%d,\"rows\":[", logs[i], l.collective, l.ranks);
+		for (size_t r = 0; r < l.n; r++) {
+			const hs_nccl_row *w = &l.rows[r];
+			printf("%s{\"size_bytes\":%.0f,\"count\":%.0f,\"time_us\":%.6g,\"algbw_GBps\":%.6g,"
+			       "\"busbw_GBps\":%.6g,\"time_us_inplace\":%.6g}",
+			       r ? "," : "", w->bytes, w->count, w->t * 1e6, w->algbw / 1e9, w->busbw / 1e9, w->t_inplace * 1e6);
+		}
+		printf("]}\n");
+		hs_nccl_free(&l);
+	}
+	return finish(0);
+}
+
 static int calib_nccl(int argc, char **argv)
 {
 	const char *pos[256];
 	nccl_out = nccl_coll = NULL;
-	nccl_summary = 0;
+	nccl_summary = nccl_rows = 0;
 	int np = hs_opt_parse(&usage_nccl, argc, argv, pos, 256);
 	if (np == -2)
 		return 0;
 	if (np < 0)
 		return 2;
+	if (nccl_rows && np > 0)
+		return nccl_print_rows(pos, np);
 	if (np == 0 || !nccl_out) {
 		fprintf(stderr, "hetsim calib import-nccl-tests: need logs and -o FABRIC.yaml\nusage: %s\n",
 			usage_nccl.synopsis);

@@ -48,8 +48,11 @@ const hs_cmd_usage hs_usage_coll = {
 	"Time one collective over the scenario's cluster, in nccl-tests' columns.",
 	coll_opts,
 	"Sizes follow nccl-tests: the per-rank buffer for all_reduce, broadcast and reduce, the total output for\n"
-	"all_gather, the total input for reduce_scatter, each rank's send buffer for all_to_all. busbw uses\n"
-	"nccl-tests' factors: 2(n-1)/n for all_reduce, (n-1)/n for all_gather, reduce_scatter and all_to_all.\n"
+	"all_gather, the total input for reduce_scatter, each rank's send buffer for all_to_all; sendrecv is\n"
+	"sendrecv_perf's pattern: every rank sends the size to the next rank and receives it from the previous.\n"
+	"busbw uses nccl-tests' factors: 2(n-1)/n for all_reduce, (n-1)/n for all_gather, reduce_scatter and\n"
+	"all_to_all, 1 otherwise. The table is nccl-tests' (banner, both halves, #wrong, average bus bandwidth),\n"
+	"so `hetsim calib import-nccl-tests` and other readers of nccl-tests logs read it.\n"
 	"Example: hetsim coll --op all_reduce --sizes 8:8G scenarios/validation/nccl/h100x16-ndr.yaml",
 };
 
@@ -83,6 +86,89 @@ static int fail(const hs_err *err)
 	fprintf(stderr, "hetsim coll: %s%s\n", err->msg[0] ? err->msg : "failed",
 		err->code == HS_EINTERNAL ? " (this is a bug in hetsim; please report it)" : "");
 	return err->code ? err->code : HS_EINTERNAL;
+}
+
+/* One row of the table: the size nccl-tests prints (bytes) and its `count` column (elements). */
+struct row {
+	double size, count, t, algbw, busbw;
+	hs_coll_choice ch;
+};
+
+/* nccl-tests' getCollByteCount: the gathers, scatters and all-to-all move n pieces of count/n elements each
+ * and print that per-rank count; the others move `count` elements (src/all_gather.cu, alltoall.cu, ...). */
+static int per_rank_pieces(int op)
+{
+	return op == HS_COLL_ALL_GATHER || op == HS_COLL_REDUCE_SCATTER || op == HS_COLL_ALL_TO_ALL;
+}
+
+static double elements(int op, int n, double bytes)
+{
+	double count = floor(bytes / 4); /* float */
+	return per_rank_pieces(op) ? floor(count / n) : count;
+}
+
+/* The name of the nccl-tests binary that runs `op` (what tools that read the logs look for). */
+static const char *perf_name(int op)
+{
+	static const char *const names[HS_COLL_OP_COUNT] = {
+		[HS_COLL_ALL_REDUCE] = "all_reduce_perf", [HS_COLL_ALL_GATHER] = "all_gather_perf",
+		[HS_COLL_REDUCE_SCATTER] = "reduce_scatter_perf", [HS_COLL_ALL_TO_ALL] = "alltoall_perf",
+		[HS_COLL_BROADCAST] = "broadcast_perf", [HS_COLL_REDUCE] = "reduce_perf",
+		[HS_COLL_SENDRECV] = "sendrecv_perf"};
+	return (unsigned)op < HS_COLL_OP_COUNT && names[op] ? names[op] : "?";
+}
+
+/* nccl-tests' time column: 2 decimals below 100 us, 1 below 10 ms, none above (BenchTime in src/common.cu). */
+static const char *time_str(double us, char *buf, size_t len)
+{
+	snprintf(buf, len, us >= 10000.0 ? "%7.0f" : us >= 100.0 ? "%7.1f" : "%7.2f", us);
+	return buf;
+}
+
+/* The table as nccl-tests prints it (src/common.cu of NVIDIA/nccl-tests at 01d6761: run(), the Reporter and
+ * BenchTime), so that tools which read nccl-tests logs read ours: the banner with one "Rank" line per rank, the
+ * out-of-place and in-place header, one row per size with both halves (the model has one time for both), and
+ * the footer with the average bus bandwidth over both halves of every row. #wrong is -1, as nccl-tests prints
+ * it with validation off (validation: 0): nothing was checked. What hetsim adds is in comment lines: the
+ * scenario and model, and before each row the algorithm and protocol that ran. */
+static void print_table(const hs_cluster *c, const char *name, int op, const int *ranks, int n, double lo, double hi,
+			double factor, int flow, const struct row *rows, size_t nrows)
+{
+	int reduce = op == HS_COLL_ALL_REDUCE || op == HS_COLL_REDUCE_SCATTER || op == HS_COLL_REDUCE;
+	int root_rank = op == HS_COLL_BROADCAST || op == HS_COLL_REDUCE ? 0 : -1;
+	printf("# Collective test starting: %s\n", perf_name(op));
+	printf("# hetsim coll: %s, %s over %d ranks (%s model)\n", name, hs_coll_op_name(op), n,
+	       flow ? "flow" : o_ideal ? "ideal" : "nccl");
+	printf("# nThread 1 nGpus 1 minBytes %.0f maxBytes %.0f step: %g(factor) warmup iters: 0 iters: 1 agg iters: 1 "
+	       "validation: 0 graph: 0\n#\n# Using devices\n", lo, hi, factor);
+	for (int i = 0; i < n; i++) {
+		char host[32];
+		snprintf(host, sizeof host, "node%d", hs_cluster_node_of(c, ranks[i]));
+		printf("#  Rank %2d Group %2d Pid %6d on %10s device %2d [0x%02x] %s\n", i, 0, 0, host,
+		       hs_cluster_local_rank(c, ranks[i]), 0, hs_cluster_device(c, ranks[i])->name);
+	}
+	printf("#\n");
+	printf("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n", "", "", "",
+	       "", "");
+	printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "size", "count", "type", "redop",
+	       "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
+	printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n", "(B)", "(elements)", "", "", "",
+	       "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+	double sum = 0;
+	for (size_t i = 0; i < nrows; i++) {
+		const struct row *r = &rows[i];
+		char ts[32];
+		printf("# hetsim algo/proto: %s/%s\n", hs_coll_algo_name(r->ch.algo),
+		       flow ? "flow" : o_ideal ? "ideal" : hs_coll_proto_name(r->ch.proto));
+		printf("%12.0f  %12.0f  %8s  %6s  %6d", r->size, r->count, "float", reduce ? "sum" : "none", root_rank);
+		time_str(r->t * 1e6, ts, sizeof ts);
+		for (int half = 0; half < 2; half++)
+			printf("  %7s  %6.2f  %6.2f  %5d", ts, r->algbw, r->busbw, -1);
+		printf("\n");
+		sum += 2 * r->busbw;
+	}
+	printf("# Out of bounds values : 0 OK\n");
+	printf("# Avg bus bandwidth    : %g \n#\n\n", nrows ? sum / (2.0 * (double)nrows) : 0);
 }
 
 static double flow_done;
@@ -208,8 +294,6 @@ static int run(const char *file)
 		}
 		n = (int)v;
 	}
-	if (op == HS_COLL_SENDRECV && n != 2 && !o_ranks)
-		n = 2 <= ng ? 2 : ng;
 	int *ranks = hs_xmalloc((size_t)n * sizeof *ranks);
 	for (int i = 0; i < n; i++)
 		ranks[i] = i;
@@ -217,7 +301,7 @@ static int run(const char *file)
 		/* NCCL runs at least a channel per NIC across nodes (its ring and tree search starts a channel next to
 		 * each NIC); one channel would push a node's crossing through the one NIC of the GPU at its edge */
 		channels = 1;
-		if (hs_cluster_node_of(c, ranks[0]) != hs_cluster_node_of(c, ranks[n - 1]))
+		if (hs_cluster_domain_of(c, ranks[0]) != hs_cluster_domain_of(c, ranks[n - 1]))
 			for (int i = 0; i < n; i++) {
 				int k = hs_cluster_group(c, hs_cluster_group_of(c, ranks[i]))->nics_per_node;
 				if (k > channels)
@@ -227,12 +311,11 @@ static int run(const char *file)
 
 	/* Compute every row before printing anything: nothing half-done reaches stdout. */
 	size_t cap = 64, nrows = 0;
-	struct row {
-		double size, t, algbw, busbw;
-		hs_coll_choice ch;
-	} *rows = hs_xmalloc(cap * sizeof *rows);
+	struct row *rows = hs_xmalloc(cap * sizeof *rows);
 	int status = 0;
-	for (double s = lo; s <= hi * (1 + 1e-12); s = s * factor < s + 1 ? s + 1 : floor(s * factor)) {
+	for (double req = lo; req <= hi * (1 + 1e-12); req = req * factor < req + 1 ? req + 1 : floor(req * factor)) {
+		/* the size nccl-tests times for a requested one: whole floats, whole per-rank pieces */
+		double count = elements(op, n, req), s = count * 4 * (per_rank_pieces(op) ? n : 1);
 		hs_coll_choice ch = {hs_coll_default_algo(op), HS_PROTO_SIMPLE, 0, 0};
 		double t;
 		if (flow) {
@@ -265,35 +348,22 @@ static int run(const char *file)
 		if (nrows == cap)
 			rows = hs_xrealloc(rows, (cap *= 2) * sizeof *rows);
 		double algbw = t > 0 ? s / t / 1e9 : 0;
-		rows[nrows++] = (struct row){s, t, algbw, algbw * hs_coll_busbw_factor(op, n), ch};
-		if (s == 0 && lo == 0 && hi == 0)
+		rows[nrows++] = (struct row){s, count, t, algbw, algbw * hs_coll_busbw_factor(op, n), ch};
+		if (req == 0 && lo == 0 && hi == 0)
 			break;
 	}
 	if (!status) {
-		int reduce = op == HS_COLL_ALL_REDUCE || op == HS_COLL_REDUCE_SCATTER || op == HS_COLL_REDUCE;
-		int root_rank = op == HS_COLL_BROADCAST || op == HS_COLL_REDUCE ? 0 : -1;
 		if (o_json) {
 			printf("{\"name\":\"%s\",\"op\":\"%s\",\"ranks\":%d,\"rows\":[", name, hs_coll_op_name(op), n);
 			for (size_t i = 0; i < nrows; i++)
-				printf("%s{\"size_bytes\":%.0f,\"time_us\":%.3f,\"algbw_GBps\":%.3f,\"busbw_GBps\":%.3f,"
-				       "\"algo\":\"%s\",\"proto\":\"%s\"}",
-				       i ? "," : "", rows[i].size, rows[i].t * 1e6, rows[i].algbw, rows[i].busbw,
+				printf("%s{\"size_bytes\":%.0f,\"count\":%.0f,\"time_us\":%.3f,\"algbw_GBps\":%.3f,"
+				       "\"busbw_GBps\":%.3f,\"algo\":\"%s\",\"proto\":\"%s\"}",
+				       i ? "," : "", rows[i].size, rows[i].count, rows[i].t * 1e6, rows[i].algbw, rows[i].busbw,
 				       hs_coll_algo_name(rows[i].ch.algo),
 				       flow ? "flow" : o_ideal ? "ideal" : hs_coll_proto_name(rows[i].ch.proto));
 			printf("]}\n");
-		} else {
-			printf("# hetsim coll: %s, %s over %d ranks (%s model)\n", name, hs_coll_op_name(op), n,
-			       flow ? "flow" : o_ideal ? "ideal" : "nccl");
-			printf("#%11s %13s %9s %7s %7s %8s %7s %7s  %s\n", "size", "count", "type", "redop", "root", "time",
-			       "algbw", "busbw", "algo/proto");
-			printf("#%11s %13s %9s %7s %7s %8s %7s %7s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)",
-			       "(GB/s)");
-			for (size_t i = 0; i < nrows; i++)
-				printf("%12.0f %13.0f %9s %7s %7d %8.2f %7.2f %7.2f  %s/%s\n", rows[i].size,
-				       floor(rows[i].size / 4), "float", reduce ? "sum" : "none", root_rank, rows[i].t * 1e6,
-				       rows[i].algbw, rows[i].busbw, hs_coll_algo_name(rows[i].ch.algo),
-				       flow ? "flow" : o_ideal ? "ideal" : hs_coll_proto_name(rows[i].ch.proto));
-		}
+		} else
+			print_table(c, name, op, ranks, n, lo, hi, factor, flow, rows, nrows);
 	}
 	free(rows);
 	free(ranks);

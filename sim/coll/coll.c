@@ -113,6 +113,48 @@ static double route_bw(double B, double w, double T)
 	return T > 0 && w / T < B ? w / T : B;
 }
 
+/* Send/recv pairs i -> i+1: which stay in their scale-up domain, and the slowest of those that leave it. A
+ * pair that leaves goes through the sender's own NIC and PCIe path, not its node's (NCCL's p2p takes the NIC
+ * next to the GPU): bounded by one NIC and by the node's NICs over the node's ranks that send across at once,
+ * and likewise at the receiver. */
+static void p2p_pairs(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int n)
+{
+	g->bw_p2p = INFINITY;
+	if (n < 2)
+		return;
+	int nn = hs_cluster_nnodes(c);
+	int *snd = hs_xcalloc((size_t)nn, sizeof *snd), *rcv = hs_xcalloc((size_t)nn, sizeof *rcv);
+	for (int i = 0; i < n; i++) {
+		int a = ranks[i], b = ranks[(i + 1) % n];
+		if (hs_cluster_domain_of(c, a) == hs_cluster_domain_of(c, b))
+			g->p2p_local = 1;
+		else {
+			g->p2p_cross = 1;
+			snd[hs_cluster_node_of(c, a)]++;
+			rcv[hs_cluster_node_of(c, b)]++;
+		}
+	}
+	for (int i = 0; i < n && g->p2p_cross; i++) {
+		int end[2] = {ranks[i], ranks[(i + 1) % n]};
+		if (hs_cluster_domain_of(c, end[0]) == hs_cluster_domain_of(c, end[1]))
+			continue;
+		for (int e = 0; e < 2; e++) {
+			const hs_node_group *ng = hs_cluster_group(c, hs_cluster_group_of(c, end[e]));
+			int k = (e ? rcv : snd)[hs_cluster_node_of(c, end[e])];
+			double bw = ng->nic_bw * ng->nics_per_node / k;
+			if (ng->nic_bw < bw)
+				bw = ng->nic_bw;
+			/* the PCIe link is not a bound yet: its default is one PCIe Gen4 figure for every device
+			 * (docs/topology.md), below the Gen5 link of H100 and later, and would slow their pipeline
+			 * sends; it becomes one with a per-device PCIe figure */
+			if (bw < g->bw_p2p)
+				g->bw_p2p = bw;
+		}
+	}
+	free(snd);
+	free(rcv);
+}
+
 int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int n, hs_err *err)
 {
 	memset(g, 0, sizeof *g);
@@ -131,7 +173,8 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 					  i, ranks[i], ngpus - 1);
 		}
 		sorted[i] = ranks[i];
-		nodes[i] = hs_cluster_node_of(c, ranks[i]);
+		/* "nodes" here are scale-up domains: an NVL72 rack's 18 trays are one (topology/cluster.h) */
+		nodes[i] = hs_cluster_domain_of(c, ranks[i]);
 	}
 	qsort(sorted, (size_t)n, sizeof *sorted, cmp_int);
 	for (int i = 1; i < n; i++)
@@ -157,11 +200,7 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 		int k = j - i;
 		/* the node's group: any device on node nodes[i]; find it through the sorted devices is not needed,
 		 * since a node belongs to exactly one group: locate the group by node index */
-		int grp = 0;
-		for (int q = 0; q < hs_cluster_ngroups(c); q++)
-			if (hs_cluster_first_node(c, q) <= nodes[i])
-				grp = q;
-		const hs_node_group *ng = hs_cluster_group(c, grp);
+		const hs_node_group *ng = hs_cluster_group(c, hs_cluster_domain_group(c, nodes[i]));
 		g->nnodes++;
 		if (k > g->ppn)
 			g->ppn = k;
@@ -179,8 +218,8 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 			g->host_bounce = 1;
 		if (ng->scaleup_props->pcie && k > 1)
 			g->up_pcie = 1;
-		double nic_total = ng->nic_bw * ng->nics_per_node;
-		double per_gpu = nic_total / ng->gpus_per_node;
+		double nic_total = hs_cluster_domain_nic_bw(c, nodes[i]);
+		double per_gpu = nic_total / ng->domain;
 		double avail = k * per_gpu < nic_total ? k * per_gpu : nic_total;
 		if (avail < g->bw_node)
 			g->bw_node = avail;
@@ -191,6 +230,7 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 			g->lat_net = lat;
 		i = j;
 	}
+	p2p_pairs(g, c, ranks, n);
 	g->bw_ring = g->bw_tree = g->bw_a2a = g->bw_node;
 	if (g->nnodes > 1) {
 		/* Each algorithm's inter-node transfers routed at once, each link shared by those crossing it; where
@@ -207,6 +247,7 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 			g->bw_ring = g->bw_tree = g->bw_a2a = B / o;
 		/* Worst case: every byte crosses the oversubscribed tier (docs/topology.md). */
 		g->bw_node /= o;
+		g->bw_p2p /= o;
 		g->bw_nic /= o;
 	}
 	free(nodes);

@@ -13,7 +13,7 @@
 
 typedef struct hs_coll_grp {
 	int n;          /* ranks */
-	int nnodes;     /* nodes spanned */
+	int nnodes;     /* scale-up domains spanned (nodes, unless a domain spans nodes as an NVL72 rack does) */
 	int ppn;        /* ranks on the most populated node */
 	int ppn_min;    /* ranks on the least populated node */
 	double bw_up;   /* bytes/s per GPU per direction inside a node (min over spanned nodes) */
@@ -30,6 +30,10 @@ typedef struct hs_coll_grp {
 	double bw_hd[HS_COLL_HD_STEPS]; /* bytes/s per rank of the halving-doubling step at distance 2^i across
 					 * nodes; 0: not routed (bw_node / ppn) */
 	double lat_net; /* seconds per inter-node hop: NIC + switch hops of the fabric (max) */
+	/* send/recv as nccl-tests' sendrecv_perf runs it: rank i sends to rank i+1 (mod n), all at once */
+	int p2p_local, p2p_cross; /* some pair stays inside a scale-up domain / leaves it */
+	double bw_p2p;  /* bytes/s of the slowest pair that leaves its domain: its own NIC (shared with the other
+			 * ranks of its node that send across), at both ends */
 	int inswitch_up;  /* every spanned node's scale-up can reduce in the switch (NVLS) */
 	int inswitch_net; /* the fabric can reduce in the switch (SHARP) */
 	int host_bounce;  /* some node's ranks reach each other only through host memory (PCIe without P2P) */
@@ -54,7 +58,8 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
  * link shared by the demands that cross it: max over links of load / bandwidth and over nodes of the weight
  * they send / their NIC share (docs/collectives.md, "Route-aware bandwidth"). 0: no demand leaves a node. */
 typedef struct hs_coll_demand {
-	int src, dst; /* cluster node indices, each holding ranks of the group */
+	int src, dst; /* scale-up domain indices (hs_cluster_domain_of: the node where a node is its own
+		       * domain), each holding ranks of the group */
 	double w;
 } hs_coll_demand;
 

@@ -163,7 +163,8 @@ static netmemo *memo_get(const hs_cluster *c)
 
 /* ---- the group's nodes ---- */
 
-/* A node of the group: its ranks' NIC share A, as hs_coll_grp_init counts it, over the m NICs it needs. */
+/* A node of the group (a scale-up domain: a node, or an NVL72 rack's trays): its ranks' NIC share A, as
+ * hs_coll_grp_init counts it, over the m NICs it needs. */
 typedef struct gnode {
 	int node, first, k; /* cluster node, first rank index in the list, ranks on it */
 	double A;
@@ -191,7 +192,7 @@ static gnode *group_nodes(const hs_cluster *c, const hs_topo *t, const int *rank
 {
 	gnode *nd = hs_xmalloc((size_t)n * sizeof *nd);
 	for (int i = 0; i < n; i++)
-		nd[i] = (gnode){hs_cluster_node_of(c, ranks[i]), i, 1, 0, 0, 0, 0};
+		nd[i] = (gnode){hs_cluster_domain_of(c, ranks[i]), i, 1, 0, 0, 0, 0}; /* scale-up domains */
 	qsort(nd, (size_t)n, sizeof *nd, cmp_node);
 	int k = 0;
 	for (int i = 0; i < n; i++) {
@@ -203,9 +204,9 @@ static gnode *group_nodes(const hs_cluster *c, const hs_topo *t, const int *rank
 	qsort(nd, (size_t)k, sizeof *nd, cmp_first);
 	for (int u = 0; u < k; u++) {
 		const hs_node_group *g = hs_cluster_group(c, hs_cluster_group_of(c, ranks[nd[u].first]));
-		double total = g->nic_bw * g->nics_per_node, per_gpu = total / g->gpus_per_node;
+		double total = hs_cluster_domain_nic_bw(c, nd[u].node), per_gpu = total / g->domain;
 		nd[u].A = nd[u].k * per_gpu < total ? nd[u].k * per_gpu : total;
-		nd[u].nics = hs_topo_nnics(t, nd[u].node);
+		nd[u].nics = hs_topo_domain_nnics(t, nd[u].node);
 		int mch = (int)ceil(nd[u].A / g->nic_bw - 1e-9);
 		nd[u].m = mch < 1 ? 1 : mch > nd[u].nics ? nd[u].nics : mch;
 		nd[u].base = u ? nd[u - 1].base + nd[u - 1].nics : 0;
@@ -334,7 +335,7 @@ static int inject(const netmemo *m, scratch *s, double *load, const gnode *nd, i
 {
 	double f = w / nd[u].m;
 	for (int c = j; c < nd[u].m; c += nd[v].nics) {
-		int a = hs_topo_nic(m->t, nd[u].node, c);
+		int a = hs_topo_domain_nic(m->t, nd[u].node, c);
 		if (m->nic_sw[a] < 0 || s->dist[m->nic_sw[a]] < 0)
 			return -1;
 		s->amt[m->nic_sw[a]] += f;
@@ -417,7 +418,7 @@ static int route_sets(const netmemo *m, const gnode *nd, int N, const dset *sets
 	int nsl = 0;
 	for (int v = 0; v < N && !bad; v++)
 		for (int j = 0; j < nd[v].nics && j < maxm[v]; j++) {
-			int b = hs_topo_nic(t, nd[v].node, j);
+			int b = hs_topo_domain_nic(t, nd[v].node, j);
 			bad |= m->nic_sw[b] < 0 || m->nic_dn[b] < 0;
 			hs_xgrow(&sl, &slcap, (size_t)nsl + 1, sizeof *sl);
 			sl[nsl++] = (slot){bad ? -1 : m->nic_sw[b], v, j};
@@ -468,7 +469,7 @@ static int route_sets(const netmemo *m, const gnode *nd, int N, const dset *sets
 				if (ld[x] == 0 && ld[x + 1] == 0)
 					continue;
 				/* a loaded slot's link exists: inject() and the destination slots checked it */
-				int a = hs_topo_nic(t, nd[u].node, c);
+				int a = hs_topo_domain_nic(t, nd[u].node, c);
 				double up = ld[x] > 0 ? ld[x] / hs_rate_to_Bps(hs_topo_link(t, m->nic_up[a])->bw) : 0;
 				double dn = ld[x + 1] > 0 ? ld[x + 1] / hs_rate_to_Bps(hs_topo_link(t, m->nic_dn[a])->bw) : 0;
 				if (up > T[si])
@@ -517,7 +518,7 @@ static int compute(const hs_cluster *c, const netmemo *m, const int *ranks, int 
 		pow2 *= 2;
 	int *gi = hs_xmalloc((size_t)n * sizeof *gi); /* group node of each rank */
 	for (int i = 0; i < n; i++)
-		gi[i] = node_index(by_node, N, hs_cluster_node_of(c, ranks[i]));
+		gi[i] = node_index(by_node, N, hs_cluster_domain_of(c, ranks[i]));
 	/* sets: ring, tree, all-to-all, then the halving-doubling steps across nodes */
 	enum { RING, TREE, A2A, HD };
 	dset sets[HD + HS_COLL_HD_STEPS];

@@ -100,13 +100,14 @@ static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(c
 void hs_exec_group_channels(struct ex *x, const int *ranks, int n)
 {
 	const hs_cluster *c = x->s->cluster;
-	int node0 = hs_cluster_node_of(c, ranks[0]), spans = 0, C = 0, rails[64];
-	int loc[64], nl = 0;
+	int node0 = hs_cluster_node_of(c, ranks[0]), dom0 = hs_cluster_domain_of(c, ranks[0]), spans = 0, C = 0;
+	int rails[64], loc[64], nl = 0;
 	const hs_node_group *g = hs_cluster_group(c, hs_cluster_group_of(c, ranks[0]));
 	for (int i = 0; i < n; i++) {
-		if (hs_cluster_node_of(c, ranks[i]) != node0)
+		/* crossing NICs means leaving the scale-up domain (an NVL72 rack's trays never use them inside it) */
+		if (hs_cluster_domain_of(c, ranks[i]) != dom0)
 			spans = 1;
-		else if (nl < 64)
+		if (hs_cluster_node_of(c, ranks[i]) == node0 && nl < 64)
 			loc[nl++] = hs_cluster_local_rank(c, ranks[i]);
 	}
 	int p = g->gpus_per_node, nn = g->nics_per_node;

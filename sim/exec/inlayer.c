@@ -59,7 +59,7 @@ static void inlayer_groups(struct ex *x, int i, enum hs_group k)
 	int n = r->grp_n[k], lanes = inlayer_lanes(x, k), nrep = 1, step = 1;
 	int spans = 0;
 	for (int q = 1; q < n; q++)
-		spans |= hs_cluster_node_of(x->s->cluster, r->grp[k][q]) != hs_cluster_node_of(x->s->cluster, r->grp[k][0]);
+		spans |= hs_cluster_domain_of(x->s->cluster, r->grp[k][q]) != hs_cluster_domain_of(x->s->cluster, r->grp[k][0]);
 	if (spans && x->contend && x->g->nreps == p->pp && p->dp > 1) {
 		step = k == HS_GROUP_EP ? p->ep : 1; /* EP groups are runs of ep replicas */
 		nrep = (p->dp + step - 1) / step;

@@ -71,7 +71,7 @@ static int cmp_dev(const void *x, const void *y)
 	int ga = hs_cluster_group_of(sort_c, a), gb = hs_cluster_group_of(sort_c, b);
 	if (ga != gb)
 		return ga - gb;
-	int na = hs_cluster_node_of(sort_c, a), nb = hs_cluster_node_of(sort_c, b);
+	int na = hs_cluster_domain_of(sort_c, a), nb = hs_cluster_domain_of(sort_c, b);
 	if (na != nb)
 		return na - nb;
 	return a - b;

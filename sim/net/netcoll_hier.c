@@ -27,7 +27,7 @@ static int layout(nc_run *r, pstate *s)
 	int *nid = hs_xmalloc((size_t)r->n * sizeof *nid), *cnt = hs_xcalloc((size_t)r->n, sizeof *cnt);
 	s->N = 0;
 	for (int i = 0; i < r->n; i++) {
-		int nd = hs_cluster_node_of(c, r->rk[i]), k = 0;
+		int nd = hs_cluster_domain_of(c, r->rk[i]), k = 0; /* scale-up domains: an NVL72 rack is one */
 		while (k < s->N && nid[k] != nd)
 			k++;
 		if (k == s->N)

@@ -82,9 +82,9 @@ static int chain_start(const nc_run *r, const int *mem, int cnt, int c, int C)
 	if (C == 1)
 		return 0;
 	const hs_topo *t = r->net->t;
-	int node = hs_cluster_node_of(r->net->c, r->rk[mem[0]]);
-	if (hs_topo_has_nics(t) && hs_topo_nnics(t, node) > 0) {
-		int own = hs_topo_nic_owner(t, hs_topo_nic(t, node, nc_rail(r, c, C) % hs_topo_nnics(t, node)));
+	int dom = hs_cluster_domain_of(r->net->c, r->rk[mem[0]]);
+	if (hs_topo_has_nics(t) && hs_topo_domain_nnics(t, dom) > 0) {
+		int own = hs_topo_nic_owner(t, hs_topo_domain_nic(t, dom, nc_rail(r, c, C) % hs_topo_domain_nnics(t, dom)));
 		for (int i = 0; i < cnt; i++)
 			if (r->rk[mem[i]] == own)
 				return i;
@@ -100,7 +100,7 @@ static void build(nc_run *r, tstate *s)
 	int *off = hs_xcalloc((size_t)n + 1, sizeof *off), *mem = hs_xmalloc((size_t)n * sizeof *mem);
 	int N = 0;
 	for (int i = 0; i < n; i++) {
-		int nd = hs_cluster_node_of(r->net->c, r->rk[i]), k = 0;
+		int nd = hs_cluster_domain_of(r->net->c, r->rk[i]), k = 0; /* scale-up domains */
 		while (k < N && nid[k] != nd)
 			k++;
 		if (k == N)

@@ -98,7 +98,65 @@ static const struct bad bads[] = {
 	{"cluster: {groups: [{gpu: NOPE}]}\n", "unknown device type 'NOPE'"},
 	{"cluster: {groups: [{gpu: H100-SXM-80GB, nic: 5}]}\n", "cluster.groups[0].nic: found a scalar"},
 	{"cluster: 3\n", "cluster: found a scalar"},
+	{"cluster: {groups: [{gpu: H100-SXM-80GB, nodes: 2, gpus_per_node: 1}], fabric: {kind: explicit, switches: [s, t], links: [{from: gpu0, to: s, bandwidth: 1 GB/s}, {from: gpu0, to: s, bandwidth: 2 GB/s}]}}\n",
+	 "'gpu0' - 's' is already links[0]"},
+	{"cluster: {groups: [{gpu: H100-SXM-80GB, nodes: 2, gpus_per_node: 1}], fabric: {kind: explicit, switches: [s, t], links: [{from: gpu0, to: s, bandwidth: 1 GB/s}, {from: s, to: gpu0, bandwidth: 2 GB/s}]}}\n",
+	 "'s' - 'gpu0' is already links[0]"},
+	{"cluster: {groups: [{gpu: H100-SXM-80GB, nodes: 2, gpus_per_node: 1}], fabric: {kind: explicit, switches: [s, t], links: [{from: gpu0, to: s, bandwidth: 1 GB/s}, {from: s, to: gpu0, bandwidth: 2 GB/s, duplex: false}]}}\n",
+	 "is a one-way link here but links[0] is a duplex link between them"},
+	{"cluster: {groups: [{gpu: H100-SXM-80GB, nodes: 2, gpus_per_node: 1}], fabric: {kind: explicit, switches: [s, s], links: [{from: gpu0, to: s, bandwidth: 1 GB/s}]}}\n",
+	 "'s' is already switches[0] (expected each switch named once)"},
+	/* scale-up domains: nvl72 on trays of 4 must say that its domain spans them */
+	{"cluster: {groups: [{gpu: GB200, nodes: 18, gpus_per_node: 4, scaleup: {kind: nvl72}}]}\n",
+	 "t.yaml:1:78: cluster.groups[0].scaleup.kind: scale-up kind 'nvl72' is one domain of 72 GPUs, but the group has "
+	 "4 GPUs per node (expected domain: 72, so that one domain spans 18 nodes of 4"},
+	{"cluster: {groups: [{gpu: GB200, nodes: 18, gpus_per_node: 4, scaleup: {kind: nvl72, domain: 36}}]}\n",
+	 "scaleup.domain: scale-up kind 'nvl72' is one domain of 72 GPUs (expected domain: 72"},
+	{"cluster: {groups: [{gpu: GB200, nodes: 9, gpus_per_node: 4, scaleup: {kind: nvl72, domain: 72}}]}\n",
+	 "the group's 9 nodes of 4 GPUs do not fill whole domains of 72 (expected nodes a multiple of 18)"},
+	{"cluster: {groups: [{gpu: GB200, nodes: 18, gpus_per_node: 5, scaleup: {kind: nvswitch, domain: 72}}]}\n",
+	 "a domain of 72 GPUs does not hold whole nodes of 5"},
+	{"cluster: {groups: [{gpu: H100-SXM-80GB, nodes: 2, scaleup: {kind: nvlink-mesh, domain: 16}}]}\n",
+	 "scale-up kind 'nvlink-mesh' joins the GPUs of one node only (expected domain: 8, or a kind whose domain "
+	 "spans nodes: nvswitch, nvl72 or nvl36x2)"},
+	{"cluster: {groups: [{gpu: GB200, nodes: 36, gpus_per_node: 8, scaleup: {kind: nvl36x2, domain: 72}}]}\n",
+	 "splits its domain of 72 GPUs over 2 switches, which does not hold whole nodes of 8 (expected GPUs per node dividing 36)"},
 };
+
+/* An NVL72 rack built as it is: 18 trays of 4 on one domain; two racks are two domains, each tray with its NICs. */
+START_TEST(domains_span_nodes)
+{
+	hs_err err;
+	hs_ydoc *d;
+	hs_cluster *c = load("cluster: {groups: [{gpu: GB200, nodes: 36, gpus_per_node: 4,\n"
+			     "  scaleup: {kind: nvl72, domain: 72}, nic: {per_node: 4, bandwidth: 400 Gb/s}},\n"
+			     "  {name: h, gpu: H100-SXM-80GB, nodes: 2}]}\n", &err, &d);
+	ck_assert_msg(c != NULL, "%s", err.msg);
+	ck_assert_int_eq(hs_cluster_nnodes(c), 38);
+	ck_assert_int_eq(hs_cluster_ndomains(c), 4); /* two racks, then two 8-GPU nodes */
+	ck_assert_int_eq(hs_cluster_domain_of(c, 0), 0);
+	ck_assert_int_eq(hs_cluster_domain_of(c, 71), 0);
+	ck_assert_int_eq(hs_cluster_domain_of(c, 72), 1);
+	ck_assert_int_eq(hs_cluster_domain_of(c, 144), 2);
+	ck_assert_int_eq(hs_cluster_domain_of(c, 159), 3);
+	ck_assert_int_eq(hs_cluster_domain_of(c, 160), -1);
+	ck_assert_int_eq(hs_cluster_node_of(c, 71), 17);
+	ck_assert_int_eq(hs_cluster_node_domain(c, 17), 0);
+	ck_assert_int_eq(hs_cluster_node_domain(c, 18), 1);
+	ck_assert_int_eq(hs_cluster_node_domain(c, 37), 3);
+	ck_assert_int_eq(hs_cluster_domain_group(c, 1), 0);
+	ck_assert_int_eq(hs_cluster_domain_group(c, 2), 1);
+	ck_assert_int_eq(hs_cluster_domain_first_node(c, 1), 18);
+	ck_assert_int_eq(hs_cluster_domain_first_node(c, 3), 37);
+	ck_assert_int_eq(hs_cluster_group(c, 0)->domain, 72);
+	ck_assert_int_eq(hs_cluster_group(c, 0)->nodes_per_domain, 18);
+	ck_assert_int_eq(hs_cluster_group(c, 1)->domain, 8);
+	/* 18 trays x 4 NICs x 50 GB/s */
+	ck_assert_double_eq_tol(hs_cluster_domain_nic_bw(c, 1), 72 * 50e9, 1);
+	hs_cluster_free(c);
+	hs_yaml_free(d);
+}
+END_TEST
 
 START_TEST(rejects_bad_input)
 {
@@ -127,6 +185,7 @@ static Suite *suite(void)
 	tcase_add_test(t, parses_example);
 	tcase_add_loop_test(t, rejects_bad_input, 0, (int)(sizeof bads / sizeof *bads));
 	tcase_add_test(t, missing_cluster);
+	tcase_add_test(t, domains_span_nodes);
 	suite_add_tcase(s, t);
 	return s;
 }

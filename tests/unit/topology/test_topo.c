@@ -446,6 +446,102 @@ START_TEST(hops_wan)
 }
 END_TEST
 
+/* GB200 NVL72 racks of 18 trays x 4 GPUs (scaleup.domain: 72), each tray with 4 NICs on a rail-optimised
+ * fabric of radix 64: a rail of 36 NICs fills a leaf of D = 32 and 4 more on a second leaf, with spines above.
+ *   same rack:                     GPU->NVLink switch->GPU                                     2 links
+ *   other rack, owner to owner:    GPU->NIC->leaf->NIC->GPU (nodes 0 and 18 share rail leaves) 4 links
+ *   other rack, through a peer:    GPU->switch->GPU(owner)->NIC->leaf->NIC->GPU                6 links
+ *   to node 35 (second rail leaf): GPU->NIC->leaf->spine->leaf->NIC->GPU(owner)->switch->GPU   8 links
+ * Inside a rack no route touches a NIC; across racks every NIC on a route is the source's or the
+ * destination's tray's. */
+static int route_nics(built *b, const hs_route *rt, int *nodes, int max)
+{
+	int n = 0;
+	for (int i = 0; i < rt->nl; i++) {
+		const hs_link *l = hs_topo_link(b->t, rt->link[i]);
+		int ends[2] = {l->from, l->to};
+		for (int e = 0; e < 2; e++)
+			if (hs_topo_vkind(b->t, ends[e]) == HS_V_NIC && n < max)
+				nodes[n++] = hs_topo_vnode(b->t, ends[e]);
+	}
+	return n;
+}
+
+#define NVL72_RACKS(n) "cluster:\n  groups:\n    - {nodes: " #n ", gpus_per_node: 4, gpu: GB200,\n" \
+		       "       scaleup: {kind: nvl72, domain: 72, bandwidth: 900 GB/s},\n" \
+		       "       nic: {bandwidth: 400 Gb/s, per_node: 4}}\n" \
+		       "  fabric: {kind: rail-optimized, radix: 64}\n"
+
+START_TEST(hops_nvl72_racks)
+{
+	built b = build(NVL72_RACKS(36));
+	hs_err err = {0};
+	int nodes[64];
+	/* one rack: every pair over the rack's NVLink switch, never a NIC, whatever the rail */
+	for (int a = 0; a < 72; a++)
+		for (int d = 0; d < 72; d++) {
+			if (a == d)
+				continue;
+			const hs_route *rt = hs_route_get(b.r, a, d, -1, &err);
+			ck_assert_msg(rt != NULL, "%s", err.msg);
+			check_route(b.t, rt, a, d);
+			ck_assert_int_eq(rt->nl, 2);
+			ck_assert_int_eq(route_nics(&b, rt, nodes, 64), 0);
+		}
+	/* all 18 trays share the one switch */
+	ck_assert_int_eq(hs_topo_upswitch(b.t, 0), hs_topo_upswitch(b.t, 17));
+	ck_assert_int_ne(hs_topo_upswitch(b.t, 17), hs_topo_upswitch(b.t, 18));
+	ck_assert_int_eq(hs_topo_domain_nnics(b.t, 0), 72);
+	ck_assert_int_eq(hs_topo_vnode(b.t, hs_topo_domain_nic(b.t, 1, 5)), 19);
+	/* across the racks, on the trays' NICs */
+	ck_assert_int_eq(hops(&b, 0, 72, 0), 4);
+	ck_assert_int_eq(hops(&b, 1, 73, 1), 4);
+	ck_assert_int_eq(hops(&b, 1, 72, 0), 6);
+	ck_assert_int_eq(hops(&b, 0, 143, 0), 8);
+	for (int a = 0; a < 72; a += 5)
+		for (int d = 72; d < 144; d += 7) {
+			const hs_route *rt = hs_route_get(b.r, a, d, -1, &err);
+			ck_assert_msg(rt != NULL, "%s", err.msg);
+			check_route(b.t, rt, a, d);
+			ck_assert_int_eq(rt->npaths, 4); /* the tray's four NICs */
+			int k = route_nics(&b, rt, nodes, 64);
+			ck_assert_int_gt(k, 0);
+			for (int i = 0; i < k; i++)
+				ck_assert_msg(nodes[i] == hs_cluster_node_of(b.c, a) || nodes[i] == hs_cluster_node_of(b.c, d),
+					      "%d->%d crosses node %d's NIC", a, d, nodes[i]);
+		}
+	check_symmetric(&b, 0);
+	unbuild(&b);
+}
+END_TEST
+
+/* NVL36x2: two racks of 36 (9 trays of 4) whose switches are joined into one domain of 72: crossing to the
+ * other half adds the switch-to-switch link (3 links), never a NIC; that link carries a half's bandwidth. */
+START_TEST(hops_nvl36x2)
+{
+	built b = build("cluster:\n  groups:\n    - {nodes: 18, gpus_per_node: 4, gpu: GB200,\n"
+			"       scaleup: {kind: nvl36x2, domain: 72, bandwidth: 900 GB/s}, nic: {per_node: 4}}\n");
+	hs_err err = {0};
+	int nodes[8];
+	ck_assert_int_eq(hops(&b, 0, 35, 0), 2);
+	ck_assert_int_eq(hops(&b, 0, 36, 0), 3);
+	ck_assert_int_eq(hops(&b, 71, 2, 0), 3);
+	const hs_route *rt = hs_route_get(b.r, 4, 40, -1, &err);
+	ck_assert_msg(rt != NULL, "%s", err.msg);
+	ck_assert_int_eq(route_nics(&b, rt, nodes, 8), 0);
+	ck_assert_int_eq(hs_topo_upswitch(b.t, 0), hs_topo_upswitch(b.t, 8));
+	ck_assert_int_ne(hs_topo_upswitch(b.t, 8), hs_topo_upswitch(b.t, 9));
+	double bw = 0;
+	for (int l = 0; l < hs_topo_nlinks(b.t); l++) {
+		const hs_link *L = hs_topo_link(b.t, l);
+		if (L->from == hs_topo_upswitch(b.t, 0) && L->to == hs_topo_upswitch(b.t, 9))
+			bw = hs_rate_to_Bps(L->bw);
+	}
+	ck_assert_double_eq_tol(bw, 36 * 900e9, 1e3);
+	unbuild(&b);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("topo");
@@ -462,6 +558,8 @@ static Suite *suite(void)
 	tcase_add_test(t, hops_torus2d);
 	tcase_add_test(t, hops_torus3d);
 	tcase_add_test(t, hops_wan);
+	tcase_add_test(t, hops_nvl72_racks);
+	tcase_add_test(t, hops_nvl36x2);
 	suite_add_tcase(s, t);
 	return s;
 }
