@@ -85,6 +85,7 @@ void hs_partition_free(hs_partition *p)
 	if (!p)
 		return;
 	free(p->stage_layers);
+	free(p->chunk_layers);
 	free(p->dp_mb);
 	free(p->stage_mb_s);
 	free(p->replica_mb_s);
@@ -231,7 +232,7 @@ static double chunk_params(struct ctx *c, int stage, int chunk)
 	 * the last stage holds its own copy of the shared matrix, as Megatron does when pp > 1) */
 	if (gchunk == 0)
 		params += (double)m->vocab * m->hidden / c->s->par->tp;
-	if (gchunk == c->nchunks - 1 && (!m->tied_embeddings || c->nchunks > 1))
+	if (gchunk == c->nchunks - 1 && (!m->tied_embeddings || c->pp > 1))
 		params += (double)m->vocab * m->hidden / c->s->par->tp;
 	return params;
 }
@@ -517,10 +518,23 @@ static void finish_rep(struct step *sb, int r, int grad_ids, int m, int maxchunk
 	si->grad_bytes = params * hs_dtype_bytes(s->train->grad_dtype);
 	si->layers = part->stage_layers[st];
 	si->in_flight = hs_sched_in_flight(p->schedule, p->pp, st, m, v);
+	/* chunks of different sizes (an uneven interleaved split): weigh the held ones by their layers */
+	double in_layers = 0;
+	int uneven = 0;
+	for (int k = 0; k < v; k++)
+		uneven |= c->cl[k * c->pp + st] != c->cl[st];
+	if (uneven) {
+		double *w = hs_xmalloc((size_t)v * sizeof *w);
+		for (int k = 0; k < v; k++)
+			w[k] = c->cl[k * c->pp + st];
+		in_layers = hs_sched_in_flight_weighted(p->schedule, p->pp, st, m, v, w);
+		free(w);
+	}
 	hs_mem_cfg mc = {.layer = c->lc, .pp = p->pp, .dp = c->dpg, .zero_stage = p->zero,
 			 .layers_on_rank = si->layers, .first_stage = st == 0, .last_stage = st == p->pp - 1,
 			 .in_flight = si->in_flight, .comm_buffer_bytes = 0, .vstages = v,
-			 .first_layer = c->cf[st], .gather_layers = (maxchunk + z.units - 1) / z.units};
+			 .first_layer = c->cf[st], .gather_layers = (maxchunk + z.units - 1) / z.units,
+			 .in_flight_layers = in_layers};
 	hs_memory_rank(s->model, &mc, &si->mem);
 }
 
@@ -536,11 +550,12 @@ int hs_build_step(const hs_workload *s, hs_partition *part, int symmetry, hs_bui
 	part = &out->part;
 	if (part->uneven_dp)
 		symmetry = 0; /* replicas run different work: simulate each */
-	/* global chunk g = (local chunk k, stage st) with g = k pp + st holds stage_layers[st] / v layers */
+	/* global chunk g = (local chunk k, stage st) with g = k pp + st holds chunk_layers[g] layers, the model's
+	 * layers in order */
 	c.cl = hs_xcalloc((size_t)c.nchunks, sizeof *c.cl);
 	c.cf = hs_xcalloc((size_t)c.nchunks + 1, sizeof *c.cf);
 	for (int gc = 0; gc < c.nchunks; gc++) {
-		c.cl[gc] = part->stage_layers[gc % p->pp] / p->vstages;
+		c.cl[gc] = part->chunk_layers[gc];
 		c.cf[gc + 1] = c.cf[gc] + c.cl[gc];
 	}
 	hs_build_layer_cfg(s, &c.lc);
@@ -563,9 +578,10 @@ int hs_build_step(const hs_workload *s, hs_partition *part, int symmetry, hs_bui
 			goto out;
 		}
 	/* gather units: one layer each up to MAX_GATHER_UNITS layers per chunk (the smallest chunk sets the count) */
-	int minchunk = c.cl[0], maxchunk = c.cl[0];
-	for (int gc = 1; gc < c.nchunks; gc++) {
-		minchunk = c.cl[gc] < minchunk ? c.cl[gc] : minchunk;
+	int minchunk = 0, maxchunk = 0; /* over chunks with layers: an embedding-only chunk gathers no layer */
+	for (int gc = 0; gc < c.nchunks; gc++) {
+		if (c.cl[gc] > 0 && (minchunk == 0 || c.cl[gc] < minchunk))
+			minchunk = c.cl[gc];
 		maxchunk = c.cl[gc] > maxchunk ? c.cl[gc] : maxchunk;
 	}
 	struct z3 z = {.on = p->zero >= 3 && c.dpg > 1, .units = minchunk < MAX_GATHER_UNITS ? minchunk : MAX_GATHER_UNITS,

@@ -156,7 +156,10 @@ void hs_memory_rank(const hs_model *m, const hs_mem_cfg *c, hs_mem *out)
 
 	/* activations: the in-flight micro-batches (chunks) of this rank's layers */
 	double inflight = c->in_flight > 0 ? c->in_flight : 1, v = c->vstages > 1 ? c->vstages : 1;
-	out->activations = act / v * inflight;
+	if (c->in_flight_layers > 0 && c->layers_on_rank > 0) /* uneven chunks: the held ones' layers */
+		out->activations = act / c->layers_on_rank * c->in_flight_layers;
+	else
+		out->activations = act / v * inflight;
 	if (c->first_stage && m->dropout) /* embedding dropout mask */
 		out->activations += tok * h / rep * inflight;
 	if (lc->recompute == HS_RC_FULL) /* the layer being recomputed in backward */

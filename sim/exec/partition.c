@@ -382,6 +382,12 @@ int hs_partition_resolve(const hs_workload *s, hs_partition *out, hs_err *err)
 		}
 		balance_dp(out->replica_mb_s, dp, pp, M, out->dp_mb);
 	}
+	/* the chunks: as given, or the stage's layers split evenly over its virtual stages (auto and uniform
+	 * splits divide: the scenario checked it) */
+	out->v = p->vstages > 1 ? p->vstages : 1;
+	out->chunk_layers = hs_xcalloc((size_t)pp * out->v, sizeof *out->chunk_layers);
+	for (int g = 0; g < pp * out->v; g++)
+		out->chunk_layers[g] = p->chunk_layers ? p->chunk_layers[g] : out->stage_layers[g % pp] / out->v;
 	for (int d = 0; d < dp; d++) {
 		if (out->dp_mb[d] > out->mb_max)
 			out->mb_max = out->dp_mb[d];
