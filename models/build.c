@@ -209,6 +209,7 @@ struct walk {
 	uint32_t *bucket_colls;
 	size_t nbucket_colls, capbc;
 	size_t *last;           /* [chunk * 4 + kind]: position of the chunk's last item of that kind */
+	size_t *first_fwd;      /* [chunk]: position of the chunk's first forward */
 };
 
 #define NONE UINT32_MAX
@@ -254,6 +255,9 @@ static double chunk_grad_bytes(struct ctx *c, int stage, int chunk)
  * kept), overlapped with the next unit. Weight-gradient items of zero-bubble schedules need no weights. */
 struct z3 {
 	int on;           /* zero == 3 and dp > 1 */
+	int keep;         /* reshard_after_forward false (FSDP2): each chunk's units are gathered once per step, before
+			   * its first forward, and kept across micro-batches; the gradients accumulate unsharded and are
+			   * reduce-scattered once, in buckets after the chunk's last backward, as without ZeRO-3 */
 	int units;        /* gather units per chunk */
 	int base;         /* first rendezvous id of ZeRO-3 collectives (symmetry off) */
 };
@@ -286,7 +290,9 @@ static uint32_t z3_gather(struct ctx *c, const struct z3 *z, struct walk *W, hs_
 					     : rv(c, W->dp_index,
 						  z3_id(c, z, W->stage, it.chunk, it.mb, it.kind == HS_SI_FWD ? 0 : 1, unit))};
 	uint32_t t = hs_graph_add(c->g, &ag);
-	if (W->prev_compute != NONE)
+	/* resharding: one unit ahead of the compute (the unit before the current one has finished); kept: as soon
+	 * as the comm stream is free, as nothing is freed for it */
+	if (W->prev_compute != NONE && !z->keep)
 		hs_graph_dep(c->g, t, W->prev_compute);
 	return t;
 }
@@ -337,7 +343,7 @@ static int emit_item(struct step *sb, int r)
 	int finalises = 0;
 	/* gradients are final after the weight-gradient part: the last BWD, or the last
 	 * BWD_WEIGHT under zero-bubble schedules */
-	if (!z->on && it.kind == (zb ? HS_SI_BWD_WEIGHT : HS_SI_BWD)) {
+	if ((!z->on || z->keep) && it.kind == (zb ? HS_SI_BWD_WEIGHT : HS_SI_BWD)) {
 		int lastmb = W->last[it.chunk * 4 + it.kind] == W->pos;
 		finalises = lastmb && c->dpg > 1;
 	}
@@ -351,15 +357,19 @@ static int emit_item(struct step *sb, int r)
 		if (nslices > MAX_BUCKETS)
 			nslices = MAX_BUCKETS;
 	}
-	int z3_rs = z->on && z3_reduces(it.kind, zb);
-	if (z->on) {
+	int z3_rs = z->on && !z->keep && z3_reduces(it.kind, zb);
+	/* kept parameters: only the chunk's first forward gathers (by unit), and nothing is prefetched later */
+	int gathers = z->on && z3_gathers(it.kind) && (!z->keep || (fwd && W->first_fwd[it.chunk] == W->pos));
+	if (z->on && !z->keep) {
 		nslices = z->units;
 		gbytes = chunk_grad_bytes(c, W->stage, it.chunk);
+	} else if (gathers) {
+		nslices = z->units;
 	}
 	uint32_t tk = NONE;
 	for (int sl = 0; sl < nslices; sl++) {
 		uint32_t gather = NONE;
-		if (z->on && z3_gathers(it.kind)) {
+		if (gathers) {
 			gather = W->next_gather != NONE ? W->next_gather
 							: z3_gather(c, z, W, it, sl, symmetry);
 			W->next_gather = NONE;
@@ -380,7 +390,7 @@ static int emit_item(struct step *sb, int r)
 		}
 		if (gather != NONE)
 			hs_graph_dep(g, tk, gather);
-		if (z->on) {
+		if (z->on && !z->keep) {
 			W->prev_compute = W->last_compute;
 			W->last_compute = tk;
 			/* prefetch the next unit's parameters: the next slice, or the first of
@@ -463,6 +473,10 @@ static int start_walk(struct ctx *c, struct walk *W, int r, int ndp, int symmetr
 	/* which item is a chunk's last of its kind, found once: asking at every item made the build quadratic
 	 * in the micro-batches (40% of `hetsim validate` on the Korthikanti manifest) */
 	W->last = hs_xcalloc((size_t)v * 4, sizeof *W->last);
+	W->first_fwd = hs_xcalloc((size_t)v, sizeof *W->first_fwd);
+	for (size_t q = W->n; q-- > 0;)
+		if (W->items[q].kind == HS_SI_FWD)
+			W->first_fwd[W->items[q].chunk] = q;
 	for (size_t q = 0; q < W->n; q++)
 		W->last[W->items[q].chunk * 4 + W->items[q].kind] = q;
 	return 0;
@@ -530,7 +544,7 @@ static void finish_rep(struct step *sb, int r, int grad_ids, int m, int maxchunk
 		in_layers = hs_sched_in_flight_weighted(p->schedule, p->pp, st, m, v, w);
 		free(w);
 	}
-	hs_mem_cfg mc = {.layer = c->lc, .pp = p->pp, .dp = c->dpg, .zero_stage = p->zero,
+	hs_mem_cfg mc = {.layer = c->lc, .pp = p->pp, .dp = c->dpg, .zero_stage = p->zero, .fsdp_keep = p->fsdp_keep,
 			 .layers_on_rank = si->layers, .first_stage = st == 0, .last_stage = st == p->pp - 1,
 			 .in_flight = si->in_flight, .comm_buffer_bytes = 0, .vstages = v,
 			 .first_layer = c->cf[st], .gather_layers = (maxchunk + z.units - 1) / z.units,
@@ -584,7 +598,7 @@ int hs_build_step(const hs_workload *s, hs_partition *part, int symmetry, hs_bui
 			minchunk = c.cl[gc];
 		maxchunk = c.cl[gc] > maxchunk ? c.cl[gc] : maxchunk;
 	}
-	struct z3 z = {.on = p->zero >= 3 && c.dpg > 1, .units = minchunk < MAX_GATHER_UNITS ? minchunk : MAX_GATHER_UNITS,
+	struct z3 z = {.on = p->zero >= 3 && c.dpg > 1, .keep = p->fsdp_keep, .units = minchunk < MAX_GATHER_UNITS ? minchunk : MAX_GATHER_UNITS,
 		       .base = p->pp * v * MAX_BUCKETS + p->pp};
 	if (z.units < 1)
 		z.units = 1;
@@ -627,6 +641,7 @@ out:
 		free(w[r].btask);
 		free(w[r].bucket_colls);
 		free(w[r].last);
+		free(w[r].first_fwd);
 	}
 	free(w);
 	free(c.fwd);

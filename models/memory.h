@@ -11,6 +11,8 @@ typedef struct hs_mem_cfg {
 	hs_layer_cfg layer;   /* tp, cp, ep, sp, micro_batch, seq_len, dtype, recompute */
 	int pp, dp;
 	int zero_stage;       /* 0 none, 1 optimizer states, 2 + gradients, 3 + weights (FSDP) */
+	int fsdp_keep;        /* zero 3 without resharding after forward (FSDP2 reshard_after_forward: false): the
+			       * gathered parameters and the unsharded gradients are held for the whole step */
 	int layers_on_rank;   /* transformer layers this rank holds */
 	int first_stage, last_stage; /* holds embedding / output head */
 	int in_flight;        /* micro-batches whose activations are live at peak (1F1B: pp - stage); with

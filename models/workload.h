@@ -33,6 +33,8 @@ typedef struct hs_parallel {
 	int sequence_parallel;
 	int schedule;          /* enum hs_sched_kind */
 	int zero;              /* 0..3 */
+	int fsdp_keep;         /* with zero 3: FSDP2's reshard_after_forward false: parameters gathered once per
+				* step and kept across micro-batches, gradients reduce-scattered once per step */
 	int micro_batches;     /* derived: global_batch / (dp * micro_batch) */
 	double dp_bucket_bytes;/* gradient bucket size for overlapped DP reduction */
 	double memory_reserve; /* bytes kept free on each device (framework, fragmentation) */

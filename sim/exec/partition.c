@@ -165,6 +165,7 @@ static double stage_mem(const struct part *q, int stage, int first, int n)
 	const hs_parallel *p = s->par;
 	int units = n < HS_BUILD_MAX_GATHER_UNITS ? n : HS_BUILD_MAX_GATHER_UNITS;
 	hs_mem_cfg mc = {.layer = q->lc, .pp = p->pp, .dp = hs_build_dp_group_size(p), .zero_stage = p->zero,
+			 .fsdp_keep = p->fsdp_keep,
 			 .layers_on_rank = n, .first_stage = stage == 0, .last_stage = stage == p->pp - 1,
 			 .in_flight = hs_sched_in_flight(p->schedule, p->pp, stage, q->m, p->vstages),
 			 .vstages = p->vstages, .first_layer = first, .gather_layers = (n + units - 1) / units};

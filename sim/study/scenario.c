@@ -497,9 +497,22 @@ static int load_parallel(hs_scenario *s, const hs_ynode *root, hs_err *err)
 				  (long long)(tp * pp * cp * dp), ngpus);
 	s->par.tp = (int)tp, s->par.pp = (int)pp, s->par.dp = (int)dp, s->par.cp = (int)cp;
 	s->par.ep = (int)ep, s->par.vstages = (int)vs, s->par.zero = (int)zero;
-	int fsdp;
-	if (hs_cfg_bool(p, "parallelism", "fsdp", 0, &fsdp, err))
+	/* fsdp: true | false | {reshard_after_forward: bool} (PyTorch FSDP2's fully_shard option; true, its
+	 * default, is hetsim's ZeRO-3) */
+	int fsdp = 0;
+	const hs_ynode *fn = hs_yaml_get(p, "fsdp");
+	if (fn && fn->kind == HS_Y_MAP) {
+		static const char *const fsdp_keys[] = {"reshard_after_forward", NULL};
+		int reshard;
+		if (hs_cfg_known(fn, "parallelism.fsdp", fsdp_keys, "true, false or {reshard_after_forward: bool}",
+				 err) ||
+		    hs_cfg_bool(fn, "parallelism.fsdp", "reshard_after_forward", 1, &reshard, err))
+			return -1;
+		fsdp = 1;
+		s->par.fsdp_keep = !reshard;
+	} else if (hs_cfg_bool(p, "parallelism", "fsdp", 0, &fsdp, err)) {
 		return -1;
+	}
 	if (fsdp) { /* FSDP (full sharding) is ZeRO-3 */
 		if (hs_yaml_get(p, "zero") && zero != 3)
 			return hs_cfg_err(hs_yaml_get(p, "fsdp"), err, "parallelism", "fsdp",
