@@ -484,7 +484,7 @@ static int start_walk(struct ctx *c, struct walk *W, int r, int ndp, int symmetr
 
 /* Close rep r's step: the optimizer after its last compute and every gradient bucket, then (ZeRO 1-2) the
  * all-gather of the updated parameters; and the facts of its stage (parameters, gradients, memory). */
-static void finish_rep(struct step *sb, int r, int grad_ids, int m, int maxchunk)
+static void finish_rep(struct step *sb, int r, int grad_ids, int m, int maxchunk, const uint32_t *emb)
 {
 	struct ctx *c = sb->c;
 	const hs_workload *s = c->s;
@@ -519,6 +519,11 @@ static void finish_rep(struct step *sb, int r, int grad_ids, int m, int maxchunk
 		hs_graph_dep(g, ot, W->last_compute);
 	for (size_t q = 0; q < W->nbucket_colls; q++)
 		hs_graph_dep(g, ot, W->bucket_colls[q]);
+	if (emb && emb[r] != NONE) { /* the tied embedding's gradient is summed over both ends first */
+		int other = (st == 0 ? p->pp - 1 : 0) * sb->ndp + W->dp_index;
+		hs_graph_dep(g, ot, emb[r]);
+		hs_graph_dep(g, ot, emb[other]);
+	}
 	if (p->zero >= 1 && p->zero < 3 && c->dpg > 1) {
 		hs_task ag = {.kind = HS_T_COLL, .stream = HS_S_COMM, .what = HS_W_PARAM_GATHER,
 			      .group = HS_GROUP_DP, .coll = HS_COLL_ALL_GATHER, .rep = r, .peer = -1,
@@ -550,6 +555,41 @@ static void finish_rep(struct step *sb, int r, int grad_ids, int m, int maxchunk
 			 .first_layer = c->cf[st], .gather_layers = (maxchunk + z.units - 1) / z.units,
 			 .in_flight_layers = in_layers};
 	hs_memory_rank(s->model, &mc, &si->mem);
+}
+
+/* Tied embeddings over a pipeline (pp > 1): the first stage's input embedding and the last stage's output
+ * layer are copies of one matrix, so their gradients are summed before the optimizer: Megatron's embedding
+ * group, the first and the last pipeline rank of each (TP, CP, DP) position, all-reduces the word embeddings'
+ * main_grad after the data-parallel reduction (megatron/core/distributed/finalize_model_grads.py,
+ * _allreduce_word_embedding_grads, after finish_grad_sync). An all-reduce of two ranks moves each rank's buffer
+ * to the other once (a ring of two: reduce-scatter and all-gather of half each), so it is a send each way
+ * between the two reps, after each one's last compute and gradient reduction. Returns [nreps] sends (NONE for
+ * the other stages), or NULL when there is nothing to sum. */
+static uint32_t *tied_embedding_sync(struct step *sb)
+{
+	struct ctx *c = sb->c;
+	const hs_parallel *p = c->s->par;
+	const hs_model *m = c->s->model;
+	if (!m->tied_embeddings || p->pp < 2)
+		return NULL;
+	hs_graph *g = c->g;
+	uint32_t *emb = hs_xmalloc((size_t)g->nreps * sizeof *emb);
+	double bytes = (double)m->vocab * m->hidden / p->tp * hs_dtype_bytes(c->s->train->grad_dtype);
+	for (int r = 0; r < g->nreps; r++) {
+		struct walk *W = &sb->w[r];
+		emb[r] = NONE;
+		if (W->stage != 0 && W->stage != p->pp - 1)
+			continue;
+		int peer = (W->stage == 0 ? p->pp - 1 : 0) * sb->ndp + W->dp_index;
+		hs_task st = {.kind = HS_T_SEND, .stream = HS_S_P2P, .what = HS_W_P2P, .rep = r, .peer = peer,
+			      .mb = 0, .chunk = 0, .bytes = bytes, .rendezvous = -1};
+		emb[r] = hs_graph_add(g, &st);
+		if (W->last_compute != NONE)
+			hs_graph_dep(g, emb[r], W->last_compute);
+		for (size_t q = 0; q < W->nbucket_colls; q++)
+			hs_graph_dep(g, emb[r], W->bucket_colls[q]);
+	}
+	return emb;
 }
 
 int hs_build_step(const hs_workload *s, hs_partition *part, int symmetry, hs_build *out, hs_err *err)
@@ -630,8 +670,10 @@ int hs_build_step(const hs_workload *s, hs_partition *part, int symmetry, hs_bui
 	if (!symmetry)
 		g->nrendezvous = (z.on ? z3_id(&c, &z, p->pp, 0, 0, 0, 0) : grad_ids + p->pp) * (p->sites > 1 ? p->sites : 1);
 
+	uint32_t *emb = tied_embedding_sync(&sb);
 	for (int r = 0; r < g->nreps; r++)
-		finish_rep(&sb, r, grad_ids, m, maxchunk);
+		finish_rep(&sb, r, grad_ids, m, maxchunk, emb);
+	free(emb);
 out:
 	for (int r = 0; r < g->nreps; r++) {
 		free(w[r].items);
