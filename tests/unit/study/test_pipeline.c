@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "models/memory.h"
+#include "models/schedule.h"
 #include "sim/base/sizes.h"
 #include "sim/study/simulate.h"
 #include "tests/unit/helpers.h"
@@ -269,6 +270,20 @@ START_TEST(tied_embedding_sync)
 }
 END_TEST
 
+/* Weighted in-flight: interleaved, pp 2, m 2, v 2: m == pp, so every forward is warm-up and stage 0 holds all
+ * four (micro-batch, chunk) pairs at its peak: 2 x 3 + 2 x 4 = 14 layers with chunks of 3 and 4; with unit
+ * weights the count of hs_sched_in_flight (4). 1F1B, pp 4, stage 0, m 8: 4 held, weight 5 each: 20. */
+START_TEST(weighted_in_flight)
+{
+	const double w[] = {3, 4}, one[] = {1, 1}, five[] = {5};
+	ck_assert(hs_sched_in_flight_weighted(HS_SCHED_INTERLEAVED, 2, 0, 2, 2, w) == 14);
+	ck_assert(hs_sched_in_flight_weighted(HS_SCHED_INTERLEAVED, 2, 0, 2, 2, one) ==
+		  hs_sched_in_flight(HS_SCHED_INTERLEAVED, 2, 0, 2, 2));
+	ck_assert_int_eq(hs_sched_in_flight(HS_SCHED_INTERLEAVED, 2, 0, 2, 2), 4);
+	ck_assert(hs_sched_in_flight_weighted(HS_SCHED_1F1B, 4, 0, 8, 1, five) == 20);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("pipeline");
@@ -282,6 +297,7 @@ static Suite *suite(void)
 	tcase_add_test(t, fsdp_keep_memory);
 	tcase_add_test(t, memory_on_every_device);
 	tcase_add_test(t, tied_embedding_sync);
+	tcase_add_test(t, weighted_in_flight);
 	suite_add_tcase(s, t);
 	return s;
 }
