@@ -85,6 +85,7 @@ void hs_partition_free(hs_partition *p)
 	if (!p)
 		return;
 	free(p->stage_layers);
+	free(p->chunk_layers);
 	free(p->dp_mb);
 	free(p->stage_mb_s);
 	free(p->replica_mb_s);
@@ -208,6 +209,7 @@ struct walk {
 	uint32_t *bucket_colls;
 	size_t nbucket_colls, capbc;
 	size_t *last;           /* [chunk * 4 + kind]: position of the chunk's last item of that kind */
+	size_t *first_fwd;      /* [chunk]: position of the chunk's first forward */
 };
 
 #define NONE UINT32_MAX
@@ -231,7 +233,7 @@ static double chunk_params(struct ctx *c, int stage, int chunk)
 	 * the last stage holds its own copy of the shared matrix, as Megatron does when pp > 1) */
 	if (gchunk == 0)
 		params += (double)m->vocab * m->hidden / c->s->par->tp;
-	if (gchunk == c->nchunks - 1 && (!m->tied_embeddings || c->nchunks > 1))
+	if (gchunk == c->nchunks - 1 && (!m->tied_embeddings || c->pp > 1))
 		params += (double)m->vocab * m->hidden / c->s->par->tp;
 	return params;
 }
@@ -253,6 +255,9 @@ static double chunk_grad_bytes(struct ctx *c, int stage, int chunk)
  * kept), overlapped with the next unit. Weight-gradient items of zero-bubble schedules need no weights. */
 struct z3 {
 	int on;           /* zero == 3 and dp > 1 */
+	int keep;         /* reshard_after_forward false (FSDP2): each chunk's units are gathered once per step, before
+			   * its first forward, and kept across micro-batches; the gradients accumulate unsharded and are
+			   * reduce-scattered once, in buckets after the chunk's last backward, as without ZeRO-3 */
 	int units;        /* gather units per chunk */
 	int base;         /* first rendezvous id of ZeRO-3 collectives (symmetry off) */
 };
@@ -285,7 +290,9 @@ static uint32_t z3_gather(struct ctx *c, const struct z3 *z, struct walk *W, hs_
 					     : rv(c, W->dp_index,
 						  z3_id(c, z, W->stage, it.chunk, it.mb, it.kind == HS_SI_FWD ? 0 : 1, unit))};
 	uint32_t t = hs_graph_add(c->g, &ag);
-	if (W->prev_compute != NONE)
+	/* resharding: one unit ahead of the compute (the unit before the current one has finished); kept: as soon
+	 * as the comm stream is free, as nothing is freed for it */
+	if (W->prev_compute != NONE && !z->keep)
 		hs_graph_dep(c->g, t, W->prev_compute);
 	return t;
 }
@@ -336,7 +343,7 @@ static int emit_item(struct step *sb, int r)
 	int finalises = 0;
 	/* gradients are final after the weight-gradient part: the last BWD, or the last
 	 * BWD_WEIGHT under zero-bubble schedules */
-	if (!z->on && it.kind == (zb ? HS_SI_BWD_WEIGHT : HS_SI_BWD)) {
+	if ((!z->on || z->keep) && it.kind == (zb ? HS_SI_BWD_WEIGHT : HS_SI_BWD)) {
 		int lastmb = W->last[it.chunk * 4 + it.kind] == W->pos;
 		finalises = lastmb && c->dpg > 1;
 	}
@@ -350,15 +357,19 @@ static int emit_item(struct step *sb, int r)
 		if (nslices > MAX_BUCKETS)
 			nslices = MAX_BUCKETS;
 	}
-	int z3_rs = z->on && z3_reduces(it.kind, zb);
-	if (z->on) {
+	int z3_rs = z->on && !z->keep && z3_reduces(it.kind, zb);
+	/* kept parameters: only the chunk's first forward gathers (by unit), and nothing is prefetched later */
+	int gathers = z->on && z3_gathers(it.kind) && (!z->keep || (fwd && W->first_fwd[it.chunk] == W->pos));
+	if (z->on && !z->keep) {
 		nslices = z->units;
 		gbytes = chunk_grad_bytes(c, W->stage, it.chunk);
+	} else if (gathers) {
+		nslices = z->units;
 	}
 	uint32_t tk = NONE;
 	for (int sl = 0; sl < nslices; sl++) {
 		uint32_t gather = NONE;
-		if (z->on && z3_gathers(it.kind)) {
+		if (gathers) {
 			gather = W->next_gather != NONE ? W->next_gather
 							: z3_gather(c, z, W, it, sl, symmetry);
 			W->next_gather = NONE;
@@ -379,7 +390,7 @@ static int emit_item(struct step *sb, int r)
 		}
 		if (gather != NONE)
 			hs_graph_dep(g, tk, gather);
-		if (z->on) {
+		if (z->on && !z->keep) {
 			W->prev_compute = W->last_compute;
 			W->last_compute = tk;
 			/* prefetch the next unit's parameters: the next slice, or the first of
@@ -462,6 +473,10 @@ static int start_walk(struct ctx *c, struct walk *W, int r, int ndp, int symmetr
 	/* which item is a chunk's last of its kind, found once: asking at every item made the build quadratic
 	 * in the micro-batches (40% of `hetsim validate` on the Korthikanti manifest) */
 	W->last = hs_xcalloc((size_t)v * 4, sizeof *W->last);
+	W->first_fwd = hs_xcalloc((size_t)v, sizeof *W->first_fwd);
+	for (size_t q = W->n; q-- > 0;)
+		if (W->items[q].kind == HS_SI_FWD)
+			W->first_fwd[W->items[q].chunk] = q;
 	for (size_t q = 0; q < W->n; q++)
 		W->last[W->items[q].chunk * 4 + W->items[q].kind] = q;
 	return 0;
@@ -469,7 +484,7 @@ static int start_walk(struct ctx *c, struct walk *W, int r, int ndp, int symmetr
 
 /* Close rep r's step: the optimizer after its last compute and every gradient bucket, then (ZeRO 1-2) the
  * all-gather of the updated parameters; and the facts of its stage (parameters, gradients, memory). */
-static void finish_rep(struct step *sb, int r, int grad_ids, int m, int maxchunk)
+static void finish_rep(struct step *sb, int r, int grad_ids, int m, int maxchunk, const uint32_t *emb)
 {
 	struct ctx *c = sb->c;
 	const hs_workload *s = c->s;
@@ -504,6 +519,11 @@ static void finish_rep(struct step *sb, int r, int grad_ids, int m, int maxchunk
 		hs_graph_dep(g, ot, W->last_compute);
 	for (size_t q = 0; q < W->nbucket_colls; q++)
 		hs_graph_dep(g, ot, W->bucket_colls[q]);
+	if (emb && emb[r] != NONE) { /* the tied embedding's gradient is summed over both ends first */
+		int other = (st == 0 ? p->pp - 1 : 0) * sb->ndp + W->dp_index;
+		hs_graph_dep(g, ot, emb[r]);
+		hs_graph_dep(g, ot, emb[other]);
+	}
 	if (p->zero >= 1 && p->zero < 3 && c->dpg > 1) {
 		hs_task ag = {.kind = HS_T_COLL, .stream = HS_S_COMM, .what = HS_W_PARAM_GATHER,
 			      .group = HS_GROUP_DP, .coll = HS_COLL_ALL_GATHER, .rep = r, .peer = -1,
@@ -517,11 +537,59 @@ static void finish_rep(struct step *sb, int r, int grad_ids, int m, int maxchunk
 	si->grad_bytes = params * hs_dtype_bytes(s->train->grad_dtype);
 	si->layers = part->stage_layers[st];
 	si->in_flight = hs_sched_in_flight(p->schedule, p->pp, st, m, v);
-	hs_mem_cfg mc = {.layer = c->lc, .pp = p->pp, .dp = c->dpg, .zero_stage = p->zero,
+	/* chunks of different sizes (an uneven interleaved split): weigh the held ones by their layers */
+	double in_layers = 0;
+	int uneven = 0;
+	for (int k = 0; k < v; k++)
+		uneven |= c->cl[k * c->pp + st] != c->cl[st];
+	if (uneven) {
+		double *w = hs_xmalloc((size_t)v * sizeof *w);
+		for (int k = 0; k < v; k++)
+			w[k] = c->cl[k * c->pp + st];
+		in_layers = hs_sched_in_flight_weighted(p->schedule, p->pp, st, m, v, w);
+		free(w);
+	}
+	hs_mem_cfg mc = {.layer = c->lc, .pp = p->pp, .dp = c->dpg, .zero_stage = p->zero, .fsdp_keep = p->fsdp_keep,
 			 .layers_on_rank = si->layers, .first_stage = st == 0, .last_stage = st == p->pp - 1,
 			 .in_flight = si->in_flight, .comm_buffer_bytes = 0, .vstages = v,
-			 .first_layer = c->cf[st], .gather_layers = (maxchunk + z.units - 1) / z.units};
+			 .first_layer = c->cf[st], .gather_layers = (maxchunk + z.units - 1) / z.units,
+			 .in_flight_layers = in_layers};
 	hs_memory_rank(s->model, &mc, &si->mem);
+}
+
+/* Tied embeddings over a pipeline (pp > 1): the first stage's input embedding and the last stage's output
+ * layer are copies of one matrix, so their gradients are summed before the optimizer: Megatron's embedding
+ * group, the first and the last pipeline rank of each (TP, CP, DP) position, all-reduces the word embeddings'
+ * main_grad after the data-parallel reduction (megatron/core/distributed/finalize_model_grads.py,
+ * _allreduce_word_embedding_grads, after finish_grad_sync). An all-reduce of two ranks moves each rank's buffer
+ * to the other once (a ring of two: reduce-scatter and all-gather of half each), so it is a send each way
+ * between the two reps, after each one's last compute and gradient reduction. Returns [nreps] sends (NONE for
+ * the other stages), or NULL when there is nothing to sum. */
+static uint32_t *tied_embedding_sync(struct step *sb)
+{
+	struct ctx *c = sb->c;
+	const hs_parallel *p = c->s->par;
+	const hs_model *m = c->s->model;
+	if (!m->tied_embeddings || p->pp < 2)
+		return NULL;
+	hs_graph *g = c->g;
+	uint32_t *emb = hs_xmalloc((size_t)g->nreps * sizeof *emb);
+	double bytes = (double)m->vocab * m->hidden / p->tp * hs_dtype_bytes(c->s->train->grad_dtype);
+	for (int r = 0; r < g->nreps; r++) {
+		struct walk *W = &sb->w[r];
+		emb[r] = NONE;
+		if (W->stage != 0 && W->stage != p->pp - 1)
+			continue;
+		int peer = (W->stage == 0 ? p->pp - 1 : 0) * sb->ndp + W->dp_index;
+		hs_task st = {.kind = HS_T_SEND, .stream = HS_S_P2P, .what = HS_W_P2P, .rep = r, .peer = peer,
+			      .mb = 0, .chunk = 0, .bytes = bytes, .rendezvous = -1};
+		emb[r] = hs_graph_add(g, &st);
+		if (W->last_compute != NONE)
+			hs_graph_dep(g, emb[r], W->last_compute);
+		for (size_t q = 0; q < W->nbucket_colls; q++)
+			hs_graph_dep(g, emb[r], W->bucket_colls[q]);
+	}
+	return emb;
 }
 
 int hs_build_step(const hs_workload *s, hs_partition *part, int symmetry, hs_build *out, hs_err *err)
@@ -536,11 +604,12 @@ int hs_build_step(const hs_workload *s, hs_partition *part, int symmetry, hs_bui
 	part = &out->part;
 	if (part->uneven_dp)
 		symmetry = 0; /* replicas run different work: simulate each */
-	/* global chunk g = (local chunk k, stage st) with g = k pp + st holds stage_layers[st] / v layers */
+	/* global chunk g = (local chunk k, stage st) with g = k pp + st holds chunk_layers[g] layers, the model's
+	 * layers in order */
 	c.cl = hs_xcalloc((size_t)c.nchunks, sizeof *c.cl);
 	c.cf = hs_xcalloc((size_t)c.nchunks + 1, sizeof *c.cf);
 	for (int gc = 0; gc < c.nchunks; gc++) {
-		c.cl[gc] = part->stage_layers[gc % p->pp] / p->vstages;
+		c.cl[gc] = part->chunk_layers[gc];
 		c.cf[gc + 1] = c.cf[gc] + c.cl[gc];
 	}
 	hs_build_layer_cfg(s, &c.lc);
@@ -563,12 +632,13 @@ int hs_build_step(const hs_workload *s, hs_partition *part, int symmetry, hs_bui
 			goto out;
 		}
 	/* gather units: one layer each up to MAX_GATHER_UNITS layers per chunk (the smallest chunk sets the count) */
-	int minchunk = c.cl[0], maxchunk = c.cl[0];
-	for (int gc = 1; gc < c.nchunks; gc++) {
-		minchunk = c.cl[gc] < minchunk ? c.cl[gc] : minchunk;
+	int minchunk = 0, maxchunk = 0; /* over chunks with layers: an embedding-only chunk gathers no layer */
+	for (int gc = 0; gc < c.nchunks; gc++) {
+		if (c.cl[gc] > 0 && (minchunk == 0 || c.cl[gc] < minchunk))
+			minchunk = c.cl[gc];
 		maxchunk = c.cl[gc] > maxchunk ? c.cl[gc] : maxchunk;
 	}
-	struct z3 z = {.on = p->zero >= 3 && c.dpg > 1, .units = minchunk < MAX_GATHER_UNITS ? minchunk : MAX_GATHER_UNITS,
+	struct z3 z = {.on = p->zero >= 3 && c.dpg > 1, .keep = p->fsdp_keep, .units = minchunk < MAX_GATHER_UNITS ? minchunk : MAX_GATHER_UNITS,
 		       .base = p->pp * v * MAX_BUCKETS + p->pp};
 	if (z.units < 1)
 		z.units = 1;
@@ -600,8 +670,10 @@ int hs_build_step(const hs_workload *s, hs_partition *part, int symmetry, hs_bui
 	if (!symmetry)
 		g->nrendezvous = (z.on ? z3_id(&c, &z, p->pp, 0, 0, 0, 0) : grad_ids + p->pp) * (p->sites > 1 ? p->sites : 1);
 
+	uint32_t *emb = tied_embedding_sync(&sb);
 	for (int r = 0; r < g->nreps; r++)
-		finish_rep(&sb, r, grad_ids, m, maxchunk);
+		finish_rep(&sb, r, grad_ids, m, maxchunk, emb);
+	free(emb);
 out:
 	for (int r = 0; r < g->nreps; r++) {
 		free(w[r].items);
@@ -611,6 +683,7 @@ out:
 		free(w[r].btask);
 		free(w[r].bucket_colls);
 		free(w[r].last);
+		free(w[r].first_fwd);
 	}
 	free(w);
 	free(c.fwd);

@@ -27,6 +27,8 @@ typedef struct hs_stage_info {
 typedef struct hs_partition {
 	int pp, dp;
 	int *stage_layers;    /* [pp] transformer layers per stage (all its chunks) */
+	int v;                /* model chunks per stage (virtual stages) */
+	int *chunk_layers;    /* [pp * v] layers of each model chunk, global chunk g = k pp + s in model order */
 	int *dp_mb;           /* [dp] micro-batches per replica */
 	int mb_max;           /* the most micro-batches of any replica */
 	int uneven_dp;        /* replicas run different numbers of micro-batches (breaks symmetry) */

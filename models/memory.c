@@ -131,6 +131,16 @@ void hs_memory_rank(const hs_model *m, const hs_mem_cfg *c, hs_mem *out)
 	out->weights = wb * (z >= 3 ? dense / nd + expert / nde : dense + expert);
 	out->grads = gb * (z >= 2 ? dense / nd + expert / nde : dense + expert);
 	out->optimizer = ob * (z >= 1 ? dense / nd + expert / nde : dense + expert);
+	/* FSDP2 with reshard_after_forward false and gradient sync on the last micro-batch only (as PyTorch's
+	 * pipelining runs it, torch/distributed/pipelining/stage.py): beside the shards, the whole unsharded
+	 * copy in the gathering dtype (MixedPrecisionPolicy.param_dtype: the training dtype) from the first
+	 * forward to the end of the step, and the unsharded gradients accumulated across micro-batches (in
+	 * reduce_dtype: the gradient format) until the one reduce-scatter */
+	int keep = z >= 3 && c->fsdp_keep;
+	if (keep) {
+		out->weights += dt_bytes(lc) * (dense + expert);
+		out->grads = gb * (dense + expert);
+	}
 	/* autocast's weight cache: every GEMM weight of the rank in the GEMM format, from the forward until its
 	 * backward (the embedding lookup reads the fp32 table; a tied head casts it). Under fp8 the layers are
 	 * TE's, which cast their weights themselves (below): only the output layer is cached. */
@@ -156,7 +166,10 @@ void hs_memory_rank(const hs_model *m, const hs_mem_cfg *c, hs_mem *out)
 
 	/* activations: the in-flight micro-batches (chunks) of this rank's layers */
 	double inflight = c->in_flight > 0 ? c->in_flight : 1, v = c->vstages > 1 ? c->vstages : 1;
-	out->activations = act / v * inflight;
+	if (c->in_flight_layers > 0 && c->layers_on_rank > 0) /* uneven chunks: the held ones' layers */
+		out->activations = act / c->layers_on_rank * c->in_flight_layers;
+	else
+		out->activations = act / v * inflight;
 	if (c->first_stage && m->dropout) /* embedding dropout mask */
 		out->activations += tok * h / rep * inflight;
 	if (lc->recompute == HS_RC_FULL) /* the layer being recomputed in backward */
@@ -170,7 +183,7 @@ void hs_memory_rank(const hs_model *m, const hs_mem_cfg *c, hs_mem *out)
 	else
 		out->logits = c->last_stage ? tok * ((R + dt_bytes(lc)) * h / rep + rc->ce_bytes_per_logit * V / t) : 0;
 	out->comm_buffers = c->comm_buffer_bytes;
-	if (z >= 3 && c->layers_on_rank > 0) { /* ZeRO-3 gathers a unit ahead: two unsharded units */
+	if (z >= 3 && !keep && c->layers_on_rank > 0) { /* ZeRO-3 gathers a unit ahead: two unsharded units */
 		double gl = c->gather_layers > 0 ? c->gather_layers : 1;
 		if (gl > c->layers_on_rank)
 			gl = c->layers_on_rank;

@@ -11,6 +11,8 @@ typedef struct hs_mem_cfg {
 	hs_layer_cfg layer;   /* tp, cp, ep, sp, micro_batch, seq_len, dtype, recompute */
 	int pp, dp;
 	int zero_stage;       /* 0 none, 1 optimizer states, 2 + gradients, 3 + weights (FSDP) */
+	int fsdp_keep;        /* zero 3 without resharding after forward (FSDP2 reshard_after_forward: false): the
+			       * gathered parameters and the unsharded gradients are held for the whole step */
 	int layers_on_rank;   /* transformer layers this rank holds */
 	int first_stage, last_stage; /* holds embedding / output head */
 	int in_flight;        /* micro-batches whose activations are live at peak (1F1B: pp - stage); with
@@ -21,6 +23,8 @@ typedef struct hs_mem_cfg {
 			       * whose first layers are dense need it) */
 	int vstages;          /* model chunks per rank (interleaving); 0 or 1: none */
 	int gather_layers;    /* ZeRO-3: layers gathered at once (0: 1); two such units are unsharded at a time */
+	double in_flight_layers; /* the layers' activations held at peak when a rank's chunks differ in size (sum
+				  * over held (micro-batch, chunk) of its layers); 0: in_flight x layers / vstages */
 } hs_mem_cfg;
 
 typedef struct hs_mem {

@@ -222,18 +222,25 @@ int hs_sched_build(enum hs_sched_kind k, int pp, int stage, int micro_batches, i
 
 int hs_sched_in_flight(enum hs_sched_kind k, int pp, int stage, int micro_batches, int vstages)
 {
+	return (int)hs_sched_in_flight_weighted(k, pp, stage, micro_batches, vstages, NULL);
+}
+
+double hs_sched_in_flight_weighted(enum hs_sched_kind k, int pp, int stage, int micro_batches, int vstages,
+				   const double *weight)
+{
 	hs_sched_item *it;
 	size_t n;
 	hs_err e = {0};
 	if (hs_sched_build(k, pp, stage, micro_batches, vstages, &it, &n, &e))
 		return -1;
-	int cur = 0, peak = 0;
+	double cur = 0, peak = 0;
 	enum hs_si_kind release = schedules[k].release;
 	for (size_t i = 0; i < n; i++) {
-		if (it[i].kind == HS_SI_FWD && ++cur > peak)
+		double w = weight ? weight[it[i].chunk] : 1;
+		if (it[i].kind == HS_SI_FWD && (cur += w) > peak)
 			peak = cur;
 		else if (it[i].kind == release)
-			cur--;
+			cur -= w;
 	}
 	free(it);
 	return peak;

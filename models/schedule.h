@@ -54,5 +54,9 @@ int hs_sched_build(enum hs_sched_kind k, int pp, int stage, int micro_batches, i
  * of one chunk for activation memory. 1F1B: min(pp - stage, m); GPipe: m; ZB-H1: up to pp on every stage;
  * interleaved: Megatron's warm-up + 1 chunks (m v when m == pp). */
 int hs_sched_in_flight(enum hs_sched_kind k, int pp, int stage, int micro_batches, int vstages);
+/* The same peak with each held forward weighted by weight[chunk] (its chunk's layers, when a stage's chunks
+ * differ): the layer-activations held at peak. NULL weights count 1 each. */
+double hs_sched_in_flight_weighted(enum hs_sched_kind k, int pp, int stage, int micro_batches, int vstages,
+				   const double *weight);
 
 #endif

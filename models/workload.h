@@ -33,6 +33,8 @@ typedef struct hs_parallel {
 	int sequence_parallel;
 	int schedule;          /* enum hs_sched_kind */
 	int zero;              /* 0..3 */
+	int fsdp_keep;         /* with zero 3: FSDP2's reshard_after_forward false: parameters gathered once per
+				* step and kept across micro-batches, gradients reduce-scattered once per step */
 	int micro_batches;     /* derived: global_batch / (dp * micro_batch) */
 	double dp_bucket_bytes;/* gradient bucket size for overlapped DP reduction */
 	double memory_reserve; /* bytes kept free on each device (framework, fragmentation) */
@@ -42,6 +44,9 @@ typedef struct hs_parallel {
 	/* Heterogeneous placement (docs/heterogeneity.md). Owned by the scenario. */
 	int *stage_layers;     /* [pp] transformer layers per pipeline stage (all its chunks); NULL: uniform */
 	int stage_layers_auto; /* stage_layers: auto (hs_partition_resolve balances them) */
+	int *chunk_layers;     /* [pp * vstages] layers per model chunk, global chunk g = k pp + s in model order
+				* (set with stage_layers when given); NULL: stage_layers / vstages each */
+	int embedding_as_layer, loss_as_layer; /* Megatron's account_for_{embedding,loss}_in_pipeline_split */
 	int *dp_mb;            /* [dp] micro-batches per data-parallel replica; NULL: micro_batches each */
 	int dp_mb_auto;        /* dp_microbatches: auto (proportional to replica speed) */
 	int sites;             /* DiLoCo sites (1 without diloco): replicas are numbered site-major and the

@@ -319,7 +319,9 @@ static int setup_reps(struct ex *x, const hs_build *b, hs_result *out)
 		}
 		const hs_stage_info *si = &b->stages[rp->stage];
 		r->res->mem_bytes = si->mem.total;
-		r->res->mem_capacity = r->dev->hbm_bytes - s->par->memory_reserve;
+		/* headroom is the smallest device's, which need not be the one that paces the rep */
+		int small;
+		r->res->mem_capacity = hs_plan_rep_smallest(s, rp, symmetry, &small)->hbm_bytes - s->par->memory_reserve;
 	}
 	return 0;
 }

@@ -56,8 +56,9 @@ static double slow_factor(const hs_workload *s, int stage, int d0, int d1)
 }
 
 /* The slowest device (by hs_plan_slower, the rule the executor paces reps by) among the TP x CP ranks of
- * replicas [d0, d1) of a stage; *dd is its replica. */
-static int slowest_gpu(const hs_workload *s, int stage, int d0, int d1, int *dd, double *min_mem)
+ * replicas [d0, d1) of a stage; *dd is its replica. *min_mem gets the smallest memory among them and *small
+ * (when not NULL) that device's global index: the slowest device need not be the smallest. */
+static int slowest_gpu(const hs_workload *s, int stage, int d0, int d1, int *dd, double *min_mem, int *small)
 {
 	const hs_parallel *p = s->par;
 	const hs_device_type *bd = NULL;
@@ -68,8 +69,11 @@ static int slowest_gpu(const hs_workload *s, int stage, int d0, int d1, int *dd,
 			for (int t = 0; t < p->tp; t++) {
 				int gpu = hs_build_rank(p, t, c, d, stage);
 				const hs_device_type *dv = hs_cluster_device(s->cluster, gpu);
-				if (dv->hbm_bytes < *min_mem)
+				if (dv->hbm_bytes < *min_mem) {
 					*min_mem = dv->hbm_bytes;
+					if (small)
+						*small = gpu;
+				}
 				if (hs_plan_slower(dv, bd, s->train->dtype)) {
 					bd = dv;
 					best = gpu;
@@ -161,6 +165,7 @@ static double stage_mem(const struct part *q, int stage, int first, int n)
 	const hs_parallel *p = s->par;
 	int units = n < HS_BUILD_MAX_GATHER_UNITS ? n : HS_BUILD_MAX_GATHER_UNITS;
 	hs_mem_cfg mc = {.layer = q->lc, .pp = p->pp, .dp = hs_build_dp_group_size(p), .zero_stage = p->zero,
+			 .fsdp_keep = p->fsdp_keep,
 			 .layers_on_rank = n, .first_stage = stage == 0, .last_stage = stage == p->pp - 1,
 			 .in_flight = hs_sched_in_flight(p->schedule, p->pp, stage, q->m, p->vstages),
 			 .vstages = p->vstages, .first_layer = first, .gather_layers = (n + units - 1) / units};
@@ -232,15 +237,15 @@ static int infeasible(struct part *q)
 	const double G = HS_GiB;
 	int per = q->L / q->pp > 0 ? q->L / q->pp : 1;
 	int first = (int)((long)q->L * worst / q->pp);
-	int d;
+	int d, small = 0;
 	double mm;
-	int gpu = slowest_gpu(s, worst, 0, s->par->dp, &d, &mm);
+	slowest_gpu(s, worst, 0, s->par->dp, &d, &mm, &small);
 	return hs_err_set(q->err, HS_EINFEASIBLE,
 			  "parallelism.stage_layers: auto: no split of %d layers over %d pipeline stages fits in memory: "
 			  "the stages hold at most %s = %d layers (stage %d with %d layers needs %.1f GiB per GPU, %s "
-			  "has %.1f GiB usable); try more pipeline or tensor parallelism, recomputation, or ZeRO",
+			  "(GPU %d) has %.1f GiB usable); try more pipeline or tensor parallelism, recomputation, or ZeRO",
 			  q->L, q->pp, list, sum, worst, per, stage_mem(q, worst, first, per) / G,
-			  hs_cluster_device(s->cluster, gpu)->name, q->cap[worst] / G);
+			  hs_cluster_device(s->cluster, small)->name, small, q->cap[worst] / G);
 }
 
 /* Micro-batches per replica: the smallest T with sum_d max(1, floor(T / t_d) - (pp - 1)) >= M, then the
@@ -315,7 +320,7 @@ int hs_partition_resolve(const hs_workload *s, hs_partition *out, hs_err *err)
 			q.slow[st] = slow_factor(s, st, 0, dp);
 			int d;
 			double mm;
-			int gpu = slowest_gpu(s, st, 0, dp, &d, &mm);
+			int gpu = slowest_gpu(s, st, 0, dp, &d, &mm, NULL);
 			q.stage_group[st] = hs_cluster_group_of(s->cluster, gpu);
 			q.cap[st] = mm - p->memory_reserve;
 			if (time_group(&q, q.stage_group[st], st, d)) {
@@ -362,7 +367,7 @@ int hs_partition_resolve(const hs_workload *s, hs_partition *out, hs_err *err)
 			for (int st = 0; st < pp; st++) {
 				int dd;
 				double mm;
-				int g = hs_cluster_group_of(s->cluster, slowest_gpu(s, st, d, d + 1, &dd, &mm));
+				int g = hs_cluster_group_of(s->cluster, slowest_gpu(s, st, d, d + 1, &dd, &mm, NULL));
 				if (time_group(&q, g, st, d)) {
 					rc = -1;
 					goto out;
@@ -378,6 +383,12 @@ int hs_partition_resolve(const hs_workload *s, hs_partition *out, hs_err *err)
 		}
 		balance_dp(out->replica_mb_s, dp, pp, M, out->dp_mb);
 	}
+	/* the chunks: as given, or the stage's layers split evenly over its virtual stages (auto and uniform
+	 * splits divide: the scenario checked it) */
+	out->v = p->vstages > 1 ? p->vstages : 1;
+	out->chunk_layers = hs_xcalloc((size_t)pp * out->v, sizeof *out->chunk_layers);
+	for (int g = 0; g < pp * out->v; g++)
+		out->chunk_layers[g] = p->chunk_layers ? p->chunk_layers[g] : out->stage_layers[g % pp] / out->v;
 	for (int d = 0; d < dp; d++) {
 		if (out->dp_mb[d] > out->mb_max)
 			out->mb_max = out->dp_mb[d];

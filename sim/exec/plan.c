@@ -35,26 +35,56 @@ const hs_device_type *hs_plan_rep_device(const hs_workload *w, const hs_rep *rp,
 	return best;
 }
 
+const hs_device_type *hs_plan_rep_smallest(const hs_workload *w, const hs_rep *rp, int symmetry, int *gpu)
+{
+	const hs_parallel *p = w->par;
+	const hs_device_type *best = NULL;
+	int d0 = symmetry ? 0 : rp->dp_index, d1 = symmetry ? p->dp : rp->dp_index + 1;
+	for (int d = d0; d < d1; d++)
+		for (int c = 0; c < p->cp; c++)
+			for (int t = 0; t < p->tp; t++) {
+				int g = hs_build_rank(p, t, c, d, rp->stage);
+				const hs_device_type *dv = hs_cluster_device(w->cluster, g);
+				if (!best || dv->hbm_bytes < best->hbm_bytes) {
+					best = dv;
+					*gpu = g;
+				}
+			}
+	return best;
+}
+
+/* Every device a rep stands for holds the same bytes (a stage's ranks run one program), so the rep fits when
+ * its smallest device does: that one is checked and named, whichever device paces the rep's speed (under
+ * symmetry the rep stands for every replica of the stage, on every device type they run on). */
 int hs_plan_check_memory(const hs_workload *w, const hs_build *b, hs_err *err)
 {
 	const hs_graph *g = &b->graph;
 	int symmetry = hs_plan_symmetric(w, g);
 	double reserve = w->par->memory_reserve;
+	/* the rep short of the most bytes is named, so symmetry on and off name the same device */
+	int worst = -1, wgpu = 0;
+	double short_by = 0;
 	for (int i = 0; i < g->nreps; i++) {
-		int ng;
-		const hs_device_type *dev = hs_plan_rep_device(w, &g->reps[i], symmetry, &ng);
-		int stage = g->reps[i].stage;
-		double need = b->stages[stage].mem.total, usable = dev->hbm_bytes - reserve;
-		if (need > usable) {
-			const double G = HS_GiB;
-			return hs_err_set(err, HS_EINFEASIBLE,
-					  "does not fit in memory: stage %d needs %.1f GiB per GPU but %s has %.1f GiB usable "
-					  "(capacity minus a reserve of %.1f GiB); try more pipeline or tensor parallelism, "
-					  "recomputation, or ZeRO",
-					  stage, need / G, dev->name, usable / G, reserve / G);
+		int gpu = 0;
+		const hs_device_type *dev = hs_plan_rep_smallest(w, &g->reps[i], symmetry, &gpu);
+		double d = b->stages[g->reps[i].stage].mem.total - (dev->hbm_bytes - reserve);
+		if (d > short_by) {
+			short_by = d;
+			worst = i;
+			wgpu = gpu;
 		}
 	}
-	return 0;
+	if (worst < 0)
+		return 0;
+	const hs_device_type *dev = hs_cluster_device(w->cluster, wgpu);
+	int stage = g->reps[worst].stage;
+	double need = b->stages[stage].mem.total, usable = dev->hbm_bytes - reserve;
+	const double G = HS_GiB;
+	return hs_err_set(err, HS_EINFEASIBLE,
+			  "does not fit in memory: stage %d needs %.1f GiB per GPU but %s (GPU %d, of %.1f GiB) has %.1f "
+			  "GiB usable (capacity minus a reserve of %.1f GiB); try more pipeline or tensor parallelism, "
+			  "recomputation, or ZeRO",
+			  stage, need / G, dev->name, wgpu, dev->hbm_bytes / G, usable / G, reserve / G);
 }
 
 int hs_plan_step(const hs_workload *w, int symmetry, hs_build *out, hs_err *err)

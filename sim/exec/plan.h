@@ -14,7 +14,8 @@
  * returned. On failure *out needs no freeing. */
 int hs_plan_step(const hs_workload *w, int symmetry, hs_build *out, hs_err *err);
 
-/* Every rep of b fits on its device (capacity minus parallelism.memory_reserve); HS_EINFEASIBLE otherwise. */
+/* Every rep of b fits on every device it stands for (capacity minus parallelism.memory_reserve), whatever
+ * device paces its speed; HS_EINFEASIBLE otherwise, naming the device (type and global index) and its numbers. */
 int hs_plan_check_memory(const hs_workload *w, const hs_build *b, hs_err *err);
 
 /* Does the graph simulate one rep per stage for all data-parallel replicas (no rendezvous between replicas)? */
@@ -27,5 +28,9 @@ int hs_plan_slower(const hs_device_type *a, const hs_device_type *b, enum hs_dty
 /* The device a rep runs at the pace of: the slowest among the ranks it stands for (lowest peak in the training
  * precision, then lowest HBM bandwidth), which bounds its synchronous work; *ngroup gets its node group. */
 const hs_device_type *hs_plan_rep_device(const hs_workload *w, const hs_rep *rp, int symmetry, int *ngroup);
+
+/* The device with the least memory among the ranks a rep stands for (all replicas of its stage with symmetry);
+ * *gpu gets its global index. The one a stage's memory must fit. */
+const hs_device_type *hs_plan_rep_smallest(const hs_workload *w, const hs_rep *rp, int symmetry, int *gpu);
 
 #endif

@@ -22,7 +22,7 @@ static const char *const attentions[] = {"flash", "materialized", NULL};
 static const char *const par_keys[] = {"tp", "pp", "dp", "cp", "ep", "virtual_stages", "recompute",
 				       "sequence_parallel", "schedule", "zero", "dp_bucket", "memory_reserve",
 				       "fsdp", "expert_imbalance", "cp_mode", "stage_layers",
-				       "dp_microbatches", "order", NULL};
+				       "dp_microbatches", "order", "embedding_as_layer", "loss_as_layer", NULL};
 static const char *const imbalance_keys[] = {"zipf", "shares", NULL};
 static const char *const cp_modes[] = {"allgather", "ring", NULL};
 static const char *const sim_keys[] = {"fidelity", "seed", "symmetry", "collective_algorithm", "layer_collectives",
@@ -200,17 +200,130 @@ static int int_list_or_auto(const hs_ynode *p, const char *key, int n, const cha
 	return 0;
 }
 
-/* parallelism.stage_layers: layers per pipeline stage, given or auto (checked here; auto is resolved by
- * hs_partition_resolve, which times the layers on each stage's devices). */
+/* One layer count of parallelism.stage_layers at `kp`: a whole number >= lo. */
+static int layer_count(const hs_ynode *n, const char *kp, int lo, int *out, hs_err *err)
+{
+	double x;
+	if (hs_cfg_node_num(n, "parallelism", kp, HS_U_COUNT, lo, 1e9, &x, err))
+		return -1;
+	if (x != floor(x))
+		return hs_cfg_err(n, err, "parallelism", kp, "%g is not a whole number", x);
+	*out = (int)x;
+	return 0;
+}
+
+/* The layers of every model chunk (global chunk g = k pp + s: chunk k of stage s, Megatron's interleaving),
+ * from parallelism.stage_layers given in one of three shapes:
+ *   [n_0, ..., n_{pp-1}]               per stage, each split evenly over its virtual_stages chunks;
+ *   [c_0, ..., c_{pp v - 1}]           per virtual stage, in model order (v > 1 only);
+ *   [[c_00, ..., c_0(v-1)], ...]       per stage, its chunks' counts in the order the stage runs them.
+ * The first and the last chunk may hold no layer (then only the embedding, or only the output layer and loss,
+ * as Megatron builds with account_for_*_in_pipeline_split and one layer per virtual stage); others hold one at
+ * least. par->chunk_layers [pp v] and par->stage_layers [pp] (their sums per stage) are set. */
+static int stage_layer_lists(hs_parallel *par, const hs_ynode *k, hs_err *err)
+{
+	int pp = par->pp, v = par->vstages, nc = pp * v;
+	int nested = k->n == (size_t)pp && k->n > 0 && k->vals[0]->kind == HS_Y_SEQ;
+	int per_chunk = !nested && v > 1 && k->n == (size_t)nc;
+	if (!nested && !per_chunk && k->n != (size_t)pp) {
+		if (v > 1)
+			return hs_cfg_err(k, err, "parallelism", "stage_layers",
+					  "expected auto, a list of %d layer counts (one per pipeline stage), of %d (one per "
+					  "virtual stage) or of %d lists of %d (one count per chunk) (found a list of %zu)",
+					  pp, nc, pp, v, k->n);
+		return hs_cfg_err(k, err, "parallelism", "stage_layers",
+				  "expected auto or a list of %d layer counts, one per pipeline stage (found a list of %zu)",
+				  pp, k->n);
+	}
+	par->chunk_layers = hs_xcalloc((size_t)nc, sizeof *par->chunk_layers);
+	par->stage_layers = hs_xcalloc((size_t)pp, sizeof *par->stage_layers);
+	char kp[64];
+	for (int st = 0; st < pp; st++) {
+		const hs_ynode *e = k->vals[per_chunk ? 0 : st];
+		if (nested && (e->kind != HS_Y_SEQ || e->n != (size_t)v)) {
+			snprintf(kp, sizeof kp, "stage_layers.%d", st);
+			return hs_cfg_err(e, err, "parallelism", kp,
+					  "expected a list of %d layer counts, one per chunk of stage %d (virtual_stages %d)",
+					  v, st, v);
+		}
+		for (int c = 0; c < v; c++) {
+			int g = c * pp + st, n;
+			const hs_ynode *x = nested ? e->vals[c] : per_chunk ? k->vals[g] : e;
+			if (!nested && !per_chunk) {
+				snprintf(kp, sizeof kp, "stage_layers.%d", st);
+				if (c == 0 && layer_count(x, kp, 1, &n, err))
+					return -1;
+				if (c == 0 && n % v)
+					return hs_cfg_err(x, err, "parallelism", "stage_layers",
+							  "stage %d has %d layers, not divisible by virtual_stages %d "
+							  "(expected a multiple, or a list per stage of %d counts, one per "
+							  "chunk)",
+							  st, n, v, v);
+				if (c == 0)
+					par->stage_layers[st] = n;
+				par->chunk_layers[g] = par->stage_layers[st] / v;
+				continue;
+			}
+			if (nested)
+				snprintf(kp, sizeof kp, "stage_layers.%d.%d", st, c);
+			else
+				snprintf(kp, sizeof kp, "stage_layers.%d", g);
+			if (layer_count(x, kp, g == 0 || g == nc - 1 ? 0 : 1, &n, err))
+				return -1;
+			par->chunk_layers[g] = n;
+			par->stage_layers[st] += n;
+		}
+	}
+	return 0;
+}
+
+/* Megatron's account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split
+ * (megatron/core/transformer/transformer_config.py; the split in transformer_block.py,
+ * get_num_layers_to_build): the embedding and the loss each count as one layer, the total is split evenly over
+ * the pp x virtual_stages chunks, and the first chunk (the embedding's) and the last (the loss's) build one
+ * transformer layer fewer. Megatron asserts that the total divides; so does this. */
+static int megatron_split(hs_parallel *par, int L, const hs_ynode *at, const char *key, hs_err *err)
+{
+	int pp = par->pp, v = par->vstages, nc = pp * v, e = par->embedding_as_layer, l = par->loss_as_layer;
+	int total = L + e + l;
+	if (total % nc)
+		return hs_cfg_err(at, err, "parallelism", key,
+				  "%d layers + %d (embedding) + %d (loss) = %d do not split over pp x virtual_stages = %d "
+				  "x %d chunks (expected a multiple of %d, as Megatron asserts)",
+				  L, e, l, total, pp, v, nc);
+	int per = total / nc; /* >= 1, so no chunk goes below 0 */
+	par->chunk_layers = hs_xcalloc((size_t)nc, sizeof *par->chunk_layers);
+	par->stage_layers = hs_xcalloc((size_t)pp, sizeof *par->stage_layers);
+	for (int g = 0; g < nc; g++) {
+		par->chunk_layers[g] = per - (g == 0 ? e : 0) - (g == nc - 1 ? l : 0);
+		par->stage_layers[g % pp] += par->chunk_layers[g];
+	}
+	return 0;
+}
+
+/* parallelism.stage_layers: layers per pipeline stage (or per model chunk), given or auto (checked here; auto
+ * is resolved by hs_partition_resolve, which times the layers on each stage's devices); and
+ * embedding_as_layer / loss_as_layer, Megatron's uneven split. */
 static int load_stage_layers(hs_scenario *s, const hs_ynode *p, hs_err *err)
 {
 	hs_parallel *par = &s->par;
-	if (int_list_or_auto(p, "stage_layers", par->pp, "layer counts, one per pipeline stage", &par->stage_layers,
-			     &par->stage_layers_auto, err))
-		return -1;
 	const hs_ynode *k = hs_yaml_get(p, "stage_layers");
+	if (hs_cfg_bool(p, "parallelism", "embedding_as_layer", 0, &par->embedding_as_layer, err) ||
+	    hs_cfg_bool(p, "parallelism", "loss_as_layer", 0, &par->loss_as_layer, err))
+		return -1;
 	int L = s->model.layers;
-	if (par->stage_layers_auto) {
+	const char *flag = par->embedding_as_layer ? "embedding_as_layer" : "loss_as_layer";
+	if (par->embedding_as_layer || par->loss_as_layer) {
+		if (k)
+			return hs_cfg_err(hs_yaml_get(p, flag), err, "parallelism", flag,
+					  "Megatron's split and parallelism.stage_layers both place the layers (expected "
+					  "one of them)");
+		return megatron_split(par, L, hs_yaml_get(p, flag), flag, err);
+	}
+	if (!k)
+		return 0;
+	if (k->kind == HS_Y_SCALAR && strcmp(k->str, "auto") == 0) {
+		par->stage_layers_auto = 1;
 		if (par->vstages > 1)
 			return hs_cfg_err(k, err, "parallelism", "stage_layers",
 					  "auto balances one model chunk per stage (expected virtual_stages 1, found %d)",
@@ -221,16 +334,14 @@ static int load_stage_layers(hs_scenario *s, const hs_ynode *p, hs_err *err)
 					  par->pp);
 		return 0;
 	}
-	if (!par->stage_layers)
-		return 0;
+	if (k->kind != HS_Y_SEQ)
+		return hs_cfg_err(k, err, "parallelism", "stage_layers",
+				  "expected auto or a list of %d layer counts, one per pipeline stage", par->pp);
+	if (stage_layer_lists(par, k, err))
+		return -1;
 	long sum = 0;
-	for (int i = 0; i < par->pp; i++) {
+	for (int i = 0; i < par->pp; i++)
 		sum += par->stage_layers[i];
-		if (par->stage_layers[i] % par->vstages)
-			return hs_cfg_err(k->vals[i], err, "parallelism", "stage_layers",
-					  "stage %d has %d layers, not divisible by virtual_stages %d (expected a multiple)", i,
-					  par->stage_layers[i], par->vstages);
-	}
 	if (sum != L) {
 		char list[256] = "";
 		size_t o = 0;
@@ -386,9 +497,22 @@ static int load_parallel(hs_scenario *s, const hs_ynode *root, hs_err *err)
 				  (long long)(tp * pp * cp * dp), ngpus);
 	s->par.tp = (int)tp, s->par.pp = (int)pp, s->par.dp = (int)dp, s->par.cp = (int)cp;
 	s->par.ep = (int)ep, s->par.vstages = (int)vs, s->par.zero = (int)zero;
-	int fsdp;
-	if (hs_cfg_bool(p, "parallelism", "fsdp", 0, &fsdp, err))
+	/* fsdp: true | false | {reshard_after_forward: bool} (PyTorch FSDP2's fully_shard option; true, its
+	 * default, is hetsim's ZeRO-3) */
+	int fsdp = 0;
+	const hs_ynode *fn = hs_yaml_get(p, "fsdp");
+	if (fn && fn->kind == HS_Y_MAP) {
+		static const char *const fsdp_keys[] = {"reshard_after_forward", NULL};
+		int reshard;
+		if (hs_cfg_known(fn, "parallelism.fsdp", fsdp_keys, "true, false or {reshard_after_forward: bool}",
+				 err) ||
+		    hs_cfg_bool(fn, "parallelism.fsdp", "reshard_after_forward", 1, &reshard, err))
+			return -1;
+		fsdp = 1;
+		s->par.fsdp_keep = !reshard;
+	} else if (hs_cfg_bool(p, "parallelism", "fsdp", 0, &fsdp, err)) {
 		return -1;
+	}
 	if (fsdp) { /* FSDP (full sharding) is ZeRO-3 */
 		if (hs_yaml_get(p, "zero") && zero != 3)
 			return hs_cfg_err(hs_yaml_get(p, "fsdp"), err, "parallelism", "fsdp",
@@ -636,6 +760,7 @@ void hs_scenario_free(hs_scenario *s)
 		return;
 	hs_cluster_free(s->cluster);
 	free(s->par.stage_layers);
+	free(s->par.chunk_layers);
 	free(s->par.dp_mb);
 	hs_variability_free(&s->var);
 	hs_resilience_free(&s->res);
