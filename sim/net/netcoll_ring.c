@@ -52,11 +52,25 @@ static void try_send(nc_run *r, int c, int i)
 	hs_netcoll_send(r, i, (i + 1) % r->n, s->slice[c], nc_rail(r, c, s->C), TAG(c, i));
 }
 
+/* A chain's connection sends its next slice once the previous one's last byte has left (NCCL keeps
+ * NCCL_STEPS slices in flight per connection), not once it has arrived: waiting for the arrival put a route
+ * latency between slices, a quarter of a 512 KiB slice's time on a 25 GB/s NIC. */
+static void on_sent(nc_run *r, uint64_t tag)
+{
+	rstate *s = r->st;
+	if (!s->chain)
+		return;
+	int c = (int)(tag >> 32), i = (int)(tag & 0xffffffffu);
+	s->busy[(size_t)c * r->n + i] = 0;
+	try_send(r, c, i);
+}
+
 static void on_done(nc_run *r, uint64_t tag)
 {
 	rstate *s = r->st;
 	int c = (int)(tag >> 32), i = (int)(tag & 0xffffffffu), j = (i + 1) % r->n;
-	s->busy[(size_t)c * r->n + i] = 0;
+	if (!s->chain)
+		s->busy[(size_t)c * r->n + i] = 0;
 	s->recvd[(size_t)c * r->n + j]++;
 	try_send(r, c, i);
 	try_send(r, c, j);
@@ -125,4 +139,4 @@ static void sfree(nc_run *r)
 	free(s);
 }
 
-const nc_algo hs_nc_ring = {"ring", start, on_done, sfree, NULL};
+const nc_algo hs_nc_ring = {"ring", start, on_done, sfree, on_sent};
