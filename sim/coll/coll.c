@@ -12,8 +12,8 @@
 
 static const char *const op_names[HS_COLL_OP_COUNT] = {"all_reduce", "all_gather", "reduce_scatter", "all_to_all",
 						       "broadcast",  "reduce",     "sendrecv"};
-static const char *const algo_names[HS_ALGO_COUNT] = {"auto",   "ring",	    "tree",    "halving_doubling",
-						      "direct", "hierarchical", "inswitch"};
+static const char *const algo_names[HS_ALGO_COUNT] = {
+	"auto", "fastest", "ring", "tree", "halving_doubling", "direct", "hierarchical", "inswitch", "nvls", "nvls_tree"};
 
 const char *hs_coll_op_name(enum hs_coll_op op)
 {
@@ -69,9 +69,9 @@ int hs_coll_algo_parse(const char *s)
 		enum hs_coll_algo a;
 	} aliases[] = {{"hd", HS_ALGO_HALVING_DOUBLING}, {"rabenseifner", HS_ALGO_HALVING_DOUBLING},
 		       {"dbtree", HS_ALGO_TREE},	  {"double_binary_tree", HS_ALGO_TREE},
-		       {"hier", HS_ALGO_HIERARCHICAL},	  {"nvls", HS_ALGO_INSWITCH},
+		       {"hier", HS_ALGO_HIERARCHICAL},	  {"nvlstree", HS_ALGO_NVLS_TREE},
 		       {"sharp", HS_ALGO_INSWITCH},	  {"collnet", HS_ALGO_INSWITCH},
-		       {"in_switch", HS_ALGO_INSWITCH}};
+		       {"in_switch", HS_ALGO_INSWITCH}, {"best", HS_ALGO_FASTEST}};
 	for (size_t i = 0; i < sizeof aliases / sizeof *aliases; i++)
 		if (loose_eq(s, aliases[i].alias))
 			return (int)aliases[i].a;
@@ -193,6 +193,7 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 	g->ppn_min = n;
 	g->inswitch_up = 1;
 	g->inswitch_net = f->reduce;
+	g->nvls_eff = 1;
 	for (int i = 0; i < n;) {
 		int j = i;
 		while (j < n && nodes[j] == nodes[i])
@@ -214,6 +215,9 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 		}
 		if (!ng->scaleup_reduce)
 			g->inswitch_up = 0;
+		double eff = hs_coll_nvls_efficiency(&ng->gpu);
+		if (eff < g->nvls_eff)
+			g->nvls_eff = eff;
 		if (!ng->scaleup_p2p && k > 1)
 			g->host_bounce = 1;
 		if (ng->scaleup_props->pcie && k > 1)
@@ -274,6 +278,7 @@ double hs_coll_hop(const hs_coll_grp *g, double bytes, int ranks_sharing)
 static const hs_coll_algo_ops *const table[HS_ALGO_COUNT] = {
 	[HS_ALGO_RING] = &hs_coll_ring,	    [HS_ALGO_TREE] = &hs_coll_tree,	    [HS_ALGO_HALVING_DOUBLING] = &hs_coll_hd,
 	[HS_ALGO_DIRECT] = &hs_coll_direct, [HS_ALGO_HIERARCHICAL] = &hs_coll_hier, [HS_ALGO_INSWITCH] = &hs_coll_inswitch,
+	[HS_ALGO_NVLS] = &hs_coll_nvls,	    [HS_ALGO_NVLS_TREE] = &hs_coll_nvls_tree,
 };
 
 enum hs_coll_algo hs_coll_default_algo(enum hs_coll_op op)
@@ -285,7 +290,7 @@ int hs_coll_supported(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_algo
 {
 	if ((unsigned)op >= HS_COLL_OP_COUNT || (unsigned)algo >= HS_ALGO_COUNT)
 		return 0;
-	if (algo == HS_ALGO_AUTO)
+	if (algo == HS_ALGO_AUTO || algo == HS_ALGO_FASTEST)
 		return 1;
 	hs_err err = {0};
 	hs_coll_grp g;
@@ -294,23 +299,9 @@ int hs_coll_supported(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_algo
 	return table[algo]->supports(&g, op);
 }
 
-double hs_coll_grp_time(const hs_coll_grp *g, enum hs_coll_op op, enum hs_coll_algo algo, double bytes,
-			enum hs_coll_algo *chosen)
+/* The fastest supported closed form (FASTEST). */
+static enum hs_coll_algo fastest(const hs_coll_grp *g, enum hs_coll_op op, double bytes, double *t_out)
 {
-	if (g->n <= 1 || bytes <= 0) {
-		if (chosen)
-			*chosen = algo == HS_ALGO_AUTO ? hs_coll_default_algo(op) : algo;
-		return 0;
-	}
-	if (algo != HS_ALGO_AUTO) {
-		/* As NCCL does when NCCL_ALGO names an algorithm the operation lacks: run the operation's
-		 * default (ring, or direct for all-to-all and send/recv). */
-		if (!table[algo]->supports(g, op))
-			algo = hs_coll_default_algo(op);
-		if (chosen)
-			*chosen = algo;
-		return table[algo]->time(g, op, bytes);
-	}
 	double best = INFINITY;
 	enum hs_coll_algo ba = hs_coll_default_algo(op);
 	for (int a = HS_ALGO_RING; a < HS_ALGO_COUNT; a++) {
@@ -322,9 +313,50 @@ double hs_coll_grp_time(const hs_coll_grp *g, enum hs_coll_op op, enum hs_coll_a
 			ba = (enum hs_coll_algo)a;
 		}
 	}
+	if (t_out)
+		*t_out = best;
+	return ba;
+}
+
+enum hs_coll_algo hs_coll_grp_resolve(const hs_coll_grp *g, enum hs_coll_op op, enum hs_coll_algo algo, double bytes)
+{
+	if (algo == HS_ALGO_AUTO)
+		return g->n <= 1 || bytes <= 0 ? hs_coll_default_algo(op) : hs_coll_nccl_pick(g, op, bytes);
+	if (algo == HS_ALGO_FASTEST)
+		return g->n <= 1 || bytes <= 0 ? hs_coll_default_algo(op) : fastest(g, op, bytes, NULL);
+	/* As NCCL does when NCCL_ALGO names an algorithm the operation lacks: run the operation's default (ring,
+	 * or direct for all-to-all and send/recv). */
+	return table[algo]->supports(g, op) ? algo : hs_coll_default_algo(op);
+}
+
+double hs_coll_grp_time(const hs_coll_grp *g, enum hs_coll_op op, enum hs_coll_algo algo, double bytes,
+			enum hs_coll_algo *chosen)
+{
+	enum hs_coll_algo a = hs_coll_grp_resolve(g, op, algo, bytes);
 	if (chosen)
-		*chosen = ba;
-	return best;
+		*chosen = a;
+	if (g->n <= 1 || bytes <= 0)
+		return 0;
+	return table[a]->time(g, op, bytes);
+}
+
+double hs_coll_pipe(const double *phase, const int *resource, int nphases, double bytes)
+{
+	/* A message of M chunks through phases in order, chunk j of phase k after chunk j of phase k - 1, phases
+	 * on one resource sharing it: the first chunk fills the pipeline (every phase's time for one chunk), then
+	 * the busiest resource sets the pace for the other M - 1. With busy(r) the summed time of r's phases for
+	 * the whole message: T = sum_k t_k / M + (M - 1)/M * max_r busy(r). */
+	double M = ceil(bytes / HS_COLL_PIPE_CHUNK), sum = 0, busy[8] = {0}, mx = 0;
+	if (M < 1)
+		M = 1;
+	for (int k = 0; k < nphases; k++) {
+		sum += phase[k];
+		busy[resource[k] & 7] += phase[k];
+	}
+	for (int r = 0; r < 8; r++)
+		if (busy[r] > mx)
+			mx = busy[r];
+	return sum / M + (M - 1) / M * mx;
 }
 
 double hs_coll_time(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_algo algo, const int *ranks, int n,
@@ -347,12 +379,19 @@ int hs_coll_check(const hs_cluster *c, const int *ranks, int n, hs_err *err)
 	return hs_coll_grp_init(&g, c, ranks, n, err);
 }
 
-enum hs_coll_algo hs_coll_auto_algo(const hs_cluster *c, enum hs_coll_op op, const int *ranks, int n, double bytes)
+enum hs_coll_algo hs_coll_resolve_algo(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_algo algo,
+				       const int *ranks, int n, double bytes)
 {
 	hs_err err = {0};
 	hs_coll_grp g;
-	enum hs_coll_algo a = hs_coll_default_algo(op);
-	if (hs_coll_grp_init(&g, c, ranks, n, &err) == 0)
-		hs_coll_grp_time(&g, op, HS_ALGO_AUTO, bytes, &a);
-	return a;
+	if ((unsigned)op >= HS_COLL_OP_COUNT || (unsigned)algo >= HS_ALGO_COUNT)
+		return hs_coll_default_algo(op);
+	if (hs_coll_grp_init(&g, c, ranks, n, &err))
+		return algo == HS_ALGO_AUTO || algo == HS_ALGO_FASTEST ? hs_coll_default_algo(op) : algo;
+	return hs_coll_grp_resolve(&g, op, algo, bytes);
+}
+
+enum hs_coll_algo hs_coll_auto_algo(const hs_cluster *c, enum hs_coll_op op, const int *ranks, int n, double bytes)
+{
+	return hs_coll_resolve_algo(c, op, HS_ALGO_AUTO, ranks, n, bytes);
 }

@@ -11,18 +11,21 @@
 #include "topology/cluster.h"
 
 enum hs_coll_algo {
-	HS_ALGO_AUTO,
+	HS_ALGO_AUTO,    /* NCCL's tuner choice (sim/coll/coll_nccl.c), as NCCL runs the call */
+	HS_ALGO_FASTEST, /* the fastest ideal closed form (the rule AUTO followed before NCCL's tuner) */
 	HS_ALGO_RING,
 	HS_ALGO_TREE, /* double binary tree */
 	HS_ALGO_HALVING_DOUBLING,
 	HS_ALGO_DIRECT,
 	HS_ALGO_HIERARCHICAL,
-	HS_ALGO_INSWITCH, /* NVLS / SHARP */
+	HS_ALGO_INSWITCH,  /* in-switch reduction, phases one after the other (SHARP across nodes) */
+	HS_ALGO_NVLS,      /* NVLink SHARP inside one scale-up domain (sim/coll/coll_nvls.c) */
+	HS_ALGO_NVLS_TREE, /* NVLS inside nodes, NCCL's tree across them, pipelined (coll_nvls_tree.c) */
 	HS_ALGO_COUNT
 };
 
 const char *hs_coll_op_name(enum hs_coll_op op);   /* "all_reduce", ... */
-const char *hs_coll_algo_name(enum hs_coll_algo a); /* "auto", "ring", "tree", ... */
+const char *hs_coll_algo_name(enum hs_coll_algo a); /* "auto", "fastest", "ring", "tree", ... */
 int hs_coll_op_parse(const char *s);                /* -1 if unknown */
 int hs_coll_algo_parse(const char *s);              /* -1 if unknown */
 
@@ -30,7 +33,9 @@ int hs_coll_algo_parse(const char *s);              /* -1 if unknown */
  * This is the physical closed form: hop latencies and the bottleneck bandwidth of the links the algorithm
  * uses (a ring all-reduce is exactly 2(n-1)(alpha + S/(nB))), with no protocol overheads; hs_coll_nccl_time
  * (sim/coll/coll_nccl.h) adds NCCL's channels, protocols and launch latencies. An algorithm the operation lacks
- * runs the operation's default (hs_coll_default_algo), as NCCL does; AUTO takes the fastest supported one.
+ * runs the operation's default (hs_coll_default_algo), as NCCL does. AUTO runs the algorithm NCCL's tuner picks
+ * for this size and group (the same rule hs_coll_nccl_time uses, so training steps and `hetsim coll` agree);
+ * FASTEST runs the fastest supported closed form.
  * Returns -1 when a rank is outside the cluster or repeated (hs_coll_check says why). */
 double hs_coll_time(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_algo algo, const int *ranks, int n,
 		    double bytes);
@@ -41,14 +46,29 @@ int hs_coll_check(const hs_cluster *c, const int *ranks, int n, hs_err *err);
 int hs_coll_supported(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_algo algo, const int *ranks, int n);
 /* Ring for the reductions and gathers, direct for all-to-all and send/recv. */
 enum hs_coll_algo hs_coll_default_algo(enum hs_coll_op op);
-/* The algorithm AUTO picks for this call (the fastest by the same closed forms). */
+/* The algorithm AUTO picks for this call: NCCL's tuner choice (sim/coll/coll_nccl.c). */
 enum hs_coll_algo hs_coll_auto_algo(const hs_cluster *c, enum hs_coll_op op, const int *ranks, int n, double bytes);
+/* The concrete algorithm `algo` runs for this call: AUTO as hs_coll_auto_algo, FASTEST the fastest closed form,
+ * an algorithm the operation lacks the operation's default. */
+enum hs_coll_algo hs_coll_resolve_algo(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_algo algo,
+				       const int *ranks, int n, double bytes);
 
 /* NCCL's double binary tree over N nodes (src/graph/trees.cc): the parent of node x in tree t (0 or 1), -1 at
  * a root. Tree 0 is NCCL's btree; tree 1 its mirror image (x -> N-1-x) for even N, its shift by one for odd N,
  * so a node is interior in at most one of them. The closed form's route-aware factor (sim/coll/coll_route.c) and
  * the step-by-step tree (sim/net/netcoll_tree.c) both take the shape from here. */
 int hs_coll_dtree_parent(int x, int N, int t);
+
+/* NVLS's efficiency on a device: NCCL's per-architecture nvlsEfficiency (sim/coll/coll_nvls.c cites it); 1 for
+ * an architecture NCCL lists none for. */
+double hs_coll_nvls_efficiency(const hs_device_type *d);
+
+/* Pipelined phases (hierarchical, NVLS-tree): a message is cut into chunks of HS_COLL_PIPE_CHUNK bytes of the
+ * per-rank buffer, and every phase works on a different chunk at once. The step-by-step programs
+ * (sim/net/netcoll_pipe.c) cut it the same way, so the two agree on an idle network. 1 MiB is the flow
+ * model's default slice (the tree's, docs/collectives.md); NCCL's own is per channel (512 KiB Simple steps,
+ * 128 KiB NVLS chunks), so with its 8-16 channels a message step is of the same order. */
+#define HS_COLL_PIPE_CHUNK 1048576.0
 
 /* nccl-tests' bus-bandwidth factor for `op` over n ranks: busbw = algbw * factor. */
 double hs_coll_busbw_factor(enum hs_coll_op op, int n);

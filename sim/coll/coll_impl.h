@@ -35,6 +35,8 @@ typedef struct hs_coll_grp {
 	double bw_p2p;  /* bytes/s of the slowest pair that leaves its domain: its own NIC (shared with the other
 			 * ranks of its node that send across), at both ends */
 	int inswitch_up;  /* every spanned node's scale-up can reduce in the switch (NVLS) */
+	double nvls_eff;  /* fraction of the scale-up bandwidth NVLS's multimem operations reach (min over nodes;
+			   * hs_coll_nvls_efficiency) */
 	int inswitch_net; /* the fabric can reduce in the switch (SHARP) */
 	int host_bounce;  /* some node's ranks reach each other only through host memory (PCIe without P2P) */
 	int up_pcie;      /* some node's scale-up is PCIe */
@@ -47,7 +49,18 @@ typedef struct hs_coll_algo_ops {
 } hs_coll_algo_ops;
 
 extern const hs_coll_algo_ops hs_coll_ring, hs_coll_tree, hs_coll_hd, hs_coll_direct, hs_coll_hier,
-	hs_coll_inswitch;
+	hs_coll_inswitch, hs_coll_nvls, hs_coll_nvls_tree;
+
+/* Bandwidth time of phases phase[0..n-1] (seconds each for the whole message, without latencies: the caller
+ * adds the fill's latencies once, as NCCL's 8 steps in flight per connection hide the rest), phase k on
+ * resource[k] (phases on one resource share it; resources 0..7): the fill (one chunk through every phase) +
+ * the busiest resource's time for the other chunks. */
+double hs_coll_pipe(const double *phase, const int *resource, int nphases, double bytes);
+
+/* AUTO's rule: the algorithm NCCL's tuner picks for `op` of `bytes` on the group (sim/coll/coll_nccl.c). */
+enum hs_coll_algo hs_coll_nccl_pick(const hs_coll_grp *g, enum hs_coll_op op, double bytes);
+/* The concrete algorithm `algo` runs on the group (AUTO, FASTEST and unsupported ones resolved). */
+enum hs_coll_algo hs_coll_grp_resolve(const hs_coll_grp *g, enum hs_coll_op op, enum hs_coll_algo algo, double bytes);
 
 /* Summarise ranks[0..n-1]; -1 with a message when a rank is outside the cluster or repeated. */
 int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int n, hs_err *err);

@@ -35,6 +35,8 @@ static const double hw_lat[3][2][3] = {
 	{{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}},
 };
 static const double nvls_lat[2] = {25.0, 18.0}; /* NVLink, network */
+/* NVLS-tree's network hop, us (NCCL 2.28.3 tuning.cc hwLatencies NET NVLSTree Simple; 20.9 from 2.29) */
+#define NVLS_TREE_NET_LAT 14.0
 
 #define EFF_NVLINK 0.8
 #define EFF_PCIE 0.76
@@ -112,6 +114,12 @@ static double latency(const hs_coll_grp *g, enum hs_coll_op op, enum hs_coll_alg
 	case HS_ALGO_INSWITCH:
 		us = (ppn > 1 ? nvls_lat[0] : 0) + (N > 1 ? nvls_lat[1] : 0);
 		break;
+	case HS_ALGO_NVLS: /* tuning.cc: latency = intraLat, no base latency */
+		us = nvls_lat[0];
+		break;
+	case HS_ALGO_NVLS_TREE: /* tuning.cc: intraLat + 2 log2(nNodes) interLat */
+		us = nvls_lat[0] + 2 * log2i(N) * NVLS_TREE_NET_LAT;
+		break;
 	case HS_ALGO_DIRECT:
 		/* NCCL's send/recv and all-to-all: one launch, one hop (the network's when any peer is remote) */
 		us = base_lat[1][p] + hw_lat[N > 1 ? HW_NET : intra_hw][1][p];
@@ -141,8 +149,8 @@ static double proto_bw(const hs_coll_grp *g, enum hs_coll_op op, enum hs_coll_al
 {
 	if (p == P_SIMPLE)
 		return 1;
-	if (a == HS_ALGO_INSWITCH)
-		return 0; /* NVLS and SHARP run Simple only */
+	if (a == HS_ALGO_INSWITCH || a == HS_ALGO_NVLS || a == HS_ALGO_NVLS_TREE)
+		return 0; /* NVLS, NVLS-tree and SHARP run Simple only */
 	if (p == P_LL128) {
 		if (g->up_pcie || g->host_bounce)
 			return 0;
@@ -156,16 +164,31 @@ static double proto_bw(const hs_coll_grp *g, enum hs_coll_op op, enum hs_coll_al
 	return reduce_like ? 0.25 : 1.0 / 3.0;
 }
 
-static const enum hs_coll_algo nccl_algos[] = {HS_ALGO_RING, HS_ALGO_TREE, HS_ALGO_INSWITCH, HS_ALGO_DIRECT,
+static const enum hs_coll_algo nccl_algos[] = {HS_ALGO_RING,	   HS_ALGO_TREE,	 HS_ALGO_NVLS,
+					       HS_ALGO_NVLS_TREE, HS_ALGO_INSWITCH,	 HS_ALGO_DIRECT,
 					       HS_ALGO_HIERARCHICAL, HS_ALGO_HALVING_DOUBLING};
 
-/* NCCL runs ring and tree (all-reduce), NVLS/SHARP (all-reduce) and direct (all-to-all, send/recv); the
- * others are ours and enter AUTO only when asked for by name. */
-static int nccl_has(enum hs_coll_algo a, enum hs_coll_op op)
+static const hs_coll_algo_ops *const ops_of[HS_ALGO_COUNT] = {
+	[HS_ALGO_RING] = &hs_coll_ring,		  [HS_ALGO_TREE] = &hs_coll_tree,     [HS_ALGO_HALVING_DOUBLING] = &hs_coll_hd,
+	[HS_ALGO_DIRECT] = &hs_coll_direct,	  [HS_ALGO_HIERARCHICAL] = &hs_coll_hier, [HS_ALGO_INSWITCH] = &hs_coll_inswitch,
+	[HS_ALGO_NVLS] = &hs_coll_nvls,		  [HS_ALGO_NVLS_TREE] = &hs_coll_nvls_tree,
+};
+
+/* What NCCL's tuner considers (tuning.cc, ncclTopoTuneModel and its enable checks): ring and tree for
+ * all-reduce, ring for the rest; NVLS on one node and NVLS-tree across nodes where the scale-up reduces in the
+ * switch; CollNet (our in-switch with SHARP) only where the fabric reduces; direct for all-to-all and
+ * send/recv. Hierarchical and halving-doubling are ours and run only when asked for by name. */
+static int nccl_has(const hs_coll_grp *g, enum hs_coll_algo a, enum hs_coll_op op)
 {
-	if (a == HS_ALGO_DIRECT)
-		return op == HS_COLL_ALL_TO_ALL || op == HS_COLL_SENDRECV;
-	return a == HS_ALGO_RING || a == HS_ALGO_TREE || a == HS_ALGO_INSWITCH;
+	switch (a) {
+	case HS_ALGO_DIRECT: return op == HS_COLL_ALL_TO_ALL || op == HS_COLL_SENDRECV;
+	case HS_ALGO_RING:
+	case HS_ALGO_TREE:
+	case HS_ALGO_NVLS:
+	case HS_ALGO_NVLS_TREE: return 1;
+	case HS_ALGO_INSWITCH: return g->inswitch_net;
+	default: return 0;
+	}
 }
 
 static double one(const hs_coll_grp *g, const hs_coll_grp *e, enum hs_coll_op op, enum hs_coll_algo a, int p,
@@ -201,6 +224,55 @@ static double one(const hs_coll_grp *g, const hs_coll_grp *e, enum hs_coll_op op
 	return lat + tb;
 }
 
+/* NCCL's choice on a summarised group: for every enabled (algorithm, protocol) its time, the fastest wins.
+ * `algo` other than AUTO restricts the choice to that algorithm (FASTEST: the fastest ideal closed form). */
+static double choose(const hs_coll_grp *g, enum hs_coll_op op, enum hs_coll_algo algo, enum hs_coll_proto proto,
+		     double bytes, hs_coll_choice *choice)
+{
+	if (choice)
+		*choice = (hs_coll_choice){hs_coll_default_algo(op), HS_PROTO_SIMPLE, 0, INFINITY};
+	if (g->n <= 1 || bytes <= 0)
+		return 0;
+	if (algo == HS_ALGO_FASTEST)
+		algo = hs_coll_grp_resolve(g, op, HS_ALGO_FASTEST, bytes);
+	hs_coll_grp e = effective(g, op);
+	double best = INFINITY, blat = 0, bbw = 0;
+	enum hs_coll_algo ba = hs_coll_default_algo(op);
+	int bp = P_SIMPLE;
+	for (size_t i = 0; i < sizeof nccl_algos / sizeof *nccl_algos; i++) {
+		enum hs_coll_algo a = nccl_algos[i];
+		if (algo == HS_ALGO_AUTO ? !nccl_has(g, a, op) : a != algo)
+			continue;
+		enum hs_coll_algo run = a;
+		if (!ops_of[a]->supports(g, op)) {
+			if (algo == HS_ALGO_AUTO)
+				continue;
+			run = hs_coll_default_algo(op);
+		}
+		for (int p = P_LL; p <= P_SIMPLE; p++) {
+			if (proto != HS_PROTO_AUTO && p != (int)proto - 1)
+				continue;
+			double lat, bw;
+			double t = one(g, &e, op, run, p, bytes, &lat, &bw);
+			if (t < best) {
+				best = t, blat = lat, bbw = bw, ba = run, bp = p;
+			}
+		}
+	}
+	if (!isfinite(best)) /* e.g. LL128 asked for on PCIe: run Simple */
+		best = one(g, &e, op, ba, P_SIMPLE, bytes, &blat, &bbw), bp = P_SIMPLE;
+	if (choice)
+		*choice = (hs_coll_choice){ba, (enum hs_coll_proto)(bp + 1), blat, bbw};
+	return best;
+}
+
+enum hs_coll_algo hs_coll_nccl_pick(const hs_coll_grp *g, enum hs_coll_op op, double bytes)
+{
+	hs_coll_choice ch;
+	choose(g, op, HS_ALGO_AUTO, HS_PROTO_AUTO, bytes, &ch);
+	return ch.algo;
+}
+
 double hs_coll_nccl_time(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_algo algo, enum hs_coll_proto proto,
 			 const int *ranks, int n, double bytes, hs_coll_choice *choice)
 {
@@ -210,43 +282,5 @@ double hs_coll_nccl_time(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_a
 		return -1;
 	if (hs_coll_grp_init(&g, c, ranks, n, &err))
 		return -1;
-	if (choice)
-		*choice = (hs_coll_choice){hs_coll_default_algo(op), HS_PROTO_SIMPLE, 0, INFINITY};
-	if (n <= 1 || bytes <= 0)
-		return 0;
-	hs_coll_grp e = effective(&g, op);
-	double best = INFINITY, blat = 0, bbw = 0;
-	enum hs_coll_algo ba = hs_coll_default_algo(op);
-	int bp = P_SIMPLE;
-	for (size_t i = 0; i < sizeof nccl_algos / sizeof *nccl_algos; i++) {
-		enum hs_coll_algo a = nccl_algos[i];
-		if (algo == HS_ALGO_AUTO ? !nccl_has(a, op) : a != algo)
-			continue;
-		const hs_coll_algo_ops *ops = a == HS_ALGO_RING		    ? &hs_coll_ring
-					      : a == HS_ALGO_TREE	    ? &hs_coll_tree
-					      : a == HS_ALGO_INSWITCH	    ? &hs_coll_inswitch
-					      : a == HS_ALGO_DIRECT	    ? &hs_coll_direct
-					      : a == HS_ALGO_HIERARCHICAL ? &hs_coll_hier
-									    : &hs_coll_hd;
-		enum hs_coll_algo run = a;
-		if (!ops->supports(&g, op)) {
-			if (algo == HS_ALGO_AUTO)
-				continue;
-			run = hs_coll_default_algo(op);
-		}
-		for (int p = P_LL; p <= P_SIMPLE; p++) {
-			if (proto != HS_PROTO_AUTO && p != (int)proto - 1)
-				continue;
-			double lat, bw;
-			double t = one(&g, &e, op, run, p, bytes, &lat, &bw);
-			if (t < best) {
-				best = t, blat = lat, bbw = bw, ba = run, bp = p;
-			}
-		}
-	}
-	if (!isfinite(best)) /* e.g. LL128 asked for on PCIe: run Simple */
-		best = one(&g, &e, op, ba, P_SIMPLE, bytes, &blat, &bbw), bp = P_SIMPLE;
-	if (choice)
-		*choice = (hs_coll_choice){ba, (enum hs_coll_proto)(bp + 1), blat, bbw};
-	return best;
+	return choose(&g, op, algo, proto, bytes, choice);
 }

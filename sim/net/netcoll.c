@@ -89,6 +89,7 @@ static void empty_done(hs_engine *eng, void *ctx, uint64_t arg)
 static const nc_algo *const programs[HS_ALGO_COUNT] = {
 	[HS_ALGO_RING] = &hs_nc_ring,	  [HS_ALGO_TREE] = &hs_nc_tree,		  [HS_ALGO_HALVING_DOUBLING] = &hs_nc_hd,
 	[HS_ALGO_DIRECT] = &hs_nc_direct, [HS_ALGO_HIERARCHICAL] = &hs_nc_hier, [HS_ALGO_INSWITCH] = &hs_nc_inswitch,
+	[HS_ALGO_NVLS] = &hs_nc_nvls,	  [HS_ALGO_NVLS_TREE] = &hs_nc_nvls, /* one program: the tree stage where N > 1 */
 };
 
 int hs_net_collective(hs_net *n, enum hs_coll_op op, enum hs_coll_algo algo, const int *ranks, int nranks,
@@ -116,12 +117,9 @@ int hs_net_collective(hs_net *n, enum hs_coll_op op, enum hs_coll_algo algo, con
 		hs_engine_after(n->eng, 0, empty_done, r, 0);
 		return 0;
 	}
-	/* AUTO runs what the analytical choice runs, the tree included: with NCCL's slots per connection the
-	 * step-by-step tree comes within a few percent of its closed form (docs/collectives.md) */
-	if (algo == HS_ALGO_AUTO)
-		algo = hs_coll_auto_algo(n->c, op, ranks, nranks, bytes);
-	if (!hs_coll_supported(n->c, op, algo, ranks, nranks))
-		algo = hs_coll_default_algo(op);
+	/* AUTO runs what the analytical choice runs (NCCL's tuner choice), FASTEST the fastest closed form; an
+	 * algorithm the operation lacks runs its default */
+	algo = hs_coll_resolve_algo(n->c, op, algo, ranks, nranks, bytes);
 	r->alg = programs[algo] ? programs[algo] : &hs_nc_ring;
 	r->alg->start(r);
 	if (r->outstanding == 0) /* nothing to move */

@@ -1,9 +1,10 @@
-/* Hierarchical and in-switch collectives on the network model: phases, each a set of transfers or of child
- * collectives that run at once; a phase starts when the previous one has finished everywhere.
- *   hierarchical all-reduce: ring reduce-scatter inside every node (S), ring all-reduce across nodes per
- *   local index (S/ppn), ring all-gather inside every node (S); all-gather: across nodes (S/ppn total per
- *   local index) then inside nodes; reduce-scatter: inside nodes then across; broadcast and reduce: the
- *   chain (ring module).
+/* Hierarchical and in-switch collectives on the network model.
+ *   hierarchical (pipelined over chunks, sim/net/netcoll_pipe.c): all-reduce: ring reduce-scatter inside
+ *   every node, ring all-reduce across nodes per local index (1/ppn of the chunk), ring all-gather inside
+ *   every node; all-gather: across nodes then inside nodes; reduce-scatter: inside nodes then across;
+ *   broadcast and reduce: the chain (ring module).
+ *   in-switch: phases, each a set of transfers or of child collectives that run at once; a phase starts when
+ *   the previous one has finished everywhere.
  *   in-switch all-reduce (NVLS, SHARP): every device pushes S to its node's scale-up switch, which reduces;
  *   across nodes the S/ppn shares are all-reduced by the fabric's switches (SHARP: up to a top switch and
  *   back) or by a ring per local index; the switch multicasts S back to every device.
@@ -12,44 +13,14 @@
 #include <string.h>
 
 #include "sim/base/alloc.h"
-#include "sim/net/netcoll_impl.h"
+#include "sim/net/netcoll_pipe.h"
 
 typedef struct pstate {
 	int N, ppn, phase, pending, sharp;
 	int *byn; /* [N * ppn]: rank index of local index l on node k at [k * ppn + l] */
 } pstate;
 
-static int layout(nc_run *r, pstate *s)
-{
-	const hs_cluster *c = r->net->c;
-	int *node = hs_xmalloc((size_t)r->n * sizeof *node);
-	/* nodes in order of first appearance */
-	int *nid = hs_xmalloc((size_t)r->n * sizeof *nid), *cnt = hs_xcalloc((size_t)r->n, sizeof *cnt);
-	s->N = 0;
-	for (int i = 0; i < r->n; i++) {
-		int nd = hs_cluster_domain_of(c, r->rk[i]), k = 0; /* scale-up domains: an NVL72 rack is one */
-		while (k < s->N && nid[k] != nd)
-			k++;
-		if (k == s->N)
-			nid[s->N++] = nd;
-		node[i] = k;
-		cnt[k]++;
-	}
-	s->ppn = cnt[0];
-	int ok = 1;
-	for (int k = 0; k < s->N; k++)
-		ok &= cnt[k] == s->ppn;
-	if (ok) {
-		s->byn = hs_xmalloc((size_t)r->n * sizeof *s->byn);
-		memset(cnt, 0, (size_t)r->n * sizeof *cnt);
-		for (int i = 0; i < r->n; i++)
-			s->byn[node[i] * s->ppn + cnt[node[i]]++] = i;
-	}
-	free(node);
-	free(nid);
-	free(cnt);
-	return ok;
-}
+static int layout(nc_run *r, pstate *s) { return hs_nc_layout(r, &s->N, &s->ppn, &s->byn); }
 
 static void child(nc_run *r, enum hs_coll_op op, int *idx, int cnt, double bytes)
 {
@@ -67,13 +38,6 @@ static void child(nc_run *r, enum hs_coll_op op, int *idx, int cnt, double bytes
 	free(dev);
 }
 
-static void intra(nc_run *r, enum hs_coll_op op, double bytes)
-{
-	pstate *s = r->st;
-	for (int k = 0; k < s->N; k++)
-		child(r, op, s->byn + (size_t)k * s->ppn, s->ppn, bytes);
-}
-
 static void inter(nc_run *r, enum hs_coll_op op, double bytes)
 {
 	pstate *s = r->st;
@@ -86,47 +50,6 @@ static void inter(nc_run *r, enum hs_coll_op op, double bytes)
 	free(idx);
 }
 
-static void hier_phase(nc_run *r)
-{
-	pstate *s = r->st;
-	double S = r->S, P = s->ppn;
-	for (; s->pending == 0; s->phase++) {
-		int ph = s->phase;
-		if (r->op == HS_COLL_ALL_REDUCE) {
-			if (ph == 0)
-				intra(r, HS_COLL_REDUCE_SCATTER, S);
-			else if (ph == 1)
-				inter(r, HS_COLL_ALL_REDUCE, S / P);
-			else if (ph == 2)
-				intra(r, HS_COLL_ALL_GATHER, S);
-			else
-				return;
-		} else if (r->op == HS_COLL_ALL_GATHER) {
-			if (ph == 0)
-				inter(r, HS_COLL_ALL_GATHER, S / P);
-			else if (ph == 1)
-				intra(r, HS_COLL_ALL_GATHER, S);
-			else
-				return;
-		} else {
-			if (ph == 0)
-				intra(r, HS_COLL_REDUCE_SCATTER, S);
-			else if (ph == 1)
-				inter(r, HS_COLL_REDUCE_SCATTER, S / P);
-			else
-				return;
-		}
-	}
-}
-
-static void on_done(nc_run *r, uint64_t tag)
-{
-	(void)tag;
-	pstate *s = r->st;
-	if (--s->pending == 0)
-		hier_phase(r);
-}
-
 static void sfree(nc_run *r)
 {
 	pstate *s = r->st;
@@ -135,21 +58,53 @@ static void sfree(nc_run *r)
 	free(s);
 }
 
-static void hier_start(nc_run *r)
+/* One chunk's stage of the pipelined hierarchical program (netcoll_pipe.c): chunk j is c bytes of each
+ * rank's buffer (all-reduce) or of each rank's piece (all-gather, reduce-scatter: sizes of the children are
+ * their whole output or input, as sim/coll/coll.h counts). The inter-node rings of the p local indices share
+ * the nodes' NICs, each on its GPU's own NIC, as the closed form (sim/coll/coll_hier.c) counts them. */
+static void hier_stage(nc_run *r, int k, long j)
 {
-	pstate *s = hs_xcalloc(1, sizeof *s);
-	r->st = s;
-	if (r->op == HS_COLL_BROADCAST || r->op == HS_COLL_REDUCE || !layout(r, s)) {
-		sfree(r);
-		r->st = NULL;
-		r->alg = &hs_nc_ring;
-		r->alg->start(r);
+	nc_pipe *p = r->st;
+	int N = p->N, P = p->ppn;
+	double c = p->c;
+	enum hs_coll_op op = r->op;
+	/* all-reduce: RS inside, AR across, AG inside; all-gather: AG across, AG inside; reduce-scatter: RS
+	 * inside, RS across */
+	int inside = op == HS_COLL_ALL_REDUCE ? k != 1 : op == HS_COLL_ALL_GATHER ? k == 1 : k == 0;
+	enum hs_coll_op cop = op == HS_COLL_ALL_REDUCE ? (k == 0 ? HS_COLL_REDUCE_SCATTER
+						      : k == 1 ? HS_COLL_ALL_REDUCE
+							       : HS_COLL_ALL_GATHER)
+			      : op;
+	double bytes = op == HS_COLL_ALL_REDUCE ? (k == 1 ? c / P : c) : (inside ? c * r->n : c * N);
+	if (inside) {
+		if (P > 1)
+			for (int q = 0; q < N; q++)
+				hs_nc_pipe_child(r, cop, HS_ALGO_RING, p->byn + (size_t)q * P, P, bytes, j, 0);
 		return;
 	}
-	hier_phase(r);
+	if (N < 2)
+		return;
+	int *idx = hs_xmalloc((size_t)N * sizeof *idx);
+	for (int l = 0; l < P; l++) {
+		for (int q = 0; q < N; q++)
+			idx[q] = p->byn[q * P + l];
+		hs_nc_pipe_child(r, cop, HS_ALGO_RING, idx, N, bytes, j, 1);
+	}
+	free(idx);
 }
 
-const nc_algo hs_nc_hier = {"hierarchical", hier_start, on_done, sfree, NULL};
+static void hier_start(nc_run *r)
+{
+	double unit = r->op == HS_COLL_ALL_REDUCE ? r->S : r->S / r->n;
+	nc_pipe *p = hs_nc_pipe_new(r, unit);
+	if (r->op == HS_COLL_BROADCAST || r->op == HS_COLL_REDUCE || !p->byn) {
+		hs_nc_pipe_fallback(r, &hs_nc_ring);
+		return;
+	}
+	hs_nc_pipe_run(r, r->op == HS_COLL_ALL_REDUCE ? 3 : 2, hier_stage);
+}
+
+const nc_algo hs_nc_hier = {"hierarchical", hier_start, NULL, NULL, NULL};
 
 /* ---- in-switch ---- */
 

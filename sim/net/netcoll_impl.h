@@ -33,7 +33,7 @@ struct nc_run {
 	void *st;
 };
 
-extern const nc_algo hs_nc_ring, hs_nc_direct, hs_nc_hd, hs_nc_tree, hs_nc_hier, hs_nc_inswitch;
+extern const nc_algo hs_nc_ring, hs_nc_direct, hs_nc_hd, hs_nc_tree, hs_nc_hier, hs_nc_inswitch, hs_nc_nvls;
 
 /* Send `bytes` from rank a to rank b (indices) on `rail` (-1: every rail); when its last byte leaves,
  * alg->on_sent(tag) if the algorithm has one; on arrival, alg->on_done(tag). */

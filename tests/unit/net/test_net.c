@@ -322,6 +322,11 @@ static double expected_bytes(enum hs_coll_op op, enum hs_coll_algo a, int n, int
 			return 2.0 * N * (p - 1) * S / p * p / p * 1 + 2.0 * (N - 1) * S; /* 2N(p-1)S/p*... see below */
 		return N * (p - 1.0) * S / p + (N - 1.0) * S;
 	case HS_ALGO_INSWITCH: return 2.0 * n * S + 2.0 * (N - 1) * S;
+	case HS_ALGO_NVLS:
+	case HS_ALGO_NVLS_TREE:
+		/* every GPU S(1 + 1/p) up to its switch and the switch as much down, at 1/0.85 (H100's NVLS
+		 * efficiency); across nodes the trees of the p local indices, 2(N-1) S/p each */
+		return 2.0 * n * S * (1 + 1.0 / p) / 0.85 + 2.0 * (N - 1) * S;
 	default: break;
 	}
 	switch (op) {
@@ -762,7 +767,7 @@ START_TEST(tree_vs_analytical)
 }
 END_TEST
 
-/* AUTO on the flow model runs what the analytical choice runs. 4 nodes x 8 GPUs, rail-optimised, 256 MiB, a
+/* FASTEST (and AUTO, test_coll) on the flow model runs what the analytical choice runs. 4 nodes x 8 GPUs, rail-optimised, 256 MiB, a
  * channel per NIC: the closed forms choose the tree (1.38 ms against the ring's 1.67 ms); AUTO must then take
  * exactly the tree's time (1.55 ms), not the ring's (1.67 ms), which it ran in the tree's place while the
  * tree kept one slice in flight per connection. */
@@ -781,16 +786,71 @@ START_TEST(auto_runs_tree_on_flow)
 	for (int i = 0; i < 32; i++)
 		ranks[i] = i;
 	const double S = 256 * 1048576.0;
-	ck_assert_int_eq(hs_coll_auto_algo(c, HS_COLL_ALL_REDUCE, ranks, 32, S), HS_ALGO_TREE);
-	const enum hs_coll_algo algos[3] = {HS_ALGO_AUTO, HS_ALGO_TREE, HS_ALGO_RING};
+	/* the tree, and since the pipelined hierarchical closed form (fill + its NVLink phases) the hierarchical */
+	enum hs_coll_algo fa = hs_coll_resolve_algo(c, HS_COLL_ALL_REDUCE, HS_ALGO_FASTEST, ranks, 32, S);
+	ck_assert_int_eq(fa, HS_ALGO_HIERARCHICAL);
+	const enum hs_coll_algo algos[3] = {HS_ALGO_FASTEST, fa, HS_ALGO_RING};
 	double t[3];
 	for (int a = 0; a < 3; a++) {
 		hs_net *n = flow_net(c, 8, 0);
 		t[a] = run_coll(n, HS_COLL_ALL_REDUCE, algos[a], ranks, 32, S);
 		drop_net(n);
 	}
-	ck_assert_msg(t[0] == t[1], "AUTO %.9g s, tree %.9g s", t[0], t[1]);
-	ck_assert_msg(t[1] < t[2], "tree %.9g s, ring %.9g s", t[1], t[2]);
+	ck_assert_msg(t[0] == t[1], "FASTEST %.9g s, its choice %.9g s", t[0], t[1]);
+	ck_assert_msg(t[1] < t[2], "its choice %.9g s, ring %.9g s", t[1], t[2]);
+	unload(c);
+}
+END_TEST
+
+/* NVLS on 8 GPUs, NVLS-tree on 2 x 8 and the pipelined two-phase hierarchical all-reduce: closed forms derived
+ * by hand, equal to hs_coll_time, and the flow model on an idle network within 5% of them. The cluster is
+ * scenarios/validation/nccl/h100x16-ndr.yaml: H100 (NVLS efficiency e = 0.85, NCCL 2.28.3), NVSwitch 450 GB/s
+ * per direction, a_up = 1 us; 8 x 400 Gb/s NICs (B_node = 400 GB/s), a_net = 3 us NIC + 3 switch hops of 1 us
+ * = 6 us. S = 1 GiB = 1073741824 B, chunks of 1 MiB: M = 1024.
+ *   NVLS, p = 8:  t = 2 a_up + S (1 + 1/8) / (e 450 GB/s) = 2 us + 3158.06 us                = 3160.06 us
+ *   NVLS-tree:    t_up = 3158.06 us, t_net = S / 400 GB/s (two nodes: each sends S) = 2684.35 us,
+ *                 t = 2 a_up + 2 log2(2) a_net + (t_up + t_net)/M + (M-1)/M t_up
+ *                   = 14 us + 5.71 us + 3154.98 us                                           = 3174.69 us
+ *   hierarchical: t_up = 2 (7/8) S / 450 GB/s = 4175.66 us (reduce-scatter + all-gather on NVLink),
+ *                 t_net = 2 (1/2) (S/8) / (400/8 GB/s) = 2684.35 us,
+ *                 t = 2 (7) a_up + 2 (1) a_net + (t_up + t_net)/M + (M-1)/M t_up
+ *                   = 26 us + 6.70 us + 4171.58 us                                           = 4204.28 us
+ * (the phases one after the other took 4175.66 + 2684.35 us + latencies: 6886 us). */
+START_TEST(nvls_and_pipelined_vs_flow)
+{
+	const char *y = "cluster:\n"
+			"  groups:\n"
+			"    - {nodes: 2, gpus_per_node: 8, gpu: H100-SXM-80GB,\n"
+			"       scaleup: {kind: nvswitch, bandwidth: 450 GB/s, latency: 1 us, in_switch_reduction: true},\n"
+			"       nic: {bandwidth: 400 Gb/s, per_node: 8, latency: 3 us}}\n"
+			"  fabric: {kind: fat-tree, tiers: 2, oversubscription: 1, latency: 1 us}\n";
+	hs_err err;
+	hs_cluster *c = load(y, &err);
+	ck_assert_msg(c != NULL, "%s", err.msg);
+	int ranks[16];
+	for (int i = 0; i < 16; i++)
+		ranks[i] = i;
+	const double S = 1073741824.0, M = 1024;
+	double t_nvls = S * 1.125 / (0.85 * 450e9), t_net = S / 400e9, t_hup = 1.75 * S / 450e9;
+	const struct {
+		enum hs_coll_algo a;
+		int n;
+		double want;
+	} cs[] = {
+		{HS_ALGO_NVLS, 8, 2e-6 + t_nvls},
+		{HS_ALGO_NVLS_TREE, 16, 14e-6 + (t_nvls + t_net) / M + (M - 1) / M * t_nvls},
+		{HS_ALGO_HIERARCHICAL, 16, 26e-6 + (t_hup + t_net) / M + (M - 1) / M * t_hup},
+	};
+	for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
+		double cf = hs_coll_time(c, HS_COLL_ALL_REDUCE, cs[i].a, ranks, cs[i].n, S);
+		ck_assert_msg(fabs(cf / cs[i].want - 1) < 1e-9, "%s: closed form %.9g s, by hand %.9g s",
+			      hs_coll_algo_name(cs[i].a), cf, cs[i].want);
+		hs_net *n = flow_net(c, cs[i].n > 8 ? 8 : 1, 0);
+		double fl = run_coll(n, HS_COLL_ALL_REDUCE, cs[i].a, ranks, cs[i].n, S);
+		drop_net(n);
+		ck_assert_msg(fabs(fl / cf - 1) < 0.05, "%s: flow %.9g s, closed form %.9g s", hs_coll_algo_name(cs[i].a),
+			      fl, cf);
+	}
 	unload(c);
 }
 END_TEST
@@ -856,6 +916,7 @@ static Suite *suite(void)
 	tcase_add_test(t, tree_vs_analytical);
 	tcase_add_test(t, tree_more_nic_never_slower);
 	tcase_add_test(t, auto_runs_tree_on_flow);
+	tcase_add_test(t, nvls_and_pipelined_vs_flow);
 	suite_add_tcase(s, t);
 	return s;
 }
