@@ -227,8 +227,10 @@ static int nccl_entry(const char *full, const char *dir, const hs_ynode *e, cons
 	char lpath[2048];
 	snprintf(lpath, sizeof lpath, "%s%s", logp[0] == '/' ? "" : dir, logp);
 	hs_nccl_log log;
-	if (hs_nccl_load(lpath, &log, err))
+	if (hs_nccl_load(lpath, &log, err)) {
+		hs_nccl_free(&log); /* a row that fails after good ones leaves those allocated */
 		return -1;
+	}
 	hs_cluster *c = NULL;
 	int rc = -1, line0 = log.n ? log.rows[0].line : 1, op, algo;
 	const char *lop = log.collective[0] ? log.collective : op_s;
