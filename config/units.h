@@ -1,6 +1,7 @@
 /* Quantities with units, as scenario files write them: '450 GB/s', '400 Gb/s', '1.5 us', '80 GiB', '2k'.
  * A plain number is in SI base units (bytes, seconds, bytes/s, FLOP/s, watts). Prefixes are case-exact:
- * 'm' is milli and 'M' mega; 'b' is bits and 'B' bytes. kB/MB/GB are powers of 1000, KiB/MiB/GiB of 1024. */
+ * 'm' is milli and 'M' mega; 'b' is bits and 'B' bytes. kB/MB/GB are powers of 1000, KiB/MiB/GiB of 1024, and a
+ * bare K/M/G on a byte count is a power of 1024 (as nccl-tests means it); on a count K/M/G stay powers of 1000. */
 #ifndef HS_UNITS_H
 #define HS_UNITS_H
 

@@ -32,6 +32,7 @@
 #include "gemm.h"
 #include "graph_reader.h"
 #include "ops.h"
+#include "refexec_sched.h"
 
 #define CN(x)                                                                                                      \
 	do {                                                                                                       \
@@ -191,29 +192,37 @@ static cudaEvent_t *ev_start, *ev_end;
 static cudaEvent_t *op_ev; /* --op-times: [2 * op index within the first rank's compute tasks] */
 static size_t *op_ev_first; /* per task: first op event pair, or SIZE_MAX */
 
-static void wait_deps(const hsg_task *t, cudaStream_t s)
+/* The CUDA backend's verbs (refexec_sched.h). */
+static int with_ops_now;
+
+static void be_wait(void *ctx, size_t ti, size_t dep)
 {
-	for (uint32_t j = 0; j < t->dep_count; j++)
-		CK(cudaStreamWaitEvent(s, ev_end[G.deps[t->dep_first + j]], 0));
+	const hsg_task *t = &G.tasks[ti];
+	struct rank *r = &R[ri(t->rank)];
+	CK(cudaSetDevice(r->dev));
+	CK(cudaStreamWaitEvent(r->st[t->stream], ev_end[dep], 0));
 }
 
-static void issue_compute(size_t ti, int with_ops)
+static void be_record(void *ctx, size_t ti, int end)
+{
+	const hsg_task *t = &G.tasks[ti];
+	struct rank *r = &R[ri(t->rank)];
+	CK(cudaSetDevice(r->dev));
+	CK(cudaEventRecord(end ? ev_end[ti] : ev_start[ti], r->st[t->stream]));
+}
+
+static void be_op(void *ctx, size_t ti, unsigned k)
 {
 	const hsg_task *t = &G.tasks[ti];
 	struct rank *r = &R[ri(t->rank)];
 	cudaStream_t s = r->st[t->stream];
 	CK(cudaSetDevice(r->dev));
-	wait_deps(t, s);
-	CK(cudaEventRecord(ev_start[ti], s));
-	for (uint32_t k = 0; k < t->op_count; k++) {
-		int timed = with_ops && op_ev_first[ti] != SIZE_MAX;
-		if (timed)
-			CK(cudaEventRecord(op_ev[2 * (op_ev_first[ti] + k)], s));
-		run_op(r, &G.ops[t->op_first + k], t->scale, s);
-		if (timed)
-			CK(cudaEventRecord(op_ev[2 * (op_ev_first[ti] + k) + 1], s));
-	}
-	CK(cudaEventRecord(ev_end[ti], s));
+	int timed = with_ops_now && op_ev_first[ti] != SIZE_MAX;
+	if (timed)
+		CK(cudaEventRecord(op_ev[2 * (op_ev_first[ti] + k)], s));
+	run_op(r, &G.ops[t->op_first + k], t->scale, s);
+	if (timed)
+		CK(cudaEventRecord(op_ev[2 * (op_ev_first[ti] + k) + 1], s));
 }
 
 static int member_index(const hsg_group *g, int rank)
@@ -224,16 +233,9 @@ static int member_index(const hsg_group *g, int rank)
 	return -1;
 }
 
-/* Issue every member task of one instance together. */
-static void issue_inst(const size_t *mem, int n)
+/* The communication of one instance: every member's call inside one ncclGroupStart/End. */
+static void be_inst(void *ctx, const size_t *mem, int n)
 {
-	for (int i = 0; i < n; i++) {
-		const hsg_task *t = &G.tasks[mem[i]];
-		struct rank *r = &R[ri(t->rank)];
-		CK(cudaSetDevice(r->dev));
-		wait_deps(t, r->st[t->stream]);
-		CK(cudaEventRecord(ev_start[mem[i]], r->st[t->stream]));
-	}
 	int active = 0;
 	for (int i = 0; i < n; i++) {
 		const hsg_task *t = &G.tasks[mem[i]];
@@ -276,82 +278,19 @@ static void issue_inst(const size_t *mem, int n)
 		}
 		CN(ncclGroupEnd());
 	}
-	for (int i = 0; i < n; i++) {
-		const hsg_task *t = &G.tasks[mem[i]];
-		struct rank *r = &R[ri(t->rank)];
-		CK(cudaSetDevice(r->dev));
-		CK(cudaEventRecord(ev_end[mem[i]], r->st[t->stream]));
-	}
 }
 
-/* instance -> member tasks (CSR) */
-static size_t *inst_first, *inst_tasks;
+static hsr_sched SCH;
 
 static void run_step(int with_ops)
 {
-	size_t nq = (size_t)G.nranks * HSG_S_COUNT;
-	size_t *qpos = (size_t *)calloc(nq, sizeof *qpos);
-	size_t **queue = (size_t **)calloc(nq, sizeof *queue);
-	size_t *qn = (size_t *)calloc(nq, sizeof *qn);
-	for (size_t i = 0; i < G.ntasks; i++) {
-		size_t q = (size_t)ri(G.tasks[i].rank) * HSG_S_COUNT + G.tasks[i].stream;
-		queue[q] = (size_t *)realloc(queue[q], sizeof(size_t) * (qn[q] + 1));
-		queue[q][qn[q]++] = i;
+	static const hsr_backend be = {NULL, be_wait, be_record, be_op, be_inst};
+	char msg[512];
+	with_ops_now = with_ops;
+	if (hsr_run_step(&SCH, &be, msg, sizeof msg)) {
+		fprintf(stderr, "refexec: %s\n", msg);
+		exit(1);
 	}
-	char *issued = (char *)calloc(G.ntasks ? G.ntasks : 1, 1);
-	size_t done = 0;
-	while (done < G.ntasks) {
-		int progress = 0;
-		for (size_t q = 0; q < nq; q++) {
-			if (qpos[q] >= qn[q])
-				continue;
-			size_t ti = queue[q][qpos[q]];
-			const hsg_task *t = &G.tasks[ti];
-			int ready = 1;
-			for (uint32_t j = 0; j < t->dep_count && ready; j++)
-				ready = issued[G.deps[t->dep_first + j]];
-			if (!ready)
-				continue;
-			if (t->kind == HSG_T_COMPUTE) {
-				issue_compute(ti, with_ops);
-				issued[ti] = 1;
-				qpos[q]++;
-				done++;
-				progress = 1;
-				continue;
-			}
-			/* every member must be at the head of its queue with its dependencies issued */
-			size_t a = inst_first[t->inst], b = inst_first[t->inst + 1];
-			for (size_t m = a; m < b && ready; m++) {
-				const hsg_task *u = &G.tasks[inst_tasks[m]];
-				size_t uq = (size_t)ri(u->rank) * HSG_S_COUNT + u->stream;
-				ready = qpos[uq] < qn[uq] && queue[uq][qpos[uq]] == inst_tasks[m];
-				for (uint32_t j = 0; j < u->dep_count && ready; j++)
-					ready = issued[G.deps[u->dep_first + j]];
-			}
-			if (!ready)
-				continue;
-			issue_inst(inst_tasks + a, (int)(b - a));
-			for (size_t m = a; m < b; m++) {
-				const hsg_task *u = &G.tasks[inst_tasks[m]];
-				issued[inst_tasks[m]] = 1;
-				qpos[(size_t)ri(u->rank) * HSG_S_COUNT + u->stream]++;
-				done++;
-			}
-			progress = 1;
-		}
-		if (!progress) {
-			fprintf(stderr, "refexec: the graph cannot be scheduled (a cycle through stream order and "
-					"collective instances); %zu of %zu tasks enqueued\n", done, G.ntasks);
-			exit(1);
-		}
-	}
-	for (size_t q = 0; q < nq; q++)
-		free(queue[q]);
-	free(queue);
-	free(qn);
-	free(qpos);
-	free(issued);
 }
 
 int main(int argc, char **argv)
@@ -420,30 +359,9 @@ int main(int argc, char **argv)
 		}
 	}
 	/* instances */
-	inst_first = (size_t *)calloc((size_t)G.ninst + 2, sizeof(size_t));
-	inst_tasks = (size_t *)malloc(sizeof(size_t) * (G.ntasks + 1));
-	for (size_t i = 0; i < G.ntasks; i++)
-		if (G.tasks[i].inst >= 0)
-			inst_first[G.tasks[i].inst + 1]++;
-	for (int i = 0; i < G.ninst; i++)
-		inst_first[i + 1] += inst_first[i];
-	{
-		size_t *fill = (size_t *)calloc((size_t)G.ninst + 1, sizeof(size_t));
-		for (size_t i = 0; i < G.ntasks; i++)
-			if (G.tasks[i].inst >= 0) {
-				int in = G.tasks[i].inst;
-				inst_tasks[inst_first[in] + fill[in]++] = i;
-			}
-		free(fill);
-	}
-	for (int in = 0; in < G.ninst; in++) {
-		size_t n = inst_first[in + 1] - inst_first[in];
-		const hsg_task *t0 = n ? &G.tasks[inst_tasks[inst_first[in]]] : NULL;
-		if (t0 && (t0->kind == HSG_T_SEND || t0->kind == HSG_T_RECV) && n != 2) {
-			fprintf(stderr, "refexec: %s:%d: send/recv instance %d has %zu halves in the file (needs both)\n",
-				argv[1], t0->line, in, n);
-			return 2;
-		}
+	if (hsr_sched_init(&SCH, &G, argv[1], msg, sizeof msg)) {
+		fprintf(stderr, "refexec: %s\n", msg);
+		return 2;
 	}
 	/* ranks: device, streams, buffers */
 	R = (struct rank *)calloc((size_t)G.nranks, sizeof *R);

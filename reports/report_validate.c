@@ -33,31 +33,64 @@ int hs_report_validate(const hs_ynode *root, const char *src, hs_gp *g, hs_page 
 	char dpath[1200], img[256], script[2048];
 	FILE *f = hs_gp_data(g, "validate", dpath, sizeof dpath);
 	double lo = INFINITY, hi = 0;
+	/* the band is each time row's own tolerance (the entry's, else the manifest's): up to four distinct ones
+	 * are drawn, widest first; rows without a tolerance draw none */
+	double tols[4];
+	int ntol = 0, more = 0;
 	for (size_t i = 0; i < es->n; i++) {
 		double p = hs_report_ynum(es->vals[i], "predicted_s"), m = hs_report_ynum(es->vals[i], "measured_s");
 		if (!isfinite(p) || !isfinite(m)) /* a memory row: not a time */
 			continue;
+		double t = hs_report_ynum(es->vals[i], "tolerance");
+		if (isfinite(t) && t > 0) {
+			int seen = 0;
+			for (int k = 0; k < ntol; k++)
+				seen |= tols[k] == t;
+			if (!seen && ntol < 4)
+				tols[ntol++] = t;
+			else if (!seen)
+				more = 1;
+		}
 		int pass = strcmp(hs_report_ystr(es->vals[i], "pass"), "false") != 0;
 		fprintf(f, "%.6g\t%.6g\t%d\t%s\n", m, p, pass, hs_report_ystr(es->vals[i], "entry"));
 		lo = fmin(lo, fmin(p, m)), hi = fmax(hi, fmax(p, m));
 	}
 	fclose(f);
+	for (int a = 0; a < ntol; a++) /* widest first */
+		for (int b = a + 1; b < ntol; b++)
+			if (tols[b] > tols[a]) {
+				double x = tols[a];
+				tols[a] = tols[b], tols[b] = x;
+			}
+	char band[600] = "", bandtxt[200] = "";
+	size_t bl = 0, tl = 0;
+	for (int k = 0; k < ntol; k++) {
+		bl += (size_t)snprintf(band + bl, sizeof band - bl,
+				       "%.6g*x with lines dt 2 lc rgb '#bbbbbb' title '±%.3g%%', "
+				       "%.6g*x with lines dt 2 lc rgb '#bbbbbb' notitle, ",
+				       1 + tols[k], 100 * tols[k], 1 - tols[k] > 0 ? 1 - tols[k] : 1e-9);
+		tl += (size_t)snprintf(bandtxt + tl, sizeof bandtxt - tl, "%s±%.3g%%", k ? ", " : "", 100 * tols[k]);
+		if (bl >= sizeof band || tl >= sizeof bandtxt)
+			break;
+	}
 	snprintf(script, sizeof script,
 		 "set title 'Predicted against measured step time'\nset xlabel 'measured (s)'\nset ylabel 'predicted (s)'\n"
 		 "set logscale xy\nset xrange [%g:%g]\nset yrange [%g:%g]\nset key top left\nset size square\n"
-		 "plot x with lines lc rgb '#888888' title 'exact', 1.1*x with lines dt 2 lc rgb '#bbbbbb' title '±10%%', "
-		 "0.9*x with lines dt 2 lc rgb '#bbbbbb' notitle, "
+		 "plot x with lines lc rgb '#888888' title 'exact', %s"
 		 "'%s' using 1:($3==1?$2:NaN) with points pt 7 ps 1.2 lc rgb '#59a14f' title 'within tolerance', "
 		 "'%s' using 1:($3==0?$2:NaN) with points pt 7 ps 1.2 lc rgb '#e15759' title 'over tolerance'\n",
-		 lo / 1.5, hi * 1.5, lo / 1.5, hi * 1.5, dpath, dpath);
+		 lo / 1.5, hi * 1.5, lo / 1.5, hi * 1.5, band, dpath, dpath);
 	if (hs_gp_plot(g, "validate", 640, 600, script, img, sizeof img, err)) {
 		hs_page_abort(pg);
 		return -1;
 	}
 	o->plots++;
 	hs_page_section(pg, "Predicted against measured");
-	hs_page_figure(pg, img, "Each entry of the manifest: predicted step time against the measured one (log scales); "
-				"the dashed lines are ±10%.");
+	char cap[400];
+	snprintf(cap, sizeof cap, "Each entry of the manifest: predicted step time against the measured one (log scales); %s%s%s.",
+		 ntol ? "the dashed lines are the tolerances, " : "no entry has a tolerance", bandtxt,
+		 more ? " (and more, not drawn)" : "");
+	hs_page_figure(pg, img, cap);
 	const char *hd[] = {"entry", "predicted (s)", "measured (s)", "error", "pass"};
 	hs_page_table(pg, 5, hd);
 	for (size_t i = 0; i < es->n; i++) {

@@ -1,7 +1,7 @@
 /* hs_err: how library code reports failure without printing or exiting.
  *
  * Library functions return -1 (or NULL) and fill an hs_err; only main and the cmd_* layer print it and
- * choose the exit status (DESIGN.md: 0 done, 1 internal error, 2 usage or bad input, 3 infeasible). */
+ * choose the exit status (DESIGN.md: 0 done, 1 internal error, 2 usage or bad input, 3 infeasible, 4 validation drift). */
 #ifndef HS_ERR_H
 #define HS_ERR_H
 
@@ -10,6 +10,7 @@ enum hs_status {
 	HS_EINTERNAL = 1,   /* a bug: an invariant broke */
 	HS_EINPUT = 2,      /* usage or bad input */
 	HS_EINFEASIBLE = 3, /* a configuration that cannot run: does not fit, does not divide */
+	HS_EDRIFT = 4,      /* `validate`: a prediction beyond its tolerance (chosen by the command layer only) */
 };
 
 typedef struct hs_err {
