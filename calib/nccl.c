@@ -186,16 +186,19 @@ int hs_nccl_parse(const char *text, size_t len, const char *name, hs_nccl_log *o
 		if (m < 6) {
 			lerr(err, name, line, "too few columns", NULL);
 			free(copy);
+			hs_nccl_free(out); /* no half-read log */
 			return -1;
 		}
 		if (parse_num(t[0], &r.bytes) || !is_uint(t[1]) || parse_num(t[1], &r.count)) {
 			lerr(err, name, line, "expected a size and an element count", t[1]);
 			free(copy);
+			hs_nccl_free(out); /* no half-read log */
 			return -1;
 		}
 		if (!in_list(t[2], types)) {
 			lerr(err, name, line, "unknown data type", t[2]);
 			free(copy);
+			hs_nccl_free(out); /* no half-read log */
 			return -1;
 		}
 		if (!out->dtype[0])
@@ -216,6 +219,7 @@ int hs_nccl_parse(const char *text, size_t len, const char *name, hs_nccl_log *o
 			if (i >= m || parse_num(t[i], &rv) || rv != floor(rv)) {
 				lerr(err, name, line, "expected a root rank", i < m ? t[i] : NULL);
 				free(copy);
+				hs_nccl_free(out); /* no half-read log */
 				return -1;
 			}
 			i++;
@@ -225,12 +229,14 @@ int hs_nccl_parse(const char *text, size_t len, const char *name, hs_nccl_log *o
 		if (m - i < 3) {
 			lerr(err, name, line, "expected time, algbw and busbw", NULL);
 			free(copy);
+			hs_nccl_free(out); /* no half-read log */
 			return -1;
 		}
 		for (int q = 0; q < 3; q++)
 			if (parse_num(t[i + q], &v[q]) || v[q] < 0) {
 				lerr(err, name, line, "expected a non-negative number", t[i + q]);
 				free(copy);
+				hs_nccl_free(out); /* no half-read log */
 				return -1;
 			}
 		r.t = v[0] * 1e-6;
@@ -242,12 +248,14 @@ int hs_nccl_parse(const char *text, size_t len, const char *name, hs_nccl_log *o
 		if (rest != 0 && rest != 1 && rest != 3 && rest != 4 && rest != 5) {
 			lerr(err, name, line, "unexpected number of columns", t[i]);
 			free(copy);
+			hs_nccl_free(out); /* no half-read log */
 			return -1;
 		}
 		if (rest == 1 || rest == 4 || rest == 5) {
 			if (!wrong_ok(t[i])) {
 				lerr(err, name, line, "expected #wrong (an integer, -1 or N/A)", t[i]);
 				free(copy);
+				hs_nccl_free(out); /* no half-read log */
 				return -1;
 			}
 			i++;
@@ -258,6 +266,7 @@ int hs_nccl_parse(const char *text, size_t len, const char *name, hs_nccl_log *o
 				if (parse_num(t[i + q], &w[q]) || w[q] < 0) {
 					lerr(err, name, line, "expected a non-negative in-place number", t[i + q]);
 					free(copy);
+					hs_nccl_free(out); /* no half-read log */
 					return -1;
 				}
 			r.t_inplace = w[0] * 1e-6;
@@ -266,6 +275,7 @@ int hs_nccl_parse(const char *text, size_t len, const char *name, hs_nccl_log *o
 				if (!wrong_ok(t[i])) {
 					lerr(err, name, line, "expected #wrong (an integer, -1 or N/A)", t[i]);
 					free(copy);
+					hs_nccl_free(out); /* no half-read log */
 					return -1;
 				}
 				i++;
@@ -275,11 +285,13 @@ int hs_nccl_parse(const char *text, size_t len, const char *name, hs_nccl_log *o
 		if (rest != 0) {
 			lerr(err, name, line, "unexpected columns", t[i]);
 			free(copy);
+			hs_nccl_free(out); /* no half-read log */
 			return -1;
 		}
 		if (r.bytes > 0 && !(r.t > 0)) {
 			lerr(err, name, line, "zero time for a non-empty message", NULL);
 			free(copy);
+			hs_nccl_free(out); /* no half-read log */
 			return -1;
 		}
 		hs_xgrow(&out->rows, &cap, out->n + 1, sizeof *out->rows);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/units.h"
 #include "config/yaml.h"
 #include "sim/base/alloc.h"
 #include "sim/coll/coll.h"
@@ -56,21 +57,15 @@ const hs_cmd_usage hs_usage_coll = {
 	"Example: hetsim coll --op all_reduce --sizes 8:8G scenarios/validation/nccl/h100x16-ndr.yaml",
 };
 
+/* A byte count in the one size grammar of config/units.h: 8G and 8GiB are 2^33 (nccl-tests' -b/-e meaning), 8GB
+ * is 8 x 10^9. -1 when it is not a size. */
 double hs_coll_parse_size(const char *s)
 {
-	char *end;
-	double v = strtod(s, &end);
-	if (end == s || !(v >= 0) || !isfinite(v))
+	double v;
+	char why[160];
+	if (hs_units_parse(s, HS_U_BYTES, &v, why, sizeof why) || !(v >= 0) || !isfinite(v))
 		return -1;
-	switch (*end) {
-	case 'K': case 'k': v *= 1024, end++; break;
-	case 'M': case 'm': v *= 1048576, end++; break;
-	case 'G': case 'g': v *= HS_GiB, end++; break;
-	default: break;
-	}
-	if (*end == 'B')
-		end++;
-	return *end ? -1 : floor(v);
+	return floor(v);
 }
 
 static int usage_err(const char *fmt, const char *arg)
