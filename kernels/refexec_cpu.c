@@ -333,6 +333,15 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	fprintf(stderr, "refexec_cpu: step %.6f s (median of %d)\n", med, reps);
+	free(tt);
+	free(ts);
+	free(st);
+	free(tmp);
+	for (size_t i = 0; i < nstreams; i++)
+		free(S[i].q);
+	free(S);
+	free(E);
+	free(M);
 	hsr_sched_free(&sch);
 	hsg_free(&G);
 	return 0;
