@@ -27,17 +27,16 @@ struct hs_fabprof {
 static const char *const scope_names[] = {"intra", "inter", NULL};
 static const char *const proto_names[] = {"LL", "LL128", "Simple", "any", NULL};
 
-/* Rules for what a regime's rows can tell (the physical parameters they leave undetermined stay neutral):
- * the latency scale needs rows whose model latency is at least LAT_SHARE of the model's time (large messages
- * cannot see the latency); s_half, a third parameter, needs at least RAMP_ROWS rows. */
+/* What a regime's rows can tell (a parameter they leave undetermined stays neutral, 1): the latency scale
+ * needs two rows whose model latency is at least LAT_SHARE of the model's time (large messages cannot see
+ * the latency; 10%: a latency scale of 2 then moves such a row by 10% or more, well above nccl-tests' noise). */
 #define LAT_SHARE 0.1
-#define RAMP_ROWS 4
 
 double hs_fab_entry_time(const hs_fab_entry *e, double bytes, double lat, double bw)
 {
 	if (!e || !(bw > 0) || !(e->eff > 0))
 		return lat + (bw > 0 ? bytes / bw : 0);
-	return e->lat_scale * lat + (bytes + e->s_half) / (e->eff * bw);
+	return e->lat_scale * lat + bytes / (e->eff * bw);
 }
 
 static int row_in(const hs_fab_row *r, const char *coll, int scope, const char *proto, int skip)
@@ -46,19 +45,19 @@ static int row_in(const hs_fab_row *r, const char *coll, int scope, const char *
 	       r->scope == scope && (strcmp(proto, "any") == 0 || strcmp(r->proto, proto) == 0);
 }
 
-/* Weighted least squares of t = x0 lat + x1 S/bw + x2 / bw over the rows, the columns in use[] free and the
- * others fixed at fix[]; dividing by t makes every row's target 1 (relative error). */
-static int lsq(const hs_fab_row *const *rw, size_t n, const int use[3], const double fix[3], double x[3])
+/* Weighted least squares of t = x0 lat + x1 S/bw over the rows, the columns in use[] free and the others
+ * fixed at fix[]; dividing by t makes every row's target 1 (relative error). */
+static int lsq(const hs_fab_row *const *rw, size_t n, const int use[2], const double fix[2], double x[2])
 {
-	int nf = use[0] + use[1] + use[2];
+	int nf = use[0] + use[1];
 	if ((size_t)nf > n || nf == 0)
 		return -1;
 	gsl_matrix *A = gsl_matrix_alloc(n, (size_t)nf), *cov = gsl_matrix_alloc((size_t)nf, (size_t)nf);
 	gsl_vector *y = gsl_vector_alloc(n), *w = gsl_vector_alloc(n), *c = gsl_vector_alloc((size_t)nf);
 	for (size_t i = 0; i < n; i++) {
 		const hs_fab_row *r = rw[i];
-		double reg[3] = {r->lat / r->t, r->bytes / r->bw / r->t, 1 / r->bw / r->t}, yi = 1;
-		for (int j = 0, k = 0; j < 3; j++)
+		double reg[2] = {r->lat / r->t, r->bytes / r->bw / r->t}, yi = 1;
+		for (int j = 0, k = 0; j < 2; j++)
 			if (use[j])
 				gsl_matrix_set(A, i, (size_t)k++, reg[j]);
 			else
@@ -69,7 +68,7 @@ static int lsq(const hs_fab_row *const *rw, size_t n, const int use[3], const do
 	double chisq;
 	gsl_multifit_linear_workspace *ws = gsl_multifit_linear_alloc(n, (size_t)nf);
 	int st = gsl_multifit_wlinear(A, w, y, c, cov, &chisq, ws);
-	for (int j = 0, k = 0; j < 3; j++)
+	for (int j = 0, k = 0; j < 2; j++)
 		x[j] = use[j] ? gsl_vector_get(c, (size_t)k++) : fix[j];
 	gsl_multifit_linear_free(ws);
 	gsl_matrix_free(A);
@@ -95,25 +94,13 @@ static int fit_entry(const hs_fab_row *rows, size_t n, int skip, const char *col
 		free(rw);
 		return -1;
 	}
-	int use[3] = {latty >= 2, 1, m >= RAMP_ROWS};
-	double fix[3] = {1, 1, 0}, x[3];
-	int ok = 0;
-	for (int tries = 0; tries < 3 && !ok; tries++) {
-		if (lsq(rw, m, use, fix, x)) {
-			if (use[2])
-				use[2] = 0;
-			else if (use[0])
-				use[0] = 0;
-			else
-				break;
-			continue;
-		}
-		ok = 1;
-		/* a negative latency scale or fill has no physical meaning: hold it neutral and fit the rest */
-		if (use[0] && x[0] < 0)
-			use[0] = 0, ok = 0;
-		if (use[2] && x[2] < 0)
-			use[2] = 0, ok = 0;
+	int use[2] = {latty >= 2, 1};
+	double fix[2] = {1, 1}, x[2];
+	int ok = lsq(rw, m, use, fix, x) == 0;
+	/* a negative latency scale has no physical meaning: hold it at 1 and fit the efficiency alone */
+	if (use[0] && (!ok || x[0] < 0)) {
+		use[0] = 0;
+		ok = lsq(rw, m, use, fix, x) == 0;
 	}
 	if (!ok || !(x[1] > 0)) {
 		free(rw);
@@ -125,7 +112,6 @@ static int fit_entry(const hs_fab_row *rows, size_t n, int skip, const char *col
 	snprintf(e->proto, sizeof e->proto, "%s", proto);
 	e->lat_scale = x[0];
 	e->eff = 1 / x[1];
-	e->s_half = x[2] / x[1];
 	e->points = (int)m;
 	double s = 0;
 	for (size_t i = 0; i < m; i++) {
@@ -217,7 +203,7 @@ int hs_fabprof_save(const hs_fabprof *p, const char *path, const char *extra, hs
 	FILE *f = o.f;
 	fprintf(f, "# hetsim fabric profile (docs/calibration.md): nccl-tests logs against hetsim's NCCL model of the\n"
 		   "# cluster they were measured on. Per collective, scope and protocol regime of the model:\n"
-		   "#   t = latency_scale * latency + (bytes + s_half) / (efficiency * bandwidth)\n"
+		   "#   t = latency_scale * latency + bytes / (efficiency * bandwidth)\n"
 		   "# (latency, bandwidth: the model's for the call). A scenario uses it with cluster.fabric_profile.\n");
 	fprintf(f, "fabric_profile:\n  name: ");
 	put_quoted(f, p->name);
@@ -231,9 +217,9 @@ int hs_fabprof_save(const hs_fabprof *p, const char *path, const char *extra, hs
 	for (size_t i = 0; i < p->n; i++) {
 		const hs_fab_entry *e = &p->e[i];
 		fprintf(f,
-			"    - {collective: %s, scope: %s, protocol: %s, latency_scale: %.6g, efficiency: %.6g, s_half: %.6g, "
-			"points: %d, mape: %.2f}\n",
-			e->collective, scope_names[e->scope], e->proto, e->lat_scale, e->eff, e->s_half, e->points, e->mape);
+			"    - {collective: %s, scope: %s, protocol: %s, latency_scale: %.6g, efficiency: %.6g, points: %d, "
+			"mape: %.2f}\n",
+			e->collective, scope_names[e->scope], e->proto, e->lat_scale, e->eff, e->points, e->mape);
 	}
 	if (extra)
 		fputs(extra, f);
@@ -242,9 +228,9 @@ int hs_fabprof_save(const hs_fabprof *p, const char *path, const char *extra, hs
 
 static int load_entry(const hs_ynode *m, const char *path, hs_fab_entry *e, hs_err *err)
 {
-	static const char *const known[] = {"collective", "scope", "protocol", "latency_scale", "efficiency", "s_half",
-					    "points", "mape", NULL};
-	if (hs_cfg_known(m, path, known, "an entry {collective, scope, protocol, latency_scale, efficiency, s_half}",
+	static const char *const known[] = {"collective", "scope", "protocol", "latency_scale", "efficiency", "points",
+					    "mape", NULL};
+	if (hs_cfg_known(m, path, known, "an entry {collective, scope, protocol, latency_scale, efficiency}",
 			 err))
 		return -1;
 	const char *coll;
@@ -256,7 +242,6 @@ static int load_entry(const hs_ynode *m, const char *path, hs_fab_entry *e, hs_e
 	    hs_cfg_enum(m, path, "protocol", proto_names, 3, &proto, err) ||
 	    hs_cfg_num(m, path, "latency_scale", HS_U_COUNT, 0, 1e6, 1, 0, &e->lat_scale, err) ||
 	    hs_cfg_num(m, path, "efficiency", HS_U_COUNT, 1e-6, 1e6, 1, 1, &e->eff, err) ||
-	    hs_cfg_num(m, path, "s_half", HS_U_COUNT, 0, 1e15, 0, 0, &e->s_half, err) ||
 	    hs_cfg_int(m, path, "points", 0, 1 << 30, 0, 0, &pts, err) ||
 	    hs_cfg_num(m, path, "mape", HS_U_COUNT, 0, 1e9, 0, 0, &e->mape, err))
 		return -1;

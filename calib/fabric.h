@@ -3,14 +3,16 @@
  *
  * An entry holds, for one collective, scope (inside a scale-up domain, across domains) and protocol regime
  * (the protocol the model's tuner runs at that size: LL, LL128, Simple; "any" pools a scope's regimes), a
- * latency scale and an efficiency curve over size:
+ * latency scale and an efficiency:
  *
- *     t = latency_scale * lat + (bytes + s_half) / (efficiency * bw)
+ *     t = latency_scale * lat + bytes / (efficiency * bw)
  *
- * lat and bw being the model's latency and algorithm bandwidth for the call: the efficiency reaches
- * `efficiency` for large messages and half of it at s_half bytes (the pipeline fill NCCL pays per call).
- * Fitted by weighted linear least squares (GSL, weights 1/t^2: relative error) in (latency_scale,
- * 1/efficiency, s_half/efficiency). Files are YAML (docs/calibration.md); `hetsim calib import-nccl-tests
+ * lat and bw being the model's latency and algorithm bandwidth for the call. Over size the achieved bandwidth
+ * bytes / t is a curve: it rises through each regime as the latency is amortised, and steps where the tuner
+ * changes protocol, each regime with its own efficiency. A ramp inside a regime such as efficiency *
+ * S / (S + s_half) would add nothing: lat and bw are constant inside a regime, so it is the same as a larger
+ * latency (s_half / (efficiency * bw) seconds), which the latency scale already fits. Fitted by weighted linear
+ * least squares (GSL, weights 1/t^2: relative error) in (latency_scale, 1/efficiency). Files are YAML (docs/calibration.md); `hetsim calib import-nccl-tests
  * --scenario` writes them, `cluster.fabric_profile:` (or a node group's) names one. */
 #ifndef HS_FABRIC_H
 #define HS_FABRIC_H
@@ -28,7 +30,7 @@ typedef struct hs_fab_entry {
 	char collective[32]; /* "all_reduce", ... (hs_coll_op_name) */
 	int scope;           /* HS_FAB_INTRA or HS_FAB_INTER */
 	char proto[8];       /* "LL", "LL128", "Simple" (hs_coll_proto_name), or "any" */
-	double lat_scale, eff, s_half;
+	double lat_scale, eff;
 	int points;          /* rows fitted */
 	double mape;         /* busbw MAPE of those rows with the correction, percent */
 } hs_fab_entry;

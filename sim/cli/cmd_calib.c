@@ -68,7 +68,7 @@ static const hs_cmd_usage usage_nccl = {
 	"Read nccl-tests logs and fit t = alpha + bytes * beta per log; with the scenario of the cluster they were\n"
 	"measured on, also a fabric profile that scenarios use (cluster.fabric_profile).", nccl_opts,
 	"With a scenario, each row is put beside hetsim's NCCL model of that cluster, and every (collective, scope,\n"
-	"protocol) gets t = latency_scale * latency + (bytes + s_half) / (efficiency * bandwidth), fitted by\n"
+	"protocol) gets t = latency_scale * latency + bytes / (efficiency * bandwidth), fitted by\n"
 	"weighted least squares (docs/calibration.md). With two logs or more, each is also predicted from the\n"
 	"others' fit (leave-one-log-out), and the errors are printed and kept in the profile's note."};
 
@@ -584,13 +584,13 @@ static int calib_nccl(int argc, char **argv)
 			hs_fabprof_free(q);
 			hs_err_clear(&err);
 		}
-		printf("fabric profile %s (%s, %d per node, %s): t = latency_scale * latency + (bytes + s_half) / "
+		printf("fabric profile %s (%s, %d per node, %s): t = latency_scale * latency + bytes / "
 		       "(efficiency * bandwidth)\n", hs_fabprof_name(p), shape.gpu, shape.gpus_per_node, shape.scaleup);
 		for (size_t i = 0; i < hs_fabprof_nentries(p); i++) {
 			const hs_fab_entry *e = hs_fabprof_entry(p, i);
-			printf("  %-14s %-5s %-6s latency_scale %6.3f  efficiency %6.3f  s_half %10.4g B  %3d rows  MAPE %6.2f%%\n",
+			printf("  %-14s %-5s %-6s latency_scale %6.3f  efficiency %6.3f  %3d rows  MAPE %6.2f%%\n",
 			       e->collective, e->scope == HS_FAB_INTER ? "inter" : "intra", e->proto, e->lat_scale, e->eff,
-			       e->s_half, e->points, e->mape);
+			       e->points, e->mape);
 		}
 		hs_fabprof_set_note(p, src, note);
 	}

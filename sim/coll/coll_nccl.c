@@ -269,7 +269,7 @@ static double choose(const hs_coll_grp *g, enum hs_coll_op op, enum hs_coll_algo
 
 /* The one place a fitted fabric profile (calib/fabric.h) changes a prediction: the tuner's choice stands (NCCL
  * picks by its own model, not by what the cluster measured), and its time becomes the profile's for that
- * collective, scope and protocol: latency_scale * lat + (bytes + s_half) / (efficiency * bw). A group whose nodes
+ * collective, scope and protocol: latency_scale * lat + bytes / (efficiency * bw). A group whose nodes
  * have no profile, or whose profile has no entry for the call's scope, keeps the model's time. */
 static double fitted(const hs_coll_grp *g, enum hs_coll_op op, double bytes, double t, hs_coll_choice *ch)
 {
@@ -280,7 +280,7 @@ static double fitted(const hs_coll_grp *g, enum hs_coll_op op, double bytes, dou
 	if (!e)
 		return t;
 	double tf = hs_fab_entry_time(e, bytes, ch->lat_s, ch->bw_Bps);
-	ch->lat_s = e->lat_scale * ch->lat_s + e->s_half / (e->eff * ch->bw_Bps);
+	ch->lat_s *= e->lat_scale;
 	ch->bw_Bps *= e->eff;
 	return tf;
 }
