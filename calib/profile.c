@@ -191,6 +191,16 @@ static double mem_form(double launch, double stream, double pw)
 	return launch * pow(1 + pow(r, pw), 1 / pw);
 }
 
+double hs_profile_gemm_batched_time(const hs_profile *p, const hs_device_type *dev, double m, double n, double k,
+				    double count, enum hs_dtype dt)
+{
+	double one = hs_profile_gemm_time(p, dev, m, n, k, dt);
+	if (count <= 1 || one <= 0)
+		return one;
+	double launch = hs_profile_gemm_time(p, dev, 1, 1, 1, dt);
+	return launch + count * (one - launch);
+}
+
 double hs_profile_mem_time(const hs_profile *p, const hs_device_type *dev, double bytes)
 {
 	if (bytes <= 0)

@@ -36,6 +36,12 @@ int hs_profile_part(const hs_profile *p, int i, const char **key, const char **v
  * `launch` the in-stream floor of a GEMM kernel. */
 double hs_profile_gemm_time(const hs_profile *p, const hs_device_type *dev, double m, double n, double k,
 			    enum hs_dtype dt);
+/* `count` identical GEMMs in one kernel (a strided or grouped batch: attention scores, local experts): the
+ * launch once, then count x the work, launch + count x (t - launch), t the time of one and launch that of a
+ * 1x1x1 GEMM (its 2 FLOP are below a picosecond). The one launch rule of op timing (sim/exec/layer_time.c) and
+ * `calib compare-refexec` (calib/refexec_cmp.c). count <= 1: one GEMM. */
+double hs_profile_gemm_batched_time(const hs_profile *p, const hs_device_type *dev, double m, double n, double k,
+				    double count, enum hs_dtype dt);
 /* A memory-bound kernel that moves `bytes` (read + write) at copy speed: the in-stream floor joined to
  * bytes / bandwidth (docs/calibration.md). */
 double hs_profile_mem_time(const hs_profile *p, const hs_device_type *dev, double bytes);

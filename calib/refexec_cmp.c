@@ -37,14 +37,10 @@ static const char *refexec_family(const char *name)
 	return NULL;
 }
 
-/* `count` identical GEMMs in one kernel (a strided batch) pay the floor once, as sim/exec charges them. */
+/* `count` identical GEMMs in one kernel pay the launch once: the rule op timing uses (calib/profile.h). */
 static double batched_gemm(const hs_profile *p, double m, double n, double k, double count, int dt)
 {
-	double one = hs_profile_gemm_time(p, NULL, m, n, k, (enum hs_dtype)dt);
-	if (count <= 1)
-		return one;
-	double floor = hs_profile_gemm_time(p, NULL, 1, 1, 1, (enum hs_dtype)dt);
-	return floor + count * (one - floor);
+	return hs_profile_gemm_batched_time(p, NULL, m, n, k, count, (enum hs_dtype)dt);
 }
 
 /* refexec's attention is materialised (kernels/ops.cu hsk_attn_fwd/bwd): per (batch, head), the forward is

@@ -20,6 +20,8 @@ struct hs_cluster {
 	int *node0; /* ngroups+1: first global node of each group */
 	int *dom0;  /* ngroups+1: first scale-up domain of each group */
 	_Atomic(struct memo *) memo; /* hs_cluster_memo: NULL until set, then never changed */
+	struct hs_fabprof **fab;      /* ngroups: hs_cluster_fabprof, NULL where none is attached */
+	void (*fab_free)(struct hs_fabprof *);
 };
 
 struct memo {
@@ -192,11 +194,37 @@ static int parse_nic(const hs_ynode *m, const char *path, hs_node_group *g, hs_e
 	return 0;
 }
 
+/* `fabric_profile: FILE` of a mapping (a group, or the cluster for every group without its own): the path
+ * resolved against the folder of the file the key was read from (as written when absolute, or when the key
+ * came from --set), and where the key is. Absent: g is left as it is. */
+static int fabric_profile_key(const hs_ynode *m, const char *path, hs_node_group *g, hs_err *err)
+{
+	const char *f;
+	if (hs_cfg_str(m, path, "fabric_profile", NULL, 0, &f, err))
+		return -1;
+	if (!f)
+		return 0;
+	const hs_ynode *k = hs_yaml_get(m, "fabric_profile");
+	const char *file = k->file ? k->file : "";
+	const char *slash = strrchr(file, '/');
+	int n;
+	if (f[0] == '/' || !slash || file[0] == '<')
+		n = snprintf(g->fabric_profile, sizeof g->fabric_profile, "%s", f);
+	else
+		n = snprintf(g->fabric_profile, sizeof g->fabric_profile, "%.*s/%s", (int)(slash - file), file, f);
+	if (n < 0 || (size_t)n >= sizeof g->fabric_profile || !*f)
+		return hs_cfg_err(k, err, path, "fabric_profile", "'%s': expected a file name of at most %zu characters", f,
+				  sizeof g->fabric_profile - 1);
+	snprintf(g->fabric_profile_at, sizeof g->fabric_profile_at, "%s:%d:%d", file, k->line, k->col);
+	return 0;
+}
+
 static int parse_group(const hs_ynode *m, const char *path, int idx, hs_node_group *g, hs_err *err)
 {
-	static const char *const known[] = {"name", "nodes", "gpus_per_node", "gpu", "scaleup", "nic", NULL};
-	if (hs_cfg_known(m, path, known, "a node group mapping {name, nodes, gpus_per_node, gpu, scaleup, nic}",
-			 err))
+	static const char *const known[] = {"name", "nodes", "gpus_per_node", "gpu", "scaleup", "nic",
+					    "fabric_profile", NULL};
+	if (hs_cfg_known(m, path, known,
+			 "a node group mapping {name, nodes, gpus_per_node, gpu, scaleup, nic, fabric_profile}", err))
 		return -1;
 	memset(g, 0, sizeof *g);
 	const char *name;
@@ -236,7 +264,7 @@ static int parse_group(const hs_ynode *m, const char *path, int idx, hs_node_gro
 	snprintf(sub, sizeof sub, "%s.nic", path);
 	if (parse_nic(nic ? nic : &empty, sub, g, err))
 		return -1;
-	return 0;
+	return fabric_profile_key(m, path, g, err);
 }
 
 /* `fabric.switches` and `fabric.links` of kind explicit. Endpoint names: gpu<i> or a listed switch. */
@@ -408,7 +436,7 @@ static int parse_fabric(const hs_ynode *m, const char *path, hs_fabric_spec *f, 
 
 hs_cluster *hs_cluster_from_yaml(const hs_ynode *cl, const char *path, hs_err *err)
 {
-	static const char *const known[] = {"groups", "fabric", NULL};
+	static const char *const known[] = {"groups", "fabric", "fabric_profile", NULL};
 	if (!path || !*path)
 		path = "cluster";
 	if (!cl) {
@@ -433,11 +461,19 @@ hs_cluster *hs_cluster_from_yaml(const hs_ynode *cl, const char *path, hs_err *e
 	c->gpu0 = hs_xcalloc(gs->n + 1, sizeof *c->gpu0);
 	c->node0 = hs_xcalloc(gs->n + 1, sizeof *c->node0);
 	c->dom0 = hs_xcalloc(gs->n + 1, sizeof *c->dom0);
+	c->fab = hs_xcalloc(gs->n, sizeof *c->fab);
+	hs_node_group all = {0}; /* the cluster's fabric_profile, for groups that name none */
+	if (fabric_profile_key(cl, path, &all, err))
+		goto fail;
 	char sub[256];
 	for (size_t i = 0; i < gs->n; i++) {
 		snprintf(sub, sizeof sub, "%s.groups[%zu]", path, i);
 		if (parse_group(gs->vals[i], sub, (int)i, &c->groups[i], err))
 			goto fail;
+		if (!c->groups[i].fabric_profile[0]) {
+			memcpy(c->groups[i].fabric_profile, all.fabric_profile, sizeof all.fabric_profile);
+			memcpy(c->groups[i].fabric_profile_at, all.fabric_profile_at, sizeof all.fabric_profile_at);
+		}
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(c->groups[j].name, c->groups[i].name) == 0) {
 				hs_cfg_err(hs_yaml_get(gs->vals[i], "name") ? hs_yaml_get(gs->vals[i], "name")
@@ -479,12 +515,31 @@ void hs_cluster_free(hs_cluster *c)
 	free(c->gpu0);
 	free(c->node0);
 	free(c->dom0);
+	for (int g = 0; c->fab && g < c->ngroups; g++)
+		if (c->fab[g])
+			c->fab_free(c->fab[g]);
+	free(c->fab);
 	struct memo *m = atomic_load(&c->memo);
 	if (m) {
 		m->free_fn(m->p);
 		free(m);
 	}
 	free(c);
+}
+
+const struct hs_fabprof *hs_cluster_fabprof(const hs_cluster *c, int g)
+{
+	return g >= 0 && g < c->ngroups ? c->fab[g] : NULL;
+}
+
+void hs_cluster_set_fabprof(hs_cluster *c, int g, struct hs_fabprof *p, void (*free_fn)(struct hs_fabprof *))
+{
+	if (g < 0 || g >= c->ngroups)
+		return;
+	if (c->fab[g])
+		c->fab_free(c->fab[g]);
+	c->fab[g] = p;
+	c->fab_free = free_fn;
 }
 
 void *hs_cluster_memo(const hs_cluster *c)

@@ -33,6 +33,11 @@ typedef struct hs_node_group {
 	double nic_bw;         /* bytes/s per NIC per direction */
 	int nics_per_node;
 	double nic_lat;        /* seconds */
+	/* `fabric_profile:` of the group, else of the cluster: a fitted fabric file (calib/fabric.h), its path
+	 * resolved against the scenario's folder; "" for none. `fabric_profile_at` is "file:line:col" of the key,
+	 * for messages. The profile itself is loaded and attached by hs_fabprof_attach. */
+	char fabric_profile[512];
+	char fabric_profile_at[320];
 } hs_node_group;
 
 /* One link of an explicit graph (fabric kind `explicit`): endpoints are device names `gpu<i>` or names of
@@ -96,6 +101,11 @@ double hs_cluster_domain_nic_bw(const hs_cluster *c, int dom);
  * stays read-only to everyone else, and several threads may race to set it: hs_cluster_memo_set keeps the first
  * object set and returns it, freeing `p` when another thread got there first. */
 void *hs_cluster_memo(const hs_cluster *c);
+/* The fitted fabric profile of node group g (calib/fabric.h), opaque here: NULL until hs_fabprof_attach sets it
+ * (once, before the cluster is shared), or when the group names none. The cluster frees it with free_fn. */
+struct hs_fabprof;
+const struct hs_fabprof *hs_cluster_fabprof(const hs_cluster *c, int g);
+void hs_cluster_set_fabprof(hs_cluster *c, int g, struct hs_fabprof *p, void (*free_fn)(struct hs_fabprof *));
 void *hs_cluster_memo_set(const hs_cluster *c, void *p, void (*free_fn)(void *));
 
 #endif

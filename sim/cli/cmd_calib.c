@@ -10,13 +10,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "calib/fabric.h"
 #include "calib/fit.h"
 #include "calib/jsonl.h"
 #include "calib/nccl.h"
 #include "calib/profile.h"
 #include "calib/refexec_cmp.h"
 #include "sim/base/alloc.h"
+#include "config/yaml.h"
 #include "sim/base/err.h"
+#include "sim/base/outfile.h"
+#include "sim/coll/coll_nccl.h"
+#include "topology/cluster.h"
 #include "topology/device.h"
 
 static const char *fit_out, *fit_device, *fit_name;
@@ -44,19 +49,28 @@ static const hs_cmd_usage usage_derive = {
 	"Derive a profile for a built-in DEVICE from a measured PROFILE by datasheet ratios (marked derived).",
 	der_opts, NULL};
 
-static const char *nccl_out, *nccl_coll;
+static const char *nccl_out, *nccl_coll, *nccl_scn, *nccl_name;
 static int nccl_summary, nccl_rows;
 static const hs_opt nccl_opts[] = {
 	{HS_OPT_STRING, "output", 'o', &nccl_out, "FILE", "write the fabric fits here (required unless --rows)"},
 	{HS_OPT_FLAG, "rows", 0, &nccl_rows, NULL,
 	 "print each log's parsed rows as JSON, in `hetsim coll --json`'s keys, and fit nothing"},
 	{HS_OPT_STRING, "collective", 0, &nccl_coll, "NAME", "the collective, when a log does not say"},
+	{HS_OPT_STRING, "scenario", 0, &nccl_scn, "FILE",
+	 "the cluster the logs were measured on (LOG=FILE for one log): fit a fabric profile against its model"},
+	{HS_OPT_STRING, "name", 0, &nccl_name, "NAME", "the fabric profile's name (default: the GPU)"},
 	{HS_OPT_FLAG, "summary", 0, &nccl_summary, NULL, "print only the fit and MAPE of each log"},
 	{HS_OPT_END, NULL, 0, NULL, NULL, NULL},
 };
 static const hs_cmd_usage usage_nccl = {
-	"calib import-nccl-tests", "hetsim calib import-nccl-tests LOG... -o FABRIC.yaml | --rows LOG...",
-	"Read nccl-tests logs and fit t = alpha + bytes * beta per collective and algorithm.", nccl_opts, NULL};
+	"calib import-nccl-tests",
+	"hetsim calib import-nccl-tests LOG[=SCENARIO]... -o FABRIC.yaml [--scenario SCENARIO] | --rows LOG...",
+	"Read nccl-tests logs and fit t = alpha + bytes * beta per log; with the scenario of the cluster they were\n"
+	"measured on, also a fabric profile that scenarios use (cluster.fabric_profile).", nccl_opts,
+	"With a scenario, each row is put beside hetsim's NCCL model of that cluster, and every (collective, scope,\n"
+	"protocol) gets t = latency_scale * latency + bytes / (efficiency * bandwidth), fitted by\n"
+	"weighted least squares (docs/calibration.md). With two logs or more, each is also predicted from the\n"
+	"others' fit (leave-one-log-out), and the errors are printed and kept in the profile's note."};
 
 static const char *cmp_profile;
 static int cmp_summary;
@@ -335,10 +349,120 @@ static int nccl_print_rows(const char *const *logs, int n)
 	return finish(0);
 }
 
+/* The model's view of every row of a log measured on `scn`'s cluster: appended to *rows (log index li). The
+ * rows keep pointers to static names only. Returns 0, or an exit status (printed). */
+static int model_rows(const hs_nccl_log *l, const char *logname, const char *scn, int li, hs_fab_row **rows,
+		      size_t *n, size_t *cap, hs_fab_shape *shape, int *have_shape)
+{
+	hs_err err = {0};
+	hs_ydoc *d = hs_yaml_load_file(scn, &err);
+	if (!d)
+		return fail("import-nccl-tests", &err);
+	const hs_ynode *cn = hs_yaml_get(hs_yaml_root(d), "cluster");
+	hs_cluster *c = NULL;
+	if (!cn)
+		hs_err_set(&err, HS_EINPUT, "%s: cluster: missing (expected the cluster the log was measured on)", scn);
+	else
+		c = hs_cluster_from_yaml(cn, "cluster", &err);
+	hs_yaml_free(d);
+	if (!c)
+		return fail("import-nccl-tests", &err);
+	int rc = 0, ng = hs_cluster_ngpus(c), nr = l->ranks > 0 ? l->ranks : ng;
+	int op = hs_coll_op_parse(l->collective);
+	char al[32];
+	snprintf(al, sizeof al, "%s", strcmp(l->algo, "default") == 0 ? "auto" : l->algo);
+	for (char *q = al; *q; q++)
+		*q = (char)(*q >= 'A' && *q <= 'Z' ? *q - 'A' + 'a' : *q);
+	int algo = hs_coll_algo_parse(al);
+	const hs_node_group *g0 = hs_cluster_group(c, 0);
+	if (op < 0) {
+		fprintf(stderr, "hetsim calib import-nccl-tests: %s: collective '%s' is not one hetsim models\n", logname,
+			l->collective);
+		rc = 2;
+	} else if (algo < 0) {
+		fprintf(stderr, "hetsim calib import-nccl-tests: %s: NCCL_ALGO=%s is not an algorithm hetsim models\n",
+			logname, l->algo);
+		rc = 2;
+	} else if (nr > ng) {
+		fprintf(stderr, "hetsim calib import-nccl-tests: %s: %d ranks, but %s has %d devices (expected the scenario "
+			"of the cluster the log was measured on)\n", logname, nr, scn, ng);
+		rc = 2;
+	} else if (*have_shape && (shape->gpus_per_node != g0->gpus_per_node || strcmp(shape->scaleup, g0->scaleup_kind))) {
+		fprintf(stderr, "hetsim calib import-nccl-tests: %s: %d GPUs per node on %s, where the first log's cluster "
+			"has %d on %s (one profile holds one cluster shape)\n", scn, g0->gpus_per_node, g0->scaleup_kind,
+			shape->gpus_per_node, shape->scaleup);
+		rc = 2;
+	}
+	if (rc) {
+		hs_cluster_free(c);
+		return rc;
+	}
+	if (!*have_shape) {
+		snprintf(shape->gpu, sizeof shape->gpu, "%s", g0->gpu.name);
+		shape->gpus_per_node = g0->gpus_per_node;
+		snprintf(shape->scaleup, sizeof shape->scaleup, "%s", g0->scaleup_kind);
+		shape->nic_bw = g0->nic_bw;
+		shape->nics_per_node = g0->nics_per_node;
+		*have_shape = 1;
+	}
+	int *ranks = hs_xmalloc((size_t)nr * sizeof *ranks), scope = HS_FAB_INTRA;
+	for (int i = 0; i < nr; i++) {
+		ranks[i] = i;
+		if (hs_cluster_domain_of(c, i) != hs_cluster_domain_of(c, 0))
+			scope = HS_FAB_INTER;
+	}
+	for (size_t r = 0; r < l->n; r++) {
+		const hs_nccl_row *w = &l->rows[r];
+		if (w->bytes <= 0 || w->t <= 0)
+			continue;
+		hs_coll_choice ch;
+		double t = hs_coll_nccl_time(c, (enum hs_coll_op)op, (enum hs_coll_algo)algo, HS_PROTO_AUTO, ranks, nr,
+					     w->bytes, &ch);
+		if (!(t > 0))
+			continue;
+		if (*n == *cap)
+			*rows = hs_xrealloc(*rows, (*cap = *cap ? 2 * *cap : 64) * sizeof **rows);
+		(*rows)[(*n)++] = (hs_fab_row){hs_coll_op_name((enum hs_coll_op)op), scope, hs_coll_proto_name(ch.proto),
+					       w->bytes, w->t, ch.lat_s, ch.bw_Bps, li};
+	}
+	free(ranks);
+	hs_cluster_free(c);
+	return 0;
+}
+
+/* busbw MAPE (sizes >= 1 MiB, the gate of tests/unit/coll/test_coll_nccl.c) of log li's rows under profile p
+ * (NULL: the model unchanged); busbw is proportional to 1/t, so a row's error is t_measured / t_predicted - 1. */
+static double log_mape(const hs_fab_row *rows, size_t n, int li, const hs_fabprof *p, size_t *cnt)
+{
+	double s = 0;
+	*cnt = 0;
+	for (size_t i = 0; i < n; i++) {
+		const hs_fab_row *r = &rows[i];
+		if (r->log != li || r->bytes < 1048576)
+			continue;
+		const hs_fab_entry *e = p ? hs_fabprof_lookup(p, r->collective, r->scope, r->proto) : NULL;
+		double t = e ? hs_fab_entry_time(e, r->bytes, r->lat, r->bw) : r->lat + r->bytes / r->bw;
+		s += fabs(r->t / t - 1);
+		(*cnt)++;
+	}
+	return *cnt ? 100 * s / (double)*cnt : 0;
+}
+
+/* A log argument: LOG, or LOG=SCENARIO (the cluster it was measured on; --scenario otherwise). */
+static void split_log(const char *arg, char *log, size_t ll, const char **scn)
+{
+	const char *eq = strchr(arg, '=');
+	if (eq && eq[1]) {
+		snprintf(log, ll, "%.*s", (int)(eq - arg), arg);
+		*scn = eq + 1;
+	} else
+		snprintf(log, ll, "%s", arg);
+}
+
 static int calib_nccl(int argc, char **argv)
 {
 	const char *pos[256];
-	nccl_out = nccl_coll = NULL;
+	nccl_out = nccl_coll = nccl_scn = nccl_name = NULL;
 	nccl_summary = nccl_rows = 0;
 	int np = hs_opt_parse(&usage_nccl, argc, argv, pos, 256);
 	if (np == -2)
@@ -354,21 +478,26 @@ static int calib_nccl(int argc, char **argv)
 	}
 	hs_err err;
 	hs_err_clear(&err);
-	char tmp[4200];
-	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", nccl_out, (long)getpid());
-	FILE *f = fopen(tmp, "w");
+	char *tab = NULL;
+	size_t tablen = 0;
+	FILE *f = open_memstream(&tab, &tablen);
 	if (!f) {
-		fprintf(stderr, "hetsim calib import-nccl-tests: %s: cannot write: %s\n", tmp, strerror(errno));
-		return 2;
+		fprintf(stderr, "hetsim calib import-nccl-tests: out of memory\n");
+		return 1;
 	}
-	fprintf(f, "# hetsim fabric fits from nccl-tests logs (docs/calibration.md): t = alpha + bytes * beta,\n"
-		   "# out-of-place times, least squares on relative error\ncollectives:\n");
-	int rc = 0;
+	int rc = 0, have_shape = 0, nlogs = 0, fitting = 0, nosc = 0;
 	double all_s = 0;
-	size_t all_n = 0;
+	size_t all_n = 0, nrows = 0, caprows = 0;
+	hs_fab_row *rows = NULL;
+	hs_fab_shape shape = {0};
+	char src[1024] = "nccl-tests logs:";
+	char logs[64][512];
 	for (int i = 0; i < np && !rc; i++) {
+		char logname[512];
+		const char *scn = nccl_scn;
+		split_log(pos[i], logname, sizeof logname, &scn);
 		hs_nccl_log l;
-		if (hs_nccl_load(pos[i], &l, &err)) {
+		if (hs_nccl_load(logname, &l, &err)) {
 			rc = fail("import-nccl-tests", &err);
 			hs_nccl_free(&l);
 			break;
@@ -377,7 +506,7 @@ static int calib_nccl(int argc, char **argv)
 			snprintf(l.collective, sizeof l.collective, "%s", nccl_coll);
 		if (!l.collective[0]) {
 			fprintf(stderr, "hetsim calib import-nccl-tests: %s: cannot tell the collective; pass --collective\n",
-				pos[i]);
+				logname);
 			hs_nccl_free(&l);
 			rc = 2;
 			break;
@@ -388,7 +517,7 @@ static int calib_nccl(int argc, char **argv)
 			hs_nccl_free(&l);
 			break;
 		}
-		printf("%s: %s, algorithm %s, %d ranks, %zu rows: alpha %.3f us, bandwidth %.2f GB/s\n", pos[i],
+		printf("%s: %s, algorithm %s, %d ranks, %zu rows: alpha %.3f us, bandwidth %.2f GB/s\n", logname,
 		       l.collective, l.algo, l.ranks, l.n, a * 1e6, 1e-9 / b);
 		double s = 0;
 		size_t n = 0;
@@ -409,22 +538,85 @@ static int calib_nccl(int argc, char **argv)
 		fprintf(f,
 			"  - {collective: %s, algorithm: %s, ranks: %d, alpha: %.6g, beta: %.6g, bandwidth: '%.4g GB/s', "
 			"points: %zu, mape: %.4g, source: \"%s\"}\n",
-			l.collective, l.algo, l.ranks, a, b, 1e-9 / b, n, n ? 100 * s / (double)n : 0, pos[i]);
+			l.collective, l.algo, l.ranks, a, b, 1e-9 / b, n, n ? 100 * s / (double)n : 0, logname);
+		if (scn && nlogs < 64) {
+			fitting = 1;
+			rc = model_rows(&l, logname, scn, nlogs, &rows, &nrows, &caprows, &shape, &have_shape);
+			snprintf(logs[nlogs], sizeof logs[nlogs], "%s", logname);
+			size_t at = strlen(src);
+			snprintf(src + at, sizeof src - at, "%s %s on %s", nlogs ? "," : "", logname, scn);
+			nlogs++;
+		} else
+			nosc = 1;
+		if (!rc && fitting && nosc) {
+			fprintf(stderr, "hetsim calib import-nccl-tests: %s: every log of a fabric profile needs the scenario "
+				"it was measured on (LOG=SCENARIO or --scenario)\n", logname);
+			rc = 2;
+		}
 		hs_nccl_free(&l);
 	}
 	if (fclose(f) != 0 && !rc) {
-		fprintf(stderr, "hetsim calib import-nccl-tests: %s: write failed\n", tmp);
-		rc = 2;
+		fprintf(stderr, "hetsim calib import-nccl-tests: out of memory\n");
+		rc = 1;
 	}
-	if (rc) {
-		remove(tmp);
+	hs_fabprof *p = NULL;
+	if (!rc && fitting) {
+		p = hs_fabprof_fit(rows, nrows, -1, &shape, nccl_name ? nccl_name : shape.gpu, &err);
+		if (!p)
+			rc = fail("import-nccl-tests", &err);
+	}
+	if (!rc && fitting) {
+		/* the check that means something: each log predicted from the others' fit */
+		char note[2048] = "";
+		size_t at = 0;
+		if (nlogs > 1) {
+			at += (size_t)snprintf(note, sizeof note, "leave-one-log-out busbw MAPE (sizes >= 1 MiB), unfitted -> fitted:");
+			printf("leave-one-log-out (each log predicted from the others' fit), busbw MAPE over sizes >= 1 MiB:\n");
+		}
+		for (int j = 0; j < nlogs && nlogs > 1; j++) {
+			hs_fabprof *q = hs_fabprof_fit(rows, nrows, j, &shape, "loo", &err);
+			size_t cnt;
+			double before = log_mape(rows, nrows, j, NULL, &cnt), after = log_mape(rows, nrows, j, q, &cnt);
+			printf("  %-56s unfitted %6.2f%%  fitted on the others %6.2f%%  (%zu sizes)\n", logs[j], before, after, cnt);
+			if (at < sizeof note)
+				at += (size_t)snprintf(note + at, sizeof note - at, "%s %s %.1f%% -> %.1f%%", j ? ";" : "",
+						       logs[j], before, after);
+			hs_fabprof_free(q);
+			hs_err_clear(&err);
+		}
+		printf("fabric profile %s (%s, %d per node, %s): t = latency_scale * latency + bytes / "
+		       "(efficiency * bandwidth)\n", hs_fabprof_name(p), shape.gpu, shape.gpus_per_node, shape.scaleup);
+		for (size_t i = 0; i < hs_fabprof_nentries(p); i++) {
+			const hs_fab_entry *e = hs_fabprof_entry(p, i);
+			printf("  %-14s %-5s %-6s latency_scale %6.3f  efficiency %6.3f  %3d rows  MAPE %6.2f%%\n",
+			       e->collective, e->scope == HS_FAB_INTER ? "inter" : "intra", e->proto, e->lat_scale, e->eff,
+			       e->points, e->mape);
+		}
+		hs_fabprof_set_note(p, src, note);
+	}
+	if (!rc) {
+		char *extra = hs_xmalloc(tablen + 64);
+		snprintf(extra, tablen + 64, "collectives:\n%s", tab ? tab : "");
+		if (p)
+			rc = hs_fabprof_save(p, nccl_out, extra, &err) ? fail("import-nccl-tests", &err) : 0;
+		else {
+			hs_outfile o;
+			if (hs_outfile_open(&o, nccl_out, &err))
+				rc = fail("import-nccl-tests", &err);
+			else {
+				fprintf(o.f, "# hetsim fabric fits from nccl-tests logs (docs/calibration.md): t = alpha + bytes * beta,\n"
+					     "# out-of-place times, least squares on relative error\n%s", extra);
+				if (hs_outfile_commit(&o, &err))
+					rc = fail("import-nccl-tests", &err);
+			}
+		}
+		free(extra);
+	}
+	free(tab);
+	free(rows);
+	hs_fabprof_free(p);
+	if (rc)
 		return finish(rc);
-	}
-	if (rename(tmp, nccl_out) != 0) {
-		fprintf(stderr, "hetsim calib import-nccl-tests: %s: %s\n", nccl_out, strerror(errno));
-		remove(tmp);
-		return 2;
-	}
 	printf("overall MAPE %.2f%% over %zu sizes; wrote %s\n", all_n ? 100 * all_s / (double)all_n : 0, all_n,
 	       nccl_out);
 	return finish(0);

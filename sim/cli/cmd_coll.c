@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calib/fabric.h"
 #include "config/units.h"
 #include "config/yaml.h"
 #include "sim/base/alloc.h"
@@ -269,6 +270,10 @@ static int run(const char *file)
 		return fail(&err);
 	}
 	hs_cluster *c = hs_cluster_from_yaml(cn, "cluster", &err);
+	if (c && hs_fabprof_attach(c, &err)) {
+		hs_cluster_free(c);
+		c = NULL;
+	}
 	if (!c) {
 		hs_yaml_free(doc);
 		return fail(&err);

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calib/fabric.h"
 #include "calib/nccl.h"
 #include "calib/trainlog.h"
 #include "config/cfg.h"
@@ -145,6 +146,10 @@ static hs_cluster *load_cluster(const char *full, const struct hs_strlist *sets,
 		hs_cfg_err(hs_yaml_root(d), err, "cluster", "", "missing section (expected {groups: [...]})");
 	else
 		c = hs_cluster_from_yaml(cn, "cluster", err);
+	if (c && hs_fabprof_attach(c, err)) {
+		hs_cluster_free(c);
+		c = NULL;
+	}
 	hs_yaml_free(d);
 	return c;
 }

@@ -194,11 +194,14 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 	g->inswitch_up = 1;
 	g->inswitch_net = f->reduce;
 	g->nvls_eff = 1;
+	g->fab = hs_cluster_fabprof(c, hs_cluster_domain_group(c, nodes[0]));
 	for (int i = 0; i < n;) {
 		int j = i;
 		while (j < n && nodes[j] == nodes[i])
 			j++;
 		int k = j - i;
+		if (hs_cluster_fabprof(c, hs_cluster_domain_group(c, nodes[i])) != g->fab)
+			g->fab = NULL; /* node groups with different profiles (or some without): none applies */
 		/* the node's group: any device on node nodes[i]; find it through the sorted devices is not needed,
 		 * since a node belongs to exactly one group: locate the group by node index */
 		const hs_node_group *ng = hs_cluster_group(c, hs_cluster_domain_group(c, nodes[i]));
@@ -370,6 +373,9 @@ double hs_coll_time(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_algo a
 	hs_coll_grp g;
 	if (hs_coll_grp_init(&g, c, ranks, n, &err))
 		return -1;
+	/* a group with a fitted fabric profile is timed as measured: the NCCL model with its correction */
+	if (g.fab)
+		return hs_coll_nccl_grp_time(&g, op, algo, bytes);
 	return hs_coll_grp_time(&g, op, algo, bytes, NULL);
 }
 

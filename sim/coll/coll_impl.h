@@ -40,6 +40,9 @@ typedef struct hs_coll_grp {
 	int inswitch_net; /* the fabric can reduce in the switch (SHARP) */
 	int host_bounce;  /* some node's ranks reach each other only through host memory (PCIe without P2P) */
 	int up_pcie;      /* some node's scale-up is PCIe */
+	/* the fitted fabric profile of the group's node groups (calib/fabric.h) when they all have the same one,
+	 * else NULL; coll_nccl.c applies it to the NCCL model's time */
+	const struct hs_fabprof *fab;
 } hs_coll_grp;
 
 typedef struct hs_coll_algo_ops {
@@ -57,6 +60,9 @@ extern const hs_coll_algo_ops hs_coll_ring, hs_coll_tree, hs_coll_hd, hs_coll_di
  * the busiest resource's time for the other chunks. */
 double hs_coll_pipe(const double *phase, const int *resource, int nphases, double bytes);
 
+/* The NCCL model's time of `op` on the group (AUTO protocol), with the group's fabric profile applied
+ * (sim/coll/coll_nccl.c): what hs_coll_time returns for a group whose nodes have a fitted profile. */
+double hs_coll_nccl_grp_time(const hs_coll_grp *g, enum hs_coll_op op, enum hs_coll_algo algo, double bytes);
 /* AUTO's rule: the algorithm NCCL's tuner picks for `op` of `bytes` on the group (sim/coll/coll_nccl.c). */
 enum hs_coll_algo hs_coll_nccl_pick(const hs_coll_grp *g, enum hs_coll_op op, double bytes);
 /* The concrete algorithm `algo` runs on the group (AUTO, FASTEST and unsupported ones resolved). */

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "calib/fabric.h"
 #include "sim/coll/coll_impl.h"
 
 enum { P_LL, P_LL128, P_SIMPLE };
@@ -266,6 +267,40 @@ static double choose(const hs_coll_grp *g, enum hs_coll_op op, enum hs_coll_algo
 	return best;
 }
 
+/* The one place a fitted fabric profile (calib/fabric.h) changes a prediction: the tuner's choice stands (NCCL
+ * picks by its own model, not by what the cluster measured), and its time becomes the profile's for that
+ * collective, scope and protocol: latency_scale * lat + bytes / (efficiency * bw). A group whose nodes
+ * have no profile, or whose profile has no entry for the call's scope, keeps the model's time. */
+static double fitted(const hs_coll_grp *g, enum hs_coll_op op, double bytes, double t, hs_coll_choice *ch)
+{
+	if (!g->fab || !(t > 0) || !isfinite(t) || !(ch->bw_Bps > 0))
+		return t;
+	const hs_fab_entry *e = hs_fabprof_lookup(g->fab, hs_coll_op_name(op), g->nnodes > 1 ? HS_FAB_INTER : HS_FAB_INTRA,
+						  hs_coll_proto_name(ch->proto));
+	if (!e)
+		return t;
+	double tf = hs_fab_entry_time(e, bytes, ch->lat_s, ch->bw_Bps);
+	ch->lat_s *= e->lat_scale;
+	ch->bw_Bps *= e->eff;
+	return tf;
+}
+
+static double nccl_grp_time(const hs_coll_grp *g, enum hs_coll_op op, enum hs_coll_algo algo,
+			    enum hs_coll_proto proto, double bytes, hs_coll_choice *choice)
+{
+	hs_coll_choice ch;
+	double t = choose(g, op, algo, proto, bytes, &ch);
+	t = fitted(g, op, bytes, t, &ch);
+	if (choice)
+		*choice = ch;
+	return t;
+}
+
+double hs_coll_nccl_grp_time(const hs_coll_grp *g, enum hs_coll_op op, enum hs_coll_algo algo, double bytes)
+{
+	return nccl_grp_time(g, op, algo, HS_PROTO_AUTO, bytes, NULL);
+}
+
 enum hs_coll_algo hs_coll_nccl_pick(const hs_coll_grp *g, enum hs_coll_op op, double bytes)
 {
 	hs_coll_choice ch;
@@ -282,5 +317,5 @@ double hs_coll_nccl_time(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_a
 		return -1;
 	if (hs_coll_grp_init(&g, c, ranks, n, &err))
 		return -1;
-	return choose(&g, op, algo, proto, bytes, choice);
+	return nccl_grp_time(&g, op, algo, proto, bytes, choice);
 }

@@ -118,17 +118,10 @@ static double kernel_time(const hs_op_env *e, const hs_op *o, int *is_comm)
 {
 	*is_comm = 0;
 	switch (o->kind) {
-	case HS_OP_GEMM: {
-		/* A batch of `count` GEMMs (attention scores, the local experts) is one kernel, strided-batched or
-		 * grouped, so it pays the launch once: launch + count x the work. The launch is the time of a
-		 * 1x1x1 GEMM (its work, 2 FLOP, is below a picosecond). */
-		double n = o->count > 1 ? o->count : 1;
-		double one = hs_profile_gemm_time(e->prof, e->dev, o->m, o->n, o->k, o->dtype);
-		if (n == 1 || one <= 0)
-			return one;
-		double launch = hs_profile_gemm_time(e->prof, e->dev, 1, 1, 1, o->dtype);
-		return launch + n * (one - launch);
-	}
+	case HS_OP_GEMM:
+		/* a batch of `count` GEMMs is one kernel: the launch once (calib/profile.h, the rule compare-refexec
+		 * shares) */
+		return hs_profile_gemm_batched_time(e->prof, e->dev, o->m, o->n, o->k, o->count, o->dtype);
 	case HS_OP_ATTN: {
 		/* the profile times s queries against s keys; a block against s_kv keys (context parallelism) does
 		 * s_kv / s times that work */

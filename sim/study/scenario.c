@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calib/fabric.h"
 #include "config/cfg.h"
 #include "models/schedule.h"
 #include "sim/base/alloc.h"
@@ -725,7 +726,7 @@ hs_scenario *hs_scenario_from_doc(hs_ydoc *doc, const char *path, hs_err *err)
 		goto fail;
 	}
 	s->cluster = hs_cluster_from_yaml(c, "cluster", err);
-	if (!s->cluster)
+	if (!s->cluster || hs_fabprof_attach(s->cluster, err))
 		goto fail;
 	const hs_ynode *m = hs_yaml_get(root, "model");
 	if (!m) {

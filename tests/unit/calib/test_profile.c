@@ -64,6 +64,22 @@ START_TEST(load_and_query)
 }
 END_TEST
 
+/* The one launch rule for batched GEMMs (op timing and compare-refexec both call it): launch once, then
+ * count x (one GEMM - launch); count 1 is one GEMM. */
+START_TEST(batched_gemm_launch_rule)
+{
+	hs_err err = {0};
+	hs_profile *p = hs_profile_load("H200-SXM-141GB", &err);
+	ck_assert_ptr_nonnull(p);
+	double one = hs_profile_gemm_time(p, NULL, 2048, 2048, 128, HS_BF16);
+	double l = hs_profile_gemm_time(p, NULL, 1, 1, 1, HS_BF16);
+	ck_assert_double_eq(hs_profile_gemm_batched_time(p, NULL, 2048, 2048, 128, 1, HS_BF16), one);
+	ck_assert_double_eq_tol(hs_profile_gemm_batched_time(p, NULL, 2048, 2048, 128, 32, HS_BF16), l + 32 * (one - l),
+				1e-15);
+	hs_profile_free(p);
+}
+END_TEST
+
 START_TEST(every_builtin_has_a_profile)
 {
 	for (const char *const *n = hs_device_names(); *n; n++) {
@@ -465,6 +481,7 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("profile");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, load_and_query);
+	tcase_add_test(tc, batched_gemm_launch_rule);
 	tcase_add_test(tc, every_builtin_has_a_profile);
 	tcase_add_test(tc, load_errors_and_roundtrip);
 	tcase_add_test(tc, fitter_recovers_synthetic);
