@@ -6,6 +6,7 @@
 #include "sim/cli/cmd_coll.h"
 #include "sim/cli/cmd_place.h"
 #include "sim/cli/cmd_export_graph.h"
+#include "sim/cli/cmd_list.h"
 #include "sim/cli/cmd_report.h"
 #include "sim/cli/cmd_sweep.h"
 
@@ -18,6 +19,7 @@ const hs_cmd hs_commands[] = {
 	{"export-graph", cmd_export_graph, &hs_usage_export_graph},
 	{"sweep", cmd_sweep, &hs_usage_sweep},
 	{"report", cmd_report, &hs_usage_report},
+	{"list", cmd_list, &hs_usage_list},
 	{"help", cmd_help, &hs_usage_help},
 	{"version", cmd_version, &hs_usage_version},
 	{NULL, NULL, NULL},
