@@ -13,7 +13,7 @@ typedef struct hs_cmd_subs {
 	const hs_cmd_usage *const *usages; /* NULL-terminated */
 } hs_cmd_subs;
 extern const hs_cmd_subs hs_subcommands[]; /* terminated by {NULL} */
-/* The exit statuses of every command (DESIGN.md), for `hetsim help` and the man page; terminated by {-1}. */
+/* The exit statuses of every command (docs/architecture.md, "Errors"), for `hetsim help` and the man page; terminated by {-1}. */
 typedef struct hs_exit_status {
 	int code;
 	const char *meaning;
