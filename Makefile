@@ -32,7 +32,19 @@ TESTBIN := $(addprefix $(BUILD)/tests/,$(notdir $(TESTSRC:.c=)))
 BENCHSRC := $(wildcard bench/bench_*.c)
 BENCHBIN := $(BENCHSRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps test check-asan check-layers golden golden-update demo bench kernels fuzz clean help tests
+# make install PREFIX=/usr/local DESTDIR=...: the GNU directory variables, as Debian's packaging expects them.
+# The binary finds its data relative to itself (PREFIX/bin -> PREFIX/share/hetsim), so nothing here is compiled
+# in and DESTDIR staging works unchanged (calib/profile.c).
+PREFIX  ?= /usr/local
+DESTDIR ?=
+bindir  := $(PREFIX)/bin
+datadir := $(PREFIX)/share/hetsim
+mandir  := $(PREFIX)/share/man/man1
+docdir  := $(PREFIX)/share/doc/hetsim
+MANPAGE := $(BUILD)/hetsim.1
+
+.PHONY: all deps test check-asan check-layers golden golden-update demo bench kernels fuzz clean help tests \
+	install uninstall man
 all: $(HETSIM)
 
 help:
@@ -47,6 +59,8 @@ help:
 	@echo "make fuzz       build libFuzzer harnesses with clang and run each briefly"
 	@echo "make kernels    CUDA microbenchmarks, where nvcc exists"
 	@echo "make deps       install the Debian packages hetsim needs"
+	@echo "make install    PREFIX=/usr/local DESTDIR=...: the binary, hetsim(1), profiles under share/hetsim/,"
+	@echo "                scenarios as examples and the docs under share/doc/hetsim/ (make uninstall)"
 
 deps:
 	@tools/deps.sh
@@ -77,6 +91,30 @@ $(BUILD)/bench/%: bench/%.c $(LIB)
 	$(CC) $(ALL_CFLAGS) -MF $@.d -o $@ $< $(LIB) $(LDSAN) $(LDLIBS)
 
 tests: $(HETSIM) $(TESTBIN)
+
+# hetsim(1) from the option tables (sim/cli/man.c), so it lists exactly what the parser accepts.
+man: $(MANPAGE)
+$(MANPAGE): $(HETSIM)
+	@mkdir -p $(dir $@)
+	$(HETSIM) help --man > $@.tmp && mv $@.tmp $@
+
+# Every file under calib/measurements and scenarios keeps its relative path (manifests name scenarios
+# relative to themselves).
+install: $(HETSIM) $(MANPAGE)
+	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(mandir) $(DESTDIR)$(datadir)/profiles $(DESTDIR)$(docdir)
+	install -m 755 $(HETSIM) $(DESTDIR)$(bindir)/hetsim
+	install -m 644 $(MANPAGE) $(DESTDIR)$(mandir)/hetsim.1
+	install -m 644 calib/profiles/*.yaml $(DESTDIR)$(datadir)/profiles/
+	@for f in $$(cd calib && find measurements -type f | LC_ALL=C sort); do \
+		install -D -m 644 calib/$$f $(DESTDIR)$(datadir)/$$f || exit 1; done
+	@for f in $$(find scenarios docs/img -type f | LC_ALL=C sort); do \
+		case $$f in docs/*) to=$${f#docs/};; *) to=examples/$$f;; esac; \
+		install -D -m 644 $$f $(DESTDIR)$(docdir)/$$to || exit 1; done
+	install -m 644 README.md docs/*.md $(DESTDIR)$(docdir)/
+
+uninstall:
+	rm -f $(DESTDIR)$(bindir)/hetsim $(DESTDIR)$(mandir)/hetsim.1
+	rm -rf $(DESTDIR)$(datadir) $(DESTDIR)$(docdir)
 
 test:
 	@tools/deps.sh

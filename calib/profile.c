@@ -550,7 +550,10 @@ hs_profile *hs_profile_load(const char *name_or_path, hs_err *err)
 				   name_or_path);
 			return NULL;
 		}
-	char dirs[3][4096];
+	/* $HETSIM_PROFILES first (an explicit choice overrides what is shipped, docs/calibration.md), then the
+	 * shipped profiles relative to the executable: PREFIX/share/hetsim/profiles as `make install` lays them out
+	 * (PREFIX/bin/hetsim), TREE/calib/profiles in a source tree (TREE/bin/hetsim); then ./calib/profiles. */
+	char dirs[4][4096];
 	int nd = 0;
 	const char *env = getenv("HETSIM_PROFILES");
 	if (env && *env)
@@ -562,11 +565,12 @@ hs_profile *hs_profile_load(const char *name_or_path, hs_err *err)
 		char *slash = strrchr(exe, '/');
 		if (slash) {
 			*slash = 0; /* .../bin */
+			snprintf(dirs[nd++], sizeof dirs[0], "%s/../share/hetsim/profiles", exe);
 			snprintf(dirs[nd++], sizeof dirs[0], "%s/../calib/profiles", exe);
 		}
 	}
 	snprintf(dirs[nd++], sizeof dirs[0], "calib/profiles");
-	char tried[3 * 600] = "";
+	char tried[4 * 600] = "";
 	size_t tl = 0;
 	for (int i = 0; i < nd; i++) {
 		char path[4200];

@@ -19,8 +19,8 @@
 
 typedef struct hs_profile hs_profile;
 
-/* Load by name (looked up in $HETSIM_PROFILES, then calib/profiles next to the executable's ../, then
- * ./calib/profiles) or by path (contains '/' or ends in .yaml). */
+/* Load by name (looked up in $HETSIM_PROFILES, then next to the executable's folder in ../share/hetsim/profiles
+ * as installed and ../calib/profiles as built, then ./calib/profiles) or by path (contains '/' or ends in .yaml). */
 hs_profile *hs_profile_load(const char *name_or_path, hs_err *err);
 void hs_profile_free(hs_profile *p);
 const char *hs_profile_name(const hs_profile *p);

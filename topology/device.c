@@ -14,6 +14,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "config/cfg.h"
 #include "sim/base/sizes.h"
@@ -102,6 +103,21 @@ static int builtin_or_error(const hs_ynode *n, const char *path, const char *key
 	*out = hs_device_builtin(name);
 	if (*out)
 		return 0;
+	/* A family name ("H100", "a100") stands for the types it begins: suggest those, before the nearest by
+	 * edit distance (which for a short name is a different family: "H100" is 2 edits from "B200"). */
+	char fam[512] = "";
+	size_t flen = 0, wl = strlen(name);
+	int nfam = 0;
+	for (int i = 0; wl >= 2 && builtin_names[i]; i++)
+		if (strncasecmp(builtin_names[i], name, wl) == 0 && flen < sizeof fam) {
+			flen += (size_t)snprintf(fam + flen, sizeof fam - flen, "%s'%s'", nfam ? ", " : "",
+						 builtin_names[i]);
+			nfam++;
+		}
+	if (nfam == 1)
+		return hs_cfg_err(n, err, path, key, "unknown device type '%s' (did you mean %s?)", name, fam);
+	if (nfam > 1)
+		return hs_cfg_err(n, err, path, key, "unknown device type '%s' (did you mean one of %s?)", name, fam);
 	const char *s = hs_cfg_suggest(name, builtin_names);
 	char list[512] = "";
 	size_t len = 0;
@@ -109,8 +125,8 @@ static int builtin_or_error(const hs_ynode *n, const char *path, const char *key
 		len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", builtin_names[i]);
 	if (s)
 		return hs_cfg_err(n, err, path, key, "unknown device type '%s' (did you mean '%s'?)", name, s);
-	return hs_cfg_err(n, err, path, key, "unknown device type '%s' (expected one of: %s, or a mapping)", name,
-			  list);
+	return hs_cfg_err(n, err, path, key, "unknown device type '%s' (expected one of: %s, or a mapping; "
+					     "`hetsim list gpus` shows their figures)", name, list);
 }
 
 int hs_device_from_yaml(const hs_ynode *n, const char *path, hs_device_type *out, hs_err *err)

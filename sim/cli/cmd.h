@@ -1,6 +1,6 @@
 /* The `hetsim` subcommands. main.c dispatches through a table of these; each lives in sim/cmd_<name>.c,
  * parses its options with hs_opt, prints results to stdout and errors to stderr, and returns the exit status
- * (DESIGN.md: 0 done, 1 internal error, 2 usage or bad input, 3 infeasible). */
+ * (hs_exit_statuses in cmd_table.c: 0 done, 1 internal error, 2 usage or bad input, 3 infeasible, 4 drift). */
 #ifndef HS_CMD_H
 #define HS_CMD_H
 

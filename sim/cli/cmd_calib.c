@@ -87,6 +87,7 @@ static const hs_cmd_usage usage_cmp = {
 	"every task and the step are recomputed from the profile (ops back to back plus kernel_gap per op)."};
 
 static const hs_opt no_opts[] = {{HS_OPT_END, NULL, 0, NULL, NULL, NULL}};
+const hs_cmd_usage *const hs_calib_subs[] = {&usage_fit, &usage_derive, &usage_nccl, &usage_cmp, NULL};
 const hs_cmd_usage hs_usage_calib = {
 	"calib", "hetsim calib fit|derive|import-nccl-tests|compare-refexec ...",
 	"Calibration: fit device profiles from measurements, derive profiles, import nccl-tests logs.", no_opts,

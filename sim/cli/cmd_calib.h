@@ -6,6 +6,8 @@
 #include "sim/cli/opt.h"
 
 extern const hs_cmd_usage hs_usage_calib;
+/* The subcommands' usages (fit, derive, import-nccl-tests, compare-refexec), NULL-terminated: the man page. */
+extern const hs_cmd_usage *const hs_calib_subs[];
 int cmd_calib(int argc, char **argv);
 
 #endif

@@ -1,5 +1,6 @@
 /* `hetsim coll`: run one collective over a scenario's cluster at nccl-tests' sizes. Reads only the
- * scenario's `name` and `cluster` keys; the rest of the file belongs to other modules and is ignored here. */
+ * scenario's `name` and `cluster` keys; the rest of the file belongs to other modules and is ignored here,
+ * except that `--set` overrides are checked as `hetsim run` checks them (check_sets). */
 #include "sim/cli/cmd_coll.h"
 
 #include <math.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #include "calib/fabric.h"
+#include "config/cfg.h"
 #include "config/units.h"
 #include "config/yaml.h"
 #include "sim/base/alloc.h"
@@ -15,6 +17,7 @@
 #include "sim/coll/coll_nccl.h"
 #include "sim/engine/engine.h"
 #include "sim/net/net.h"
+#include "sim/study/scenario.h"
 #include "topology/cluster.h"
 #include "sim/base/sizes.h"
 
@@ -82,6 +85,28 @@ static int fail(const hs_err *err)
 	fprintf(stderr, "hetsim coll: %s%s\n", err->msg[0] ? err->msg : "failed",
 		err->code == HS_EINTERNAL ? " (this is a bug in hetsim; please report it)" : "");
 	return err->code ? err->code : HS_EINTERNAL;
+}
+
+/* --set is checked as `hetsim run` checks it, so a misspelled key is an error here too: the top-level keys
+ * always (a scenario with only a cluster, as the nccl-tests hardware files are); the whole scenario, every
+ * section, when the file is a training scenario (it has a model). Only bad input fails: a --set that makes
+ * the training step infeasible (exit 3 from run) does not concern the collective. */
+static int check_sets(const char *file, const hs_ynode *root, hs_err *err)
+{
+	if (o_set.n == 0)
+		return 0;
+	if (hs_cfg_known(root, "", hs_scenario_keys, "a scenario mapping with a cluster: key", err))
+		return -1;
+	if (!hs_yaml_get(root, "model"))
+		return 0;
+	hs_err e = {0};
+	hs_scenario *s = hs_scenario_load(file, &o_set, &e);
+	hs_scenario_free(s);
+	if (!s && e.code == HS_EINPUT) {
+		*err = e;
+		return -1;
+	}
+	return 0;
 }
 
 /* One row of the table: the size nccl-tests prints (bytes) and its `count` column (elements). */
@@ -259,6 +284,10 @@ static int run(const char *file)
 	hs_ynode *root = hs_yaml_root(doc);
 	if (!root || root->kind != HS_Y_MAP) {
 		hs_err_set(&err, HS_EINPUT, "%s: expected a scenario mapping with a cluster: key", file);
+		hs_yaml_free(doc);
+		return fail(&err);
+	}
+	if (check_sets(file, root, &err)) {
 		hs_yaml_free(doc);
 		return fail(&err);
 	}

@@ -2,10 +2,15 @@
 
 #include "config/cfg.h"
 #include "sim/cli/cmd_table.h"
+#include "sim/cli/man.h"
 
-static const hs_opt opts[] = {{.type = HS_OPT_END}};
-const hs_cmd_usage hs_usage_help = {"help", "hetsim help [COMMAND]", "Show the commands, or one command's usage.",
-				    opts, NULL};
+static int o_man;
+static const hs_opt opts[] = {
+	{HS_OPT_FLAG, "man", 0, &o_man, NULL, "print the manual page hetsim(1) in roff (make install installs it)"},
+	{.type = HS_OPT_END},
+};
+const hs_cmd_usage hs_usage_help = {"help", "hetsim help [--man] [COMMAND]",
+				    "Show the commands, or one command's usage.", opts, NULL};
 
 int cmd_help(int argc, char **argv)
 {
@@ -15,6 +20,14 @@ int cmd_help(int argc, char **argv)
 		return 0;
 	if (n < 0)
 		return HS_EINPUT;
+	if (o_man) {
+		if (n > 0) {
+			fprintf(stderr, "hetsim help: --man prints the whole page; it takes no COMMAND\n");
+			return HS_EINPUT;
+		}
+		hs_man_write(stdout);
+		return hs_cmd_finish(0);
+	}
 	if (n == 0) {
 		hs_print_commands(stdout);
 		return hs_cmd_finish(0);

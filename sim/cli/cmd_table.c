@@ -6,6 +6,7 @@
 #include "sim/cli/cmd_coll.h"
 #include "sim/cli/cmd_place.h"
 #include "sim/cli/cmd_export_graph.h"
+#include "sim/cli/cmd_list.h"
 #include "sim/cli/cmd_report.h"
 #include "sim/cli/cmd_sweep.h"
 
@@ -18,9 +19,25 @@ const hs_cmd hs_commands[] = {
 	{"export-graph", cmd_export_graph, &hs_usage_export_graph},
 	{"sweep", cmd_sweep, &hs_usage_sweep},
 	{"report", cmd_report, &hs_usage_report},
+	{"list", cmd_list, &hs_usage_list},
 	{"help", cmd_help, &hs_usage_help},
 	{"version", cmd_version, &hs_usage_version},
 	{NULL, NULL, NULL},
+};
+
+const hs_cmd_subs hs_subcommands[] = {
+	{"calib", hs_calib_subs},
+	{NULL, NULL},
+};
+
+const hs_exit_status hs_exit_statuses[] = {
+	{HS_OK, "done"},
+	{HS_EINTERNAL, "internal error (a bug in hetsim; never the input or the environment)"},
+	{HS_EINPUT, "usage, bad input, or an environment error such as an unwritable output path"},
+	{HS_EINFEASIBLE, "infeasible configuration (does not fit in memory, parallelism does not divide), with the "
+			 "numbers"},
+	{HS_EDRIFT, "validate: a prediction beyond its tolerance"},
+	{-1, NULL},
 };
 
 const hs_cmd *hs_find_command(const char *name)
@@ -37,6 +54,8 @@ void hs_print_commands(FILE *f)
 		   "hetsim simulates ML training on heterogeneous GPU clusters.\n\ncommands:\n");
 	for (const hs_cmd *c = hs_commands; c->name; c++)
 		fprintf(f, "  %-14s %s\n", c->name, c->usage->summary);
-	fprintf(f, "\n'hetsim help COMMAND' or 'hetsim COMMAND --help' shows a command's options.\n"
-		   "Exit status: 0 done, 1 internal error, 2 usage or bad input, 3 infeasible configuration.\n");
+	fprintf(f, "\n'hetsim help COMMAND' or 'hetsim COMMAND --help' shows a command's options; 'man hetsim' all of\n"
+		   "them, once installed (make install).\nexit status:\n");
+	for (const hs_exit_status *e = hs_exit_statuses; e->meaning; e++)
+		fprintf(f, "  %d  %s\n", e->code, e->meaning);
 }

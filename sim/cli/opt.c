@@ -1,8 +1,20 @@
+/* Options as data, parsed by getopt_long (glibc) so that every spelling a Unix user types works: -j2, -j 2,
+ * --jobs=2, --jobs 2, clustered short flags, unique prefixes of long names (--det for --detail, as GNU tools
+ * and git take them), and -- to end the options. The struct option array and the short-option string are built
+ * from the command's hs_opt table on each call, so a command declares its options once, and the usage text,
+ * the man page (sim/cli/man.c) and the parser all read the same table.
+ *
+ * getopt_long runs in "return in order" mode (optstring starting with '-'): positional arguments come back
+ * one at a time where they stand, so options may follow them (`run SCENARIO --json`) whatever
+ * POSIXLY_CORRECT says, and argv is not permuted. Its own messages are off (opterr = 0, leading ':'): ours
+ * name the command and suggest the nearest option (config/cfg.h's edit distance, as for YAML keys). */
 #include "sim/cli/opt.h"
 
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/cfg.h"
 #include "sim/base/alloc.h"
 
 void hs_opt_usage(const hs_cmd_usage *u, FILE *f)
@@ -25,86 +37,156 @@ void hs_opt_usage(const hs_cmd_usage *u, FILE *f)
 		fprintf(f, "\n%s\n", u->details);
 }
 
-static const hs_opt *find(const hs_cmd_usage *u, const char *name, size_t len, char shortname)
-{
-	for (const hs_opt *o = u->opts; o && o->type != HS_OPT_END; o++) {
-		if (shortname && o->shortname == shortname)
-			return o;
-		if (!shortname && strlen(o->name) == len && strncmp(o->name, name, len) == 0)
-			return o;
-	}
-	return NULL;
-}
-
-static int set(const hs_opt *o, const char *arg)
+static void set(const hs_opt *o, const char *arg)
 {
 	switch (o->type) {
 	case HS_OPT_FLAG: *(int *)o->target = 1; break;
 	case HS_OPT_STRING: *(const char **)o->target = arg; break;
-	case HS_OPT_LIST: {
-		hs_strlist_push(o->target, arg);
-		break;
-	}
+	case HS_OPT_LIST: hs_strlist_push(o->target, arg); break;
 	case HS_OPT_END: break;
 	}
-	return 0;
+}
+
+/* getopt_long's value for option i of the table: past every char, so short and long never collide. */
+#define LONGVAL(i) (256 + (i))
+#define HELPVAL 'h'
+
+static int nopts(const hs_cmd_usage *u)
+{
+	int n = 0;
+	while (u->opts && u->opts[n].type != HS_OPT_END)
+		n++;
+	return n;
+}
+
+/* The option getopt_long returned as `val` (a short name or LONGVAL(i)); NULL for none. */
+static const hs_opt *by_val(const hs_cmd_usage *u, int n, int val)
+{
+	if (val >= LONGVAL(0) && val < LONGVAL(n))
+		return &u->opts[val - LONGVAL(0)];
+	for (int i = 0; val > 0 && i < n; i++)
+		if (u->opts[i].shortname == val)
+			return &u->opts[i];
+	return NULL;
+}
+
+/* "--name" for messages, as the user may have typed it (short when `val` is a short name). */
+static void spell(const hs_opt *o, int val, char *buf, size_t cap)
+{
+	if (val < 256)
+		snprintf(buf, cap, "-%c", val);
+	else
+		snprintf(buf, cap, "--%s", o->name);
+}
+
+/* The message for an unknown or ambiguous long option `arg` ("--jsn", "--trace-=x"). */
+static void unknown_long(const hs_cmd_usage *u, int n, const char *arg)
+{
+	const char *name = arg + 2, *eq = strchr(name, '=');
+	size_t len = eq ? (size_t)(eq - name) : strlen(name);
+	char word[64];
+	snprintf(word, sizeof word, "%.*s", (int)(len < 63 ? len : 63), name);
+	/* a prefix of two or more names: getopt_long calls it ambiguous; say which */
+	char which[512] = "";
+	size_t wl = 0;
+	int matches = 0;
+	for (int i = 0; i < n; i++)
+		if (len > 0 && strncmp(u->opts[i].name, word, len) == 0) {
+			matches++;
+			wl += (size_t)snprintf(which + wl, wl < sizeof which ? sizeof which - wl : 0, "%s--%s",
+					       matches > 1 ? ", " : "", u->opts[i].name);
+		}
+	if (matches > 1) {
+		fprintf(stderr, "hetsim %s: option '--%s' is ambiguous (it could be %s)\n", u->name, word, which);
+		return;
+	}
+	const char **cands = hs_xcalloc((size_t)n + 2, sizeof *cands);
+	for (int i = 0; i < n; i++)
+		cands[i] = u->opts[i].name;
+	cands[n] = "help";
+	const char *sug = hs_cfg_suggest(word, cands);
+	if (sug)
+		fprintf(stderr, "hetsim %s: unknown option '%.*s' (did you mean '--%s'?)\n", u->name,
+			(int)(len + 2), arg, sug);
+	else
+		fprintf(stderr, "hetsim %s: unknown option '%.*s'\n", u->name, (int)(len + 2), arg);
+	free(cands);
 }
 
 int hs_opt_parse(const hs_cmd_usage *u, int argc, char **argv, const char **pos, int maxpos)
 {
-	int npos = 0, only_pos = 0;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (only_pos || a[0] != '-' || a[1] == 0) {
-			if (npos >= maxpos) {
-				fprintf(stderr, "hetsim %s: unexpected argument '%s'\n", u->name, a);
-				fprintf(stderr, "usage: %s\n", u->synopsis);
-				return -1;
-			}
-			pos[npos++] = a;
-			continue;
+	int n = nopts(u);
+	struct option *lo = hs_xcalloc((size_t)n + 2, sizeof *lo);
+	char *shorts = hs_xmalloc(3 + 2 * (size_t)n + 2), *sp = shorts;
+	*sp++ = '-'; /* positionals in order, where they stand */
+	*sp++ = ':'; /* a missing value returns ':', not '?' */
+	*sp++ = 'h';
+	for (int i = 0; i < n; i++) {
+		const hs_opt *o = &u->opts[i];
+		int arg = o->type == HS_OPT_FLAG ? no_argument : required_argument;
+		lo[i] = (struct option){o->name, arg, NULL, LONGVAL(i)};
+		if (o->shortname) {
+			*sp++ = o->shortname;
+			if (arg == required_argument)
+				*sp++ = ':';
 		}
-		if (strcmp(a, "--") == 0) {
-			only_pos = 1;
-			continue;
-		}
-		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-			hs_opt_usage(u, stdout);
-			return -2;
-		}
-		const hs_opt *o;
-		const char *inl = NULL;
-		if (a[1] == '-') {
-			const char *name = a + 2, *eq = strchr(name, '=');
-			size_t len = eq ? (size_t)(eq - name) : strlen(name);
-			o = find(u, name, len, 0);
-			if (eq)
-				inl = eq + 1;
-		} else {
-			o = a[2] == 0 ? find(u, NULL, 0, a[1]) : NULL;
-		}
-		if (!o) {
-			fprintf(stderr, "hetsim %s: unknown option '%s'\n", u->name, a);
-			fprintf(stderr, "usage: %s   (hetsim %s --help for the options)\n", u->synopsis, u->name);
-			return -1;
-		}
-		if (o->type == HS_OPT_FLAG) {
-			if (inl) {
-				fprintf(stderr, "hetsim %s: option '--%s' takes no value\n", u->name, o->name);
-				return -1;
-			}
-			set(o, NULL);
-			continue;
-		}
-		if (!inl) {
-			if (i + 1 >= argc) {
-				fprintf(stderr, "hetsim %s: option '%s' needs a value (%s)\n", u->name, a,
-					o->argname ? o->argname : "VALUE");
-				return -1;
-			}
-			inl = argv[++i];
-		}
-		set(o, inl);
 	}
-	return npos;
+	*sp = 0;
+	lo[n] = (struct option){"help", no_argument, NULL, HELPVAL};
+
+	int npos = 0, rc = 0, c;
+	optind = 0; /* glibc: 0 re-initialises the scanner (a process may parse several command lines) */
+	opterr = 0;
+	while (rc == 0 && (c = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
+		const hs_opt *o = by_val(u, n, c);
+		char nm[80];
+		if (c == 1) { /* a positional argument */
+			if (npos >= maxpos) {
+				fprintf(stderr, "hetsim %s: unexpected argument '%s'\n", u->name, optarg);
+				fprintf(stderr, "usage: %s\n", u->synopsis);
+				rc = -1;
+			} else
+				pos[npos++] = optarg;
+		} else if (c == HELPVAL) {
+			hs_opt_usage(u, stdout);
+			rc = -2;
+		} else if (c == ':') {
+			const hs_opt *m = by_val(u, n, optopt);
+			spell(m, optopt, nm, sizeof nm);
+			fprintf(stderr, "hetsim %s: option '%s' needs a value (%s)\n", u->name, nm,
+				m && m->argname ? m->argname : "VALUE");
+			rc = -1;
+		} else if (c == '?') {
+			const hs_opt *m = by_val(u, n, optopt);
+			const char *arg = argv[optind - 1];
+			if (m && m->type == HS_OPT_FLAG && optopt >= 256)
+				fprintf(stderr, "hetsim %s: option '--%s' takes no value\n", u->name, m->name);
+			else if (optopt == 0 && strncmp(arg, "--", 2) == 0)
+				unknown_long(u, n, arg);
+			else
+				fprintf(stderr, "hetsim %s: unknown option '-%c'\n", u->name, optopt);
+			if (rc == 0) {
+				fprintf(stderr, "usage: %s   (hetsim %s --help for the options)\n", u->synopsis,
+					u->name);
+				rc = -1;
+			}
+		} else if (o)
+			set(o, optarg);
+		else {
+			fprintf(stderr, "hetsim %s: option parsing returned %d (this is a bug in hetsim)\n", u->name, c);
+			rc = -1;
+		}
+	}
+	/* after --: every remaining argument is positional */
+	for (int i = optind; rc == 0 && i < argc; i++) {
+		if (npos >= maxpos) {
+			fprintf(stderr, "hetsim %s: unexpected argument '%s'\n", u->name, argv[i]);
+			fprintf(stderr, "usage: %s\n", u->synopsis);
+			rc = -1;
+		} else
+			pos[npos++] = argv[i];
+	}
+	free(lo);
+	free(shorts);
+	return rc ? rc : npos;
 }

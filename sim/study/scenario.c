@@ -12,7 +12,7 @@
 #include "sim/base/sizes.h"
 #include "sim/coll/coll.h"
 
-static const char *const top_keys[] = {"name", "kind", "description", "cluster", "model", "training",
+const char *const hs_scenario_keys[] = {"name", "kind", "description", "cluster", "model", "training",
 				       "parallelism", "simulation", "variability", "resilience", "diloco", "cost", NULL};
 static const char *const training_keys[] = {"seq_len", "global_batch", "micro_batch", "precision", "optimizer",
 					    "attention", "recipe", "grad_dtype", "fp8_recipe", NULL};
@@ -702,7 +702,7 @@ hs_scenario *hs_scenario_from_doc(hs_ydoc *doc, const char *path, hs_err *err)
 	s->path = path;
 	s->doc = doc;
 	const hs_ynode *root = hs_yaml_root(s->doc);
-	if (hs_cfg_known(root, "", top_keys, "a scenario mapping with cluster, model, training, parallelism", err))
+	if (hs_cfg_known(root, "", hs_scenario_keys, "a scenario mapping with cluster, model, training, parallelism", err))
 		goto fail;
 	int kind;
 	if (hs_cfg_enum(root, "", "kind", hs_scenario_kinds, 0, &kind, err))

@@ -46,6 +46,9 @@ typedef struct hs_scenario {
 	hs_costopts cost;
 } hs_scenario;
 
+/* The keys a scenario's top level may have, NULL-terminated (for readers of part of a scenario: `hetsim coll`). */
+extern const char *const hs_scenario_keys[];
+
 /* Load, apply overrides, check. Returns NULL with err (HS_EINPUT, or HS_EINFEASIBLE for a strategy that
  * cannot run on this cluster). */
 hs_scenario *hs_scenario_load(const char *path, const struct hs_strlist *sets, hs_err *err);

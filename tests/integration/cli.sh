@@ -8,7 +8,15 @@ expect 0 "usage: hetsim run" -- "$H" help run
 expect 0 "usage: hetsim run" -- "$H" run --help
 expect 0 "hetsim 0" -- "$H" version
 expect 2 "did you mean 'run'" -- "$H" rn
-expect 2 "unknown option '--jsn'" -- "$H" run --jsn scenarios/default.yaml
+expect 2 "unknown option '--jsn' (did you mean '--json'?)" -- "$H" run --jsn scenarios/default.yaml
+# options as every Unix tool takes them (getopt_long): attached and separate values, = for long ones, --
+for j in -j1 "-j 1" --jobs=1 "--jobs 1"; do
+	# shellcheck disable=SC2086
+	expect 0 "stopped after 1 new points" -- "$H" sweep $j -q --limit 1 -o "${TMPDIR:-/tmp}/hetsim-cli-$$.csv" scenarios/sweeps/llama3-8b-tp-pp.yaml
+done
+rm -f "${TMPDIR:-/tmp}/hetsim-cli-$$.csv"*
+expect 2 "option '--json' takes no value" -- "$H" run --json=yes scenarios/default.yaml
+expect 2 "cannot open" -- "$H" run -- --json
 expect 2 "no scenario given" -- "$H" run
 expect 2 "cannot open" -- "$H" run /nonexistent.yaml
 # a misspelled key names the key it meant, with file:line:col

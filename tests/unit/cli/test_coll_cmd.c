@@ -69,6 +69,15 @@ START_TEST(set_overrides)
 			"cluster.groups.0.scaleup.bandwidth=150 GB/s", (char *)scn};
 	ck_assert_int_eq(run(buf, sizeof buf, 11, argv), 0);
 	ck_assert_msg(strstr(buf, "-1    10743   99.94  149.92     -1    10743") != NULL, "%s", buf);
+	/* checked as `hetsim run` checks them: an unknown section, and a misspelled key of a training scenario */
+	char *a2[] = {"coll", "--sizes", "8:8", "--set", "foo.bar=1", (char *)scn};
+	ck_assert_int_eq(run(buf, sizeof buf, 6, a2), 2);
+	ck_assert_msg(strstr(buf, "--set foo.bar:1:1: foo: unknown key (expected one of: name, kind,") != NULL, "%s", buf);
+	char *a3[] = {"coll", "--sizes", "8:8", "--set", "training.micro_batchh=2", "scenarios/default.yaml"};
+	ck_assert_int_eq(run(buf, sizeof buf, 6, a3), 2);
+	ck_assert_msg(strstr(buf, "training.micro_batchh: unknown key (did you mean 'micro_batch'?)") != NULL, "%s", buf);
+	char *a4[] = {"coll", "--sizes", "8:8", "--set", "training.micro_batch=2", "scenarios/default.yaml"};
+	ck_assert_int_eq(run(buf, sizeof buf, 6, a4), 0);
 }
 END_TEST
 

@@ -94,6 +94,12 @@ START_TEST(bad_input)
 	ck_assert_int_eq(from_text("gpu: {base: B200, memory_bandwidth: 8 GiB}\n", &d, &err), -1);
 	ck_assert_msg(strstr(err.msg, "memory_bandwidth"), "%s", err.msg);
 	ck_assert_int_eq(from_text("gpu: [1, 2]\n", &d, &err), -1);
+	/* a family name suggests its types, not the nearest other family by edit distance (B200) */
+	ck_assert_int_eq(from_text("gpu: H100\n", &d, &err), -1);
+	ck_assert_msg(strstr(err.msg, "unknown device type 'H100' (did you mean one of 'H100-SXM-80GB', "
+				      "'H100-PCIe-80GB'?)"), "%s", err.msg);
+	ck_assert_int_eq(from_text("gpu: h200\n", &d, &err), -1);
+	ck_assert_msg(strstr(err.msg, "(did you mean 'H200-SXM-141GB'?)"), "%s", err.msg);
 }
 END_TEST
 
