@@ -110,7 +110,8 @@ struct ctx {
 	hs_build *b;
 	hs_graph *g;
 	hs_layer_cfg lc;
-	int pp, v, nchunks;    /* chunks per rank, global chunks */
+	int pp, v, nchunks;    /* chunks per rank, model chunks */
+	int sched;             /* enum hs_sched_kind: where the model chunks live (hs_sched_chunk_of) */
 	int *cl, *cf;          /* [nchunks] layers of a global chunk and its first layer */
 	int dpg;               /* data-parallel group size (dp, or a DiLoCo site's replicas) */
 	/* per (stage, chunk): op lists in the graph */
@@ -118,11 +119,17 @@ struct ctx {
 	hs_oplist tmp;
 };
 
+/* The model chunk that local chunk `chunk` of `stage` runs. */
+static int gchunk_of(const struct ctx *c, int stage, int chunk)
+{
+	return hs_sched_chunk_of(c->sched, c->pp, c->v, stage, chunk);
+}
+
 /* `fp8_gemms`: the chunk's fp8 GEMMs (hs_ops_fp8_gemms of its forward), for the backward's scale update. */
 static void ops_chunk(struct ctx *c, int stage, int chunk, enum hs_phase ph, int with_recompute, double fp8_gemms)
 {
 	const hs_model *m = c->s->model;
-	int gchunk = chunk * c->pp + stage;
+	int gchunk = gchunk_of(c, stage, chunk);
 	hs_oplist_clear(&c->tmp);
 	int first = gchunk == 0, last = gchunk == c->nchunks - 1;
 	if (ph == HS_PH_FWD) {
@@ -171,7 +178,7 @@ static void build_oplists(struct ctx *c)
 			/* combined backward: recompute, then input and weight gradients layer by layer */
 			hs_oplist_clear(&c->tmp);
 			const hs_model *m = c->s->model;
-			int gchunk = k * c->pp + s;
+			int gchunk = gchunk_of(c, s, k);
 			if (gchunk == c->nchunks - 1) {
 				hs_ops_head(m, &c->lc, HS_PH_BWD_INPUT, &c->tmp);
 				hs_ops_head(m, &c->lc, HS_PH_BWD_WEIGHT, &c->tmp);
@@ -209,6 +216,7 @@ struct walk {
 	uint32_t *bucket_colls;
 	size_t nbucket_colls, capbc;
 	size_t *last;           /* [chunk * 4 + kind]: position of the chunk's last item of that kind */
+	size_t *last_weight;    /* [chunk]: position of the chunk's last BWD or BWD_WEIGHT (its gradients final) */
 	size_t *first_fwd;      /* [chunk]: position of the chunk's first forward */
 };
 
@@ -225,7 +233,7 @@ struct walk {
 static double chunk_params(struct ctx *c, int stage, int chunk)
 {
 	const hs_model *m = c->s->model;
-	int gchunk = chunk * c->pp + stage;
+	int gchunk = gchunk_of(c, stage, chunk);
 	double params = 0;
 	for (int i = 0; i < c->cl[gchunk]; i++)
 		params += layer_params_rank(m, c->s->par, c->cf[gchunk] + i);
@@ -264,7 +272,8 @@ struct z3 {
 
 static int z3_gathers(enum hs_si_kind k) { return k != HS_SI_BWD_WEIGHT; }
 
-static int z3_reduces(enum hs_si_kind k, int zb) { return k == (zb ? HS_SI_BWD_WEIGHT : HS_SI_BWD); }
+/* The items that compute weight gradients: the whole backward, or its W half where a schedule splits it. */
+static int weight_item(enum hs_si_kind k) { return k == HS_SI_BWD || k == HS_SI_BWD_WEIGHT; }
 
 /* Rendezvous id of a ZeRO-3 collective: (stage, chunk, micro-batch, what, unit); what 0 forward gather, 1
  * backward gather, 2 gradient reduce-scatter. */
@@ -303,7 +312,7 @@ struct step {
 	struct walk *w;      /* [nreps] */
 	struct z3 z;
 	int ndp;             /* reps per stage: 1 with symmetry, dp without */
-	int symmetry, zb;    /* zb: a zero-bubble schedule (weight gradients are items of their own) */
+	int symmetry;
 	double act_bytes;    /* activation (and input-gradient) bytes sent between stages */
 };
 
@@ -317,20 +326,22 @@ static int emit_item(struct step *sb, int r)
 	hs_graph *g = c->g;
 	struct walk *W = &sb->w[r];
 	const struct z3 *z = &sb->z;
-	int v = c->v, ndp = sb->ndp, symmetry = sb->symmetry, zb = sb->zb;
+	int v = c->v, ndp = sb->ndp, symmetry = sb->symmetry;
 	double act_bytes = sb->act_bytes;
 	hs_sched_item it = W->items[W->pos];
 	int idx = it.mb * v + it.chunk;
-	int gchunk = it.chunk * p->pp + W->stage;
+	int gchunk = gchunk_of(c, W->stage, it.chunk);
 	int fwd = it.kind == HS_SI_FWD;
 	uint32_t need = NONE;
 	int have = 1;
 	if (fwd && gchunk > 0) {
-		int ps = (gchunk - 1) % p->pp, pc = (gchunk - 1) / p->pp;
+		int ps, pc;
+		hs_sched_place(c->sched, p->pp, v, W->m, it.mb, gchunk - 1, &ps, &pc);
 		need = sb->w[ps * ndp + W->dp_index].fsend[it.mb * v + pc];
 		have = need != NONE;
 	} else if ((it.kind == HS_SI_BWD || it.kind == HS_SI_BWD_INPUT) && gchunk < c->nchunks - 1) {
-		int ns = (gchunk + 1) % p->pp, nc = (gchunk + 1) / p->pp;
+		int ns, nc;
+		hs_sched_place(c->sched, p->pp, v, W->m, it.mb, gchunk + 1, &ns, &nc);
 		need = sb->w[ns * ndp + W->dp_index].bsend[it.mb * v + nc];
 		have = need != NONE;
 	}
@@ -341,12 +352,10 @@ static int emit_item(struct step *sb, int r)
 				 : it.kind == HS_SI_BWD_INPUT ? c->bin : c->bwt;
 	/* the last backward item of a chunk finalises its gradients: slice it by bucket */
 	int finalises = 0;
-	/* gradients are final after the weight-gradient part: the last BWD, or the last
-	 * BWD_WEIGHT under zero-bubble schedules */
-	if ((!z->on || z->keep) && it.kind == (zb ? HS_SI_BWD_WEIGHT : HS_SI_BWD)) {
-		int lastmb = W->last[it.chunk * 4 + it.kind] == W->pos;
-		finalises = lastmb && c->dpg > 1;
-	}
+	/* gradients are final after the chunk's last weight-gradient item: its last BWD, or its last
+	 * BWD_WEIGHT where the schedule splits the backward */
+	if ((!z->on || z->keep) && weight_item(it.kind))
+		finalises = W->last_weight[it.chunk] == W->pos && c->dpg > 1;
 	int nslices = 1;
 	double gbytes = 0;
 	if (finalises) {
@@ -357,7 +366,7 @@ static int emit_item(struct step *sb, int r)
 		if (nslices > MAX_BUCKETS)
 			nslices = MAX_BUCKETS;
 	}
-	int z3_rs = z->on && !z->keep && z3_reduces(it.kind, zb);
+	int z3_rs = z->on && !z->keep && weight_item(it.kind);
 	/* kept parameters: only the chunk's first forward gathers (by unit), and nothing is prefetched later */
 	int gathers = z->on && z3_gathers(it.kind) && (!z->keep || (fwd && W->first_fwd[it.chunk] == W->pos));
 	if (z->on && !z->keep) {
@@ -432,8 +441,9 @@ static int emit_item(struct step *sb, int r)
 	int sends = fwd ? gchunk < c->nchunks - 1
 			: (it.kind != HS_SI_BWD_WEIGHT && gchunk > 0);
 	if (sends) {
-		int tg = fwd ? gchunk + 1 : gchunk - 1;
-		int peer = (tg % p->pp) * ndp + W->dp_index;
+		int tg = fwd ? gchunk + 1 : gchunk - 1, ts, tc;
+		hs_sched_place(c->sched, p->pp, v, W->m, it.mb, tg, &ts, &tc);
+		int peer = ts * ndp + W->dp_index;
 		hs_task st = {.kind = HS_T_SEND, .stream = HS_S_P2P, .what = HS_W_P2P, .rep = r,
 			      .peer = peer, .mb = it.mb, .chunk = it.chunk, .bytes = act_bytes,
 			      .rendezvous = -1};
@@ -477,9 +487,22 @@ static int start_walk(struct ctx *c, struct walk *W, int r, int ndp, int symmetr
 	for (size_t q = W->n; q-- > 0;)
 		if (W->items[q].kind == HS_SI_FWD)
 			W->first_fwd[W->items[q].chunk] = q;
-	for (size_t q = 0; q < W->n; q++)
+	W->last_weight = hs_xcalloc((size_t)v, sizeof *W->last_weight);
+	for (size_t q = 0; q < W->n; q++) {
 		W->last[W->items[q].chunk * 4 + W->items[q].kind] = q;
+		if (weight_item(W->items[q].kind))
+			W->last_weight[W->items[q].chunk] = q;
+	}
 	return 0;
+}
+
+/* The stage whose gradients this stage's are summed with before the optimizer: the other end of the pipeline
+ * for tied embeddings, the mirror stage pp-1-s under DualPipe (both copies of the same chunks). */
+static int pair_of(const struct ctx *c, int stage)
+{
+	if (c->sched == HS_SCHED_DUALPIPE)
+		return c->pp - 1 - stage;
+	return stage == 0 ? c->pp - 1 : 0;
 }
 
 /* Close rep r's step: the optimizer after its last compute and every gradient bucket, then (ZeRO 1-2) the
@@ -506,7 +529,7 @@ static void finish_rep(struct step *sb, int r, int grad_ids, int m, int maxchunk
 	 * first micro-batch of the next step would cast; norms and biases are a rounding error) */
 	double layer_w = 0;
 	for (int k = 0; k < v; k++) {
-		int gc = k * c->pp + st;
+		int gc = gchunk_of(c, st, k);
 		for (int i = 0; i < c->cl[gc]; i++)
 			layer_w += layer_params_rank(s->model, p, c->cf[gc] + i);
 	}
@@ -519,8 +542,8 @@ static void finish_rep(struct step *sb, int r, int grad_ids, int m, int maxchunk
 		hs_graph_dep(g, ot, W->last_compute);
 	for (size_t q = 0; q < W->nbucket_colls; q++)
 		hs_graph_dep(g, ot, W->bucket_colls[q]);
-	if (emb && emb[r] != NONE) { /* the tied embedding's gradient is summed over both ends first */
-		int other = (st == 0 ? p->pp - 1 : 0) * sb->ndp + W->dp_index;
+	if (emb && emb[r] != NONE) { /* the tied embedding's (DualPipe: both copies') gradients are summed first */
+		int other = pair_of(c, st) * sb->ndp + W->dp_index;
 		hs_graph_dep(g, ot, emb[r]);
 		hs_graph_dep(g, ot, emb[other]);
 	}
@@ -541,18 +564,18 @@ static void finish_rep(struct step *sb, int r, int grad_ids, int m, int maxchunk
 	double in_layers = 0;
 	int uneven = 0;
 	for (int k = 0; k < v; k++)
-		uneven |= c->cl[k * c->pp + st] != c->cl[st];
+		uneven |= c->cl[gchunk_of(c, st, k)] != c->cl[gchunk_of(c, st, 0)];
 	if (uneven) {
 		double *w = hs_xmalloc((size_t)v * sizeof *w);
 		for (int k = 0; k < v; k++)
-			w[k] = c->cl[k * c->pp + st];
+			w[k] = c->cl[gchunk_of(c, st, k)];
 		in_layers = hs_sched_in_flight_weighted(p->schedule, p->pp, st, m, v, w);
 		free(w);
 	}
 	hs_mem_cfg mc = {.layer = c->lc, .pp = p->pp, .dp = c->dpg, .zero_stage = p->zero, .fsdp_keep = p->fsdp_keep,
 			 .layers_on_rank = si->layers, .first_stage = st == 0, .last_stage = st == p->pp - 1,
 			 .in_flight = si->in_flight, .comm_buffer_bytes = 0, .vstages = v,
-			 .first_layer = c->cf[st], .gather_layers = (maxchunk + z.units - 1) / z.units,
+			 .first_layer = c->cf[gchunk_of(c, st, 0)], .gather_layers = (maxchunk + z.units - 1) / z.units,
 			 .in_flight_layers = in_layers};
 	hs_memory_rank(s->model, &mc, &si->mem);
 }
@@ -570,7 +593,8 @@ static uint32_t *tied_embedding_sync(struct step *sb)
 	struct ctx *c = sb->c;
 	const hs_parallel *p = c->s->par;
 	const hs_model *m = c->s->model;
-	if (!m->tied_embeddings || p->pp < 2)
+	int dual = c->sched == HS_SCHED_DUALPIPE;
+	if (!dual && (!m->tied_embeddings || p->pp < 2))
 		return NULL;
 	hs_graph *g = c->g;
 	uint32_t *emb = hs_xmalloc((size_t)g->nreps * sizeof *emb);
@@ -578,9 +602,20 @@ static uint32_t *tied_embedding_sync(struct step *sb)
 	for (int r = 0; r < g->nreps; r++) {
 		struct walk *W = &sb->w[r];
 		emb[r] = NONE;
-		if (W->stage != 0 && W->stage != p->pp - 1)
+		if (!dual && W->stage != 0 && W->stage != p->pp - 1)
 			continue;
-		int peer = (W->stage == 0 ? p->pp - 1 : 0) * sb->ndp + W->dp_index;
+		if (dual) {
+			/* DualPipe: ranks s and pp-1-s hold the same two model chunks (one as chunk 0, the other as
+			 * chunk 1), so each copy's gradient is the sum of both; the embedding and the output layer are
+			 * both on ranks 0 and pp-1, so a tied matrix needs nothing more. After ZeRO's reduce-scatter
+			 * each rank sums only its shard. */
+			bytes = 0;
+			for (int k = 0; k < c->v; k++)
+				bytes += chunk_grad_bytes(c, W->stage, k);
+			if (p->zero >= 1)
+				bytes /= c->dpg;
+		}
+		int peer = pair_of(c, W->stage) * sb->ndp + W->dp_index;
 		hs_task st = {.kind = HS_T_SEND, .stream = HS_S_P2P, .what = HS_W_P2P, .rep = r, .peer = peer,
 			      .mb = 0, .chunk = 0, .bytes = bytes, .rendezvous = -1};
 		emb[r] = hs_graph_add(g, &st);
@@ -596,15 +631,17 @@ int hs_build_step(const hs_workload *s, hs_partition *part, int symmetry, hs_bui
 {
 	memset(out, 0, sizeof *out);
 	const hs_parallel *p = s->par;
-	struct ctx c = {.s = s, .b = out, .g = &out->graph, .pp = p->pp, .v = p->vstages};
-	c.nchunks = p->pp * p->vstages;
+	struct ctx c = {.s = s, .b = out, .g = &out->graph, .pp = p->pp, .sched = p->schedule};
+	c.v = hs_sched_chunks(p->schedule, p->vstages);
+	c.nchunks = hs_sched_model_chunks(p->schedule, p->pp, p->vstages);
 	c.dpg = hs_build_dp_group_size(p);
 	out->part = *part;
 	memset(part, 0, sizeof *part);
 	part = &out->part;
 	if (part->uneven_dp)
 		symmetry = 0; /* replicas run different work: simulate each */
-	/* global chunk g = (local chunk k, stage st) with g = k pp + st holds chunk_layers[g] layers, the model's
+	/* model chunk g (hs_sched_chunk_of: g = k pp + st for chunk k of stage st under Megatron's interleaving)
+	 * holds chunk_layers[g] layers, the model's
 	 * layers in order */
 	c.cl = hs_xcalloc((size_t)c.nchunks, sizeof *c.cl);
 	c.cf = hs_xcalloc((size_t)c.nchunks + 1, sizeof *c.cf);
@@ -647,9 +684,7 @@ int hs_build_step(const hs_workload *s, hs_partition *part, int symmetry, hs_bui
 	 * parallelism (Megatron scatters them across the TP group). */
 	double act_bytes = (double)s->train->micro_batch * s->train->seq_len / p->cp * s->model->hidden *
 			   hs_dtype_bytes(s->train->dtype) / (p->sequence_parallel ? p->tp : 1);
-	int zb = p->schedule == HS_SCHED_ZB_H1;
-	struct step sb = {.c = &c, .w = w, .z = z, .ndp = ndp, .symmetry = symmetry, .zb = zb,
-			  .act_bytes = act_bytes};
+	struct step sb = {.c = &c, .w = w, .z = z, .ndp = ndp, .symmetry = symmetry, .act_bytes = act_bytes};
 	/* Rendezvous ids for DP collectives across replicas: (stage, chunk, bucket slice) -> id; the parameter
 	 * all-gather of stage s takes pp * v * MAX_BUCKETS + s. With symmetry a collective has one member: no id. */
 	int grad_ids = p->pp * v * MAX_BUCKETS;
@@ -683,6 +718,7 @@ out:
 		free(w[r].btask);
 		free(w[r].bucket_colls);
 		free(w[r].last);
+		free(w[r].last_weight);
 		free(w[r].first_fwd);
 	}
 	free(w);

@@ -1,5 +1,6 @@
 /* hs_sched: the pipeline schedules (see schedule.h). Each builder appends a stage's items in order. */
 #include "models/schedule.h"
+#include "models/sched_impl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +9,7 @@
 #include "sim/base/alloc.h"
 
 /* The names a scenario writes, in enum order; the behaviour of each is its row of `schedules` below. */
-const char *const hs_sched_names[] = {"gpipe", "1f1b", "interleaved", "zb-h1", NULL};
+const char *const hs_sched_names[] = {"gpipe", "1f1b", "interleaved", "zb-h1", "zb-v", "dualpipe", NULL};
 _Static_assert(sizeof hs_sched_names / sizeof hs_sched_names[0] == HS_SCHED_COUNT + 1, "a name per schedule");
 
 int hs_sched_parse(const char *name)
@@ -21,18 +22,15 @@ int hs_sched_parse(const char *name)
 
 const char *hs_sched_name(enum hs_sched_kind k) { return k >= 0 && k < HS_SCHED_COUNT ? hs_sched_names[k] : "?"; }
 
-struct list {
-	hs_sched_item *v;
-	size_t n, cap;
-};
-
-static void add(struct list *l, int mb, int chunk, enum hs_si_kind kind)
+void hs_sched_add(hs_sched_list *l, int mb, int chunk, enum hs_si_kind kind)
 {
 	hs_xgrow(&l->v, &l->cap, l->n + 1, sizeof *l->v);
 	l->v[l->n++] = (hs_sched_item){mb, chunk, kind};
 }
 
-static void gpipe(struct list *l, int m)
+static void add(hs_sched_list *l, int mb, int chunk, enum hs_si_kind kind) { hs_sched_add(l, mb, chunk, kind); }
+
+static void gpipe(hs_sched_list *l, int m)
 {
 	for (int i = 0; i < m; i++)
 		add(l, i, 0, HS_SI_FWD);
@@ -40,7 +38,7 @@ static void gpipe(struct list *l, int m)
 		add(l, i, 0, HS_SI_BWD);
 }
 
-static void one_f_one_b(struct list *l, int pp, int s, int m, enum hs_si_kind bwd)
+static void one_f_one_b(hs_sched_list *l, int pp, int s, int m, enum hs_si_kind bwd)
 {
 	int warm = pp - s - 1 < m ? pp - s - 1 : m;
 	for (int i = 0; i < warm; i++)
@@ -63,7 +61,7 @@ static void vmb(int k, int pp, int v, int fwd, int *mb, int *chunk)
 	*mb = k / (pp * v) * pp + k % pp;
 }
 
-static void interleaved(struct list *l, int pp, int s, int m, int v)
+static void interleaved(hs_sched_list *l, int pp, int s, int m, int v)
 {
 	int total = m * v, warm;
 	if (m == pp)
@@ -94,9 +92,9 @@ static void interleaved(struct list *l, int pp, int s, int m, int v)
  * W whenever its next F or B is not ready yet, or before an F that would hold more than pp micro-batches
  * between F and W (the same number on every worker, as Qi et al. keep it). Unit time F = B = W is the assumption under which Qi et al. hand-craft ZB-H1; with it the
  * fill never delays an F or B (everything finishes on integer times). */
-static void zb_h1(struct list *out, int pp, int stage, int m)
+static void zb_h1(hs_sched_list *out, int pp, int stage, int m)
 {
-	struct list *base = hs_xcalloc((size_t)pp, sizeof *base);
+	hs_sched_list *base = hs_xcalloc((size_t)pp, sizeof *base);
 	int *pos = hs_xcalloc((size_t)pp, sizeof *pos);       /* next base item per stage */
 	int *wnext = hs_xcalloc((size_t)pp, sizeof *wnext);   /* next micro-batch to W (W runs in B order) */
 	int *bdone = hs_xcalloc((size_t)pp, sizeof *bdone);   /* B's finished (in order) */
@@ -163,23 +161,107 @@ static void zb_h1(struct list *out, int pp, int stage, int m)
 }
 
 /* One signature for every builder: the stage's items for pp stages, m micro-batches and v chunks per rank. */
-static void build_gpipe(struct list *l, int pp, int s, int m, int v) { gpipe(l, m); }
-static void build_1f1b(struct list *l, int pp, int s, int m, int v) { one_f_one_b(l, pp, s, m, HS_SI_BWD); }
-static void build_interleaved(struct list *l, int pp, int s, int m, int v) { interleaved(l, pp, s, m, v); }
-static void build_zb_h1(struct list *l, int pp, int s, int m, int v) { zb_h1(l, pp, s, m); }
+static void build_gpipe(hs_sched_list *l, int pp, int s, int m, int v) { gpipe(l, m); }
+static void build_1f1b(hs_sched_list *l, int pp, int s, int m, int v) { one_f_one_b(l, pp, s, m, HS_SI_BWD); }
+static void build_interleaved(hs_sched_list *l, int pp, int s, int m, int v) { interleaved(l, pp, s, m, v); }
+static void build_zb_h1(hs_sched_list *l, int pp, int s, int m, int v) { zb_h1(l, pp, s, m); }
+static void build_zb_v(hs_sched_list *l, int pp, int s, int m, int v) { hs_sched_zbv(l, pp, s, m); }
+static void build_dualpipe(hs_sched_list *l, int pp, int s, int m, int v) { hs_sched_dualpipe(l, pp, s, m); }
 
-/* A schedule: its builder, whether it runs several model chunks per rank (and then needs the micro-batches
- * divisible by pp, Megatron's interleaving), and the item that frees a micro-batch's activations. */
+/* Where the model chunks live. Megatron's interleaving: g = chunk pp + stage, every micro-batch the same way. */
+static int chunk_of_loop(int pp, int s, int k) { return k * pp + s; }
+static void place_loop(int pp, int m, int mb, int g, int *s, int *k)
+{
+	*s = g % pp;
+	*k = g / pp;
+}
+/* ZB-V: chunk 0 runs down the stages and chunk 1 back up, so stage s holds g = s and 2pp-1-s, and the
+ * middle of the model (g = pp-1, pp) is on the last stage, which sends nothing between its two chunks. */
+static int chunk_of_v(int pp, int s, int k) { return k ? 2 * pp - 1 - s : s; }
+static void place_v(int pp, int m, int mb, int g, int *s, int *k)
+{
+	*k = g >= pp;
+	*s = *k ? 2 * pp - 1 - g : g;
+}
+/* DualPipe: pp model chunks, two copies. Micro-batches [0, m/2) enter at stage 0 and run chunk 0 (g = s);
+ * [m/2, m) enter at stage pp-1 and run chunk 1 (g = pp-1-s). */
+static int chunk_of_dual(int pp, int s, int k) { return k ? pp - 1 - s : s; }
+static void place_dual(int pp, int m, int mb, int g, int *s, int *k)
+{
+	*k = mb >= m / 2;
+	*s = *k ? pp - 1 - g : g;
+}
+
+static const char *ok_any(int pp, int m, char *buf, size_t len) { return NULL; }
+static const char *ok_interleaved(int pp, int m, char *buf, size_t len)
+{
+	if (m % pp == 0)
+		return NULL;
+	snprintf(buf, len, "interleaved 1F1B needs micro-batches (%d) divisible by pp (%d)", m, pp);
+	return buf;
+}
+/* DeepSeek's DualPipe runs an even number of ranks and at least 2 pp micro-batches, half from each end
+ * (its step asserts num_ranks % 2 == 0 and num_chunks >= 2 num_ranks, num_chunks even): fewer leave its
+ * steady phase with no iteration. */
+static const char *ok_dualpipe(int pp, int m, char *buf, size_t len)
+{
+	if (pp >= 2 && pp % 2 == 0 && m % 2 == 0 && m >= 2 * pp)
+		return NULL;
+	snprintf(buf, len, "dualpipe needs an even pp >= 2 and an even number of micro-batches >= 2 pp (pp %d, "
+		 "micro-batches %d)", pp, m);
+	return buf;
+}
+
+/* A schedule: its builder, the model chunks each rank runs (0: parallelism.virtual_stages), how many copies of
+ * the model the pipeline holds (the model chunks are pp x chunks / copies), where the chunks live, and what
+ * micro-batch counts it can run. */
 static const struct schedule {
-	void (*build)(struct list *l, int pp, int stage, int m, int v);
-	int chunks;                /* uses vstages: model chunks per rank */
-	enum hs_si_kind release;   /* the item after which a forward's activations are no longer held */
+	void (*build)(hs_sched_list *l, int pp, int stage, int m, int v);
+	int chunks;
+	int copies;
+	int (*chunk_of)(int pp, int stage, int chunk);
+	void (*place)(int pp, int m, int mb, int g, int *stage, int *chunk);
+	const char *(*infeasible)(int pp, int m, char *buf, size_t len);
 } schedules[HS_SCHED_COUNT] = {
-	[HS_SCHED_GPIPE] = {build_gpipe, 0, HS_SI_BWD},
-	[HS_SCHED_1F1B] = {build_1f1b, 0, HS_SI_BWD},
-	[HS_SCHED_INTERLEAVED] = {build_interleaved, 1, HS_SI_BWD},
-	[HS_SCHED_ZB_H1] = {build_zb_h1, 0, HS_SI_BWD_WEIGHT}, /* ZB-H1 holds them until the weight gradient */
+	[HS_SCHED_GPIPE] = {build_gpipe, 1, 1, chunk_of_loop, place_loop, ok_any},
+	[HS_SCHED_1F1B] = {build_1f1b, 1, 1, chunk_of_loop, place_loop, ok_any},
+	[HS_SCHED_INTERLEAVED] = {build_interleaved, 0, 1, chunk_of_loop, place_loop, ok_interleaved},
+	[HS_SCHED_ZB_H1] = {build_zb_h1, 1, 1, chunk_of_loop, place_loop, ok_any},
+	[HS_SCHED_ZB_V] = {build_zb_v, 2, 1, chunk_of_v, place_v, ok_any},
+	[HS_SCHED_DUALPIPE] = {build_dualpipe, 2, 2, chunk_of_dual, place_dual, ok_dualpipe},
 };
+
+static int valid(enum hs_sched_kind k) { return k >= 0 && k < HS_SCHED_COUNT; }
+
+int hs_sched_chunks(enum hs_sched_kind k, int vstages)
+{
+	if (!valid(k))
+		return 1;
+	return schedules[k].chunks ? schedules[k].chunks : vstages > 1 ? vstages : 1;
+}
+
+int hs_sched_model_chunks(enum hs_sched_kind k, int pp, int vstages)
+{
+	return valid(k) ? pp * hs_sched_chunks(k, vstages) / schedules[k].copies : pp;
+}
+
+int hs_sched_chunk_of(enum hs_sched_kind k, int pp, int vstages, int stage, int chunk)
+{
+	return valid(k) ? schedules[k].chunk_of(pp, stage, chunk) : stage;
+}
+
+void hs_sched_place(enum hs_sched_kind k, int pp, int vstages, int m, int mb, int g, int *stage, int *chunk)
+{
+	if (valid(k))
+		schedules[k].place(pp, m, mb, g, stage, chunk);
+	else
+		*stage = g, *chunk = 0;
+}
+
+const char *hs_sched_infeasible(enum hs_sched_kind k, int pp, int m, char *buf, size_t len)
+{
+	return valid(k) ? schedules[k].infeasible(pp, m, buf, len) : NULL;
+}
 
 const char *hs_sched_expected(char *buf, size_t len)
 {
@@ -203,17 +285,13 @@ int hs_sched_build(enum hs_sched_kind k, int pp, int stage, int micro_batches, i
 		return hs_err_set(err, HS_EINPUT, "pipeline schedule: bad arguments (pp %d, stage %d, micro-batches %d)",
 				  pp, stage, micro_batches);
 	const struct schedule *sc = &schedules[k];
-	int v = sc->chunks ? vstages : 1;
-	if (sc->chunks) {
-		if (vstages < 1)
-			return hs_err_set(err, HS_EINPUT, "interleaved schedule: virtual stages %d (expected >= 1)",
-					  vstages);
-		if (micro_batches % pp)
-			return hs_err_set(err, HS_EINFEASIBLE,
-					  "interleaved 1F1B needs micro-batches (%d) divisible by pp (%d)", micro_batches,
-					  pp);
-	}
-	struct list l = {0};
+	if (!sc->chunks && vstages < 1)
+		return hs_err_set(err, HS_EINPUT, "interleaved schedule: virtual stages %d (expected >= 1)", vstages);
+	int v = hs_sched_chunks(k, vstages);
+	char why[160];
+	if (sc->infeasible(pp, micro_batches, why, sizeof why))
+		return hs_err_set(err, HS_EINFEASIBLE, "%s", why);
+	hs_sched_list l = {0};
 	sc->build(&l, pp, stage, micro_batches, v);
 	*items = l.v;
 	*n = l.n;
@@ -234,12 +312,13 @@ double hs_sched_in_flight_weighted(enum hs_sched_kind k, int pp, int stage, int 
 	if (hs_sched_build(k, pp, stage, micro_batches, vstages, &it, &n, &e))
 		return -1;
 	double cur = 0, peak = 0;
-	enum hs_si_kind release = schedules[k].release;
+	/* a forward's activations are held until the pass that needs them last: the whole backward, or the
+	 * weight gradient where the backward is split (ZB-H1 and ZB-V always, DualPipe for some items) */
 	for (size_t i = 0; i < n; i++) {
 		double w = weight ? weight[it[i].chunk] : 1;
 		if (it[i].kind == HS_SI_FWD && (cur += w) > peak)
 			peak = cur;
-		else if (it[i].kind == release)
+		else if (it[i].kind == HS_SI_BWD || it[i].kind == HS_SI_BWD_WEIGHT)
 			cur -= w;
 	}
 	free(it);

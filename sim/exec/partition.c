@@ -385,10 +385,26 @@ int hs_partition_resolve(const hs_workload *s, hs_partition *out, hs_err *err)
 	}
 	/* the chunks: as given, or the stage's layers split evenly over its virtual stages (auto and uniform
 	 * splits divide: the scenario checked it) */
-	out->v = p->vstages > 1 ? p->vstages : 1;
-	out->chunk_layers = hs_xcalloc((size_t)pp * out->v, sizeof *out->chunk_layers);
-	for (int g = 0; g < pp * out->v; g++)
-		out->chunk_layers[g] = p->chunk_layers ? p->chunk_layers[g] : out->stage_layers[g % pp] / out->v;
+	out->v = hs_sched_chunks(p->schedule, p->vstages);
+	int nmodel = hs_sched_model_chunks(p->schedule, pp, p->vstages);
+	out->chunk_layers = hs_xcalloc((size_t)nmodel, sizeof *out->chunk_layers);
+	if (nmodel != pp * out->v) {
+		/* DualPipe: pp model chunks, each held twice (stages s and pp-1-s), so a stage runs twice the layers of
+		 * a chunk; the scenario allows only the uniform split here */
+		for (int g = 0; g < nmodel; g++)
+			out->chunk_layers[g] = L / nmodel;
+		for (int st = 0; st < pp; st++) {
+			out->stage_layers[st] = 0;
+			for (int k = 0; k < out->v; k++)
+				out->stage_layers[st] += out->chunk_layers[hs_sched_chunk_of(p->schedule, pp, p->vstages, st, k)];
+		}
+	} else {
+		for (int st = 0; st < pp; st++)
+			for (int k = 0; k < out->v; k++) {
+				int g = hs_sched_chunk_of(p->schedule, pp, p->vstages, st, k);
+				out->chunk_layers[g] = p->chunk_layers ? p->chunk_layers[g] : out->stage_layers[st] / out->v;
+			}
+	}
 	for (int d = 0; d < dp; d++) {
 		if (out->dp_mb[d] > out->mb_max)
 			out->mb_max = out->dp_mb[d];

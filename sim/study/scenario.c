@@ -374,10 +374,10 @@ static int load_dp_microbatches(hs_scenario *s, const hs_ynode *p, int64_t total
 		return hs_cfg_err(k, err, "parallelism", "dp_microbatches",
 				  "ZeRO-3 / FSDP gathers parameters per micro-batch in lockstep across replicas (expected "
 				  "zero < 3 with uneven data-parallel load)");
-	if (par->schedule == HS_SCHED_INTERLEAVED)
+	if (par->schedule == HS_SCHED_INTERLEAVED || par->schedule == HS_SCHED_DUALPIPE)
 		return hs_cfg_err(k, err, "parallelism", "dp_microbatches",
-				  "the interleaved schedule needs every replica's micro-batches divisible by pp (expected "
-				  "1f1b, gpipe or zb-h1 with uneven data-parallel load)");
+				  "the interleaved and dualpipe schedules constrain every replica's micro-batches (expected "
+				  "1f1b, gpipe, zb-h1 or zb-v with uneven data-parallel load)");
 	if (par->dp_mb_auto)
 		return 0;
 	int64_t sum = 0;
@@ -544,9 +544,14 @@ static int load_parallel(hs_scenario *s, const hs_ynode *root, hs_err *err)
 	if (s->par.schedule == HS_SCHED_INTERLEAVED && vs < 2)
 		return hs_cfg_err(hs_yaml_get(p, "schedule"), err, "parallelism", "schedule",
 				  "interleaved needs virtual_stages >= 2 (expected parallelism.virtual_stages)");
-	if (s->par.schedule != HS_SCHED_INTERLEAVED && vs > 1)
+	/* ZB-V and DualPipe run two chunks per rank by construction: virtual_stages is theirs, 2 */
+	int fixed = s->par.schedule != HS_SCHED_INTERLEAVED ? hs_sched_chunks(s->par.schedule, 1) : 0;
+	if (s->par.schedule != HS_SCHED_INTERLEAVED && vs > 1 && vs != fixed)
 		return hs_cfg_err(hs_yaml_get(p, "virtual_stages"), err, "parallelism", "virtual_stages",
-				  "virtual stages need schedule: interleaved (found %s)", sched);
+				  "virtual stages need schedule: interleaved (found %s%s)", sched,
+				  fixed > 1 ? ", which runs 2 chunks per rank" : "");
+	if (fixed > 1)
+		s->par.vstages = fixed;
 	if (hs_cfg_num(p, "parallelism", "dp_bucket", HS_U_BYTES, 1, 1e15, DEF_DP_BUCKET, 0, &s->par.dp_bucket_bytes,
 		       err) ||
 	    hs_cfg_num(p, "parallelism", "memory_reserve", HS_U_BYTES, 0, 1e15, DEF_MEMORY_RESERVE, 0,
@@ -560,14 +565,26 @@ static int load_parallel(hs_scenario *s, const hs_ynode *root, hs_err *err)
 		return -1;
 	s->par.cp_ring = cpm == 1;
 
+	if (s->par.vstages > 1 && s->par.schedule != HS_SCHED_INTERLEAVED) {
+		/* the V and the two copies place chunks differently from Megatron's g = k pp + s, which the lists and
+		 * Megatron's split below are written in */
+		static const char *const placing[] = {"stage_layers", "embedding_as_layer", "loss_as_layer", NULL};
+		for (int i = 0; placing[i]; i++)
+			if (hs_yaml_get(p, placing[i]))
+				return hs_cfg_err(hs_yaml_get(p, placing[i]), err, "parallelism", placing[i],
+						  "%s places layers for 1F1B-like and interleaved schedules only (found "
+						  "schedule %s; expected the uniform split)", placing[i], sched);
+	}
 	if (load_stage_layers(s, p, err))
 		return -1;
 	/* Divisibility of the model by the strategy (exit 2, as issue 4 asks for these). With stage_layers the
 	 * layers need not divide evenly: load_stage_layers checked them. */
 	hs_err e2 = {0};
 	int uneven = s->par.stage_layers || s->par.stage_layers_auto;
-	if (hs_model_check_parallel(&s->model, s->par.tp, uneven ? 1 : s->par.pp, uneven ? 1 : s->par.vstages,
-				    s->par.cp, s->par.ep, s->train.seq_len, &e2))
+	/* the layers divide into the schedule's model chunks (DualPipe: pp of them, each held twice) */
+	int nmodel = hs_sched_model_chunks(s->par.schedule, s->par.pp, s->par.vstages);
+	if (hs_model_check_parallel(&s->model, s->par.tp, uneven ? 1 : s->par.pp,
+				    uneven ? 1 : nmodel / s->par.pp, s->par.cp, s->par.ep, s->train.seq_len, &e2))
 		return hs_cfg_err(p, err, "parallelism", "", "%s", e2.msg);
 	int64_t per_step = (int64_t)s->par.dp * s->train.micro_batch;
 	if (hs_yaml_get(p, "dp_microbatches")) {
@@ -598,10 +615,10 @@ static int load_parallel(hs_scenario *s, const hs_ynode *root, hs_err *err)
 	s->par.micro_batches = (int)m;
 	if (load_order(s, p, err))
 		return -1;
-	if (s->par.schedule == HS_SCHED_INTERLEAVED && m % s->par.pp)
-		return hs_cfg_err(hs_scenario_node(s, "parallelism.schedule"), err, "parallelism", "schedule",
-				  "interleaved 1F1B needs micro-batches (%lld) divisible by pp (%d)", (long long)m,
-				  s->par.pp);
+	char why[160];
+	if (hs_sched_infeasible(s->par.schedule, s->par.pp, (int)m, why, sizeof why))
+		return hs_cfg_err(hs_scenario_node(s, "parallelism.schedule"), err, "parallelism", "schedule", "%s",
+				  why);
 	if (s->par.sequence_parallel && s->par.tp == 1)
 		s->par.sequence_parallel = 0; /* nothing to shard: SP with TP 1 is the plain layout */
 	return load_sites(s, err);
