@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sim/study/scenario.h"
 #include "models/build.h"
@@ -49,6 +50,35 @@ static double wall(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* Progress of a flow-fidelity run on stderr: simulated time, events/s, the time left at the pace so far
+ * against the analytical estimate of the run's length. Once a second on a terminal (rewriting one line),
+ * every 10 s otherwise (a line each), and nothing for a run shorter than that. HETSIM_NO_PROGRESS=1 turns
+ * it off. */
+struct progress {
+	double t0, last, every;
+	int tty, shown;
+};
+
+static void show_progress(void *ctx, const hs_progress *p)
+{
+	struct progress *g = ctx;
+	double t = wall();
+	if (p->final) {
+		if (g->shown && g->tty)
+			fprintf(stderr, "\n");
+		return;
+	}
+	if (t - g->last < g->every)
+		return;
+	g->last = t;
+	g->shown = 1;
+	double el = t - g->t0, frac = p->horizon_s > 0 ? p->sim_s / p->horizon_s : 0;
+	double left = frac > 0 && frac < 1 ? el * (1 - frac) / frac : 0;
+	fprintf(stderr, "%shetsim run: simulated %.6f of ~%.6f s (%3.0f%%), %.2f M events/s, ETA %d:%02d%s",
+		g->tty ? "\r" : "", p->sim_s, p->horizon_s, 100 * (frac < 1 ? frac : 1), p->events / (el > 0 ? el : 1) / 1e6,
+		(int)left / 60, (int)left % 60, g->tty ? " " : "\n");
+}
+
 /* A training scenario: simulate the step (sim/study/simulate.h), then write what was asked for. */
 static int run_training(hs_ydoc *doc, const char *path, int index, hs_err *err)
 {
@@ -56,7 +86,12 @@ static int run_training(hs_ydoc *doc, const char *path, int index, hs_err *err)
 	hs_sim sim;
 	if (index > 0 && !json)
 		printf("\n");
-	if (hs_simulate_doc(doc, path, no_symmetry ? 0 : -1, NULL, &sim, err))
+	struct progress pg = {.t0 = t0, .last = t0, .tty = isatty(2)};
+	pg.every = pg.tty ? 1 : 10;
+	/* HETSIM_NO_PROGRESS: off, for output compared byte for byte (tests/golden/run.sh) */
+	const char *np = getenv("HETSIM_NO_PROGRESS");
+	int want = !(np && *np && *np != '0');
+	if (hs_simulate_doc_progress(doc, path, no_symmetry ? 0 : -1, NULL, want ? show_progress : NULL, &pg, &sim, err))
 		return -1;
 	int rc = 0;
 	if (trace_path) {

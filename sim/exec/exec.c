@@ -363,6 +363,35 @@ static void setup_streams(struct ex *x)
 	}
 }
 
+/* The engine until its queue is empty; with a progress hook, in slices of simulated time (events run in the
+ * same order: a slice ends between two instants). */
+static void run_engine(struct ex *x)
+{
+	const hs_simopts *o = x->o;
+	if (!o->progress || !(x->horizon_s > 0)) {
+		hs_engine_run(x->eng, HS_TIME_MAX);
+		return;
+	}
+	hs_time slice = hs_time_from_s(x->horizon_s / 1000);
+	slice = slice ? slice : 1;
+	hs_progress p = {.horizon_s = x->horizon_s};
+	hs_time t = hs_engine_now(x->eng), gap = slice;
+	while (hs_engine_pending(x->eng)) {
+		/* an empty slice doubles the next, so a quiet stretch costs a few calls, not one per slice */
+		t = t > HS_TIME_MAX - gap ? HS_TIME_MAX : t + gap;
+		if (!hs_engine_run(x->eng, t)) {
+			gap = gap > HS_TIME_MAX / 2 ? HS_TIME_MAX : 2 * gap;
+			continue;
+		}
+		gap = slice;
+		p.sim_s = hs_time_to_s(hs_engine_now(x->eng));
+		p.events = hs_engine_executed(x->eng);
+		o->progress(o->progress_ctx, &p);
+	}
+	p.final = 1;
+	o->progress(o->progress_ctx, &p);
+}
+
 /* Run the steps one after another; each starts when the previous one has ended everywhere (the optimizer step
  * closes it). -1 with err when a task never ran. */
 static int run_steps(struct ex *x, hs_result *out, hs_err *err)
@@ -386,7 +415,7 @@ static int run_steps(struct ex *x, hs_result *out, hs_err *err)
 		for (int i = 0; i < g->nreps; i++)
 			for (int k = 0; k < HS_S_COUNT; k++)
 				try_start(x, i, k);
-		hs_engine_run(x->eng, HS_TIME_MAX);
+		run_engine(x);
 		for (size_t i = 0; i < g->ntasks; i++)
 			if (!x->ts[i].done) {
 				hs_err_set(err, HS_EINTERNAL, "internal error: task %zu (rep %d, stream %d) never ran: the "

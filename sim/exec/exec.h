@@ -22,6 +22,15 @@
 /* How a step is simulated (the scenario's `simulation:` section, docs/scenario.md). */
 enum hs_fidelity { HS_FID_ANALYTICAL, HS_FID_FLOW, HS_FID_PACKET };
 
+/* Where a long run stands, for a progress line (the command layer prints it; sim/cli/cmd_run.c). */
+typedef struct hs_progress {
+	double sim_s;     /* simulated time so far */
+	double horizon_s; /* the analytical estimate of the whole run, simulated seconds */
+	uint64_t events;  /* engine events run so far */
+	int final;        /* 1 on the call after the last event */
+} hs_progress;
+typedef void (*hs_progress_fn)(void *ctx, const hs_progress *p);
+
 typedef struct hs_simopts {
 	enum hs_fidelity fidelity;
 	uint64_t seed;
@@ -29,6 +38,10 @@ typedef struct hs_simopts {
 	int symmetry;          /* simulate one representative per equivalence class */
 	int layer_net;         /* layer_collectives: network (TP/CP/EP collectives inside a layer as flows; flow
 				* fidelity only) */
+	/* Called every 1/1000 of the horizon of simulated time (flow fidelity with a horizon; NULL: never): the
+	 * engine runs in slices up to each, which changes no event and no result. */
+	hs_progress_fn progress;
+	void *progress_ctx;
 } hs_simopts;
 
 typedef struct hs_rep_result {

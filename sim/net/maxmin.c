@@ -8,10 +8,6 @@
 
 #include "sim/base/alloc.h"
 
-/* Rounds of propagation per recompute. Each round widens the recomputed set by the flows sharing a link
- * with a flow whose rate moved; 4 covers a ring's neighbours on both sides of a changed link. */
-#define MAX_ROUNDS 4
-
 /* A link heap entry carries its key, as the model's finish heap entries do: sifting compares within the heap
  * instead of reaching into links. */
 typedef struct hs_maxmin_lhent {
@@ -153,6 +149,8 @@ void hs_maxmin_init(hs_maxmin *mm, int nlk)
 	mm->dirty = hs_xmalloc((size_t)(nlk ? nlk : 1) * sizeof *mm->dirty);
 	mm->inv = hs_xmalloc((size_t)(nlk ? nlk : 1) * sizeof *mm->inv);
 	mm->lh = hs_xmalloc((size_t)(nlk ? nlk : 1) * sizeof *mm->lh);
+	mm->bn = hs_xmalloc((size_t)(nlk ? nlk : 1) * sizeof *mm->bn);
+	mm->exact = 1;
 }
 
 void hs_maxmin_set_bw(hs_maxmin *mm, int l, double bw)
@@ -175,6 +173,7 @@ void hs_maxmin_free(hs_maxmin *mm)
 	free(mm->aff);
 	free(mm->inv);
 	free(mm->lh);
+	free(mm->bn);
 }
 
 int hs_maxmin_new_flow(hs_maxmin *mm)
@@ -266,55 +265,33 @@ static void involve(hs_maxmin *mm, int l)
 	k->w = 0;
 	k->aload = 0;
 	k->na = 0;
+	k->bx = -1;
 	mm->inv[mm->ninv++] = l;
 }
 
-size_t hs_maxmin_round(hs_maxmin *mm)
+static void uninvolve(hs_maxmin *mm)
 {
-	/* the round before is settled */
 	for (size_t i = 0; i < mm->ninv; i++)
 		mm->lk[mm->inv[i]].hpos = -2;
 	mm->ninv = 0;
-	if (mm->round == MAX_ROUNDS || !mm->ndirty) {
-		/* propagation cut off: later changes will revisit these links */
-		for (int d = 0; d < mm->ndirty; d++)
-			mm->lk[mm->dirty[d]].dirty = 0;
-		mm->ndirty = 0;
-		mm->round = 0;
-		return 0;
-	}
-	mm->round++;
-	/* A: the flows on dirty links */
-	mm->naff = 0;
-	for (int d = 0; d < mm->ndirty; d++) {
-		hs_maxmin_link *k = &mm->lk[mm->dirty[d]];
-		k->dirty = 0;
-		for (int j = 0; j < k->n; j++) {
-			hs_maxmin_flow *f = &mm->fl[k->e[j].f];
-			if (f->mark)
-				continue;
-			f->mark = 1;
-			if (mm->naff == mm->capaff)
-				hs_xgrow(&mm->aff, &mm->capaff, mm->naff + 1, sizeof *mm->aff);
-			mm->aff[mm->naff++] = k->e[j].f;
-		}
-	}
-	mm->ndirty = 0;
-	if (!mm->naff) { /* dirty links without flows: nothing moves, and nothing is dirty now */
-		mm->round = 0;
-		return 0;
-	}
-	/* load A's links */
+}
+
+/* Fill A, mm->aff[0..naff), every flow of it unfrozen (mark 1) with its rate before the recompute in old,
+ * holding every other flow at its rate. A bottleneck link that also carries flows outside A goes on mm->bn
+ * with the share it froze at (bx), for the check that follows. */
+static void fill(hs_maxmin *mm)
+{
+	uninvolve(mm);
+	mm->nbn = 0;
 	for (size_t a = 0; a < mm->naff; a++) {
 		hs_maxmin_flow *f = &mm->fl[mm->aff[a]];
-		f->old = f->rate;
 		const hs_maxmin_hop *h = hs_maxmin_hops(f);
 		for (int i = 0; i < f->nl; i++) {
 			int l = h[i].l;
 			involve(mm, l);
 			mm->lk[l].w += h[i].coef;
 			mm->lk[l].na++;
-			mm->lk[l].aload += hs_maxmin_part(&mm->lk[l], f->rate, h[i].coef);
+			mm->lk[l].aload += hs_maxmin_part(&mm->lk[l], f->old, h[i].coef);
 		}
 	}
 	/* flows outside A keep their rates: what they use is not available */
@@ -330,6 +307,10 @@ size_t hs_maxmin_round(hs_maxmin *mm)
 	int bl;
 	while (unfrozen && (bl = lh_next(mm, &x)) >= 0) {
 		hs_maxmin_link *k = &mm->lk[bl];
+		if (k->na < k->n) {
+			k->bx = x;
+			mm->bn[mm->nbn++] = bl;
+		}
 		for (int j = 0; j < k->n; j++) {
 			hs_maxmin_flow *f = &mm->fl[k->e[j].f];
 			if (f->mark != 1)
@@ -356,6 +337,174 @@ size_t hs_maxmin_round(hs_maxmin *mm)
 					}
 				}
 			}
+		}
+	}
+}
+
+/* ---- exactness: every flow has a bottleneck ----
+ *
+ * An allocation is max-min fair exactly when it is feasible and every flow has a bottleneck: a saturated link
+ * on which no flow has a higher rate (Bertsekas & Gallager 6.5.2; with coefficients the same, as filling
+ * raises rates, not loads, together). Filling A holds the other flows at their rates, so it is feasible and
+ * gives each flow of A a saturated link where no flow of A is faster; what can fail is (a) a flow outside A
+ * faster than that share on that link, and (b) a flow outside A whose bottleneck was a link where A's rates
+ * moved, which is no longer saturated or now carries a faster flow of A. A flow whose links saw no rate move
+ * keeps its bottleneck (the allocation before was exact). Those flows join A and A is filled again, until
+ * none is left: A only grows, so this ends, at worst with every flow (a full recompute). The tolerance is the
+ * solver's rounding, with room for rates kept within HS_MAXMIN_RATE_EPS of a new one (hs_maxmin_settle). */
+#define VTOL 1e-8
+
+static int saturated(const hs_maxmin_link *k, int64_t load)
+{
+	return (double)load >= k->bw * k->scale * (1 - VTOL);
+}
+
+/* A link's load with A at its new rates. */
+static int64_t new_load(const hs_maxmin_link *k)
+{
+	return k->hpos != -2 ? k->load - k->aload + k->anew : k->load;
+}
+
+/* The highest rate on a link now (A at its new rates), once per check. */
+static double max_rate(hs_maxmin *mm, int l)
+{
+	hs_maxmin_link *k = &mm->lk[l];
+	if (k->mstamp != mm->vstamp) {
+		double m = 0;
+		for (int j = 0; j < k->n; j++) {
+			double r = mm->fl[k->e[j].f].rate;
+			m = r > m ? r : m;
+		}
+		k->mstamp = mm->vstamp;
+		k->mrate = m;
+	}
+	return k->mrate;
+}
+
+static int has_bottleneck(hs_maxmin *mm, const hs_maxmin_flow *g)
+{
+	const hs_maxmin_hop *h = hs_maxmin_hops((hs_maxmin_flow *)g);
+	for (int i = 0; i < g->nl; i++) {
+		const hs_maxmin_link *k = &mm->lk[h[i].l];
+		if (saturated(k, new_load(k)) && g->rate >= max_rate(mm, h[i].l) * (1 - VTOL))
+			return 1;
+	}
+	return 0;
+}
+
+static void join(hs_maxmin *mm, int id, size_t *added)
+{
+	hs_maxmin_flow *g = &mm->fl[id];
+	g->mark = 3; /* in A from the next fill on */
+	g->old = g->rate;
+	if (mm->naff == mm->capaff)
+		hs_xgrow(&mm->aff, &mm->capaff, mm->naff + 1, sizeof *mm->aff);
+	mm->aff[mm->naff++] = id;
+	(*added)++;
+}
+
+/* The flows outside A that the fill left without a bottleneck join A (mark 3); returns how many. */
+static size_t check(hs_maxmin *mm)
+{
+	size_t added = 0;
+	mm->vstamp++;
+	for (size_t i = 0; i < mm->ninv; i++) {
+		hs_maxmin_link *k = &mm->lk[mm->inv[i]];
+		k->anew = 0;
+		k->amo = k->amn = 0;
+		k->chg = 0;
+	}
+	for (size_t a = 0; a < mm->naff; a++) {
+		hs_maxmin_flow *f = &mm->fl[mm->aff[a]];
+		int moved = fabs(f->rate - f->old) > HS_MAXMIN_RATE_EPS * (f->rate > f->old ? f->rate : f->old);
+		const hs_maxmin_hop *h = hs_maxmin_hops(f);
+		for (int i = 0; i < f->nl; i++) {
+			hs_maxmin_link *k = &mm->lk[h[i].l];
+			k->anew += hs_maxmin_part(k, f->rate, h[i].coef);
+			k->chg |= moved;
+			k->amo = f->old > k->amo ? f->old : k->amo;
+			k->amn = f->rate > k->amn ? f->rate : k->amn;
+		}
+	}
+	/* (a) a bottleneck of A's with a faster flow outside A */
+	for (int b = 0; b < mm->nbn; b++) {
+		hs_maxmin_link *k = &mm->lk[mm->bn[b]];
+		for (int j = 0; j < k->n; j++) {
+			int id = k->e[j].f;
+			if (!mm->fl[id].mark && mm->fl[id].rate > k->bx * (1 + VTOL))
+				join(mm, id, &added);
+		}
+	}
+	/* (b) a flow outside A that lost its bottleneck where A's rates moved */
+	for (size_t i = 0; i < mm->ninv; i++) {
+		int l = mm->inv[i];
+		hs_maxmin_link *k = &mm->lk[l];
+		if (!k->chg || k->na == k->n)
+			continue;
+		double nm = 0; /* fastest outside A */
+		for (int j = 0; j < k->n; j++) {
+			const hs_maxmin_flow *g = &mm->fl[k->e[j].f];
+			if (!g->mark && g->rate > nm)
+				nm = g->rate;
+		}
+		int was_sat = saturated(k, k->load), is_sat = saturated(k, new_load(k));
+		double omax = nm > k->amo ? nm : k->amo, nmax = nm > k->amn ? nm : k->amn;
+		for (int j = 0; j < k->n; j++) {
+			int id = k->e[j].f;
+			const hs_maxmin_flow *g = &mm->fl[id];
+			if (g->mark || !was_sat || g->rate < omax * (1 - VTOL))
+				continue; /* in A, or this link was not its bottleneck */
+			if (is_sat && g->rate >= nmax * (1 - VTOL))
+				continue; /* still is */
+			if (!has_bottleneck(mm, g))
+				join(mm, id, &added);
+		}
+	}
+	return added;
+}
+
+size_t hs_maxmin_round(hs_maxmin *mm)
+{
+	/* the round before is settled */
+	uninvolve(mm);
+	if (mm->round == (mm->exact ? 1 : HS_MAXMIN_LEGACY_ROUNDS) || !mm->ndirty) {
+		for (int d = 0; d < mm->ndirty; d++)
+			mm->lk[mm->dirty[d]].dirty = 0;
+		mm->ndirty = 0;
+		mm->round = 0;
+		return 0;
+	}
+	mm->round++;
+	/* A: the flows on dirty links */
+	mm->naff = 0;
+	for (int d = 0; d < mm->ndirty; d++) {
+		hs_maxmin_link *k = &mm->lk[mm->dirty[d]];
+		k->dirty = 0;
+		for (int j = 0; j < k->n; j++) {
+			hs_maxmin_flow *f = &mm->fl[k->e[j].f];
+			if (f->mark)
+				continue;
+			f->mark = 1;
+			f->old = f->rate;
+			if (mm->naff == mm->capaff)
+				hs_xgrow(&mm->aff, &mm->capaff, mm->naff + 1, sizeof *mm->aff);
+			mm->aff[mm->naff++] = k->e[j].f;
+		}
+	}
+	mm->ndirty = 0;
+	if (!mm->naff) { /* dirty links without flows: nothing moves, and nothing is dirty now */
+		mm->round = 0;
+		return 0;
+	}
+	for (;;) {
+		fill(mm);
+		if (!mm->exact || !check(mm))
+			break;
+		mm->grows++;
+		for (size_t a = 0; a < mm->naff; a++) {
+			hs_maxmin_flow *f = &mm->fl[mm->aff[a]];
+			f->mark = 1;
+			f->rate = f->old;
 		}
 	}
 	return mm->naff;

@@ -5,11 +5,14 @@
  * (Bertsekas & Gallager, Data Networks, 6.5.2): raise every unfrozen flow's rate together until a link
  * saturates, freeze the flows on it, repeat.
  *
- * Incremental: adding or removing a flow marks its links dirty. A recompute takes the flows on dirty
- * links (set A), holds every other flow at its rate (their load is subtracted from link capacities), and
- * fills A. Where a flow of A changed rate on a link that also carries flows outside A, that link is dirty
- * for another round, up to MAX_ROUNDS rounds (maxmin.c): the closure of a change, pruned where rates do not
- * move.
+ * Incremental and exact: adding or removing a flow marks its links dirty. A recompute takes the flows on
+ * dirty links (set A), holds every other flow at its rate (their load is subtracted from link capacities),
+ * and fills A. Then every flow that this left without a bottleneck (a saturated link where none is faster:
+ * the test of a max-min allocation) joins A, and A is filled again, until none is left (maxmin.c): the rates
+ * are those of a full recompute, to rounding, and the work is the part of the network a change reaches.
+ * (Before, A was widened by the flows sharing a link with a moved rate for up to 4 rounds and the rest kept
+ * their rates: single flows were found 12-25% off the exact solution, issue 22. `exact = 0` keeps that
+ * solver, for the bench that prices exactness.)
  *
  * The model drives a recompute round by round:
  *
@@ -60,6 +63,12 @@ typedef struct hs_maxmin_link {
 	int hpos;       /* -2: not involved; -1: involved, not in heap; >= 0 heap position */
 	int na;         /* entries of flows in A */
 	int dirty;
+	/* exactness check scratch (maxmin.c) */
+	double bx;      /* share this link froze A's flows at, when it carries others too; -1 */
+	int64_t anew;   /* sum of part() over A at A's new rates */
+	double amo, amn; /* fastest flow of A before, after */
+	double mrate;   /* fastest flow, at check mstamp */
+	int mstamp, chg;
 	int twin;       /* >= 0: carries exactly the flows of that link, at its bandwidth (the model's find_twins
 	                 * sets it); no flow enters this one */
 } hs_maxmin_link;
@@ -111,8 +120,15 @@ typedef struct hs_maxmin {
 	size_t ninv;
 	struct hs_maxmin_lhent *lh; /* link heap (progressive filling) */
 	int nlh;
+	int *bn, nbn;       /* [nlk] bottlenecks of a fill that carry flows outside A */
 	int round;          /* rounds run in this recompute */
+	int vstamp;         /* exactness checks run */
+	int exact;          /* 1 (default): exact; 0: the old propagation, HS_MAXMIN_LEGACY_ROUNDS rounds */
+	uint64_t grows;     /* times a check widened A, over the solver's life (bench) */
 } hs_maxmin;
+
+/* Rounds of the old propagation (exact = 0): each widened A by the flows sharing a link with a moved rate. */
+#define HS_MAXMIN_LEGACY_ROUNDS 4
 
 /* nlk links, each of bandwidth 0 until hs_maxmin_set_bw; no flows. */
 void hs_maxmin_init(hs_maxmin *mm, int nlk);
@@ -127,10 +143,10 @@ void hs_maxmin_add(hs_maxmin *mm, int id, int n, const int *link, const double *
 /* Flow id leaves its links; the saturated ones among them are dirty. */
 void hs_maxmin_remove(hs_maxmin *mm, int id);
 
-/* The next round of a recompute: fills the flows of the dirty links, set A, mm->aff[0..n), returning n. Each
- * flow of A has its rate before the round in old and its new one in rate; the caller then calls
- * hs_maxmin_settle for each, in order, before the next round. Returns 0 when the recompute is over (no link is
- * dirty, or the rounds are spent). */
+/* The next round of a recompute: fills the flows of the dirty links and those the exactness check adds, set
+ * A, mm->aff[0..n), returning n. Each flow of A has its rate before the round in old and its new one in rate;
+ * the caller then calls hs_maxmin_settle for each, in order, before the next round. Returns 0 when the
+ * recompute is over (exact: after one round; no link is dirty; or the old propagation's rounds are spent). */
 size_t hs_maxmin_round(hs_maxmin *mm);
 
 /* A flow's part of a link's load, in quanta, rounded to nearest (inline, where llrint is a call). */
@@ -148,8 +164,8 @@ static inline void hs_maxmin_mark_dirty(hs_maxmin *mm, int l)
 }
 
 /* Whether a flow of A takes the rate the round gave it (1: the caller sets its new finish time) or keeps
- * its old one (0). timed: the flow has a finish time, set with its old rate. The links where a moved rate
- * meets flows outside A are dirty for the next round. */
+ * its old one (0). timed: the flow has a finish time, set with its old rate. Without exactness, the links
+ * where a moved rate meets flows outside A are dirty for the next round. */
 static inline int hs_maxmin_settle(hs_maxmin *mm, hs_maxmin_flow *f, int timed)
 {
 	f->mark = 0;
@@ -167,7 +183,7 @@ static inline int hs_maxmin_settle(hs_maxmin *mm, hs_maxmin_flow *f, int timed)
 		hs_maxmin_link *k = &mm->lk[h[i].l];
 		k->load += hs_maxmin_part(k, f->rate, h[i].coef) - hs_maxmin_part(k, f->old, h[i].coef);
 	}
-	if (fabs(f->rate - f->old) > HS_MAXMIN_RATE_EPS * f->rate)
+	if (!mm->exact && fabs(f->rate - f->old) > HS_MAXMIN_RATE_EPS * f->rate)
 		for (int i = 0; i < f->nl; i++) {
 			int l = h[i].l;
 			if (mm->lk[l].na < mm->lk[l].n)

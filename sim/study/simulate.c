@@ -100,6 +100,12 @@ static int sim_devices(hs_sim *out, hs_profile_cache *cache, hs_err *err)
 int hs_simulate_doc(hs_ydoc *doc, const char *path, int symmetry, hs_profile_cache *cache, hs_sim *out,
 		    hs_err *err)
 {
+	return hs_simulate_doc_progress(doc, path, symmetry, cache, NULL, NULL, out, err);
+}
+
+int hs_simulate_doc_progress(hs_ydoc *doc, const char *path, int symmetry, hs_profile_cache *cache,
+			     hs_progress_fn progress, void *progress_ctx, hs_sim *out, hs_err *err)
+{
 	memset(out, 0, sizeof *out);
 	out->s = hs_scenario_from_doc(doc, path, err);
 	if (!out->s)
@@ -114,8 +120,11 @@ int hs_simulate_doc(hs_ydoc *doc, const char *path, int symmetry, hs_profile_cac
 		return -1;
 	}
 	double horizon_s;
+	hs_simopts o = s->sim;
+	o.progress = progress;
+	o.progress_ctx = progress_ctx;
 	if (estimate_horizon(s, &out->b, cache, &horizon_s, err) ||
-	    hs_exec_step(&s->wl, &s->sim, &out->b, cache, horizon_s, &out->r, err) || sim_devices(out, cache, err)) {
+	    hs_exec_step(&s->wl, &o, &out->b, cache, horizon_s, &out->r, err) || sim_devices(out, cache, err)) {
 		hs_sim_free(out);
 		return -1;
 	}

@@ -45,6 +45,9 @@ int hs_simulate(const char *path, const struct hs_strlist *sets, int symmetry, h
  * also on failure); `path` names it. */
 int hs_simulate_doc(hs_ydoc *doc, const char *path, int symmetry, hs_profile_cache *cache, hs_sim *out,
 		    hs_err *err);
+/* The same with a progress hook for a flow-fidelity run (hs_simopts.progress; NULL: none). */
+int hs_simulate_doc_progress(hs_ydoc *doc, const char *path, int symmetry, hs_profile_cache *cache,
+			     hs_progress_fn progress, void *progress_ctx, hs_sim *out, hs_err *err);
 void hs_sim_free(hs_sim *sim);
 
 #endif

@@ -15,6 +15,8 @@ update=0
 T=$(mktemp -d) || exit 2
 trap 'rm -rf "$T"' EXIT INT TERM
 export H T
+HETSIM_NO_PROGRESS=1 # a long flow run would print its progress at a wall-clock pace
+export HETSIM_NO_PROGRESS
 pass=0; fail=0
 while IFS= read -r line; do
 	case "$line" in ''|'#'*) continue ;; esac
