@@ -25,6 +25,7 @@ struct hs_ynode {
 	hs_ynode **vals;     /* HS_Y_MAP: values; HS_Y_SEQ: items */
 	int used;            /* set by readers when consumed (for unknown-key reporting) */
 	int borrowed;        /* str belongs to another document (hs_yaml_clone) */
+	int in_arena;        /* the node lives in its document's arena block, not its own allocation */
 };
 
 typedef struct hs_ydoc hs_ydoc;
