@@ -135,7 +135,6 @@ static int run_breakdown(const struct hs_rtable *rk, const struct run_facts *r, 
 		}
 		fprintf(f, "\n");
 	}
-	fclose(f);
 	char cols[256] = "";
 	for (int k = 0; k < nuse; k++) {
 		strcat(cols, hs_report_palette[use[k] % 10]);
@@ -205,7 +204,6 @@ static int run_timeline(hs_h5r *h, const struct hs_rtable *rk, const struct run_
 		unsigned col = (unsigned)strtoul(what_colors[w] + 1, NULL, 16);
 		fprintf(f, "%.9g\t%d\t%.9g\t%.3f\t%u\n", (a + b) / 2, rr * 4 + s, (b - a) / 2, s == 0 ? 0.4 : 0.25, col);
 	}
-	fclose(f);
 	char yt[4096] = "set ytics (";
 	for (int q = 0; q < nr; q++) {
 		char one[96];
@@ -267,7 +265,6 @@ static int run_memory(hs_h5r *h, const struct hs_rtable *rk, hs_gp *g, hs_page *
 			}
 		fprintf(f, "\t%.6g\n", cap / HS_GiB);
 	}
-	fclose(f);
 	snprintf(script, sizeof script,
 		 "colors = '#4e79a7 #76b7b2 #f28e2b #e15759 #b07aa1'\nset title 'Memory per GPU, by pipeline stage'\n"
 		 "set ylabel 'GiB'\nset key autotitle columnheader\nset style data histograms\nset style histogram rowstacked\nset style fill "
@@ -334,7 +331,6 @@ static int run_links(hs_h5r *h, hs_gp *g, hs_page *pg, hs_report_opts *o, hs_err
 			fprintf(f, "\t%.4f", lu[(size_t)top[q] * nbin + b]);
 		fprintf(f, "\n");
 	}
-	fclose(f);
 	snprintf(script, sizeof script,
 		 "set title 'Utilisation of the busiest links'\nset xlabel 'seconds'\nset ylabel 'busy fraction'\n"
 		 "set yrange [0:1.05]\nset key outside right top\nplot for [i=2:%d] '%s' using 1:i with steps lw 1.5 "

@@ -88,8 +88,6 @@ int hs_report_sweep(struct hs_rtable *t, const char *src, hs_gp *g, hs_page *pg,
 				else
 					fprintf(f, "%d\t%d\t%.6g\n", i, k, b), fprintf(l, "%d\t%d\t%.4g\n", i, k, b);
 			}
-		fclose(f);
-		fclose(l);
 		free(best);
 		char xt[2048] = "set xtics (", ytt[2048] = "set ytics (";
 		for (int i = 0; i < nx; i++) {
@@ -168,8 +166,6 @@ int hs_report_sweep(struct hs_rtable *t, const char *src, hs_gp *g, hs_page *pg,
 				fprintf(l, "%.6g\t%.6g\t%s\n", x, y, lab);
 			}
 		}
-		fclose(f);
-		fclose(l);
 		snprintf(script, sizeof script,
 			 "set title 'Step time against cost per million tokens'\nset xlabel 'step time (s)'\n"
 			 "set ylabel '%s'\nset key top right\nset offsets graph 0.02, graph 0.3, graph 0.3, graph 0.05\n"

@@ -6,6 +6,7 @@
 
 #include "reports/report_impl.h"
 #include "sim/base/alloc.h"
+#include "sim/base/file.h"
 #include "sim/base/sizes.h"
 
 void hs_rtable_free(struct hs_rtable *t)
@@ -69,9 +70,9 @@ int hs_rtable_from_h5(hs_h5r *h, const char *grp, struct hs_rtable *t)
 int hs_rtable_from_csv(const char *path, struct hs_rtable *t, hs_err *err)
 {
 	memset(t, 0, sizeof *t);
-	FILE *f = fopen(path, "r");
+	FILE *f = hs_file_open(path, "a sweep CSV", err);
 	if (!f)
-		return hs_err_set(err, HS_EINPUT, "%s: cannot open", path);
+		return -1;
 	char *line = NULL;
 	size_t cap = 0, rcap = 0;
 	ssize_t len;

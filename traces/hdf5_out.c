@@ -14,7 +14,7 @@
 
 struct hs_h5 {
 	hid_t f;
-	char path[1024], tmp[1100];
+	hs_outfile out; /* where the finished image goes */
 	int failed;
 };
 
@@ -24,18 +24,29 @@ struct hs_h5r {
 
 static void quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
 
+/* The file is built in memory (HDF5's core driver, no backing store) and written out on commit through
+ * hs_outfile, which checks every write and the close. HDF5 never touches the disk itself: with the default
+ * driver a full disk made H5Fclose fail and leave the library's file object half torn down, and libhdf5's exit
+ * handler then crashed on it (issue 18). The cost is the file's size in memory while it is written. */
 hs_h5 *hs_h5_create(const char *path, const char *kind, hs_err *err)
 {
 	quiet();
 	hs_h5 *h = hs_xcalloc(1, sizeof *h);
-	snprintf(h->path, sizeof h->path, "%s", path);
-	hs_outfile_tmpname(path, h->tmp, sizeof h->tmp);
-	h->f = H5Fcreate(h->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-	if (h->f < 0) {
-		hs_err_set(err, HS_EINPUT, "%s: cannot create the HDF5 file", path);
+	if (hs_outfile_open(&h->out, path, err)) {
 		free(h);
 		return NULL;
 	}
+	hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+	if (fapl < 0 || H5Pset_fapl_core(fapl, (size_t)1 << 20, 0) < 0 ||
+	    (h->f = H5Fcreate(h->out.tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl)) < 0) {
+		if (fapl >= 0)
+			H5Pclose(fapl);
+		hs_outfile_abort(&h->out);
+		hs_err_set(err, HS_EINTERNAL, "%s: HDF5 could not create a file in memory", path);
+		free(h);
+		return NULL;
+	}
+	H5Pclose(fapl);
 	hs_h5_attr_str(h, "/", "hetsim_kind", kind);
 	hs_h5_attr_str(h, "/", "hetsim_version", HS_VERSION);
 	hs_h5_attr_num(h, "/", "schema_version", 1);
@@ -45,15 +56,25 @@ hs_h5 *hs_h5_create(const char *path, const char *kind, hs_err *err)
 int hs_h5_commit(hs_h5 *h, hs_err *err)
 {
 	int bad = h->failed;
-	if (H5Fclose(h->f) < 0)
+	unsigned char *img = NULL;
+	ssize_t n = -1;
+	if (!bad && H5Fflush(h->f, H5F_SCOPE_GLOBAL) >= 0 && (n = H5Fget_file_image(h->f, NULL, 0)) > 0) {
+		img = hs_xmalloc((size_t)n);
+		if (H5Fget_file_image(h->f, img, (size_t)n) != n)
+			n = -1;
+	}
+	if (H5Fclose(h->f) < 0 || n <= 0)
 		bad = 1;
 	if (bad) {
-		remove(h->tmp);
-		hs_err_set(err, HS_EINPUT, "%s: writing the HDF5 file failed", h->path);
+		free(img);
+		hs_outfile_abort(&h->out);
+		hs_err_set(err, HS_EINTERNAL, "%s: HDF5 failed to build the file", h->out.path);
 		free(h);
 		return -1;
 	}
-	int rc = hs_outfile_rename(h->tmp, h->path, err);
+	hs_outfile_write(&h->out, img, (size_t)n);
+	free(img);
+	int rc = hs_outfile_commit(&h->out, err);
 	free(h);
 	return rc;
 }
@@ -63,7 +84,7 @@ void hs_h5_abort(hs_h5 *h)
 	if (!h)
 		return;
 	H5Fclose(h->f);
-	remove(h->tmp);
+	hs_outfile_abort(&h->out);
 	free(h);
 }
 
@@ -226,7 +247,7 @@ int hs_h5_write_links(hs_h5 *h, const hs_link_series *ls, hs_err *err)
 		H5Dclose(d);
 	H5Sclose(sp);
 	H5Gclose(g);
-	return h->failed ? hs_err_set(err, HS_EINPUT, "%s: writing /links failed", h->path) : 0;
+	return h->failed ? hs_err_set(err, HS_EINPUT, "%s: writing /links failed", h->out.path) : 0;
 }
 
 static const char *const group_names[HS_GROUP_COUNT] = {"tp", "cp", "dp", "ep", "pp"};
@@ -359,7 +380,7 @@ int hs_h5_write_run(hs_h5 *h, const hs_sim *sim, int tasks, hs_err *err)
 	free(iv);
 	free(dv);
 	free(sv);
-	return h->failed ? hs_err_set(err, HS_EINPUT, "%s: writing the HDF5 tables failed", h->path) : 0;
+	return h->failed ? hs_err_set(err, HS_EINPUT, "%s: writing the HDF5 tables failed", h->out.path) : 0;
 }
 
 /* reading */

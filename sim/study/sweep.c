@@ -9,6 +9,7 @@
 
 #include "config/cfg.h"
 #include "sim/base/alloc.h"
+#include "sim/base/file.h"
 #include "sim/study/simulate.h"
 #include "sim/base/version.h"
 #include "sim/study/cost.h"
@@ -204,12 +205,11 @@ int hs_sweep_load(const char *path, hs_sweep *sw, hs_err *err)
 			goto out;
 		}
 	}
-	FILE *bf = fopen(sw->base, "r");
-	if (!bf) {
-		hs_cfg_err(hs_yaml_get(root, "base"), err, "", "base", "cannot open '%s': %s", sw->base, strerror(errno));
+	hs_err ferr = {0};
+	if (hs_file_check(sw->base, "a scenario", &ferr)) {
+		hs_cfg_err(hs_yaml_get(root, "base"), err, "", "base", "%s", ferr.msg);
 		goto out;
 	}
-	fclose(bf);
 	sw->base_doc = hs_yaml_load_file(sw->base, err);
 	if (!sw->base_doc)
 		goto out;
@@ -521,8 +521,12 @@ FILE *hs_sweep_journal_open(const hs_sweep *sw, int rank, hs_err *err)
 
 int hs_sweep_journal_append(FILE *f, size_t i, const hs_sweep_row *row)
 {
-	fprintf(f, "%zu\t%s\n", i, row->text);
-	return fflush(f) ? -1 : 0;
+	errno = 0;
+	int bad = fprintf(f, "%zu\t%s\n", i, row->text) < 0;
+	bad |= fflush(f) != 0 || ferror(f);
+	if (bad && !errno)
+		errno = EIO;
+	return bad ? -1 : 0;
 }
 
 void hs_sweep_journal_remove(const hs_sweep *sw)
