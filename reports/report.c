@@ -48,11 +48,11 @@ static int make_sweep_h5(const struct source *s, hs_gp *g, hs_page *pg, hs_repor
 	char metric[64] = "step_time_s", goal[8] = "min";
 	hs_h5_get_str(s->h5, "/", "metric", metric, sizeof metric);
 	hs_h5_get_str(s->h5, "/", "goal", goal, sizeof goal);
-	int rc = hs_rtable_from_h5(s->h5, "/sweep", &t)
-			 ? hs_err_set(err, HS_EINPUT, "%s: no /sweep table", s->path)
-			 : hs_report_sweep(&t, s->path, g, pg, o, metric, strcmp(goal, "max") == 0, err);
-	if (!rc || t.names)
-		hs_rtable_free(&t);
+	static const char *const need[] = {"rank", "status", NULL};
+	if (hs_rtable_from_h5(s->h5, "/sweep", need, &t))
+		return hs_err_set(err, HS_EINPUT, "%s: no /sweep table", s->path);
+	int rc = hs_report_sweep(&t, s->path, g, pg, o, metric, strcmp(goal, "max") == 0, err);
+	hs_rtable_free(&t);
 	return rc;
 }
 
@@ -134,6 +134,13 @@ static int make(const char *result, int is_h5, hs_gp *g, hs_page *pg, hs_report_
 		k = find_kind(FORM_HDF5, kind, NULL);
 		rc = k ? k->make(&src, g, pg, o, err)
 		       : hs_err_set(err, HS_EINPUT, "%s: not a hetsim result (hetsim_kind '%s')", result, kind);
+		/* a part of the file that broke the schema is the root cause of whatever failed after it, and a
+		 * report drawn around it would be wrong: it decides */
+		const hs_err *fe = hs_h5_error(src.h5);
+		if (fe) {
+			*err = *fe;
+			rc = -1;
+		}
 		hs_h5_close(src.h5);
 		return rc;
 	}
@@ -167,6 +174,7 @@ int hs_report_make(const char *result, const char *dir, hs_report_opts *o, hs_er
 {
 	hs_gp g;
 	hs_page pg;
+	memset(&pg, 0, sizeof pg); /* so that hs_page_abort is safe whether or not a kind opened it */
 	o->plots = 0;
 	size_t nm = 0;
 	unsigned char magic[8] = {0};
@@ -183,6 +191,7 @@ int hs_report_make(const char *result, const char *dir, hs_report_opts *o, hs_er
 	}
 	if (rc == 0)
 		return hs_gp_done(&g, err);
+	hs_page_abort(&pg); /* a kind that failed after opening its page may have left it open */
 	hs_gp_abort(&g);
 	return -1;
 }
