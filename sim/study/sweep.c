@@ -97,7 +97,7 @@ static int load_axis(const hs_ynode *key, const hs_ynode *v, hs_sweep_axis *a, h
 		    hs_cfg_num(v, path, "times", HS_U_COUNT, 0, 1e300, 0, 0, &times, err))
 			return -1;
 		if ((step > 0) == (times > 0))
-			return hs_cfg_err(v, err, "axes", key->str, "give one of step (additive) or times (geometric)");
+			return hs_cfg_err(v, err, "axes", key->str, "give exactly one of step (> 0: from, from + step, ...) or times (> 1: from, from * times, ...)");
 		if (times > 0 && (times <= 1 || from <= 0))
 			return hs_cfg_err(v, err, "axes", key->str, "times needs times > 1 and from > 0");
 		if (to < from)
@@ -197,9 +197,11 @@ int hs_sweep_load(const char *path, hs_sweep *sw, hs_err *err)
 	}
 	sw->npoints = 1;
 	for (size_t i = 0; i < axes->n; i++) {
-		if (load_axis(axes->keys[i], axes->vals[i], &sw->axes[sw->naxes], err))
+		/* counted before it is loaded: an axis that fails half-way is the sweep's to free (hs_sweep_free) */
+		hs_sweep_axis *ax = &sw->axes[sw->naxes++];
+		if (load_axis(axes->keys[i], axes->vals[i], ax, err))
 			goto out;
-		sw->npoints *= (size_t)sw->axes[sw->naxes++].n;
+		sw->npoints *= (size_t)ax->n;
 		if (sw->npoints > 100000000) {
 			hs_cfg_err(axes, err, "", "axes", "more than 1e8 points");
 			goto out;
