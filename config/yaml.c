@@ -71,6 +71,13 @@ void hs_yaml_free(hs_ydoc *d)
 
 hs_ynode *hs_yaml_root(hs_ydoc *d) { return d->root; }
 
+int hs_yaml_is_null(const hs_ynode *n)
+{
+	return n && n->kind == HS_Y_SCALAR && !n->quoted &&
+	       (n->str[0] == 0 || strcmp(n->str, "~") == 0 || strcmp(n->str, "null") == 0 || strcmp(n->str, "Null") == 0 ||
+		strcmp(n->str, "NULL") == 0);
+}
+
 /* Copies keep the source's file-name pointers; hs_yaml_clone re-points them at the copy's own strings. */
 static hs_ynode *clone_node(hs_ydoc *d, const hs_ynode *n)
 {

@@ -39,4 +39,11 @@ done
 # wrong text, now right: a range from high to low
 expect 2 "variability.slowdown\[0\].gpus: '7-3' runs from high to low (expected 3-7)" -- \
 	"$H" run scenarios/default.yaml --set 'variability.slowdown=[{gpus: 7-3, speed: 0.5}]'
+# explicit nulls: an error naming the key, never the default (docs/scenario.md: no key takes null)
+expect 2 "parallelism.pp:1:1: parallelism.pp: null (expected a value; leave the key out for its default)" -- \
+	"$H" run scenarios/default.yaml --set parallelism.pp=~
+printf 'cluster:\n  groups:\n    - name: a\n      nodes:\n      gpus_per_node: 8\n      gpu: H100-SXM-80GB\nmodel: llama3-8b\n' >"$tmp/null.yaml"
+expect 2 "null.yaml:4:13: cluster.groups\[0\].nodes: null (expected a value" -- "$H" run "$tmp/null.yaml"
+printf 'name: x\ncluster: ~\n' >"$tmp/null2.yaml"
+expect 2 "null2.yaml:2:10: .*found null" -- "$H" run "$tmp/null2.yaml"
 exit $fail
