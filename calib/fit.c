@@ -95,8 +95,11 @@ int hs_fit_line(const double *x, const double *y, const double *w, size_t n, dou
 	gsl_set_error_handler_off();
 	double c00, c01, c11, chisq;
 	int st = gsl_fit_wlinear(x, 1, w, 1, y, 1, n, a, b, &c00, &c01, &c11, &chisq);
-	if (st != GSL_SUCCESS || !isfinite(*a) || !isfinite(*b))
+	if (st != GSL_SUCCESS)
 		return hs_err_set(err, HS_EINPUT, "line fit failed: %s", gsl_strerror(st));
+	if (!isfinite(*a) || !isfinite(*b)) /* GSL succeeded on degenerate input (every x equal, or huge values) */
+		return hs_err_set(err, HS_EINPUT, "line fit failed: the fitted line is not finite (the points' x values "
+						  "are all equal, or their values overflow)");
 	return 0;
 }
 

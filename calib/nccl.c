@@ -10,6 +10,7 @@
 
 #include "calib/fit.h"
 #include "sim/base/alloc.h"
+#include "sim/base/file.h"
 
 #define MAXTOK 32
 
@@ -323,9 +324,9 @@ int hs_nccl_parse(const char *text, size_t len, const char *name, hs_nccl_log *o
 int hs_nccl_load(const char *path, hs_nccl_log *out, hs_err *err)
 {
 	memset(out, 0, sizeof *out);
-	FILE *f = fopen(path, "rb");
+	FILE *f = hs_file_open(path, "an nccl-tests log", err);
 	if (!f)
-		return hs_err_set(err, HS_EINPUT, "%s: cannot open: %s", path, strerror(errno));
+		return -1;
 	size_t cap = 1 << 16, n = 0, got;
 	char *buf = hs_xmalloc(cap);
 	while ((got = fread(buf + n, 1, cap - n, f)) > 0) {

@@ -11,6 +11,7 @@
 
 #include "config/cfg.h"
 #include "sim/base/alloc.h"
+#include "sim/base/file.h"
 
 hs_profile *hs_profile_new(void)
 {
@@ -531,6 +532,8 @@ static int is_path(const char *s)
 
 static hs_profile *load_file(const char *path, hs_err *err)
 {
+	if (hs_file_check(path, "a device profile", err))
+		return NULL;
 	hs_ydoc *doc = hs_yaml_load_file(path, err);
 	if (!doc)
 		return NULL;

@@ -38,7 +38,10 @@ static int add_ranges(const hs_ynode *g, const char *path, int ngpus, double spe
 			return hs_cfg_err(it, err, path, "gpus", "'%s' is not a device index or range (expected 5 or 0-7)",
 					  it->str);
 		}
-		if (a < 0 || b < a || b >= ngpus)
+		if (b < a)
+			return hs_cfg_err(it, err, path, "gpus", "'%s' runs from high to low (expected %ld-%ld)", it->str, b,
+					  a);
+		if (a < 0 || b >= ngpus)
 			return hs_cfg_err(it, err, path, "gpus", "'%s' is outside the cluster's devices 0-%d", it->str,
 					  ngpus - 1);
 		v->rules = hs_xrealloc(v->rules, (size_t)(v->nrules + 1) * sizeof *v->rules);

@@ -23,7 +23,9 @@ struct hs_ydoc {
 
 static hs_ynode *node_new(hs_ydoc *d, enum hs_ykind k, const char *file, int line, int col)
 {
-	hs_ynode *n = d->usedarena < d->narena ? &d->arena[d->usedarena++] : hs_xcalloc(1, sizeof *n);
+	int in_arena = d->usedarena < d->narena;
+	hs_ynode *n = in_arena ? &d->arena[d->usedarena++] : hs_xcalloc(1, sizeof *n);
+	n->in_arena = in_arena;
 	n->kind = k;
 	n->file = file;
 	n->line = line;
@@ -54,7 +56,8 @@ void hs_yaml_free(hs_ydoc *d)
 			free(d->all[i]->str);
 		free(d->all[i]->keys);
 		free(d->all[i]->vals);
-		if (d->all[i] < d->arena || d->all[i] >= d->arena + d->narena)
+		/* a flag, not a pointer range test: an empty document has no arena, and NULL + 0 is undefined */
+		if (!d->all[i]->in_arena)
 			free(d->all[i]);
 	}
 	for (size_t i = 0; i < d->nnames; i++)
@@ -67,6 +70,13 @@ void hs_yaml_free(hs_ydoc *d)
 }
 
 hs_ynode *hs_yaml_root(hs_ydoc *d) { return d->root; }
+
+int hs_yaml_is_null(const hs_ynode *n)
+{
+	return n && n->kind == HS_Y_SCALAR && !n->quoted &&
+	       (n->str[0] == 0 || strcmp(n->str, "~") == 0 || strcmp(n->str, "null") == 0 || strcmp(n->str, "Null") == 0 ||
+		strcmp(n->str, "NULL") == 0);
+}
 
 /* Copies keep the source's file-name pointers; hs_yaml_clone re-points them at the copy's own strings. */
 static hs_ynode *clone_node(hs_ydoc *d, const hs_ynode *n)

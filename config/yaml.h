@@ -25,6 +25,7 @@ struct hs_ynode {
 	hs_ynode **vals;     /* HS_Y_MAP: values; HS_Y_SEQ: items */
 	int used;            /* set by readers when consumed (for unknown-key reporting) */
 	int borrowed;        /* str belongs to another document (hs_yaml_clone) */
+	int in_arena;        /* the node lives in its document's arena block, not its own allocation */
 };
 
 typedef struct hs_ydoc hs_ydoc;
@@ -34,6 +35,8 @@ hs_ydoc *hs_yaml_load_file(const char *path, hs_err *err);
 /* Parse a string; `name` stands for the file name in messages. */
 hs_ydoc *hs_yaml_load_string(const char *text, size_t len, const char *name, hs_err *err);
 void hs_yaml_free(hs_ydoc *doc);
+/* An explicit null: an unquoted scalar that is empty (`key:`), `~` or `null`. */
+int hs_yaml_is_null(const hs_ynode *n);
 /* A copy of the tree (positions and file names kept), for running many variants of one parsed scenario. The
  * copy borrows the source's scalar strings, so it must be freed before the source. */
 hs_ydoc *hs_yaml_clone(const hs_ydoc *doc);

@@ -9,6 +9,7 @@
 
 #include "reports/report_impl.h"
 #include "sim/base/alloc.h"
+#include "sim/base/file.h"
 
 /* Tableau 10: distinguishable, and readable by most colour-blind readers. */
 const char *const hs_report_palette[HS_REPORT_PALETTE] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
@@ -47,11 +48,11 @@ static int make_sweep_h5(const struct source *s, hs_gp *g, hs_page *pg, hs_repor
 	char metric[64] = "step_time_s", goal[8] = "min";
 	hs_h5_get_str(s->h5, "/", "metric", metric, sizeof metric);
 	hs_h5_get_str(s->h5, "/", "goal", goal, sizeof goal);
-	int rc = hs_rtable_from_h5(s->h5, "/sweep", &t)
-			 ? hs_err_set(err, HS_EINPUT, "%s: no /sweep table", s->path)
-			 : hs_report_sweep(&t, s->path, g, pg, o, metric, strcmp(goal, "max") == 0, err);
-	if (!rc || t.names)
-		hs_rtable_free(&t);
+	static const char *const need[] = {"rank", "status", NULL};
+	if (hs_rtable_from_h5(s->h5, "/sweep", need, &t))
+		return hs_err_set(err, HS_EINPUT, "%s: no /sweep table", s->path);
+	int rc = hs_report_sweep(&t, s->path, g, pg, o, metric, strcmp(goal, "max") == 0, err);
+	hs_rtable_free(&t);
 	return rc;
 }
 
@@ -116,21 +117,10 @@ static const struct report_kind *find_kind(enum form form, const char *name, con
 	return NULL;
 }
 
-int hs_report_make(const char *result, const char *dir, hs_report_opts *o, hs_err *err)
+/* Read the result and let its kind draw the plots and fill the page; the page is left open on success. */
+static int make(const char *result, int is_h5, hs_gp *g, hs_page *pg, hs_report_opts *o, hs_err *err)
 {
-	hs_gp g;
-	hs_page pg;
-	o->plots = 0;
-	FILE *probe = fopen(result, "rb");
-	if (!probe)
-		return hs_err_set(err, HS_EINPUT, "%s: cannot open", result);
-	unsigned char magic[8] = {0};
-	size_t nm = fread(magic, 1, 8, probe);
-	fclose(probe);
-	int is_h5 = nm == 8 && memcmp(magic, "\x89HDF\r\n\x1a\n", 8) == 0;
 	const char *ext = strrchr(result, '.');
-	if (hs_gp_init(&g, dir, o->format, err))
-		return -1;
 	struct source src = {result, NULL, NULL};
 	const struct report_kind *k;
 	int rc;
@@ -142,16 +132,22 @@ int hs_report_make(const char *result, const char *dir, hs_report_opts *o, hs_er
 		hs_h5_get_str(src.h5, "/", "hetsim_kind", kind, sizeof kind);
 		snprintf(o->kind, sizeof o->kind, "%s", kind);
 		k = find_kind(FORM_HDF5, kind, NULL);
-		rc = k ? k->make(&src, &g, &pg, o, err)
+		rc = k ? k->make(&src, g, pg, o, err)
 		       : hs_err_set(err, HS_EINPUT, "%s: not a hetsim result (hetsim_kind '%s')", result, kind);
+		/* a part of the file that broke the schema is the root cause of whatever failed after it, and a
+		 * report drawn around it would be wrong: it decides */
+		const hs_err *fe = hs_h5_error(src.h5);
+		if (fe) {
+			*err = *fe;
+			rc = -1;
+		}
 		hs_h5_close(src.h5);
-		return rc ? -1 : hs_page_close(&pg, err);
+		return rc;
 	}
 	if (ext && strcmp(ext, ".csv") == 0) {
 		k = find_kind(FORM_CSV, NULL, NULL);
 		snprintf(o->kind, sizeof o->kind, "%s", k->name);
-		rc = k->make(&src, &g, &pg, o, err);
-		return rc ? -1 : hs_page_close(&pg, err);
+		return k->make(&src, g, pg, o, err);
 	}
 	hs_ydoc *d = hs_yaml_load_file(result, err);
 	if (!d)
@@ -160,7 +156,7 @@ int hs_report_make(const char *result, const char *dir, hs_report_opts *o, hs_er
 	k = find_kind(FORM_JSON, NULL, src.root);
 	if (k) {
 		snprintf(o->kind, sizeof o->kind, "%s", k->name);
-		rc = k->make(&src, &g, &pg, o, err);
+		rc = k->make(&src, g, pg, o, err);
 	} else {
 		/* lists the rows of `kinds`, by form */
 		rc = hs_err_set(err, HS_EINPUT,
@@ -169,5 +165,33 @@ int hs_report_make(const char *result, const char *dir, hs_report_opts *o, hs_er
 				result);
 	}
 	hs_yaml_free(d);
-	return rc ? -1 : hs_page_close(&pg, err);
+	return rc;
+}
+
+/* Every file of the report goes through g's hs_outdir: on any failure (a bad result, a full disk, gnuplot)
+ * what was written is removed, and the folder too when this made it. */
+int hs_report_make(const char *result, const char *dir, hs_report_opts *o, hs_err *err)
+{
+	hs_gp g;
+	hs_page pg;
+	memset(&pg, 0, sizeof pg); /* so that hs_page_abort is safe whether or not a kind opened it */
+	o->plots = 0;
+	size_t nm = 0;
+	unsigned char magic[8] = {0};
+	if (hs_file_head(result, "a result", magic, sizeof magic, &nm, err))
+		return -1;
+	int is_h5 = nm == 8 && memcmp(magic, "\x89HDF\r\n\x1a\n", 8) == 0;
+	if (hs_gp_init(&g, dir, o->format, err))
+		return -1;
+	int rc = make(result, is_h5, &g, &pg, o, err);
+	if (rc == 0) {
+		hs_gp_add(&g, "index.html");
+		hs_gp_add(&g, "summary.md");
+		rc = hs_page_close(&pg, err);
+	}
+	if (rc == 0)
+		return hs_gp_done(&g, err);
+	hs_page_abort(&pg); /* a kind that failed after opening its page may have left it open */
+	hs_gp_abort(&g);
+	return -1;
 }

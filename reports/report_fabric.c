@@ -29,7 +29,6 @@ int hs_report_fabric(const hs_ynode *root, const char *src, hs_gp *g, hs_page *p
 		if (strlen(plot) + strlen(one) < sizeof plot)
 			strcat(plot, one);
 	}
-	fclose(f);
 	snprintf(script, sizeof script,
 		 "set title 'Latency tail of the focus traffic, per credit scheme'\nset xlabel 'latency (ns)'\n"
 		 "set ylabel 'fraction of operations slower'\nset logscale xy\nset yrange [0.0005:1]\nset ytics ('half' 0.5, "
@@ -57,7 +56,6 @@ int hs_report_fabric(const hs_ynode *root, const char *src, hs_gp *g, hs_page *p
 		if (strlen(plot) + strlen(one) < sizeof plot)
 			strcat(plot, one);
 	}
-	fclose(f);
 	snprintf(script, sizeof script,
 		 "set title 'Receive-buffer occupancy over time'\nset xlabel 'time (us)'\nset ylabel 'bytes'\n"
 		 "set key outside right top noenhanced\nplot %s\n", plot);

@@ -29,7 +29,9 @@ struct hs_rtable {
 void hs_rtable_free(struct hs_rtable *t);
 int hs_rtable_col(const struct hs_rtable *t, const char *name);
 double hs_rtable_num(const struct hs_rtable *t, int c, size_t r);
-int hs_rtable_from_h5(hs_h5r *h, const char *grp, struct hs_rtable *t);
+/* The column group `grp`, every column read and of one length, and the columns in `need` (NULL-terminated, or
+ * NULL) present; -1 when the group is absent or breaks that (then hs_h5_error(h) says how). */
+int hs_rtable_from_h5(hs_h5r *h, const char *grp, const char *const *need, struct hs_rtable *t);
 int hs_rtable_from_csv(const char *path, struct hs_rtable *t, hs_err *err);
 
 /* Fields of a JSON result read as YAML (JSON is YAML): NAN or "" when absent. */

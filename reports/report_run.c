@@ -135,7 +135,6 @@ static int run_breakdown(const struct hs_rtable *rk, const struct run_facts *r, 
 		}
 		fprintf(f, "\n");
 	}
-	fclose(f);
 	char cols[256] = "";
 	for (int k = 0; k < nuse; k++) {
 		strcat(cols, hs_report_palette[use[k] % 10]);
@@ -183,7 +182,8 @@ static int run_timeline(hs_h5r *h, const struct hs_rtable *rk, const struct run_
 {
 	struct hs_rtable tk;
 	hs_page_section(pg, "Pipeline timeline");
-	if (hs_rtable_from_h5(h, "/tasks", &tk) != 0) {
+	static const char *const need[] = {"rank", "stream", "what", "start_s", "end_s", NULL};
+	if (hs_rtable_from_h5(h, "/tasks", need, &tk) != 0) {
 		hs_page_para(pg, "This result has no task table: run with --hdf5-tasks to draw the timeline.");
 		return 0;
 	}
@@ -205,7 +205,6 @@ static int run_timeline(hs_h5r *h, const struct hs_rtable *rk, const struct run_
 		unsigned col = (unsigned)strtoul(what_colors[w] + 1, NULL, 16);
 		fprintf(f, "%.9g\t%d\t%.9g\t%.3f\t%u\n", (a + b) / 2, rr * 4 + s, (b - a) / 2, s == 0 ? 0.4 : 0.25, col);
 	}
-	fclose(f);
 	char yt[4096] = "set ytics (";
 	for (int q = 0; q < nr; q++) {
 		char one[96];
@@ -247,27 +246,27 @@ static int run_timeline(hs_h5r *h, const struct hs_rtable *rk, const struct run_
 static int run_memory(hs_h5r *h, const struct hs_rtable *rk, hs_gp *g, hs_page *pg, hs_report_opts *o, hs_err *err)
 {
 	struct hs_rtable st;
-	if (hs_rtable_from_h5(h, "/stages", &st) != 0)
+	static const char *const need[] = {"stage", NULL};
+	if (hs_rtable_from_h5(h, "/stages", need, &st) != 0)
 		return 0;
 	static const char *const mparts[] = {"weights_bytes", "grads_bytes", "optimizer_bytes", "activations_bytes",
 					     "logits_bytes"};
 	char dpath[1200], img[256], script[4096];
-	int cst = hs_rtable_col(rk, "stage");
+	int cst = hs_rtable_col(rk, "stage"), sst = hs_rtable_col(&st, "stage");
 	FILE *f = hs_gp_data(g, "memory", dpath, sizeof dpath);
 	fprintf(f, "stage\tweights\tgradients\toptimizer\tactivations\tlogits\tcapacity\n");
 	for (size_t q = 0; q < st.nrow; q++) {
-		fprintf(f, "stage %s", st.cells[0][q]);
+		fprintf(f, "stage %s", st.cells[sst][q]);
 		for (int k = 0; k < 5; k++)
 			fprintf(f, "\t%.6g", hs_rtable_num(&st, hs_rtable_col(&st, mparts[k]), q) / HS_GiB);
 		double cap = NAN;
 		for (size_t x = 0; x < rk->nrow; x++)
-			if (strcmp(rk->cells[cst][x], st.cells[0][q]) == 0) {
+			if (strcmp(rk->cells[cst][x], st.cells[sst][q]) == 0) {
 				cap = hs_rtable_num(rk, hs_rtable_col(rk, "memory_capacity_bytes"), x);
 				break;
 			}
 		fprintf(f, "\t%.6g\n", cap / HS_GiB);
 	}
-	fclose(f);
 	snprintf(script, sizeof script,
 		 "colors = '#4e79a7 #76b7b2 #f28e2b #e15759 #b07aa1'\nset title 'Memory per GPU, by pipeline stage'\n"
 		 "set ylabel 'GiB'\nset key autotitle columnheader\nset style data histograms\nset style histogram rowstacked\nset style fill "
@@ -334,7 +333,6 @@ static int run_links(hs_h5r *h, hs_gp *g, hs_page *pg, hs_report_opts *o, hs_err
 			fprintf(f, "\t%.4f", lu[(size_t)top[q] * nbin + b]);
 		fprintf(f, "\n");
 	}
-	fclose(f);
 	snprintf(script, sizeof script,
 		 "set title 'Utilisation of the busiest links'\nset xlabel 'seconds'\nset ylabel 'busy fraction'\n"
 		 "set yrange [0:1.05]\nset key outside right top\nplot for [i=2:%d] '%s' using 1:i with steps lw 1.5 "
@@ -359,7 +357,8 @@ int hs_report_run(hs_h5r *h, hs_gp *g, hs_page *pg, hs_report_opts *o, hs_err *e
 		return -1;
 	run_summary(pg, &r);
 	struct hs_rtable rk;
-	if (hs_rtable_from_h5(h, "/ranks", &rk))
+	static const char *const need[] = {"stage", "dp_index", "multiplicity", "device", NULL};
+	if (hs_rtable_from_h5(h, "/ranks", need, &rk))
 		return hs_err_set(err, HS_EINPUT, "no /ranks table: not a `hetsim run --hdf5` file");
 	if (run_breakdown(&rk, &r, g, pg, o, err) || run_timeline(h, &rk, &r, g, pg, o, err) ||
 	    run_memory(h, &rk, g, pg, o, err) || run_links(h, g, pg, o, err)) {

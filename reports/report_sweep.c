@@ -13,9 +13,20 @@ int hs_report_sweep(struct hs_rtable *t, const char *src, hs_gp *g, hs_page *pg,
 {
 	int cst = hs_rtable_col(t, "status");
 	int first_axis = hs_rtable_col(t, "rank") + 1, naxes = cst - first_axis;
+	if (cst < 0 || first_axis < 1 || naxes < 0)
+		return hs_err_set(err, HS_EINPUT, "%s: not a sweep table (expected the columns rank, the axes, status, ...)",
+				  src);
 	size_t ok = 0;
 	for (size_t r = 0; r < t->nrow; r++)
 		ok += strcmp(t->cells[cst][r], "ok") == 0;
+	/* the metric that ranked the sweep: a column, numeric wherever a point ran */
+	int cmet = hs_rtable_col(t, metric);
+	if (cmet < 0)
+		return hs_err_set(err, HS_EINPUT, "%s: no column '%s', the metric the sweep was ranked by", src, metric);
+	for (size_t r = 0; r < t->nrow; r++)
+		if (strcmp(t->cells[cst][r], "ok") == 0 && !isfinite(hs_rtable_num(t, cmet, r)))
+			return hs_err_set(err, HS_EINPUT, "%s: row %zu: the metric %s is '%s' (expected a number)", src,
+					  r + 1, metric, t->cells[cmet][r]);
 	char title[300], sub[600];
 	snprintf(title, sizeof title, "%s", o->title ? o->title : "Sweep");
 	snprintf(sub, sizeof sub, "%s: %zu points, %zu feasible; ranked by %s (%s is best)", src, t->nrow, ok, metric,
@@ -88,8 +99,6 @@ int hs_report_sweep(struct hs_rtable *t, const char *src, hs_gp *g, hs_page *pg,
 				else
 					fprintf(f, "%d\t%d\t%.6g\n", i, k, b), fprintf(l, "%d\t%d\t%.4g\n", i, k, b);
 			}
-		fclose(f);
-		fclose(l);
 		free(best);
 		char xt[2048] = "set xtics (", ytt[2048] = "set ytics (";
 		for (int i = 0; i < nx; i++) {
@@ -168,8 +177,6 @@ int hs_report_sweep(struct hs_rtable *t, const char *src, hs_gp *g, hs_page *pg,
 				fprintf(l, "%.6g\t%.6g\t%s\n", x, y, lab);
 			}
 		}
-		fclose(f);
-		fclose(l);
 		snprintf(script, sizeof script,
 			 "set title 'Step time against cost per million tokens'\nset xlabel 'step time (s)'\n"
 			 "set ylabel '%s'\nset key top right\nset offsets graph 0.02, graph 0.3, graph 0.3, graph 0.05\n"

@@ -55,7 +55,6 @@ int hs_report_validate(const hs_ynode *root, const char *src, hs_gp *g, hs_page 
 		fprintf(f, "%.6g\t%.6g\t%d\t%s\n", m, p, pass, hs_report_ystr(es->vals[i], "entry"));
 		lo = fmin(lo, fmin(p, m)), hi = fmax(hi, fmax(p, m));
 	}
-	fclose(f);
 	for (int a = 0; a < ntol; a++) /* widest first */
 		for (int b = a + 1; b < ntol; b++)
 			if (tols[b] > tols[a]) {

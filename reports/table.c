@@ -6,6 +6,7 @@
 
 #include "reports/report_impl.h"
 #include "sim/base/alloc.h"
+#include "sim/base/file.h"
 #include "sim/base/sizes.h"
 
 void hs_rtable_free(struct hs_rtable *t)
@@ -38,40 +39,83 @@ double hs_rtable_num(const struct hs_rtable *t, int c, size_t r)
 	return end == t->cells[c][r] || *end ? NAN : v;
 }
 
-int hs_rtable_from_h5(hs_h5r *h, const char *grp, struct hs_rtable *t)
+/* One column as strings (numbers printed with %.10g, NaN as ""); -1 when it cannot be read. */
+static int read_cells(hs_h5r *h, const char *grp, const char *name, char ***cells, size_t *n)
+{
+	if (hs_h5_is_str(h, grp, name))
+		return hs_h5_read_str(h, grp, name, cells, n);
+	double *v = NULL;
+	if (hs_h5_read_num(h, grp, name, &v, n))
+		return -1;
+	*cells = hs_xcalloc(*n + 1, sizeof **cells);
+	for (size_t r = 0; r < *n; r++) {
+		char b[64] = "";
+		if (isfinite(v[r]))
+			snprintf(b, sizeof b, "%.10g", v[r]);
+		(*cells)[r] = hs_xstrdup(b);
+	}
+	free(v);
+	return 0;
+}
+
+static void free_cells(char **cells, size_t n)
+{
+	for (size_t r = 0; cells && r < n; r++)
+		free(cells[r]);
+	free(cells);
+}
+
+int hs_rtable_from_h5(hs_h5r *h, const char *grp, const char *const *need, struct hs_rtable *t)
 {
 	memset(t, 0, sizeof *t);
-	if (hs_h5_columns(h, grp, &t->names, &t->ncol))
+	char **names;
+	int ncol;
+	if (hs_h5_columns(h, grp, &names, &ncol))
 		return -1;
-	t->cells = hs_xcalloc((size_t)t->ncol, sizeof *t->cells);
-	for (int c = 0; c < t->ncol; c++) {
+	t->names = names;
+	t->cells = hs_xcalloc((size_t)ncol + 1, sizeof *t->cells);
+	char p[512];
+	int c;
+	for (c = 0; c < ncol; c++) {
 		size_t n = 0;
-		if (hs_h5_is_str(h, grp, t->names[c])) {
-			hs_h5_read_str(h, grp, t->names[c], &t->cells[c], &n);
-		} else {
-			double *v = NULL;
-			hs_h5_read_num(h, grp, t->names[c], &v, &n);
-			t->cells[c] = hs_xcalloc(n + 1, sizeof **t->cells);
-			for (size_t r = 0; r < n; r++) {
-				char b[64] = "";
-				if (isfinite(v[r]))
-					snprintf(b, sizeof b, "%.10g", v[r]);
-				t->cells[c][r] = hs_xstrdup(b);
-			}
-			free(v);
+		char **cells = NULL;
+		snprintf(p, sizeof p, "%s/%s", grp, names[c]);
+		/* a column that the `columns` list names is not optional, and each has the first one's length */
+		if (read_cells(h, grp, names[c], &cells, &n)) {
+			if (!hs_h5_error(h))
+				hs_h5_fail(h, p, "listed in the columns attribute but missing");
+			break;
 		}
-		if (c == 0)
-			t->nrow = n;
+		if (c > 0 && n != t->nrow) {
+			hs_h5_fail(h, p, "a column of a different length from the table's first");
+			free_cells(cells, n);
+			break;
+		}
+		t->cells[c] = cells;
+		t->nrow = n;
+		t->ncol = c + 1;
 	}
-	return 0;
+	for (int k = 0; c == ncol && need && need[k]; k++)
+		if (hs_rtable_col(t, need[k]) < 0) {
+			snprintf(p, sizeof p, "%s/%s", grp, need[k]);
+			hs_h5_fail(h, p, "a required column is missing");
+			c = -1;
+			break;
+		}
+	if (c == ncol)
+		return 0;
+	for (int k = t->ncol; k < ncol; k++)
+		free(names[k]);
+	hs_rtable_free(t);
+	return -1;
 }
 
 int hs_rtable_from_csv(const char *path, struct hs_rtable *t, hs_err *err)
 {
 	memset(t, 0, sizeof *t);
-	FILE *f = fopen(path, "r");
+	FILE *f = hs_file_open(path, "a sweep CSV", err);
 	if (!f)
-		return hs_err_set(err, HS_EINPUT, "%s: cannot open", path);
+		return -1;
 	char *line = NULL;
 	size_t cap = 0, rcap = 0;
 	ssize_t len;

@@ -499,6 +499,9 @@ hs_cluster *hs_cluster_from_yaml(const hs_ynode *cl, const char *path, hs_err *e
 	snprintf(sub, sizeof sub, "%s.fabric", path);
 	if (parse_fabric(fab ? fab : &empty, sub, &c->fabric, c, err))
 		goto fail;
+	const hs_ynode *at = fab ? fab : cl;
+	snprintf(c->fabric.where, sizeof c->fabric.where, "%s:%d:%d: %s", at->file ? at->file : "?", at->line, at->col,
+		 sub);
 	return c;
 fail:
 	hs_cluster_free(c);

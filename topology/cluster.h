@@ -68,6 +68,7 @@ typedef struct hs_fabric_spec {
 	char (*switch_names)[64];
 	int nxlinks;
 	hs_xlink *xlinks;
+	char where[256];       /* "file:line:col: cluster.fabric", for errors found later (a topology not connected) */
 } hs_fabric_spec;
 
 /* Parse and build. Errors name file:line:col and the key path ("cluster.groups[0].nic.bandwidth"). */

@@ -17,6 +17,7 @@
 #include <strings.h>
 
 #include "config/cfg.h"
+#include "sim/base/file.h"
 #include "sim/base/sizes.h"
 
 #define T 1e12
@@ -188,6 +189,13 @@ int hs_device_from_yaml(const hs_ynode *n, const char *path, hs_device_type *out
 			return hs_cfg_err(hs_yaml_get(n, "profile"), err, path, "profile",
 					  "'%s' is too long (at most %zu characters)", profile, sizeof d.profile - 1);
 		snprintf(d.profile, sizeof d.profile, "%s", profile);
+		/* a path (calib/profile.c's rule: a '/' or a .yaml name) is checked here, where the key's position is
+		 * known; a name is looked up when the profile is loaded */
+		size_t pl = strlen(profile);
+		hs_err fe = {0};
+		if ((strchr(profile, '/') || (pl > 5 && strcmp(profile + pl - 5, ".yaml") == 0)) &&
+		    hs_file_check(profile, "a device profile", &fe))
+			return hs_cfg_err(hs_yaml_get(n, "profile"), err, path, "profile", "%s", fe.msg);
 	} else if (!base) {
 		/* an inline type with no profile borrows the measured one; its datasheet ratios scale it */
 		snprintf(d.profile, sizeof d.profile, "%s", "H200-SXM-141GB");

@@ -558,10 +558,11 @@ static int check_connected(hs_topo *t, hs_err *err)
 		int miss = 0;
 		while (miss < G && seen[miss])
 			miss++;
+		const hs_fabric_spec *f = hs_cluster_fabric(t->c);
 		rc = hs_err_set(err, HS_EINPUT,
-				"the topology is not connected: gpu%d has no path to gpu%d (fabric '%s' does not join them; "
-				"every device must reach every other one through links and switches)",
-				s, miss, hs_cluster_fabric(t->c)->kind);
+				"%s%sthe topology is not connected: gpu%d has no path to gpu%d (fabric '%s' does not join "
+				"them; every device must reach every other one through links and switches)",
+				f->where, f->where[0] ? ": " : "", s, miss, f->kind);
 	}
 	free(seen);
 	free(queue);

@@ -150,7 +150,10 @@ int hs_graph_export_plan(const hs_scenario *s, const hs_build *b, const int *ran
 		if (r < 0 || r >= x->world) {
 			free(mem);
 			hs_graph_export_free(x);
-			return hs_err_set(err, HS_EINPUT, "rank %d: the job has ranks 0..%d", r, x->world - 1);
+			if (x->world <= 1)
+				return hs_err_set(err, HS_EINPUT, "rank %d: the job has %s", r,
+						  x->world == 1 ? "one rank, 0" : "no ranks");
+			return hs_err_set(err, HS_EINPUT, "rank %d: the job has ranks 0 to %d", r, x->world - 1);
 		}
 		for (int j = 0; j < i; j++)
 			if (ranks[j] == r) {

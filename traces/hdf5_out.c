@@ -2,6 +2,7 @@
 
 #include <hdf5.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,32 +11,40 @@
 #include "sim/base/alloc.h"
 #include "sim/base/version.h"
 #include "sim/study/cost.h"
+#include "sim/base/file.h"
 #include "sim/base/outfile.h"
 
 struct hs_h5 {
 	hid_t f;
-	char path[1024], tmp[1100];
+	hs_outfile out; /* where the finished image goes */
 	int failed;
-};
-
-struct hs_h5r {
-	hid_t f;
 };
 
 static void quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
 
+/* The file is built in memory (HDF5's core driver, no backing store) and written out on commit through
+ * hs_outfile, which checks every write and the close. HDF5 never touches the disk itself: with the default
+ * driver a full disk made H5Fclose fail and leave the library's file object half torn down, and libhdf5's exit
+ * handler then crashed on it (issue 18). The cost is the file's size in memory while it is written. */
 hs_h5 *hs_h5_create(const char *path, const char *kind, hs_err *err)
 {
 	quiet();
 	hs_h5 *h = hs_xcalloc(1, sizeof *h);
-	snprintf(h->path, sizeof h->path, "%s", path);
-	hs_outfile_tmpname(path, h->tmp, sizeof h->tmp);
-	h->f = H5Fcreate(h->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-	if (h->f < 0) {
-		hs_err_set(err, HS_EINPUT, "%s: cannot create the HDF5 file", path);
+	if (hs_outfile_open(&h->out, path, err)) {
 		free(h);
 		return NULL;
 	}
+	hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+	if (fapl < 0 || H5Pset_fapl_core(fapl, (size_t)1 << 20, 0) < 0 ||
+	    (h->f = H5Fcreate(h->out.tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl)) < 0) {
+		if (fapl >= 0)
+			H5Pclose(fapl);
+		hs_outfile_abort(&h->out);
+		hs_err_set(err, HS_EINTERNAL, "%s: HDF5 could not create a file in memory", path);
+		free(h);
+		return NULL;
+	}
+	H5Pclose(fapl);
 	hs_h5_attr_str(h, "/", "hetsim_kind", kind);
 	hs_h5_attr_str(h, "/", "hetsim_version", HS_VERSION);
 	hs_h5_attr_num(h, "/", "schema_version", 1);
@@ -45,15 +54,25 @@ hs_h5 *hs_h5_create(const char *path, const char *kind, hs_err *err)
 int hs_h5_commit(hs_h5 *h, hs_err *err)
 {
 	int bad = h->failed;
-	if (H5Fclose(h->f) < 0)
+	unsigned char *img = NULL;
+	ssize_t n = -1;
+	if (!bad && H5Fflush(h->f, H5F_SCOPE_GLOBAL) >= 0 && (n = H5Fget_file_image(h->f, NULL, 0)) > 0) {
+		img = hs_xmalloc((size_t)n);
+		if (H5Fget_file_image(h->f, img, (size_t)n) != n)
+			n = -1;
+	}
+	if (H5Fclose(h->f) < 0 || n <= 0)
 		bad = 1;
 	if (bad) {
-		remove(h->tmp);
-		hs_err_set(err, HS_EINPUT, "%s: writing the HDF5 file failed", h->path);
+		free(img);
+		hs_outfile_abort(&h->out);
+		hs_err_set(err, HS_EINTERNAL, "%s: HDF5 failed to build the file", h->out.path);
 		free(h);
 		return -1;
 	}
-	int rc = hs_outfile_rename(h->tmp, h->path, err);
+	hs_outfile_write(&h->out, img, (size_t)n);
+	free(img);
+	int rc = hs_outfile_commit(&h->out, err);
 	free(h);
 	return rc;
 }
@@ -63,7 +82,7 @@ void hs_h5_abort(hs_h5 *h)
 	if (!h)
 		return;
 	H5Fclose(h->f);
-	remove(h->tmp);
+	hs_outfile_abort(&h->out);
 	free(h);
 }
 
@@ -226,7 +245,7 @@ int hs_h5_write_links(hs_h5 *h, const hs_link_series *ls, hs_err *err)
 		H5Dclose(d);
 	H5Sclose(sp);
 	H5Gclose(g);
-	return h->failed ? hs_err_set(err, HS_EINPUT, "%s: writing /links failed", h->path) : 0;
+	return h->failed ? hs_err_set(err, HS_EINPUT, "%s: writing /links failed", h->out.path) : 0;
 }
 
 static const char *const group_names[HS_GROUP_COUNT] = {"tp", "cp", "dp", "ep", "pp"};
@@ -359,14 +378,51 @@ int hs_h5_write_run(hs_h5 *h, const hs_sim *sim, int tasks, hs_err *err)
 	free(iv);
 	free(dv);
 	free(sv);
-	return h->failed ? hs_err_set(err, HS_EINPUT, "%s: writing the HDF5 tables failed", h->path) : 0;
+	return h->failed ? hs_err_set(err, HS_EINPUT, "%s: writing the HDF5 tables failed", h->out.path) : 0;
 }
 
-/* reading */
+/* reading
+ *
+ * Everything read is checked against what the schema (docs/outputs.md) allows before memory is sized from it:
+ * an attribute is a scalar (rank 0, or rank 1 of one element) of a numeric or fixed-length string type; the
+ * `columns` attribute is a 1-D list of at most HS_H5_MAX_COLS names; a column is a 1-D dataset of numbers or
+ * fixed-length strings; a matrix is 1-D or 2-D; a string is at most HS_H5_MAX_STR bytes wide; nothing is
+ * larger than HS_H5_MAX_BYTES in memory (sizes multiplied without overflow). A file that breaks a rule sets the
+ * reader's error (path, object and rule), which sticks: later reads of that file fail too, and hs_h5_error
+ * hands it to the caller. An absent object is not an error (the schema has optional parts). */
+#define HS_H5_MAX_COLS 4096
+#define HS_H5_MAX_STR 4096
+#define HS_H5_MAX_BYTES ((size_t)1 << 30) /* 1 GiB: a 100M-task timeline's column is 800 MB */
+
+struct hs_h5r {
+	hid_t f;
+	char path[1024];
+	hs_err err;
+};
+
+static int bad(hs_h5r *h, const char *obj, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int bad(hs_h5r *h, const char *obj, const char *name, const char *fmt, ...)
+{
+	if (h->err.code)
+		return -1;
+	char what[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	return hs_err_set(&h->err, HS_EINPUT, "%s: %s%s%s: %s (not a hetsim result, or a damaged one)", h->path,
+			  obj, name ? (strcmp(obj, "/") ? "/" : "") : "", name ? name : "", what);
+}
+
+const hs_err *hs_h5_error(const hs_h5r *h) { return h->err.code ? &h->err : NULL; }
+void hs_h5_fail(hs_h5r *h, const char *obj, const char *what) { bad(h, obj, NULL, "%s", what); }
 
 hs_h5r *hs_h5_open(const char *path, hs_err *err)
 {
 	quiet();
+	if (hs_file_check(path, "an HDF5 result", err))
+		return NULL;
 	hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
 	if (f < 0) {
 		hs_err_set(err, HS_EINPUT, "%s: cannot open as HDF5", path);
@@ -374,6 +430,7 @@ hs_h5r *hs_h5_open(const char *path, hs_err *err)
 	}
 	hs_h5r *h = hs_xcalloc(1, sizeof *h);
 	h->f = f;
+	snprintf(h->path, sizeof h->path, "%s", path);
 	return h;
 }
 
@@ -385,99 +442,249 @@ void hs_h5_close(hs_h5r *h)
 	}
 }
 
+/* The dimensions of a dataspace of rank 1..maxrank (rank 0, a scalar, counts as rank 1 of one element when
+ * scalar_ok); the element count, checked against HS_H5_MAX_BYTES for elements of `elem` bytes. -1 on a
+ * violation (h->err set). */
+static int shape(hs_h5r *h, hid_t sp, const char *obj, const char *name, int maxrank, int scalar_ok, size_t elem,
+		 hsize_t dims[2], int *rank)
+{
+	dims[0] = dims[1] = 1;
+	int nd = sp < 0 ? -1 : H5Sget_simple_extent_ndims(sp);
+	H5S_class_t cls = sp < 0 ? H5S_NO_CLASS : H5Sget_simple_extent_type(sp);
+	if (nd < 0 || cls == H5S_NO_CLASS)
+		return bad(h, obj, name, "unreadable dataspace");
+	if (cls == H5S_NULL)
+		return bad(h, obj, name, "a null dataspace (expected %s)", maxrank == 2 ? "a matrix" : "values");
+	if (nd == 0) {
+		if (!scalar_ok)
+			return bad(h, obj, name, "a scalar (expected a %d-D dataset)", maxrank);
+		*rank = 0;
+		return 0;
+	}
+	if (nd > maxrank)
+		return bad(h, obj, name, "rank %d (expected at most %d)", nd, maxrank);
+	H5Sget_simple_extent_dims(sp, dims, NULL);
+	*rank = nd;
+	size_t total = elem ? elem : 1;
+	for (int i = 0; i < nd; i++) {
+		if (dims[i] > HS_H5_MAX_BYTES || (dims[i] && total > HS_H5_MAX_BYTES / dims[i]))
+		{
+			char ext[64];
+			if (nd == 2)
+				snprintf(ext, sizeof ext, "%llu x %llu", (unsigned long long)dims[0],
+					 (unsigned long long)dims[1]);
+			else
+				snprintf(ext, sizeof ext, "%llu", (unsigned long long)dims[0]);
+			return bad(h, obj, name, "extent %s of %zu-byte elements is over hetsim's %zu MiB limit", ext, elem,
+				   HS_H5_MAX_BYTES >> 20);
+		}
+		total *= dims[i] ? dims[i] : 1;
+	}
+	if (nd == 1 && scalar_ok && dims[0] != 1)
+		return bad(h, obj, name, "%llu values (expected one)", (unsigned long long)dims[0]);
+	return 0;
+}
+
+/* A type's class must be numeric (want_str 0) or a fixed-length string at most HS_H5_MAX_STR wide; its width. */
+static int type_ok(hs_h5r *h, hid_t t, const char *obj, const char *name, int want_str, size_t *w)
+{
+	H5T_class_t c = t < 0 ? H5T_NO_CLASS : H5Tget_class(t);
+	*w = t < 0 ? 0 : H5Tget_size(t);
+	if (want_str) {
+		if (c != H5T_STRING)
+			return bad(h, obj, name, "not a string");
+		if (H5Tis_variable_str(t) > 0)
+			return bad(h, obj, name, "a variable-length string (hetsim writes fixed-length ones)");
+		if (*w == 0 || *w > HS_H5_MAX_STR)
+			return bad(h, obj, name, "strings %zu bytes wide (expected 1 to %d)", *w, HS_H5_MAX_STR);
+		return 0;
+	}
+	if (c != H5T_INTEGER && c != H5T_FLOAT)
+		return bad(h, obj, name, "not a number");
+	if (*w == 0 || *w > 16)
+		return bad(h, obj, name, "%zu-byte numbers", *w);
+	return 0;
+}
+
 static hid_t open_attr(hs_h5r *h, const char *obj, const char *name)
 {
+	if (h->err.code)
+		return -1;
 	if (strcmp(obj, "/") && H5Lexists(h->f, obj, H5P_DEFAULT) <= 0)
 		return -1;
 	if (H5Aexists_by_name(h->f, obj, name, H5P_DEFAULT) <= 0)
 		return -1;
-	return H5Aopen_by_name(h->f, obj, name, H5P_DEFAULT, H5P_DEFAULT);
+	hid_t a = H5Aopen_by_name(h->f, obj, name, H5P_DEFAULT, H5P_DEFAULT);
+	if (a < 0)
+		bad(h, obj, name, "an attribute that cannot be opened");
+	return a;
 }
 
-int hs_h5_get_num(hs_h5r *h, const char *obj, const char *name, double *v)
+/* An attribute holding one value: its type checked (numeric or string), its width in *w. */
+static hid_t open_scalar_attr(hs_h5r *h, const char *obj, const char *name, int want_str, size_t *w)
 {
 	hid_t a = open_attr(h, obj, name);
 	if (a < 0)
 		return -1;
-	int rc = H5Aread(a, H5T_NATIVE_DOUBLE, v) < 0 ? -1 : 0;
+	hid_t t = H5Aget_type(a), sp = H5Aget_space(a);
+	hsize_t dims[2];
+	int rank;
+	int rc = type_ok(h, t, obj, name, want_str, w);
+	if (!rc)
+		rc = shape(h, sp, obj, name, 1, 1, *w, dims, &rank);
+	if (t >= 0)
+		H5Tclose(t);
+	if (sp >= 0)
+		H5Sclose(sp);
+	if (rc) {
+		H5Aclose(a);
+		return -1;
+	}
+	return a;
+}
+
+int hs_h5_get_num(hs_h5r *h, const char *obj, const char *name, double *v)
+{
+	size_t w;
+	hid_t a = open_scalar_attr(h, obj, name, 0, &w);
+	if (a < 0)
+		return -1;
+	double x;
+	int rc = H5Aread(a, H5T_NATIVE_DOUBLE, &x) < 0 ? bad(h, obj, name, "cannot be read") : 0;
 	H5Aclose(a);
+	if (!rc)
+		*v = x;
 	return rc;
 }
 
 int hs_h5_get_str(hs_h5r *h, const char *obj, const char *name, char *buf, size_t n)
 {
-	hid_t a = open_attr(h, obj, name);
+	size_t w;
+	hid_t a = open_scalar_attr(h, obj, name, 1, &w);
 	if (a < 0)
 		return -1;
-	hid_t ft = H5Aget_type(a);
-	size_t w = H5Tget_size(ft);
 	char *tmp = hs_xcalloc(w + 1, 1);
 	hid_t t = str_type(w);
-	int rc = H5Aread(a, t, tmp) < 0 ? -1 : 0;
-	snprintf(buf, n, "%s", tmp);
+	int rc = H5Aread(a, t, tmp) < 0 ? bad(h, obj, name, "cannot be read") : 0;
+	if (!rc)
+		snprintf(buf, n, "%s", tmp);
 	free(tmp);
 	H5Tclose(t);
-	H5Tclose(ft);
 	H5Aclose(a);
 	return rc;
 }
 
 int hs_h5_columns(hs_h5r *h, const char *grp, char ***names, int *n)
 {
+	*names = NULL;
+	*n = 0;
 	hid_t a = open_attr(h, grp, "columns");
 	if (a < 0)
 		return -1;
-	hid_t sp = H5Aget_space(a);
-	hsize_t k = 0;
-	H5Sget_simple_extent_dims(sp, &k, NULL);
 	enum { W = 64 };
+	hid_t ft = H5Aget_type(a), sp = H5Aget_space(a);
+	size_t w;
+	hsize_t dims[2];
+	int rank, rc = type_ok(h, ft, grp, "columns", 1, &w);
+	if (!rc)
+		rc = shape(h, sp, grp, "columns", 1, 0, W, dims, &rank);
+	if (!rc && dims[0] > HS_H5_MAX_COLS)
+		rc = bad(h, grp, "columns", "%llu columns (at most %d)", (unsigned long long)dims[0], HS_H5_MAX_COLS);
+	if (ft >= 0)
+		H5Tclose(ft);
+	if (sp >= 0)
+		H5Sclose(sp);
+	if (rc) {
+		H5Aclose(a);
+		return -1;
+	}
+	hsize_t k = dims[0];
 	char (*buf)[W] = hs_xcalloc(k + 1, W);
 	hid_t t = str_type(W);
-	H5Aread(a, t, buf);
+	rc = H5Aread(a, t, buf) < 0 ? bad(h, grp, "columns", "cannot be read") : 0;
+	H5Tclose(t);
+	H5Aclose(a);
+	if (rc) {
+		free(buf);
+		return -1;
+	}
 	*names = hs_xcalloc(k + 1, sizeof **names);
-	for (hsize_t i = 0; i < k; i++)
+	for (hsize_t i = 0; i < k; i++) {
+		buf[i][W - 1] = 0;
 		(*names)[i] = hs_xstrdup(buf[i]);
+	}
 	*n = (int)k;
 	free(buf);
-	H5Tclose(t);
-	H5Sclose(sp);
-	H5Aclose(a);
 	return 0;
 }
 
-static hid_t open_col(hs_h5r *h, const char *grp, const char *name, size_t *n)
+/* A dataset of rank 1..maxrank; NULL-like -1 when absent (no error) or malformed (h->err). */
+static hid_t open_data(hs_h5r *h, const char *path)
+{
+	if (h->err.code)
+		return -1;
+	char grp[512];
+	const char *slash = strrchr(path, '/');
+	snprintf(grp, sizeof grp, "%.*s", slash && slash != path ? (int)(slash - path) : 1, path);
+	if (H5Lexists(h->f, grp, H5P_DEFAULT) <= 0 || H5Lexists(h->f, path, H5P_DEFAULT) <= 0)
+		return -1;
+	H5O_info_t oi;
+	if (H5Oget_info_by_name(h->f, path, &oi, H5P_DEFAULT) < 0 || oi.type != H5O_TYPE_DATASET) {
+		bad(h, path, NULL, "not a dataset");
+		return -1;
+	}
+	hid_t d = H5Dopen2(h->f, path, H5P_DEFAULT);
+	if (d < 0)
+		bad(h, path, NULL, "a dataset that cannot be opened");
+	return d;
+}
+
+/* A column: 1-D, numeric or string as asked; its length and element width. */
+static hid_t open_col(hs_h5r *h, const char *grp, const char *name, int want_str, size_t *n, size_t *w)
 {
 	char p[512];
 	snprintf(p, sizeof p, "%s/%s", grp, name);
-	if (H5Lexists(h->f, grp, H5P_DEFAULT) <= 0 || H5Lexists(h->f, p, H5P_DEFAULT) <= 0)
-		return -1;
-	hid_t d = H5Dopen2(h->f, p, H5P_DEFAULT);
+	hid_t d = open_data(h, p);
 	if (d < 0)
 		return -1;
-	hid_t sp = H5Dget_space(d);
-	hsize_t k = 0;
-	H5Sget_simple_extent_dims(sp, &k, NULL);
-	H5Sclose(sp);
-	*n = (size_t)k;
+	hid_t t = H5Dget_type(d), sp = H5Dget_space(d);
+	hsize_t dims[2];
+	int rank, rc = type_ok(h, t, p, NULL, want_str, w);
+	if (!rc)
+		rc = shape(h, sp, p, NULL, 1, 0, want_str ? *w + 1 + sizeof(char *) : sizeof(double), dims, &rank);
+	if (t >= 0)
+		H5Tclose(t);
+	if (sp >= 0)
+		H5Sclose(sp);
+	if (rc) {
+		H5Dclose(d);
+		return -1;
+	}
+	*n = (size_t)dims[0];
 	return d;
 }
 
 int hs_h5_is_str(hs_h5r *h, const char *grp, const char *name)
 {
-	size_t n;
-	hid_t d = open_col(h, grp, name, &n);
+	char p[512];
+	snprintf(p, sizeof p, "%s/%s", grp, name);
+	hid_t d = open_data(h, p);
 	if (d < 0)
 		return 0;
 	hid_t t = H5Dget_type(d);
-	int s = H5Tget_class(t) == H5T_STRING;
-	H5Tclose(t);
+	int s = t >= 0 && H5Tget_class(t) == H5T_STRING;
+	if (t >= 0)
+		H5Tclose(t);
 	H5Dclose(d);
 	return s;
 }
 
 int hs_h5_read_num(hs_h5r *h, const char *grp, const char *name, double **v, size_t *n)
 {
-	hid_t d = open_col(h, grp, name, n);
+	size_t w;
+	*v = NULL;
+	*n = 0;
+	hid_t d = open_col(h, grp, name, 0, n, &w);
 	if (d < 0)
 		return -1;
 	*v = hs_xcalloc(*n + 1, sizeof **v);
@@ -486,55 +693,74 @@ int hs_h5_read_num(hs_h5r *h, const char *grp, const char *name, double **v, siz
 	if (rc) {
 		free(*v);
 		*v = NULL;
+		*n = 0;
+		char p[512];
+		snprintf(p, sizeof p, "%s/%s", grp, name);
+		return bad(h, p, NULL, "cannot be read");
 	}
-	return rc;
+	return 0;
 }
 
 int hs_h5_read_str(hs_h5r *h, const char *grp, const char *name, char ***v, size_t *n)
 {
-	hid_t d = open_col(h, grp, name, n);
+	size_t w;
+	*v = NULL;
+	*n = 0;
+	hid_t d = open_col(h, grp, name, 1, n, &w);
 	if (d < 0)
 		return -1;
-	hid_t ft = H5Dget_type(d);
-	size_t w = H5Tget_size(ft);
+	/* shape() bounded n * (w + 1 + sizeof(char *)), so neither product below wraps */
 	char *buf = hs_xcalloc(*n * w + 1, 1);
 	hid_t t = str_type(w);
 	int rc = *n && H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0 ? -1 : 0;
+	H5Tclose(t);
+	H5Dclose(d);
+	if (rc) {
+		free(buf);
+		*n = 0;
+		char p[512];
+		snprintf(p, sizeof p, "%s/%s", grp, name);
+		return bad(h, p, NULL, "cannot be read");
+	}
 	*v = hs_xcalloc(*n + 1, sizeof **v);
 	for (size_t i = 0; i < *n; i++) {
 		(*v)[i] = hs_xcalloc(w + 1, 1);
 		memcpy((*v)[i], buf + i * w, w);
 	}
 	free(buf);
-	H5Tclose(t);
-	H5Tclose(ft);
-	H5Dclose(d);
-	return rc;
+	return 0;
 }
 
 int hs_h5_read_matrix(hs_h5r *h, const char *path, double **v, size_t *rows, size_t *cols)
 {
-	const char *slash = strrchr(path, '/');
-	char grp[512];
-	snprintf(grp, sizeof grp, "%.*s", slash && slash != path ? (int)(slash - path) : 1, path);
-	if (H5Lexists(h->f, grp, H5P_DEFAULT) <= 0 || H5Lexists(h->f, path, H5P_DEFAULT) <= 0)
-		return -1;
-	hid_t d = H5Dopen2(h->f, path, H5P_DEFAULT);
+	*v = NULL;
+	*rows = *cols = 0;
+	hid_t d = open_data(h, path);
 	if (d < 0)
 		return -1;
-	hid_t sp = H5Dget_space(d);
-	hsize_t dims[2] = {0, 1};
-	int nd = H5Sget_simple_extent_ndims(sp);
-	if (nd < 1 || nd > 2) {
+	hid_t t = H5Dget_type(d), sp = H5Dget_space(d);
+	size_t w;
+	hsize_t dims[2];
+	int rank, rc = type_ok(h, t, path, NULL, 0, &w);
+	if (!rc)
+		rc = shape(h, sp, path, NULL, 2, 0, sizeof(double), dims, &rank);
+	if (t >= 0)
+		H5Tclose(t);
+	if (sp >= 0)
 		H5Sclose(sp);
+	if (rc) {
 		H5Dclose(d);
 		return -1;
 	}
-	H5Sget_simple_extent_dims(sp, dims, NULL);
-	H5Sclose(sp);
-	*rows = dims[0], *cols = nd == 2 ? dims[1] : 1;
+	*rows = dims[0], *cols = rank == 2 ? dims[1] : 1;
 	*v = hs_xcalloc(*rows * *cols + 1, sizeof **v);
-	int rc = (*rows * *cols) > 0 && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, *v) < 0 ? -1 : 0;
+	rc = (*rows * *cols) > 0 && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, *v) < 0 ? -1 : 0;
 	H5Dclose(d);
-	return rc;
+	if (rc) {
+		free(*v);
+		*v = NULL;
+		*rows = *cols = 0;
+		return bad(h, path, NULL, "cannot be read");
+	}
+	return 0;
 }

@@ -53,13 +53,18 @@ int hs_h5_write_links(hs_h5 *h, const hs_link_series *ls, hs_err *err);
 typedef struct hs_h5r hs_h5r;
 hs_h5r *hs_h5_open(const char *path, hs_err *err);
 void hs_h5_close(hs_h5r *h);
+/* Reads check every shape, type and size against the schema; an object that breaks it makes that read fail
+ * and sets this error (HS_EINPUT, with the path and the object), which then sticks. NULL while none. */
+const hs_err *hs_h5_error(const hs_h5r *h);
+/* Set that error from a reader above this one (a table whose columns disagree): "FILE: obj: what". */
+void hs_h5_fail(hs_h5r *h, const char *obj, const char *what);
 /* Attribute of an object ("/", "/cost"): 0 and the value, or -1 when absent. */
 int hs_h5_get_num(hs_h5r *h, const char *obj, const char *name, double *v);
 int hs_h5_get_str(hs_h5r *h, const char *obj, const char *name, char *buf, size_t n);
 /* Column names of a column group, malloc'd (free each and the array); -1 when the group is absent. */
 int hs_h5_columns(hs_h5r *h, const char *group, char ***names, int *n);
-/* A numeric column as doubles (malloc'd); -1 when absent. A string column: strs is a malloc'd array of
- * malloc'd strings. */
+/* A numeric column as doubles (malloc'd); -1 (and *v NULL, *n 0) when absent or malformed. A string column:
+ * a malloc'd array of malloc'd strings. */
 int hs_h5_read_num(hs_h5r *h, const char *group, const char *name, double **v, size_t *n);
 int hs_h5_read_str(hs_h5r *h, const char *group, const char *name, char ***v, size_t *n);
 int hs_h5_is_str(hs_h5r *h, const char *group, const char *name);

@@ -1,4 +1,5 @@
 /* `hetsim calib fit | derive | import-nccl-tests` (docs/calibration.md). */
+#include "sim/cli/cmd.h"
 #include "sim/cli/cmd_calib.h"
 
 #include <errno.h>
@@ -106,11 +107,7 @@ static int fail(const char *sub, const hs_err *err)
 
 static int finish(int status)
 {
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, "hetsim calib: error writing output: %s\n", strerror(errno));
-		return 1;
-	}
-	return status;
+	return hs_cmd_finish(status);
 }
 
 /* The built-in type an info record's device name stands for ("NVIDIA H200" -> H200-SXM-141GB). */

@@ -1,6 +1,7 @@
 /* `hetsim coll`: run one collective over a scenario's cluster at nccl-tests' sizes. Reads only the
  * scenario's `name` and `cluster` keys; the rest of the file belongs to other modules and is ignored here,
  * except that `--set` overrides are checked as `hetsim run` checks them (check_sets). */
+#include "sim/cli/cmd.h"
 #include "sim/cli/cmd_coll.h"
 
 #include <math.h>
@@ -418,9 +419,5 @@ int cmd_coll(int argc, char **argv)
 	else
 		status = run(pos[0]);
 	hs_strlist_free(&o_set);
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, "hetsim coll: error writing to standard output\n");
-		return status ? status : HS_EINTERNAL;
-	}
-	return status;
+	return hs_cmd_finish(status);
 }

@@ -13,9 +13,16 @@ int hs_cmd_fail(const char *cmd, const hs_err *err)
 
 int hs_cmd_finish(int status)
 {
+	static int reported; /* commands call this, and main again after them: one message */
+	if (reported)
+		return status ? status : HS_EINPUT;
+	errno = 0;
 	if (fflush(stdout) != 0 || ferror(stdout)) {
+		reported = 1;
+		if (!errno)
+			errno = EIO;
 		fprintf(stderr, "hetsim: error writing to standard output: %s\n", strerror(errno));
-		return status ? status : HS_EINTERNAL;
+		return status ? status : HS_EINPUT; /* the environment (a full disk, a closed pipe), not a bug */
 	}
 	return status;
 }

@@ -9,6 +9,7 @@
  * share nothing but the journal folder, which must be on a file system they all see (on one machine, any
  * folder; across machines, a shared one). Resuming is the same mechanism: rows found in journals are not
  * run again. */
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -78,8 +79,17 @@ struct work {
 	atomic_int stop;
 	pthread_mutex_t mu;
 	FILE *journal;
+	int rank; /* names the journal in messages */
 	hs_err err;
 };
+
+/* An output could not be written: say so, and that the journal stays for the rerun. */
+static int outputs_failed(hs_err *err)
+{
+	size_t n = strlen(err->msg);
+	snprintf(err->msg + n, sizeof err->msg - n, "; the journal is kept: run again to write the outputs");
+	return hs_cmd_fail("sweep", err);
+}
 
 static void *worker(void *arg)
 {
@@ -105,7 +115,10 @@ static void *worker(void *arg)
 		pthread_mutex_lock(&w->mu);
 		w->rows[i] = row;
 		if (hs_sweep_journal_append(w->journal, i, &row) && !w->err.code) {
-			hs_err_set(&w->err, HS_EINPUT, "writing the sweep journal failed");
+			int en = errno;
+			char jp[1200];
+			hs_sweep_journal_name(w->sw, w->rank, jp, sizeof jp);
+			hs_err_set(&w->err, HS_EINPUT, "%s: writing the sweep journal failed: %s", jp, strerror(en));
 			atomic_store(&w->stop, 1);
 		}
 		pthread_mutex_unlock(&w->mu);
@@ -250,6 +263,7 @@ int cmd_sweep(int argc, char **argv)
 		hs_sweep_journal_name(&sw, rank, jp, sizeof jp);
 		remove(jp);
 	}
+	w.rank = rank;
 	w.journal = hs_sweep_journal_open(&sw, rank, &err);
 	if (!w.journal) {
 		status = hs_cmd_fail("sweep", &err);
@@ -309,9 +323,16 @@ int cmd_sweep(int argc, char **argv)
 	}
 	rk = hs_xcalloc(sw.npoints + 1, sizeof *rk);
 	hs_sweep_rank(&sw, rows, rk);
-	if (hs_sweep_write_csv(&sw, rows, rk, sw.output, &err) ||
-	    (o_hdf5 && hs_h5_write_sweep(&sw, rows, rk, o_hdf5, &err))) {
-		status = hs_cmd_fail("sweep", &err);
+	/* the HDF5 first, the CSV last: the CSV beside no journal means the sweep is done. When either cannot be
+	 * written, neither is left and the journal stays, so a rerun writes both without simulating again. */
+	if (o_hdf5 && hs_h5_write_sweep(&sw, rows, rk, o_hdf5, &err)) {
+		status = outputs_failed(&err);
+		goto out;
+	}
+	if (hs_sweep_write_csv(&sw, rows, rk, sw.output, &err)) {
+		if (o_hdf5)
+			remove(o_hdf5);
+		status = outputs_failed(&err);
 		goto out;
 	}
 	hs_sweep_journal_remove(&sw);

@@ -27,6 +27,7 @@
 #include "calib/trainlog.h"
 #include "config/cfg.h"
 #include "sim/base/alloc.h"
+#include "sim/base/file.h"
 #include "sim/base/json.h"
 #include "sim/base/outfile.h"
 #include "sim/cli/cmd.h"
@@ -399,6 +400,13 @@ static int one(const char *mpath, int *fails, double *sum_ape, int *n_ape, hs_js
 		}
 		char full[2048];
 		snprintf(full, sizeof full, "%s%s", scn[0] == '/' ? "" : dir, scn);
+		/* the manifest's position for a scenario that is not there (it is read much later) */
+		hs_err fe = {0};
+		if (hs_file_check(full, "a scenario", &fe)) {
+			free(sets.v);
+			hs_cfg_err(hs_yaml_get(e, "scenario"), err, path, "scenario", "%s", fe.msg);
+			goto out;
+		}
 		double pred[5] = {0}, pred_p50 = 0, pred_p90 = 0;
 		hs_tlog tl = {0};
 		size_t skip = 0;

@@ -31,5 +31,6 @@ int main(int argc, char **argv)
 			sug ? " (did you mean '" : "", sug ? sug : "", sug ? "'?)" : "");
 		return HS_EINPUT;
 	}
-	return c->fn(argc - 1, argv + 1);
+	/* every command's stdout is checked here too: a full disk or a closed pipe is exit 2, never a silent 0 */
+	return hs_cmd_finish(c->fn(argc - 1, argv + 1));
 }

@@ -9,6 +9,7 @@
 
 #include "config/cfg.h"
 #include "sim/base/alloc.h"
+#include "sim/base/file.h"
 #include "sim/study/simulate.h"
 #include "sim/base/version.h"
 #include "sim/study/cost.h"
@@ -96,7 +97,7 @@ static int load_axis(const hs_ynode *key, const hs_ynode *v, hs_sweep_axis *a, h
 		    hs_cfg_num(v, path, "times", HS_U_COUNT, 0, 1e300, 0, 0, &times, err))
 			return -1;
 		if ((step > 0) == (times > 0))
-			return hs_cfg_err(v, err, "axes", key->str, "give one of step (additive) or times (geometric)");
+			return hs_cfg_err(v, err, "axes", key->str, "give exactly one of step (> 0: from, from + step, ...) or times (> 1: from, from * times, ...)");
 		if (times > 0 && (times <= 1 || from <= 0))
 			return hs_cfg_err(v, err, "axes", key->str, "times needs times > 1 and from > 0");
 		if (to < from)
@@ -196,20 +197,21 @@ int hs_sweep_load(const char *path, hs_sweep *sw, hs_err *err)
 	}
 	sw->npoints = 1;
 	for (size_t i = 0; i < axes->n; i++) {
-		if (load_axis(axes->keys[i], axes->vals[i], &sw->axes[sw->naxes], err))
+		/* counted before it is loaded: an axis that fails half-way is the sweep's to free (hs_sweep_free) */
+		hs_sweep_axis *ax = &sw->axes[sw->naxes++];
+		if (load_axis(axes->keys[i], axes->vals[i], ax, err))
 			goto out;
-		sw->npoints *= (size_t)sw->axes[sw->naxes++].n;
+		sw->npoints *= (size_t)ax->n;
 		if (sw->npoints > 100000000) {
 			hs_cfg_err(axes, err, "", "axes", "more than 1e8 points");
 			goto out;
 		}
 	}
-	FILE *bf = fopen(sw->base, "r");
-	if (!bf) {
-		hs_cfg_err(hs_yaml_get(root, "base"), err, "", "base", "cannot open '%s': %s", sw->base, strerror(errno));
+	hs_err ferr = {0};
+	if (hs_file_check(sw->base, "a scenario", &ferr)) {
+		hs_cfg_err(hs_yaml_get(root, "base"), err, "", "base", "%s", ferr.msg);
 		goto out;
 	}
-	fclose(bf);
 	sw->base_doc = hs_yaml_load_file(sw->base, err);
 	if (!sw->base_doc)
 		goto out;
@@ -521,8 +523,12 @@ FILE *hs_sweep_journal_open(const hs_sweep *sw, int rank, hs_err *err)
 
 int hs_sweep_journal_append(FILE *f, size_t i, const hs_sweep_row *row)
 {
-	fprintf(f, "%zu\t%s\n", i, row->text);
-	return fflush(f) ? -1 : 0;
+	errno = 0;
+	int bad = fprintf(f, "%zu\t%s\n", i, row->text) < 0;
+	bad |= fflush(f) != 0 || ferror(f);
+	if (bad && !errno)
+		errno = EIO;
+	return bad ? -1 : 0;
 }
 
 void hs_sweep_journal_remove(const hs_sweep *sw)

@@ -75,6 +75,7 @@ void hs_sweep_journal_name(const hs_sweep *sw, int rank, char *buf, size_t n);
 size_t hs_sweep_journal_read(const hs_sweep *sw, hs_sweep_row *rows);
 /* Open this rank's journal for appending (a header is written when it is new or belongs to another sweep). */
 FILE *hs_sweep_journal_open(const hs_sweep *sw, int rank, hs_err *err);
+/* Append one row and flush it; -1 with errno set when the write failed (a full disk). */
 int hs_sweep_journal_append(FILE *f, size_t i, const hs_sweep_row *row);
 void hs_sweep_journal_remove(const hs_sweep *sw);
 

@@ -1,23 +1,42 @@
 #!/bin/sh
-# Builds the libFuzzer harnesses with clang (ASan + UBSan) and runs each for FUZZ_SECONDS (default 30),
-# starting from tests/fuzz/corpus/<name>/ (and adding what it finds there). New crashes land in
-# tests/fuzz/crashes/: once fixed, add them to the corpus, so that the next `make fuzz` starts from them.
-# Nothing replays the corpus as part of `make test`: it is run only here, by libFuzzer.
+# Builds the libFuzzer harnesses with clang (ASan + UBSan, UB fatal) and runs each for FUZZ_SECONDS (default
+# 30), starting from tests/fuzz/corpus/<name>/ (and adding what it finds there). New crashes land in
+# tests/fuzz/crashes/: once fixed, add them to the corpus; tests/integration/fuzz_replay.sh replays every
+# corpus in `make test`, so a crash kept there stays fixed.
+#
+# Exits non-zero when any target crashes, leaks, or stops early: libFuzzer must report "Done N runs in T
+# second(s)" with T close to FUZZ_SECONDS and N at least FUZZ_MIN_EXECS (default 100 per second asked for, so a
+# harness that dies on its first input, as fuzz_scenario once did on the empty document, fails the run).
+# FUZZ_TARGETS="scenario units" limits the run to those targets.
 set -eu
 SECS=${FUZZ_SECONDS:-30}
+MIN=${FUZZ_MIN_EXECS:-$((SECS * 100))}
 B=build-fuzz
 # the warnings of the Makefile's WARN, for the harnesses
 WARN="-Wall -Wextra -Werror -Wshadow -Wpedantic -Wmissing-prototypes -Wstrict-prototypes -Wno-unused-parameter"
-command -v clang >/dev/null || { echo "fuzz: clang not found (apt-get install clang)"; exit 1; }
+command -v clang >/dev/null || { echo "fuzz: clang not found (apt-get install clang)"; exit 2; }
 make --no-print-directory BUILD=$B CC=clang SAN=1 OPT="-O1 -fsanitize=fuzzer-no-link" $B/libhetsim.a >/dev/null
-mkdir -p tests/fuzz/crashes
+mkdir -p tests/fuzz/crashes $B/logs
+fail=0
 for h in tests/fuzz/fuzz_*.c; do
 	name=$(basename "$h" .c | sed 's/^fuzz_//')
+	if [ -n "${FUZZ_TARGETS:-}" ]; then
+		case " $FUZZ_TARGETS " in *" $name "*) ;; *) continue ;; esac
+	fi
 	clang -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L $WARN -g -O1 -I. $(pkg-config --cflags hdf5-serial) \
-		-fsanitize=fuzzer,address,undefined "$h" $B/libhetsim.a -lyaml -lgsl -lgslcblas \
-		$(pkg-config --libs hdf5-serial) -lpthread -lm -o $B/fuzz_$name
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined "$h" $B/libhetsim.a -lyaml -lgsl \
+		-lgslcblas $(pkg-config --libs hdf5-serial) -lpthread -lm -o $B/fuzz_$name
 	mkdir -p tests/fuzz/corpus/$name
+	dict=""
+	[ -f tests/fuzz/$name.dict ] && dict="-dict=tests/fuzz/$name.dict"
+	[ "$name" = scenario ] && dict="-dict=tests/fuzz/yaml.dict"
+	log=$B/logs/$name.log
 	echo "== fuzz $name for ${SECS}s"
-	$B/fuzz_$name -max_total_time=$SECS -max_len=4096 -artifact_prefix=tests/fuzz/crashes/ \
-		-dict=tests/fuzz/yaml.dict tests/fuzz/corpus/$name 2>&1 | tail -3
+	st=0
+	# shellcheck disable=SC2086
+	$B/fuzz_$name -max_total_time="$SECS" -max_len=4096 -artifact_prefix=tests/fuzz/crashes/ $dict \
+		tests/fuzz/corpus/$name >"$log" 2>&1 || st=$?
+	tail -3 "$log"
+	tests/fuzz/check_log.sh "$name" "$log" "$st" "$SECS" "$MIN" || fail=1
 done
+exit $fail

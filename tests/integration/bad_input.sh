@@ -1,0 +1,49 @@
+#!/bin/sh
+# Bad input is exit 2 with file:line:col and the key path, never exit 1 or a signal (issue 18, findings 7 and
+# 8). One case per class; under `make check-asan` the binary carries LeakSanitizer, so a leak on an error path
+# (the sweep's axis parser once leaked its half-read axis) turns the expected 2 into 1 and fails here.
+set -u
+. tests/integration/lib/expect.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkfifo "$tmp/fifo"
+# files that are not regular files: refused by name, never read as empty or waited on
+expect 2 "^hetsim run: /tmp: is a folder, not a scenario" -- "$H" run /tmp
+expect 2 "$tmp/fifo: is a FIFO, not a scenario" -- timeout 10 "$H" run "$tmp/fifo"
+expect 2 "/dev/null: is a device, not a scenario" -- "$H" run /dev/null
+expect 2 "$tmp/fifo: is a FIFO, not an nccl-tests log" -- timeout 10 "$H" calib import-nccl-tests "$tmp/fifo" --rows
+expect 2 "/tmp/: is a folder, not a result" -- "$H" report /tmp/ -o "$tmp/rep"
+printf 'base: /tmp\naxes:\n  parallelism.tp: [1]\n' >"$tmp/sw.yaml"
+expect 2 "sw.yaml:1:7: base: /tmp: is a folder, not a scenario" -- "$H" sweep "$tmp/sw.yaml" -o "$tmp/s.csv"
+# gpu.profile: a missing file and a folder, at the key's position
+expect 2 "cluster.groups.0.gpu:1:32: cluster.groups\[0\].gpu.profile: /tmp: is a folder, not a device profile" -- \
+	"$H" run scenarios/default.yaml --set 'cluster.groups.0.gpu={base: H100-SXM-80GB, profile: /tmp}'
+expect 2 "cluster.groups\[0\].gpu.profile: $tmp/none.yaml: cannot open: No such file or directory" -- \
+	"$H" run scenarios/default.yaml --set "cluster.groups.0.gpu={base: H100-SXM-80GB, profile: $tmp/none.yaml}"
+# a topology that is not connected names the fabric's position
+expect 2 "not-connected.yaml:7:5: cluster.fabric: the topology is not connected: gpu0 has no path to gpu2" -- \
+	"$H" coll $D/not-connected.yaml --fidelity flow
+# validate naming a scenario that is not there: the manifest's position
+printf 'entries:\n  - {scenario: nope.yaml, step_time_s: 1.0}\n' >"$tmp/man.yaml"
+expect 2 "man.yaml:2:16: entries\[0\].scenario: $tmp/nope.yaml: cannot open: No such file or directory" -- \
+	"$H" validate "$tmp/man.yaml"
+# sweep axes: each error at its item, none leaking
+for ax in "parallelism.tp: [1, [2]]|:3:23: axes.parallelism.tp: item 1 is not a scalar" \
+	"parallelism.tp: {from: 1, to: 4, times: 0}|:3:19: axes.parallelism.tp: give exactly one of step" \
+	"parallelism.tp: []|:3:19: axes.parallelism.tp: an empty list" \
+	"parallelism.tp: 3|:3:19: axes.parallelism.tp: expected a list of values or a range" \
+	"parallelism.tp: {from: 1, to: 1e9, step: 1}|:3:19: axes.parallelism.tp: more than 100000 values"; do
+	printf 'base: %s/scenarios/default.yaml\naxes:\n  %s\n' "$PWD" "${ax%%|*}" >"$tmp/ax.yaml"
+	expect 2 "ax.yaml${ax#*|}" -- "$H" sweep "$tmp/ax.yaml" -o "$tmp/ax.csv"
+done
+# wrong text, now right: a range from high to low
+expect 2 "variability.slowdown\[0\].gpus: '7-3' runs from high to low (expected 3-7)" -- \
+	"$H" run scenarios/default.yaml --set 'variability.slowdown=[{gpus: 7-3, speed: 0.5}]'
+# explicit nulls: an error naming the key, never the default (docs/scenario.md: no key takes null)
+expect 2 "parallelism.pp:1:1: parallelism.pp: null (expected a value; leave the key out for its default)" -- \
+	"$H" run scenarios/default.yaml --set parallelism.pp=~
+printf 'cluster:\n  groups:\n    - name: a\n      nodes:\n      gpus_per_node: 8\n      gpu: H100-SXM-80GB\nmodel: llama3-8b\n' >"$tmp/null.yaml"
+expect 2 "null.yaml:4:13: cluster.groups\[0\].nodes: null (expected a value" -- "$H" run "$tmp/null.yaml"
+printf 'name: x\ncluster: ~\n' >"$tmp/null2.yaml"
+expect 2 "null2.yaml:2:10: .*found null" -- "$H" run "$tmp/null2.yaml"
+exit $fail
