@@ -175,7 +175,6 @@ double hs_op_issue_s(const hs_op_env *e, const hs_op *o)
 {
 	return o->kind == HS_OP_GEMM ? e->host_gemm_s : e->host_kernel_s;
 }
-#define issue_cost hs_op_issue_s
 
 static void add_kernel(hs_ops_cost *c, const hs_op *o, double t)
 {
@@ -188,7 +187,7 @@ static void add_kernel(hs_ops_cost *c, const hs_op *o, double t)
 /* Kernel o of time t runs once issued and once the device is free. */
 static void run_kernel(const hs_op_env *e, struct queues *q, const hs_op *o, double t, hs_ops_cost *c)
 {
-	q->host += issue_cost(e, o);
+	q->host += hs_op_issue_s(e, o);
 	if (q->host > q->dev) {
 		c->cls[HS_TC_HOST] += q->host - q->dev;
 		c->comp += q->host - q->dev;
@@ -201,7 +200,7 @@ static void run_kernel(const hs_op_env *e, struct queues *q, const hs_op *o, dou
 void hs_ops_time_from(const hs_op_env *e, const hs_op *ops, size_t n, double *lag, hs_ops_cost *c)
 {
 	/* a fresh list: its first op was issued while earlier work ran */
-	struct queues q = {.host = lag && !isnan(*lag) ? *lag : n ? -issue_cost(e, &ops[0]) : 0};
+	struct queues q = {.host = lag && !isnan(*lag) ? *lag : n ? -hs_op_issue_s(e, &ops[0]) : 0};
 	for (size_t i = 0; i < n; i++) {
 		const hs_op *o = &ops[i];
 		int is_comm;
@@ -213,7 +212,7 @@ void hs_ops_time_from(const hs_op_env *e, const hs_op *ops, size_t n, double *la
 			continue;
 		}
 		/* a collective: the host issues it and goes on issuing what follows while the device waits */
-		q.host += issue_cost(e, o);
+		q.host += hs_op_issue_s(e, o);
 		double busy = t;
 		if (o->overlap && i + 1 < n && ops[i + 1].kind != HS_OP_COMM) {
 			/* the transfer hides behind the next kernel, issued with it */
