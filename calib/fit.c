@@ -388,6 +388,7 @@ static void attn_params(const struct attn_ctx *c, const double *x, hs_attn_fit *
 	f->emax = exp(x[i++]);
 	f->s_half = c->use_s ? exp(x[i++]) : 0;
 	f->d_half = c->use_d ? exp(x[i++]) : 0;
+	f->rule = 0;
 }
 
 static double attn_model(const struct attn_ctx *c, const hs_attn_fit *f, const struct apoint *p)
@@ -605,18 +606,50 @@ static int read_elementwise(struct points *pt, const struct rctx *c, const hs_jr
 	return 0;
 }
 
+/* The attention implementations a record may name in "method", by family. Flash-family kernels (tiled,
+ * fused, no s x s scores in memory: FlashAttention 1-3, cuDNN's fused attention, xFormers' memory-efficient
+ * kernel) are the points of the flash curves; materialised attention (kernels/attn_bench: batched GEMMs and
+ * a softmax) does the full s x s work in other kernels, which op timing prices from the GEMM and memory
+ * curves (models/ops.c), so its rows are counted and left out. */
+static const struct attn_method {
+	const char *name;
+	int flash;
+} attn_methods[] = {
+	{"flash", 1},	     {"flash_attention", 1}, {"flash_attention_2", 1}, {"flash_attention_3", 1},
+	{"cudnn", 1},	     {"efficient", 1},	     {"mem_efficient", 1},	 {"batched_gemm_softmax", 0},
+	{"materialized", 0}, {"materialised", 0},    {"math", 0},
+};
+
 /* An sdpa record gives a forward row and, when the backward took time, a backward row (b < 0 marks it).
- * Materialised attention (kernels/attn_bench: batched GEMMs and a softmax, "method": "batched_gemm_softmax")
- * does the full s x s work in other kernels: it is not a point of the flash curves, and is only counted. */
+ * Its implementation is its "method" (or its file's info record's). A record that names none and comes from
+ * a framework harness (PyTorch's scaled_dot_product_attention, ../shared/data/README.md) is taken as the flash
+ * family: on sm80 and later with bf16 inputs PyTorch dispatches it to the flash, cuDNN or memory-efficient
+ * fused kernels, never the math path (PyTorch docs, torch.nn.functional.scaled_dot_product_attention). Our own
+ * kernels always name their method, so one of ours without it is an error. */
 static int read_sdpa(struct points *pt, const struct rctx *c, const hs_jrec *r, double t, hs_err *err)
 {
 	(void)t;
 	const char *m = hs_jrec_str(r, "method");
 	if (!m && c->info)
 		m = hs_jrec_str(c->info, "method");
-	if (m && strcmp(m, "batched_gemm_softmax") == 0) {
-		pt->materialised++;
-		return 0;
+	if (!m && is_own(c->info))
+		return hs_err_set(err, HS_EINPUT,
+				  "%s:%d: sdpa record of our kernels names no \"method\" (the attention implementation)",
+				  c->js->name, r->line);
+	if (m) {
+		size_t k = 0, n = sizeof attn_methods / sizeof attn_methods[0];
+		while (k < n && strcmp(attn_methods[k].name, m) != 0)
+			k++;
+		if (k == n)
+			return hs_err_set(err, HS_EINPUT,
+					  "%s:%d: sdpa record: unknown attention method '%s' (expected flash, "
+					  "flash_attention_2, flash_attention_3, cudnn, efficient, or batched_gemm_softmax, "
+					  "math for materialised attention)",
+					  c->js->name, r->line, m);
+		if (!attn_methods[k].flash) {
+			pt->materialised++;
+			return 0;
+		}
 	}
 	struct apoint q = {0};
 	double tf, tfb;
@@ -1025,7 +1058,8 @@ static int fit_attention(hs_profile *p, const struct points *pt, const hs_device
 		hs_profile_add_part(p, "attention", "%s: %zu flash sdpa rows (forward and backward)%s", fl, pt->na,
 				    pt->materialised ? "; materialised-attention rows left out" : "");
 	else
-		hs_profile_add_part(p, "attention", "no flash rows%s: FlashAttention-2 guess (0.6 forward, 0.45 backward)",
+		hs_profile_add_part(p, "attention",
+				    "no flash rows%s: FlashAttention-2 rule (0.6 forward, 0.45 backward of the bf16 peak)",
 				    pt->materialised ? " (materialised-attention rows left out)" : "");
 	p->attn_launch = fit_launch;
 	for (int pass = 0; pass < 2; pass++) {
@@ -1040,7 +1074,7 @@ static int fit_attention(hs_profile *p, const struct points *pt, const hs_device
 		if (n == 0) {
 			/* no attention data: flash attention forward runs near 60% of the dense peak on H100-class
 			 * parts at long sequences (FlashAttention-2 paper, 2023); keep it visible as a guess */
-			p->attn[pass] = (hs_attn_fit){pass ? 0.45 : 0.6, 512, 32};
+			p->attn[pass] = (hs_attn_fit){pass ? 0.45 : 0.6, 512, 32, 1};
 			free(sel);
 			continue;
 		}

@@ -220,6 +220,11 @@ double hs_profile_mem_op_time(const hs_profile *p, const hs_device_type *dev, co
 	return mem_form(p->mem_launch, bytes / (mem_bw(p, dev) * f), p->mem_p);
 }
 
+int hs_profile_attn_rule(const hs_profile *p)
+{
+	return (p->attn[HS_ATTN_FWD].rule ? 1 : 0) | (p->attn[HS_ATTN_BWD].rule ? 2 : 0);
+}
+
 double hs_profile_attn_flops(double b, double h, double s, double d, int causal, int bwd)
 {
 	double f = 4 * b * h * s * s * d / (causal ? 2 : 1);
@@ -351,25 +356,34 @@ static int read_memory(const hs_ynode *m, hs_profile *p, hs_err *err)
 
 static int read_attn_pass(const hs_ynode *a, const char *key, hs_attn_fit *f, hs_err *err)
 {
-	static const char *const known[] = {"efficiency", "seq_half", "dim_half", NULL};
+	static const char *const known[] = {"efficiency", "seq_half", "dim_half", "from", NULL};
+	static const char *const from[] = {"measured", "rule", NULL};
 	char path[32];
 	snprintf(path, sizeof path, "attention.%s", key);
 	const hs_ynode *m = hs_yaml_get(a, key);
 	if (!m)
 		return hs_cfg_err(a, err, "attention", key, "missing required key");
-	return hs_cfg_known(m, path, known, "a mapping", err) ||
-			       hs_cfg_num(m, path, "efficiency", HS_U_COUNT, 1e-6, 4, 0, 1, &f->emax, err) ||
-			       hs_cfg_num(m, path, "seq_half", HS_U_COUNT, 0, 1e9, 0, 0, &f->s_half, err) ||
-			       hs_cfg_num(m, path, "dim_half", HS_U_COUNT, 0, 1e6, 0, 0, &f->d_half, err)
-		       ? -1
-		       : 0;
+	int k = 0;
+	if (hs_cfg_known(m, path, known, "a mapping", err) ||
+	    hs_cfg_num(m, path, "efficiency", HS_U_COUNT, 1e-6, 4, 0, 1, &f->emax, err) ||
+	    hs_cfg_num(m, path, "seq_half", HS_U_COUNT, 0, 1e9, 0, 0, &f->s_half, err) ||
+	    hs_cfg_num(m, path, "dim_half", HS_U_COUNT, 0, 1e6, 0, 0, &f->d_half, err) ||
+	    hs_cfg_enum(m, path, "from", from, 0, &k, err))
+		return -1;
+	f->rule = k == 1; /* a curve written without `from` is the author's own figures, as `measured` */
+	return 0;
 }
 
 static int read_attention(const hs_ynode *a, hs_profile *p, hs_err *err)
 {
-	static const char *const known[] = {"launch", "forward", "backward", "flops", NULL};
+	static const char *const known[] = {"launch", "forward", "backward", "flops", "implementation", NULL};
+	/* the curves describe fused (flash) attention kernels only: materialised attention is timed as the
+	 * batched GEMMs and softmax it runs, from the GEMM and memory curves (models/ops.c) */
+	static const char *const impl[] = {"flash", NULL};
 	const char *s;
+	int k;
 	return hs_cfg_known(a, "attention", known, "a mapping", err) ||
+			       hs_cfg_enum(a, "attention", "implementation", impl, 0, &k, err) ||
 			       hs_cfg_num(a, "attention", "launch", HS_U_TIME, 0, 1, 0, 1, &p->attn_launch, err) ||
 			       hs_cfg_str(a, "attention", "flops", NULL, 0, &s, err) ||
 			       read_attn_pass(a, "forward", &p->attn[HS_ATTN_FWD], err) ||
@@ -735,11 +749,11 @@ static int write_profile(FILE *f, const hs_profile *p)
 	}
 	fprintf(f, "attention:\n  flops: \"causal forward 2*b*h*s^2*d (4bhs^2d/2), non-causal 4bhs^2d; backward 2.5x "
 		   "forward\"\n");
-	fprintf(f, "  launch: %.6g\n", p->attn_launch);
+	fprintf(f, "  implementation: flash\n  launch: %.6g\n", p->attn_launch);
 	static const char *const pass[2] = {"forward", "backward"};
 	for (int i = 0; i < 2; i++)
-		fprintf(f, "  %s: {efficiency: %.4g, seq_half: %.4g, dim_half: %.4g}\n", pass[i], p->attn[i].emax,
-			p->attn[i].s_half, p->attn[i].d_half);
+		fprintf(f, "  %s: {efficiency: %.4g, seq_half: %.4g, dim_half: %.4g, from: %s}\n", pass[i],
+			p->attn[i].emax, p->attn[i].s_half, p->attn[i].d_half, p->attn[i].rule ? "rule" : "measured");
 	return ferror(f) ? -1 : 0;
 }
 

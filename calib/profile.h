@@ -48,6 +48,10 @@ double hs_profile_mem_time(const hs_profile *p, const hs_device_type *dev, doubl
 /* Flash attention over (b, heads, seq, head_dim), causal or not; bwd=0 forward, 1 backward only. */
 double hs_profile_attn_time(const hs_profile *p, const hs_device_type *dev, double b, double h, double s,
 			    double d, int causal, int bwd);
+/* Which passes of the flash-attention curves were set by a stated rule instead of fitted from flash rows
+ * (bit 0 forward, bit 1 backward; 0: both measured). A profile fitted from materialised attention alone has
+ * both bits: run summaries say so when a workload times flash attention with it (calib/fit.c gives the rule). */
+int hs_profile_attn_rule(const hs_profile *p);
 double hs_profile_launch(const hs_profile *p);
 /* The floor of the smallest memory-bound kernels (seconds, in-stream). */
 /* In-stream cost of one more kernel queued behind others (seconds): the GPU-side gap between dependent

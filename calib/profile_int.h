@@ -28,6 +28,7 @@ enum { HS_ATTN_FWD, HS_ATTN_BWD };
 /* t = launch + F / (peak_bf16 * emax * s/(s + s_half) * d/(d + d_half)) */
 typedef struct hs_attn_fit {
 	double emax, s_half, d_half;
+	int rule; /* 1: not fitted from flash-attention rows but set by the stated rule (calib/fit.c) */
 } hs_attn_fit;
 
 struct hs_profile {

@@ -112,6 +112,12 @@ static void text_diloco(FILE *f, const hs_sim *sim)
 		o.inner_s + o.sync_wan_s, o.sync_wan_s);
 }
 
+/* The passes of hs_profile_attn_rule's bits. */
+static const char *attn_rule_passes(int bits)
+{
+	return bits == 3 ? "forward and backward" : bits == 1 ? "forward" : "backward";
+}
+
 static void write_text(FILE *f, const hs_sim *sim, int detail)
 {
 	const hs_scenario *s = sim->s;
@@ -125,8 +131,13 @@ static void write_text(FILE *f, const hs_sim *sim, int detail)
 		fprintf(f, "%s %d x %d %s", i ? "," : "", g->nodes, g->gpus_per_node, g->gpu.name);
 	}
 	fprintf(f, "\n");
-	for (int i = 0; i < sim->ndev; i++)
+	for (int i = 0; i < sim->ndev; i++) {
 		fprintf(f, "  profile     %s: %s\n", sim->dev[i].profile, sim->dev[i].source);
+		if (sim->dev[i].attn_rule)
+			fprintf(f, "  attention   %s has no flash-attention measurements (%s): flash attention timed "
+				   "by the FlashAttention-2 rule (calib/fit.c, docs/calibration.md)\n",
+				sim->dev[i].profile, attn_rule_passes(sim->dev[i].attn_rule));
+	}
 	fprintf(f, "model         %s, %.2f B parameters, seq %d, global batch %lld\n", s->model.name,
 		hs_model_params(&s->model) / 1e9, s->train.seq_len, (long long)s->train.global_batch);
 	fprintf(f, "recipe        %s: %s GEMMs, %s gradients\n", s->train.recipe->name,
@@ -252,6 +263,8 @@ static void write_json(FILE *f, const hs_sim *sim, int detail)
 		hs_json_kint(&j, "count", sim->dev[i].count);
 		hs_json_kstr(&j, "profile", sim->dev[i].profile);
 		hs_json_kstr(&j, "profile_source", sim->dev[i].source);
+		if (sim->dev[i].attn_rule)
+			hs_json_kstr(&j, "attention_by_rule", attn_rule_passes(sim->dev[i].attn_rule));
 		hs_json_end_obj(&j);
 	}
 	hs_json_end_arr(&j);

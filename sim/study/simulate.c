@@ -89,6 +89,7 @@ static int sim_devices(hs_sim *out, hs_profile_cache *cache, hs_err *err)
 			snprintf(d->name, sizeof d->name, "%s", g->gpu.name);
 			snprintf(d->profile, sizeof d->profile, "%s", g->gpu.profile);
 			snprintf(d->source, sizeof d->source, "%s", hs_profile_provenance(p));
+			d->attn_rule = out->s->train.materialized_attention ? 0 : hs_profile_attn_rule(p);
 		}
 		out->dev[k].count += g->nodes * g->gpus_per_node;
 	}

@@ -17,6 +17,7 @@ typedef struct hs_sim_device {
 	int count;
 	char profile[64];
 	char source[320];
+	int attn_rule; /* hs_profile_attn_rule of its profile when the workload times flash attention, else 0 */
 } hs_sim_device;
 
 typedef struct hs_sim {

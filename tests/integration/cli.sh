@@ -33,6 +33,13 @@ out=$("$H" run scenarios/default.yaml --json) || { echo "FAIL: --json"; fail=1; 
 for k in step_time_s mfu hfu tokens_per_s memory_peak_bytes compute_s exposed_comm_s bubble_s events; do
 	printf '%s' "$out" | grep -q "\"$k\":" || { echo "FAIL: --json lacks $k"; fail=1; }
 done
+# a profile fitted without flash-attention rows says, in the summary and the JSON, that flash attention is
+# timed by rule; the measured profile says nothing
+k='cluster.groups.0.gpu={base: H200-SXM-141GB, name: H200k, profile: H200-SXM-141GB-kernels}'
+expect 0 "attention   H200-SXM-141GB-kernels has no flash-attention measurements (forward and backward)" -- \
+	"$H" run scenarios/default.yaml --set "$k"
+expect 0 '"attention_by_rule":"forward and backward"' -- "$H" run scenarios/default.yaml --json --set "$k"
+"$H" run scenarios/default.yaml | grep -q "^  attention " && { echo "FAIL: a measured profile says attention by rule"; fail=1; }
 # determinism: the same scenario and seed give byte-identical text (wall time removed)
 a=$("$H" run scenarios/default.yaml --detail | grep -v "simulated .* in ") 
 b=$("$H" run scenarios/default.yaml --detail | grep -v "simulated .* in ")

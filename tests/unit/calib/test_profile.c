@@ -411,6 +411,85 @@ START_TEST(fit_prefers_own_rows_for_gemm_and_copy)
 }
 END_TEST
 
+/* Attention families apart: materialised rows never become the flash curves (a profile without flash rows
+ * says both passes are by rule, and keeps saying so once saved), flash rows from a framework harness fit
+ * them, and a record whose implementation is unknown, or one of ours that names none, is refused. */
+START_TEST(attention_families_apart)
+{
+	hs_err err;
+	hs_err_clear(&err);
+	const hs_device_type *dev = hs_device_builtin("H200-SXM-141GB");
+	char *own = own_rows();
+	char *b = NULL;
+	size_t len = 0, cap = 0;
+	append(&b, &len, &cap, "{\"kind\": \"info\", \"tool\": \"attn_bench\", \"name\": \"NVIDIA H200\", "
+			       "\"method\": \"batched_gemm_softmax\"}\n");
+	for (int s = 1024; s <= 4096; s *= 2)
+		append(&b, &len, &cap, "{\"kind\": \"sdpa\", \"b\": 4, \"heads\": 16, \"seq\": %d, \"dim\": 64, "
+				       "\"t_fwd\": 1e-3, \"t_fwdbwd\": 3e-3, \"method\": \"batched_gemm_softmax\"}\n", s);
+	hs_jsonl *js = parse(own, "kernels/own.jsonl"), *ma = parse(b, "kernels/attn.jsonl");
+	const hs_jsonl *sets[2] = {js, ma};
+	hs_profile *p = hs_fit_profile(sets, 2, dev, "own", NULL, &err);
+	ck_assert_msg(p != NULL, "%s", err.msg);
+	ck_assert_int_eq(hs_profile_attn_rule(p), 3);
+	char path[64];
+	hs_test_tmpfile(path, sizeof path, "attn", ".yaml");
+	ck_assert_int_eq(hs_profile_save(p, path, &err), 0);
+	hs_profile *q = hs_profile_load(path, &err);
+	ck_assert_msg(q != NULL, "%s", err.msg);
+	ck_assert_int_eq(hs_profile_attn_rule(q), 3);
+	hs_profile_free(q);
+	remove(path);
+	hs_profile_free(p);
+
+	/* flash rows of a framework harness (no method: PyTorch's sdpa) at 50% of the bf16 peak */
+	char *f = NULL;
+	len = cap = 0;
+	append(&f, &len, &cap, "{\"kind\": \"info\", \"name\": \"NVIDIA H200\", \"torch\": \"2.11\"}\n");
+	for (int s = 512; s <= 8192; s *= 2)
+		for (int d = 64; d <= 128; d *= 2) {
+			double fl = hs_profile_attn_flops(4, 16, s, d, 1, 0);
+			append(&f, &len, &cap, "{\"kind\": \"sdpa\", \"b\": 4, \"heads\": 16, \"seq\": %d, \"dim\": %d, "
+					       "\"causal\": true, \"t_fwd\": %.9g, \"t_fwdbwd\": %.9g}\n",
+			       s, d, 20e-6 + fl / (9.89e14 * 0.5), 40e-6 + 3.5 * fl / (9.89e14 * 0.5));
+		}
+	hs_jsonl *fw = parse(f, "h200-microbench-2026-11-29.jsonl");
+	sets[1] = fw;
+	sets[0] = js;
+	p = hs_fit_profile(sets, 2, dev, "both", NULL, &err);
+	ck_assert_msg(p != NULL, "%s", err.msg);
+	ck_assert_int_eq(hs_profile_attn_rule(p), 0);
+	hs_profile_free(p);
+	hs_jsonl_free(fw);
+	free(f);
+
+	/* an unknown implementation; one of our own records that names none */
+	static const char *const bad[2] = {"{\"kind\": \"sdpa\", \"b\": 4, \"heads\": 16, \"seq\": 1024, \"dim\": 64, "
+					   "\"t_fwd\": 1e-3, \"t_fwdbwd\": 3e-3, \"method\": \"tiled_magic\"}\n",
+					   "{\"kind\": \"sdpa\", \"b\": 4, \"heads\": 16, \"seq\": 1024, \"dim\": 64, "
+					   "\"t_fwd\": 1e-3, \"t_fwdbwd\": 3e-3}\n"};
+	static const char *const want[2] = {"unknown attention method 'tiled_magic'", "names no \"method\""};
+	for (int i = 0; i < 2; i++) {
+		char *t = NULL;
+		len = cap = 0;
+		append(&t, &len, &cap, "{\"kind\": \"info\", \"tool\": \"attn_bench\", \"name\": \"NVIDIA H200\"}\n%s",
+		       bad[i]);
+		hs_jsonl *x = parse(t, "kernels/bad.jsonl");
+		const hs_jsonl *two[2] = {js, x};
+		hs_err_clear(&err);
+		ck_assert_ptr_null(hs_fit_profile(two, 2, dev, "bad", NULL, &err));
+		ck_assert_int_eq(err.code, HS_EINPUT);
+		ck_assert_msg(strstr(err.msg, want[i]) && strstr(err.msg, "kernels/bad.jsonl:"), "%s", err.msg);
+		hs_jsonl_free(x);
+		free(t);
+	}
+	hs_jsonl_free(js);
+	hs_jsonl_free(ma);
+	free(b);
+	free(own);
+}
+END_TEST
+
 /* The source mapping: a derived profile names its base and ratios; an old file's scalar source still loads. */
 START_TEST(source_mapping_and_provenance)
 {
@@ -488,6 +567,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, h200_grid_accuracy);
 	tcase_add_test(tc, fit_rules_from_own_rows);
 	tcase_add_test(tc, fit_prefers_own_rows_for_gemm_and_copy);
+	tcase_add_test(tc, attention_families_apart);
 	tcase_add_test(tc, source_mapping_and_provenance);
 	tcase_add_test(tc, command_writes_profile);
 	suite_add_tcase(s, tc);
