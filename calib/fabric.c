@@ -279,6 +279,13 @@ hs_fabprof *hs_fabprof_load(const char *path, hs_err *err)
 	hs_ydoc *doc = hs_yaml_load_file(path, err);
 	if (!doc)
 		return NULL;
+	hs_fabprof *p = hs_fabprof_from_doc(doc, path, err);
+	hs_yaml_free(doc);
+	return p;
+}
+
+hs_fabprof *hs_fabprof_from_doc(hs_ydoc *doc, const char *path, hs_err *err)
+{
 	hs_fabprof *p = hs_xcalloc(1, sizeof *p);
 	const hs_ynode *root = hs_yaml_root(doc);
 	const hs_ynode *fp = root && root->kind == HS_Y_MAP ? hs_yaml_get(root, "fabric_profile") : NULL;
@@ -321,10 +328,8 @@ hs_fabprof *hs_fabprof_load(const char *path, hs_err *err)
 			goto fail;
 		p->n++;
 	}
-	hs_yaml_free(doc);
 	return p;
 fail:
-	hs_yaml_free(doc);
 	free(p);
 	return NULL;
 }

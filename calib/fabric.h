@@ -76,6 +76,8 @@ void hs_fabprof_set_note(hs_fabprof *p, const char *source, const char *note);
 
 /* Load a profile file; errors name file:line:col (HS_EINPUT). */
 hs_fabprof *hs_fabprof_load(const char *path, hs_err *err);
+/* The same from a document already parsed (`path` names it in messages; the profile does not borrow it). */
+hs_fabprof *hs_fabprof_from_doc(hs_ydoc *doc, const char *path, hs_err *err);
 /* Write as YAML (temporary file, then rename). `extra` (may be NULL) is appended verbatim (the per-log
  * alpha-beta table). */
 int hs_fabprof_save(const hs_fabprof *p, const char *path, const char *extra, hs_err *err);

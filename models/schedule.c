@@ -213,8 +213,8 @@ static const char *ok_dualpipe(int pp, int m, char *buf, size_t len)
 }
 
 /* A schedule: its builder, the model chunks each rank runs (0: parallelism.virtual_stages), how many copies of
- * the model the pipeline holds (the model chunks are pp x chunks / copies), where the chunks live, and what
- * micro-batch counts it can run. */
+ * the model the pipeline holds (the model chunks are pp x chunks / copies), where the chunks live, what
+ * micro-batch counts it can run, and one line with its source (`hetsim list schedules`). */
 static const struct schedule {
 	void (*build)(hs_sched_list *l, int pp, int stage, int m, int v);
 	int chunks;
@@ -222,14 +222,25 @@ static const struct schedule {
 	int (*chunk_of)(int pp, int stage, int chunk);
 	void (*place)(int pp, int m, int mb, int g, int *stage, int *chunk);
 	const char *(*infeasible)(int pp, int m, char *buf, size_t len);
+	const char *about;
 } schedules[HS_SCHED_COUNT] = {
-	[HS_SCHED_GPIPE] = {build_gpipe, 1, 1, chunk_of_loop, place_loop, ok_any},
-	[HS_SCHED_1F1B] = {build_1f1b, 1, 1, chunk_of_loop, place_loop, ok_any},
-	[HS_SCHED_INTERLEAVED] = {build_interleaved, 0, 1, chunk_of_loop, place_loop, ok_interleaved},
-	[HS_SCHED_ZB_H1] = {build_zb_h1, 1, 1, chunk_of_loop, place_loop, ok_any},
-	[HS_SCHED_ZB_V] = {build_zb_v, 2, 1, chunk_of_v, place_v, ok_any},
-	[HS_SCHED_DUALPIPE] = {build_dualpipe, 2, 2, chunk_of_dual, place_dual, ok_dualpipe},
+	[HS_SCHED_GPIPE] = {build_gpipe, 1, 1, chunk_of_loop, place_loop, ok_any,
+			    "every forward, then every backward (Huang et al. 2019, GPipe)"},
+	[HS_SCHED_1F1B] = {build_1f1b, 1, 1, chunk_of_loop, place_loop, ok_any,
+			   "one forward, one backward after the warm-up (Narayanan et al. 2021, PipeDream-Flush)"},
+	[HS_SCHED_INTERLEAVED] = {build_interleaved, 0, 1, chunk_of_loop, place_loop, ok_interleaved,
+				  "Megatron's interleaved 1F1B over parallelism.virtual_stages chunks (Narayanan et al. "
+				  "2021, 2.2.2)"},
+	[HS_SCHED_ZB_H1] = {build_zb_h1, 1, 1, chunk_of_loop, place_loop, ok_any,
+			    "1F1B with weight gradients deferred into bubbles (Qi et al. 2023, ZB-H1)"},
+	[HS_SCHED_ZB_V] = {build_zb_v, 2, 1, chunk_of_v, place_v, ok_any,
+			   "two chunks per stage in a V, weight gradients filling the bubbles (Qi et al. 2024, ZB-V)"},
+	[HS_SCHED_DUALPIPE] = {build_dualpipe, 2, 2, chunk_of_dual, place_dual, ok_dualpipe,
+			       "two copies of the pipeline fed from both ends, forward and backward overlapped "
+			       "(DeepSeek-V3 report 2024, DualPipe)"},
 };
+
+const char *hs_sched_about(enum hs_sched_kind k) { return k >= 0 && k < HS_SCHED_COUNT ? schedules[k].about : "?"; }
 
 static int valid(enum hs_sched_kind k) { return k >= 0 && k < HS_SCHED_COUNT; }
 

@@ -40,6 +40,8 @@ extern const char *const hs_sched_names[];
 /* The kind named, or -1. */
 int hs_sched_parse(const char *name);
 const char *hs_sched_name(enum hs_sched_kind k);
+/* One line: what the schedule does and its source. */
+const char *hs_sched_about(enum hs_sched_kind k);
 /* "gpipe, 1f1b, interleaved, zb-h1, zb-v or dualpipe": the names for an "expected ..." message, into buf; returns buf. */
 const char *hs_sched_expected(char *buf, size_t len);
 

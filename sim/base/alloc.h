@@ -1,6 +1,7 @@
 /* Allocation with one hook. Out of memory is not a recoverable input error for a simulator: these
- * functions print "hetsim: out of memory" and exit(1). Tests replace the hook (hs_alloc_fail_after) to
- * check that allocation paths are reached without leaking; everything allocates through here. */
+ * functions print "hetsim: out of memory" and exit(1). Everything allocates through here, so a test can make
+ * the N-th allocation fail (hs_alloc_fail_after, or HETSIM_FAIL_ALLOC=N in the environment) and check that
+ * every such run ends with that message and exit 1, never a crash. */
 #ifndef HS_ALLOC_H
 #define HS_ALLOC_H
 
@@ -12,5 +13,7 @@ void *hs_xrealloc(void *p, size_t n);
 char *hs_xstrdup(const char *s);
 /* Grow *arr (of *cap elements of `size` bytes) so that it holds at least `need` elements. */
 void hs_xgrow(void *arr_ptr, size_t *cap, size_t need, size_t size);
+/* Make the n-th allocation from now fail (0: none); counts every hs_x* call. */
+void hs_alloc_fail_after(unsigned long long n);
 
 #endif

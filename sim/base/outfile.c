@@ -13,6 +13,41 @@ void hs_outfile_tmpname(const char *path, char *buf, size_t n)
 	snprintf(buf, n, "%s.tmp.%ld", path, (long)getpid());
 }
 
+/* The temporaries of the files open now, so that a process that exits before committing them (out of memory
+ * is exit(1) from deep inside, sim/base/alloc.c) removes them at exit instead of leaving "<path>.tmp.<pid>"
+ * behind. Static storage: registering must not allocate. Past MAXOPEN open files the extra ones are not
+ * registered (no run keeps that many open). */
+enum { MAXOPEN = 16 };
+static char open_tmp[MAXOPEN][1100];
+static int cleanup_set;
+
+static void remove_open_tmps(void)
+{
+	for (int i = 0; i < MAXOPEN; i++)
+		if (open_tmp[i][0])
+			remove(open_tmp[i]);
+}
+
+static void track(const char *tmp)
+{
+	if (!cleanup_set)
+		cleanup_set = atexit(remove_open_tmps) == 0;
+	for (int i = 0; i < MAXOPEN; i++)
+		if (!open_tmp[i][0]) {
+			snprintf(open_tmp[i], sizeof open_tmp[i], "%s", tmp);
+			return;
+		}
+}
+
+static void untrack(const char *tmp)
+{
+	for (int i = 0; i < MAXOPEN; i++)
+		if (strcmp(open_tmp[i], tmp) == 0) {
+			open_tmp[i][0] = 0;
+			return;
+		}
+}
+
 int hs_outfile_open(hs_outfile *o, const char *path, hs_err *err)
 {
 	memset(o, 0, sizeof *o);
@@ -21,6 +56,7 @@ int hs_outfile_open(hs_outfile *o, const char *path, hs_err *err)
 	o->f = fopen(o->tmp, "w");
 	if (!o->f)
 		return hs_err_set(err, HS_EINPUT, "%s: cannot write: %s", path, strerror(errno));
+	track(o->tmp);
 	return 0;
 }
 
@@ -63,6 +99,7 @@ int hs_outfile_commit(hs_outfile *o, hs_err *err)
 	if (fclose(o->f) != 0 && !e)
 		e = errno ? errno : EIO;
 	o->f = NULL;
+	untrack(o->tmp);
 	if (e) {
 		remove(o->tmp);
 		return hs_err_set(err, HS_EINPUT, "%s: write failed: %s", o->path, strerror(e));
@@ -76,6 +113,7 @@ void hs_outfile_abort(hs_outfile *o)
 		fclose(o->f);
 		o->f = NULL;
 		remove(o->tmp);
+		untrack(o->tmp);
 	}
 }
 

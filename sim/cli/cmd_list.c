@@ -149,17 +149,9 @@ static int list_topologies(void)
 
 static int list_schedules(void)
 {
-	/* the sources models/schedule.h cites for each builder */
-	static const char *const about[HS_SCHED_COUNT] = {
-		[HS_SCHED_GPIPE] = "every forward, then every backward (Huang et al. 2019, GPipe)",
-		[HS_SCHED_1F1B] = "one forward, one backward after the warm-up (Narayanan et al. 2021, PipeDream-Flush)",
-		[HS_SCHED_INTERLEAVED] = "Megatron's interleaved 1F1B over parallelism.virtual_stages chunks "
-					 "(Narayanan et al. 2021, 2.2.2)",
-		[HS_SCHED_ZB_H1] = "1F1B with weight gradients deferred into bubbles (Qi et al. 2023, ZB-H1)",
-	};
 	printf("%-12s %s\n", "schedule", "(parallelism.schedule)");
 	for (int i = 0; i < HS_SCHED_COUNT; i++)
-		printf("%-12s %s\n", hs_sched_name((enum hs_sched_kind)i), about[i]);
+		printf("%-12s %s\n", hs_sched_name((enum hs_sched_kind)i), hs_sched_about((enum hs_sched_kind)i));
 	return 0;
 }
 

@@ -14,6 +14,9 @@ expect 0 "mixtral-8x7b .* 8 top-2  *46.70B  *12.88B" -- "$H" list models
 expect 0 "nvl72  *switch  *yes (default) 72 GPUs" -- "$H" list topologies
 expect 0 "rail-optimized  *rails" -- "$H" list topologies
 expect 0 "zb-h1" -- "$H" list schedules
+# every schedule has its line (a schedule added without one printed "(null)")
+expect 0 "dualpipe     two copies" -- "$H" list schedules
+"$H" list schedules | grep -q "(null)" && { echo "FAIL: a schedule without a description"; fail=1; }
 expect 0 "pytorch-amp" -- "$H" list recipes
 expect 0 "source: Megatron-LM defaults" -- "$H" list --long recipes
 expect 0 "nvls_tree" -- "$H" list collectives
