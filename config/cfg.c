@@ -109,6 +109,39 @@ static const hs_ynode *scalar_at(const hs_ynode *map, const char *path, const ch
 	return n;
 }
 
+/* Values that parse and are in range but lie orders of magnitude outside any real system: most often a unit
+ * left out ('bandwidth: 400' is 400 B/s). They run, with one warning on stderr per position (docs/scenario.md,
+ * "Plausibility warnings"). The floors sit far below the slowest real parts: a 1 Gb/s Ethernet NIC is
+ * 125 MB/s, a 2010 GPU 1 TFLOP/s. */
+static const struct plausible {
+	enum hs_unit u;
+	double below;
+	const char *floor;
+	const char *hint;
+} plausible[] = {
+	{HS_U_BW, 1e6, "1 MB/s", "a bare number is bytes/s: write '400 Gb/s' or '50 GB/s'"},
+	{HS_U_FLOPS, 1e9, "1 GFLOP/s", "a bare number is FLOP/s: write '989 TFLOP/s'"},
+};
+
+static void check_plausible(const hs_ynode *n, const char *path, const char *key, enum hs_unit u, double v)
+{
+	static const char *last_file;
+	static int last_line, last_col;
+	for (size_t i = 0; i < sizeof plausible / sizeof plausible[0]; i++) {
+		const struct plausible *q = &plausible[i];
+		if (q->u != u || !(v > 0 && v < q->below))
+			continue;
+		if (n->file == last_file && n->line == last_line && n->col == last_col)
+			return; /* a sweep or a repeated read: once per position */
+		last_file = n->file, last_line = n->line, last_col = n->col;
+		const char *sep = (path && *path && key && *key) ? "." : "";
+		fprintf(stderr,
+			"hetsim: warning: %s:%d:%d: %s%s%s: '%s' is below %s, far from any real system (%s)\n",
+			n->file ? n->file : "?", n->line, n->col, path ? path : "", sep, key ? key : "", n->str,
+			q->floor, q->hint);
+	}
+}
+
 int hs_cfg_node_num(const hs_ynode *n, const char *path, const char *key, enum hs_unit u, double lo, double hi,
 		    double *out, hs_err *err)
 {
@@ -123,6 +156,7 @@ int hs_cfg_node_num(const hs_ynode *n, const char *path, const char *key, enum h
 			return hs_cfg_err(n, err, path, key, "'%s' is out of range (expected at least %.15g)", n->str, lo);
 		return hs_cfg_err(n, err, path, key, "'%s' is out of range (expected %.15g to %.15g)", n->str, lo, hi);
 	}
+	check_plausible(n, path, key, u, v);
 	*out = v;
 	return 0;
 }

@@ -43,6 +43,11 @@ int hs_trace_select(const char *spec, int nreps, unsigned char *keep, hs_err *er
 		}
 		if (a < 0 || b < a)
 			goto bad;
+		if (a >= nreps) /* a rank the step does not simulate: an empty trace would pass for a result */
+			return hs_err_set(err, HS_EINPUT,
+					  "--trace-ranks '%s': rank %ld is not simulated (the step simulates ranks 0-%d; "
+					  "`hetsim run --detail` lists them)",
+					  spec, a, nreps - 1);
 		for (long i = a; i <= b && i < nreps; i++)
 			keep[i] = 1;
 		if (*end == ',')

@@ -113,6 +113,11 @@ static int run_training(hs_ydoc *doc, const char *path, int index, hs_err *err)
 		if (h)
 			rc = rc ? (hs_h5_abort(h), -1) : hs_h5_commit(h, err);
 	}
+	if (!rc && sim.r.step_time_s > 86400)
+		/* legal, but no real training step takes a day: most often a unit left out of a bandwidth or a peak */
+		fprintf(stderr, "hetsim run: warning: %s: one step takes %.3g days, far beyond any real training step "
+				"(check the units of bandwidths and peaks; docs/scenario.md, plausibility warnings)\n",
+			path, sim.r.step_time_s / 86400);
 	if (!rc) {
 		const hs_summary_format *f = hs_summary_format_find(json ? "json" : "text");
 		f->write(stdout, &sim, detail);
@@ -157,10 +162,23 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "hetsim run: --trace and --hdf5 take one scenario (%d given)\n", n);
 		return HS_EINPUT;
 	}
+	/* options that only shape an output no other option asks for would be ignored without a word */
+	if ((trace_ranks || trace_limit) && !trace_path) {
+		fprintf(stderr, "hetsim run: --%s shapes the trace: add --trace FILE.json\n",
+			trace_ranks ? "trace-ranks" : "trace-limit");
+		return HS_EINPUT;
+	}
+	if (hdf5_tasks && !hdf5_path) {
+		fprintf(stderr, "hetsim run: --hdf5-tasks adds to the HDF5 file: add --hdf5 FILE.h5\n");
+		return HS_EINPUT;
+	}
 	if (trace_limit) {
 		char *end;
-		unsigned long long v = strtoull(trace_limit, &end, 10);
-		if (*end || v == 0) {
+		/* strtoull takes "-1" as 2^64 - 1: digits only */
+		unsigned long long v = strspn(trace_limit, "0123456789") == strlen(trace_limit) && *trace_limit
+					       ? strtoull(trace_limit, &end, 10)
+					       : 0;
+		if (v == 0) {
 			fprintf(stderr, "hetsim run: --trace-limit '%s' is not a positive count\n", trace_limit);
 			return HS_EINPUT;
 		}

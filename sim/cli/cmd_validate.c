@@ -333,8 +333,11 @@ static int one(const char *mpath, int *fails, double *sum_ape, int *n_ape, hs_js
 	    hs_cfg_str(root, "", "source", "", 0, &source, err))
 		goto out;
 	const hs_ynode *es = hs_yaml_get(root, "entries");
-	if (!es || es->kind != HS_Y_SEQ) {
-		hs_cfg_err(es ? es : root, err, "entries", "", "missing or not a list (expected a list of entries)");
+	if (!es || es->kind != HS_Y_SEQ || es->n == 0) {
+		/* an empty list would pass with nothing checked: a CI gate that cannot fail */
+		hs_cfg_err(es ? es : root, err, "entries", "",
+			   es && es->kind == HS_Y_SEQ ? "empty (expected at least one entry to check)"
+						      : "missing or not a list (expected a list of entries)");
 		goto out;
 	}
 	char dir[1024];

@@ -46,4 +46,18 @@ printf 'cluster:\n  groups:\n    - name: a\n      nodes:\n      gpus_per_node: 8
 expect 2 "null.yaml:4:13: cluster.groups\[0\].nodes: null (expected a value" -- "$H" run "$tmp/null.yaml"
 printf 'name: x\ncluster: ~\n' >"$tmp/null2.yaml"
 expect 2 "null2.yaml:2:10: .*found null" -- "$H" run "$tmp/null2.yaml"
+# options that shape an output nobody asked for, a trace of ranks that are not simulated, a negative limit
+expect 2 "rank 999 is not simulated (the step simulates ranks 0-1" -- "$H" run scenarios/default.yaml --trace "$tmp/t.json" --trace-ranks 999
+expect 2 "--trace-limit '-1' is not a positive count" -- "$H" run scenarios/default.yaml --trace "$tmp/t.json" --trace-limit -1
+expect 2 "add --trace FILE.json" -- "$H" run scenarios/default.yaml --trace-ranks 0
+expect 2 "add --hdf5 FILE.h5" -- "$H" run scenarios/default.yaml --hdf5-tasks
+[ -e "$tmp/t.json" ] && { echo "FAIL: a refused trace left $tmp/t.json"; fail=1; }
+# a manifest with no entries would pass with nothing checked
+printf 'entries: []\n' >"$tmp/empty.yaml"
+expect 2 "empty.yaml:1:10: entries: empty (expected at least one entry" -- "$H" validate "$tmp/empty.yaml"
+# legal but implausible values run with a warning naming the position
+expect 0 "warning: --set cluster.groups.0.nic.bandwidth:1:1: cluster.groups\[0\].nic.bandwidth: '400' is below 1 MB/s" -- \
+	"$H" run scenarios/default.yaml --set cluster.groups.0.nic.bandwidth=400
+expect 0 "warning: scenarios/default.yaml: one step takes .* days" -- \
+	"$H" run scenarios/default.yaml --set cluster.groups.0.nic.bandwidth=400
 exit $fail
