@@ -5,6 +5,7 @@
 #include "sim/cli/cmd_coll.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,10 +74,14 @@ double hs_coll_parse_size(const char *s)
 	return floor(v);
 }
 
-static int usage_err(const char *fmt, const char *arg)
+static int usage_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_err(const char *fmt, ...)
 {
+	va_list ap;
+	va_start(ap, fmt);
 	fprintf(stderr, "hetsim coll: ");
-	fprintf(stderr, fmt, arg);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
 	fprintf(stderr, "\nusage: %s\n", hs_usage_coll.synopsis);
 	return HS_EINPUT;
 }
@@ -277,6 +282,22 @@ static int run(const char *file)
 		if (*end || !(factor > 1))
 			return usage_err("--factor '%s': expected a number above 1", o_factor);
 	}
+
+	/* bounds on the work asked for, before any of it: rows of the table, and slices per transfer at flow
+	 * fidelity (each slice is a flow per rank and step) */
+	enum { MAX_ROWS = 10000 };
+	double nrow = 0;
+	for (double req = lo; req <= hi * (1 + 1e-12) && nrow <= MAX_ROWS;
+	     req = req * factor < req + 1 ? req + 1 : floor(req * factor))
+		nrow++;
+	if (nrow > MAX_ROWS)
+		return usage_err("--sizes %s with --factor %.10g asks for more than %d rows (the limit; nccl-tests' 8:8G "
+				 "at factor 2 is 31): use a larger --factor or a narrower --sizes",
+				 o_sizes ? o_sizes : "8:8G", factor, MAX_ROWS);
+	if (flow && chunk > 0 && hi / chunk > 1e6)
+		return usage_err("--chunk '%s': %.3g slices per transfer at the largest size (the limit is 1e6 at flow "
+				 "fidelity, each a flow per rank and step): use a chunk of at least %.0f bytes",
+				 o_chunk, hi / chunk, ceil(hi / 1e6));
 
 	hs_err err = {0};
 	hs_ydoc *doc = hs_yaml_load_file_set(file, o_set.v, o_set.n, &err);

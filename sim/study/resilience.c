@@ -54,6 +54,9 @@ int hs_resilience_from_yaml(const hs_ynode *n, hs_resilience *r, hs_err *err)
 		return -1;
 	r->dist = (enum hs_fail_dist)d;
 	r->trials = (int)trials;
+	const hs_ynode *hz = hs_yaml_get(n, "horizon");
+	hz = hz ? hz : n;
+	snprintf(r->horizon_at, sizeof r->horizon_at, "%s:%d:%d", hz->file ? hz->file : "?", hz->line, hz->col);
 	if (r->horizon <= 0)
 		return hs_cfg_err(hs_yaml_get(n, "horizon"), err, P, "horizon",
 				  "must be positive (expected a duration such as '30 d')");

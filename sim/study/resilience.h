@@ -36,6 +36,7 @@ typedef struct hs_resilience {
 	double storage_bw_total;   /* bytes/s aggregate (0: unlimited) */
 	double checkpoint_bytes;   /* whole job's state; 0: computed from the model (weights + optimizer) */
 	double horizon;            /* seconds of wall time simulated per trial */
+	char horizon_at[96];       /* "file:line:col" of resilience (or its horizon), for the bound's message */
 	int trials;
 	double target_tokens;      /* optional: tokens to train, for time-to-train */
 } hs_resilience;

@@ -10,7 +10,11 @@
 #include "sim/exec/plan.h"
 
 /* Goodput over the horizon at each checkpoint interval (and at Daly's), from the simulated step. */
-static void resilience(hs_sim *sim)
+/* Failure trials, each a walk over the failures of its horizon: bounded before any runs, since a horizon
+ * the checks allow over a small MTBF would be billions of events (issue 18, finding 6). */
+enum { MAX_FAILURES = 100000000 };
+
+static int resilience(hs_sim *sim, hs_err *err)
 {
 	const hs_scenario *s = sim->s;
 	const hs_resilience *r = &s->res;
@@ -26,6 +30,14 @@ static void resilience(hs_sim *sim)
 				.state_bytes = hs_model_params(&s->model) * (hs_dtype_bytes(s->train.dtype) + 12.0),
 				.seed = s->sim.seed};
 	sim->sys_mtbf = hs_resilience_system_mtbf(r, &sim->job);
+	int runs = (r->nsweep ? r->nsweep : 1) + 2;
+	double events = sim->sys_mtbf > 0 ? (double)r->trials * runs * r->horizon / sim->sys_mtbf : 0;
+	if (events > MAX_FAILURES)
+		return hs_err_set(err, HS_EINPUT,
+				  "%s: resilience.horizon: %.3g s over a system MTBF of %.3g s is %.3g failures to simulate "
+				  "(%d trials x %d intervals; the limit is %.0e): shorten the horizon, lower "
+				  "resilience.trials, or raise the MTBF",
+				  r->horizon_at, r->horizon, sim->sys_mtbf, events, r->trials, runs, (double)MAX_FAILURES);
 	hs_res_out probe;
 	hs_resilience_run(r, &sim->job, 1.0, &probe); /* for the stall of one checkpoint */
 	sim->young = hs_resilience_young(probe.stall, sim->sys_mtbf);
@@ -37,6 +49,7 @@ static void resilience(hs_sim *sim)
 	if (isfinite(sim->daly))
 		hs_resilience_run(r, &sim->job, sim->daly, &sim->res[n]);
 	sim->nres = n + (isfinite(sim->daly) ? 1 : 0);
+	return 0;
 }
 
 int hs_simulate(const char *path, const struct hs_strlist *sets, int symmetry, hs_profile_cache *cache,
@@ -132,8 +145,10 @@ int hs_simulate_doc_progress(hs_ydoc *doc, const char *path, int symmetry, hs_pr
 	hs_cost_compute(s, &out->b, &out->r, &out->cost);
 	if (s->diloco.enabled)
 		hs_diloco_outer(s, &out->b, &out->r, &out->diloco);
-	if (s->res.enabled)
-		resilience(out);
+	if (s->res.enabled && resilience(out, err)) {
+		hs_sim_free(out);
+		return -1;
+	}
 	return 0;
 }
 

@@ -60,4 +60,9 @@ expect 0 "warning: --set cluster.groups.0.nic.bandwidth:1:1: cluster.groups\[0\]
 	"$H" run scenarios/default.yaml --set cluster.groups.0.nic.bandwidth=400
 expect 0 "warning: scenarios/default.yaml: one step takes .* days" -- \
 	"$H" run scenarios/default.yaml --set cluster.groups.0.nic.bandwidth=400
+# unbounded work from values each check allows alone: refused before any of it, naming the way out
+expect 2 "asks for more than 10000 rows (the limit" -- timeout 20 "$H" coll scenarios/default.yaml --op all_reduce --sizes 1M:1G --factor 1.0000001
+expect 2 "slices per transfer at the largest size (the limit is 1e6" -- timeout 20 "$H" coll scenarios/default.yaml --op all_reduce --sizes 1G --fidelity flow --chunk 1
+expect 2 "resilience:1:29: resilience.horizon: 1e+12 s over a system MTBF of 0.0625 s" -- \
+	timeout 20 "$H" run scenarios/default.yaml --set 'resilience={mtbf: {gpu: 1 s}, horizon: 1e12 s}'
 exit $fail
