@@ -16,7 +16,7 @@ ifeq ($(SAN),1)
 ALL_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDSAN := -fsanitize=address,undefined
 endif
-LDLIBS  := -lyaml -lgsl -lgslcblas $(HDF5_LIBS) -lpthread -lm
+LDLIBS  := -lyaml -ljansson -lgsl -lgslcblas $(HDF5_LIBS) -lpthread -lm
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt)
 
 # The library's folders, bottom layer first (tools/check-layers.sh enforces the order; docs/architecture.md).

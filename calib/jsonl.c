@@ -1,7 +1,9 @@
-/* A small JSON-lines reader for flat measurement records (see jsonl.h). */
+/* JSON-lines measurement records (see jsonl.h), parsed line by line with jansson (Debian libjansson-dev):
+ * a well-kept parser, so real logs with nested fields read as they are. Each line's object is flattened into
+ * the record's fields: nested objects by dotted keys, arrays skipped (no record kind reads one). */
 #include "calib/jsonl.h"
 
-#include <errno.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,201 +12,54 @@
 #include "sim/base/alloc.h"
 #include "sim/base/file.h"
 
-struct lex {
-	const char *s, *end, *line_start;
-	const char *name;
-	int line;
-	hs_err *err;
+/* Nested objects deeper than this are an error: no measurement record needs them, and the flattened keys
+ * stay short. */
+enum { MAX_DEPTH = 8 };
+
+struct flat {
+	hs_jrec *r;
+	int cap;
 };
 
-static int lerr(struct lex *x, const char *at, const char *what)
+static void add_field(struct flat *fl, const char *key, const char *str, double num)
 {
-	return hs_err_set(x->err, HS_EINPUT, "%s:%d:%d: %s", x->name, x->line, (int)(at - x->line_start) + 1, what);
+	hs_jrec *r = fl->r;
+	if (r->n == fl->cap) {
+		fl->cap = fl->cap ? 2 * fl->cap : 8;
+		r->f = hs_xrealloc(r->f, (size_t)fl->cap * sizeof *r->f);
+	}
+	r->f[r->n++] = (hs_jfield){hs_xstrdup(key), str ? hs_xstrdup(str) : NULL, num};
 }
 
-static void skip_ws(struct lex *x)
+/* The fields of object `o` under `prefix` ("" at the top). -1 with a message in `why` when too deep. */
+static int flatten(struct flat *fl, const json_t *o, const char *prefix, int depth, char *why, size_t n)
 {
-	while (x->s < x->end && (*x->s == ' ' || *x->s == '\t' || *x->s == '\r'))
-		x->s++;
-}
-
-static void put_utf8(char **o, unsigned cp)
-{
-	char *p = *o;
-	if (cp < 0x80)
-		*p++ = (char)cp;
-	else if (cp < 0x800) {
-		*p++ = (char)(0xC0 | (cp >> 6));
-		*p++ = (char)(0x80 | (cp & 0x3F));
-	} else {
-		*p++ = (char)(0xE0 | (cp >> 12));
-		*p++ = (char)(0x80 | ((cp >> 6) & 0x3F));
-		*p++ = (char)(0x80 | (cp & 0x3F));
+	if (depth > MAX_DEPTH) {
+		snprintf(why, n, "objects nested deeper than %d levels", MAX_DEPTH);
+		return -1;
 	}
-	*o = p;
-}
-
-/* A JSON string at x->s (the opening quote); returns a malloc'd copy or NULL on error. */
-static char *lex_string(struct lex *x)
-{
-	const char *start = x->s++;
-	char *out = hs_xmalloc((size_t)(x->end - x->s) * 3 + 1), *o = out;
-	while (x->s < x->end && *x->s != '"') {
-		unsigned char c = (unsigned char)*x->s;
-		if (c < 0x20) {
-			lerr(x, x->s, "control character inside a string");
-			goto fail;
+	const char *k;
+	json_t *v;
+	json_object_foreach((json_t *)o, k, v)
+	{
+		size_t len = strlen(prefix) + strlen(k) + 2;
+		char *key = hs_xmalloc(len);
+		snprintf(key, len, "%s%s%s", prefix, *prefix ? "." : "", k);
+		int rc = 0;
+		switch (json_typeof(v)) {
+		case JSON_OBJECT: rc = flatten(fl, v, key, depth + 1, why, n); break;
+		case JSON_STRING: add_field(fl, key, json_string_value(v), 0); break;
+		case JSON_INTEGER:
+		case JSON_REAL: add_field(fl, key, NULL, json_number_value(v)); break;
+		case JSON_TRUE: add_field(fl, key, NULL, 1); break;
+		case JSON_FALSE: add_field(fl, key, NULL, 0); break;
+		case JSON_NULL: /* dropped: a field that says nothing */
+		case JSON_ARRAY: break; /* no record kind reads one; kept out rather than refused */
 		}
-		if (c != '\\') {
-			*o++ = (char)c;
-			x->s++;
-			continue;
-		}
-		if (x->s + 1 >= x->end) {
-			lerr(x, x->s, "unterminated escape");
-			goto fail;
-		}
-		char e = x->s[1];
-		x->s += 2;
-		switch (e) {
-		case '"': *o++ = '"'; break;
-		case '\\': *o++ = '\\'; break;
-		case '/': *o++ = '/'; break;
-		case 'b': *o++ = '\b'; break;
-		case 'f': *o++ = '\f'; break;
-		case 'n': *o++ = '\n'; break;
-		case 'r': *o++ = '\r'; break;
-		case 't': *o++ = '\t'; break;
-		case 'u': {
-			unsigned cp = 0;
-			for (int i = 0; i < 4; i++) {
-				char h = x->s < x->end ? *x->s : 0;
-				int v = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10
-					: h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
-				if (v < 0) {
-					lerr(x, x->s, "bad \\u escape (expected 4 hex digits)");
-					goto fail;
-				}
-				cp = cp * 16 + (unsigned)v;
-				x->s++;
-			}
-			put_utf8(&o, cp);
-			break;
-		}
-		default: lerr(x, x->s - 2, "unknown escape in a string"); goto fail;
-		}
-	}
-	if (x->s >= x->end) {
-		lerr(x, start, "unterminated string");
-		goto fail;
-	}
-	x->s++;
-	*o = 0;
-	return out;
-fail:
-	free(out);
-	return NULL;
-}
-
-static int parse_line(struct lex *x, hs_jrec *r)
-{
-	skip_ws(x);
-	if (x->s >= x->end || *x->s != '{')
-		return lerr(x, x->s, "expected a JSON object '{' at the start of the line");
-	x->s++;
-	skip_ws(x);
-	size_t cap = 0;
-	if (x->s < x->end && *x->s == '}') {
-		x->s++;
-		goto tail;
-	}
-	for (;;) {
-		skip_ws(x);
-		if (x->s >= x->end || *x->s != '"')
-			return lerr(x, x->s, "expected a key in double quotes");
-		char *key = lex_string(x);
-		if (!key)
+		free(key);
+		if (rc)
 			return -1;
-		skip_ws(x);
-		if (x->s >= x->end || *x->s != ':') {
-			free(key);
-			return lerr(x, x->s, "expected ':' after the key");
-		}
-		x->s++;
-		skip_ws(x);
-		hs_jfield f = {key, NULL, 0};
-		int keep = 1;
-		const char *v = x->s;
-		if (v >= x->end) {
-			free(key);
-			return lerr(x, v, "expected a value");
-		}
-		if (*v == '"') {
-			if (!(f.str = lex_string(x))) {
-				free(key);
-				return -1;
-			}
-		} else if (*v == '{' || *v == '[') {
-			free(key);
-			return lerr(x, v, "nested objects and arrays are not supported (expected a number or a string)");
-		} else if (x->end - v >= 4 && strncmp(v, "true", 4) == 0) {
-			f.num = 1, x->s += 4;
-		} else if (x->end - v >= 5 && strncmp(v, "false", 5) == 0) {
-			f.num = 0, x->s += 5;
-		} else if (x->end - v >= 4 && strncmp(v, "null", 4) == 0) {
-			keep = 0, x->s += 4;
-		} else {
-			/* JSON numbers only: strtod would also take hex, inf and nan */
-			const char *p = v;
-			if (*p == '-')
-				p++;
-			if (p >= x->end || !(*p >= '0' && *p <= '9')) {
-				free(key);
-				return lerr(x, v, "expected a number, a string, true, false or null");
-			}
-			char buf[64];
-			size_t len = 0;
-			while (v + len < x->end && len < sizeof buf - 1 &&
-			       strchr("0123456789+-.eE", v[len]))
-				len++;
-			memcpy(buf, v, len);
-			buf[len] = 0;
-			char *endp;
-			errno = 0;
-			f.num = strtod(buf, &endp);
-			if (endp != buf + len || errno == ERANGE || !isfinite(f.num)) {
-				free(key);
-				return lerr(x, v, "malformed number");
-			}
-			x->s += len;
-		}
-		if (keep) {
-			for (int i = 0; i < r->n; i++)
-				if (strcmp(r->f[i].key, key) == 0) {
-					free(key);
-					free(f.str);
-					return lerr(x, v, "duplicate key");
-				}
-			hs_xgrow(&r->f, &cap, (size_t)r->n + 1, sizeof *r->f);
-			r->f[r->n++] = f;
-		} else {
-			free(key);
-		}
-		skip_ws(x);
-		if (x->s < x->end && *x->s == ',') {
-			x->s++;
-			continue;
-		}
-		if (x->s < x->end && *x->s == '}') {
-			x->s++;
-			break;
-		}
-		return lerr(x, x->s, "expected ',' or '}'");
 	}
-tail:
-	skip_ws(x);
-	if (x->s < x->end)
-		return lerr(x, x->s, "unexpected text after the object");
 	return 0;
 }
 
@@ -228,6 +83,29 @@ void hs_jsonl_free(hs_jsonl *j)
 	free(j);
 }
 
+/* One non-blank line into *r; -1 with err naming file:line:col. */
+static int parse_line(const char *p, size_t len, const char *name, int line, hs_jrec *r, hs_err *err)
+{
+	if (memchr(p, 0, len))
+		return hs_err_set(err, HS_EINPUT, "%s:%d:1: NUL byte in the line", name, line);
+	json_error_t je;
+	/* duplicates are refused: two values for one field would make the record mean whichever came last */
+	json_t *o = json_loadb(p, len, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &je);
+	if (!o)
+		return hs_err_set(err, HS_EINPUT, "%s:%d:%d: %s", name, line, je.column > 0 ? je.column : 1, je.text);
+	int rc = 0;
+	if (!json_is_object(o)) {
+		rc = hs_err_set(err, HS_EINPUT, "%s:%d:1: expected a JSON object (one record per line)", name, line);
+	} else {
+		struct flat fl = {r, 0};
+		char why[128];
+		if (flatten(&fl, o, "", 0, why, sizeof why))
+			rc = hs_err_set(err, HS_EINPUT, "%s:%d:1: %s", name, line, why);
+	}
+	json_decref(o);
+	return rc;
+}
+
 hs_jsonl *hs_jsonl_parse(const char *text, size_t len, const char *name, hs_err *err)
 {
 	hs_jsonl *j = hs_xcalloc(1, sizeof *j);
@@ -243,14 +121,8 @@ hs_jsonl *hs_jsonl_parse(const char *text, size_t len, const char *name, hs_err 
 		while (q < le && (*q == ' ' || *q == '\t' || *q == '\r'))
 			q++;
 		if (q < le) {
-			if (memchr(p, 0, (size_t)(le - p))) {
-				hs_err_set(err, HS_EINPUT, "%s:%d:1: NUL byte in the line", name, line);
-				hs_jsonl_free(j);
-				return NULL;
-			}
-			struct lex x = {p, le, p, name, line, err};
 			hs_jrec r = {line, 0, NULL};
-			if (parse_line(&x, &r)) {
+			if (parse_line(p, (size_t)(le - p), name, line, &r, err)) {
 				rec_free(&r);
 				hs_jsonl_free(j);
 				return NULL;

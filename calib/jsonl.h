@@ -1,8 +1,10 @@
-/* hs_jsonl: JSON-lines measurement files, one flat object per line (numbers, strings, true/false/null).
+/* hs_jsonl: JSON-lines measurement files, one JSON object per line, parsed with jansson.
  *
  * Kernels and benchmarks write one record per line; calibration reads them back here. Blank lines are skipped.
- * Anything else that is not a flat object (an array, a nested object, trailing text, a bad escape) is an
- * error naming the file, line and column. Booleans read as numbers 1 and 0; null fields are dropped. */
+ * A line that is not one JSON object (malformed JSON, trailing text, an array, a duplicate key) is an error
+ * naming the file, line and column. Each object is flattened into fields: a nested object's members by dotted
+ * keys ({"env": {"cuda": "13.0"}} gives "env.cuda"), arrays skipped, null fields dropped; booleans read as
+ * numbers 1 and 0. Unknown fields are kept and ignored by the readers. */
 #ifndef HS_JSONL_H
 #define HS_JSONL_H
 

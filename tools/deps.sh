@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages hetsim needs, or, when not root, prints the apt-get line and fails.
 # Usage: tools/deps.sh [extra-package...]
 set -u
-PKGS="gcc make pkg-config libgsl-dev libyaml-dev libhdf5-dev gnuplot-nox libopenmpi-dev openmpi-bin check $*"
+PKGS="gcc make pkg-config libgsl-dev libyaml-dev libjansson-dev libhdf5-dev gnuplot-nox libopenmpi-dev openmpi-bin check $*"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

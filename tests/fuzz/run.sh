@@ -24,7 +24,7 @@ for h in tests/fuzz/fuzz_*.c; do
 		case " $FUZZ_TARGETS " in *" $name "*) ;; *) continue ;; esac
 	fi
 	clang -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L $WARN -g -O1 -I. $(pkg-config --cflags hdf5-serial) \
-		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined "$h" $B/libhetsim.a -lyaml -lgsl \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined "$h" $B/libhetsim.a -lyaml -ljansson -lgsl \
 		-lgslcblas $(pkg-config --libs hdf5-serial) -lpthread -lm -o $B/fuzz_$name
 	mkdir -p tests/fuzz/corpus/$name
 	dict=""

@@ -35,21 +35,46 @@ START_TEST(jsonl_good)
 }
 END_TEST
 
+/* Real logs carry nested fields (an environment block, a list of GPUs): nested objects flatten to dotted keys,
+ * arrays and nulls are left out, and the record's own fields read as before. */
+START_TEST(jsonl_flattens_nested_fields)
+{
+	hs_err err;
+	hs_jsonl *j = jparse("{\"kind\": \"gemm\", \"m\": 64, \"env\": {\"cuda\": \"13.0\", \"gpu\": {\"sms\": 132}}, "
+			     "\"gpus\": [0, 1], \"note\": null, \"ok\": true}\n",
+			     &err);
+	ck_assert_msg(j != NULL, "%s", err.msg);
+	const hs_jrec *r = &j->recs[0];
+	double v;
+	ck_assert_str_eq(hs_jrec_str(r, "kind"), "gemm");
+	ck_assert_str_eq(hs_jrec_str(r, "env.cuda"), "13.0");
+	ck_assert_int_eq(hs_jrec_num(r, "env.gpu.sms", &v), 0);
+	ck_assert_double_eq(v, 132);
+	ck_assert_int_eq(hs_jrec_num(r, "ok", &v), 0);
+	ck_assert_double_eq(v, 1);
+	ck_assert_int_eq(hs_jrec_num(r, "gpus", &v), -1);
+	ck_assert_ptr_null(hs_jrec_str(r, "note"));
+	ck_assert_int_eq(r->n, 5); /* kind, m, env.cuda, env.gpu.sms, ok */
+	hs_jsonl_free(j);
+}
+END_TEST
+
 START_TEST(jsonl_rejects_malformed_lines)
 {
 	static const struct {
 		const char *text, *want;
 	} bad[] = {
-		{"{\"a\": 1}\n{\"a\": 1\n", "m.jsonl:2:8: expected ',' or '}'"},
-		{"{\"a\": 1}\n\n{\"a\": [1, 2]}\n", "m.jsonl:3:7: nested"},
-		{"{\"a\": 1} x\n", "m.jsonl:1:10: unexpected text"},
-		{"{\"a\": 1.2.3}\n", "m.jsonl:1:7: malformed number"},
-		{"{\"a\": nan}\n", "m.jsonl:1:7: expected a number"},
-		{"{\"a\": \"abc}\n", "m.jsonl:1:7: unterminated string"},
-		{"{a: 1}\n", "m.jsonl:1:2: expected a key"},
+		{"{\"a\": 1}\n{\"a\": 1\n", "m.jsonl:2:7: '}' expected"},
+		{"{\"a\": 1} x\n", "m.jsonl:1:10: end of file expected"},
+		{"{\"a\": 1.2.3}\n", "m.jsonl:1:10: '}' expected near '.'"},
+		{"{\"a\": nan}\n", "m.jsonl:1:9: invalid token"},
+		{"{\"a\": \"abc}\n", "m.jsonl:1:11: premature end of input"},
+		{"{a: 1}\n", "m.jsonl:1:2: string or '}' expected"},
 		{"[1]\n", "m.jsonl:1:1: expected a JSON object"},
-		{"{\"a\": 1, \"a\": 2}\n", "m.jsonl:1:15: duplicate key"},
-		{"{\"a\": \"\\q\"}\n", "m.jsonl:1:8: unknown escape"},
+		{"{\"a\": 1, \"a\": 2}\n", "m.jsonl:1:12: duplicate object key"},
+		{"{\"a\": \"\\q\"}\n", "m.jsonl:1:9: invalid escape"},
+		{"{\"a\": {\"b\": {\"c\": {\"d\": {\"e\": {\"f\": {\"g\": {\"h\": {\"i\": {\"j\": 1}}}}}}}}}}\n",
+		 "m.jsonl:1:1: objects nested deeper than 8 levels"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		hs_err err;
@@ -177,6 +202,7 @@ static Suite *suite(void)
 	Suite *s = suite_create("calib_io");
 	TCase *tc = tcase_create("calib_io");
 	tcase_add_test(tc, jsonl_good);
+	tcase_add_test(tc, jsonl_flattens_nested_fields);
 	tcase_add_test(tc, jsonl_rejects_malformed_lines);
 	tcase_add_test(tc, nccl_reads_every_real_log);
 	tcase_add_test(tc, nccl_prefixes_and_old_layouts);
