@@ -293,8 +293,10 @@ static int run_links(hs_h5r *h, hs_gp *g, hs_page *pg, hs_report_opts *o, hs_err
 	double nl = 0;
 	double *lu = NULL;
 	size_t nlk = 0, nbin = 0;
+	/* the matrix beside the /links table (schema 2), or inside the /links group (schema 1) */
 	if (!(hs_h5_get_num(h, "/", "links", &nl) == 0 && nl > 0 &&
-	      hs_h5_read_matrix(h, "/links/utilisation", &lu, &nlk, &nbin) == 0)) {
+	      (hs_h5_read_matrix(h, "/links_utilisation", &lu, &nlk, &nbin) == 0 ||
+	       (!hs_h5_error(h) && hs_h5_read_matrix(h, "/links/utilisation", &lu, &nlk, &nbin) == 0)))) {
 		hs_page_para(pg, "No link time series in this result: the analytical network model has no links. "
 				 "Results of a network model that tracks links (flow) carry /links.");
 		return 0;

@@ -14,10 +14,28 @@
 #include "sim/base/file.h"
 #include "sim/base/outfile.h"
 
+/* A table being written: its columns are kept until the table is written as one compound dataset (at commit,
+ * or when an attribute is put on it), since HDF5 fixes a compound type's fields at creation. */
+enum { COL_F64, COL_I32, COL_STR };
+struct h5col {
+	char name[64];
+	int kind;
+	size_t w; /* bytes per value: 8, 4, or the string width with its terminator */
+	void *data;
+};
+struct h5tab {
+	char path[128];
+	size_t n;
+	int ncol, cap, written;
+	struct h5col *col;
+};
+
 struct hs_h5 {
 	hid_t f;
 	hs_outfile out; /* where the finished image goes */
 	int failed;
+	struct h5tab *tab;
+	int ntab, captab;
 };
 
 static void quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
@@ -47,12 +65,18 @@ hs_h5 *hs_h5_create(const char *path, const char *kind, hs_err *err)
 	H5Pclose(fapl);
 	hs_h5_attr_str(h, "/", "hetsim_kind", kind);
 	hs_h5_attr_str(h, "/", "hetsim_version", HS_VERSION);
-	hs_h5_attr_num(h, "/", "schema_version", 1);
+	/* 2: tables are compound datasets (1: groups of column datasets; hetsim report reads both) */
+	hs_h5_attr_num(h, "/", "schema_version", HS_H5_SCHEMA);
 	return h;
 }
 
+static void flush_all(hs_h5 *h);
+static void free_tables(hs_h5 *h);
+
 int hs_h5_commit(hs_h5 *h, hs_err *err)
 {
+	flush_all(h);
+	free_tables(h);
 	int bad = h->failed;
 	unsigned char *img = NULL;
 	ssize_t n = -1;
@@ -81,6 +105,7 @@ void hs_h5_abort(hs_h5 *h)
 {
 	if (!h)
 		return;
+	free_tables(h);
 	H5Fclose(h->f);
 	hs_outfile_abort(&h->out);
 	free(h);
@@ -108,9 +133,24 @@ static hid_t str_type(size_t len)
 	return t;
 }
 
+static struct h5tab *find_tab(hs_h5 *h, const char *path);
+static void flush_tab(hs_h5 *h, struct h5tab *t);
+
+/* The object at `path` for an attribute: a table written first when it is still pending, an existing group or
+ * dataset, else a new group. */
+static hid_t attr_target(hs_h5 *h, const char *path)
+{
+	struct h5tab *t = find_tab(h, path);
+	if (t && !t->written)
+		flush_tab(h, t);
+	if (strcmp(path, "/") != 0 && H5Lexists(h->f, path, H5P_DEFAULT) > 0)
+		return H5Oopen(h->f, path, H5P_DEFAULT);
+	return group(h, path);
+}
+
 static int put_attr(hs_h5 *h, const char *grp, const char *name, hid_t type, const void *v)
 {
-	hid_t g = group(h, grp);
+	hid_t g = attr_target(h, grp);
 	if (g < 0)
 		return h->failed = 1, -1;
 	if (H5Aexists(g, name) > 0)
@@ -121,7 +161,7 @@ static int put_attr(hs_h5 *h, const char *grp, const char *name, hid_t type, con
 	if (a >= 0)
 		H5Aclose(a);
 	H5Sclose(sp);
-	H5Gclose(g);
+	H5Oclose(g);
 	if (rc)
 		h->failed = 1;
 	return rc;
@@ -140,73 +180,217 @@ int hs_h5_attr_str(hs_h5 *h, const char *grp, const char *name, const char *v)
 	return rc;
 }
 
-/* Append `name` to the group's `columns` attribute (a 1-D array of fixed-length strings). */
-static void add_column_name(hid_t g, const char *name)
+static struct h5tab *find_tab(hs_h5 *h, const char *path)
 {
-	enum { W = 64 };
-	char (*names)[W] = NULL;
-	hsize_t n = 0;
-	if (H5Aexists(g, "columns") > 0) {
-		hid_t a = H5Aopen(g, "columns", H5P_DEFAULT);
-		hid_t sp = H5Aget_space(a);
-		H5Sget_simple_extent_dims(sp, &n, NULL);
-		names = hs_xcalloc(n + 1, W);
-		hid_t t = str_type(W);
-		H5Aread(a, t, names);
-		H5Tclose(t);
-		H5Sclose(sp);
-		H5Aclose(a);
-		H5Adelete(g, "columns");
-	} else {
-		names = hs_xcalloc(1, W);
-	}
-	snprintf(names[n], W, "%s", name);
-	n++;
-	hid_t t = str_type(W);
-	hid_t sp = H5Screate_simple(1, &n, NULL);
-	hid_t a = H5Acreate2(g, "columns", t, sp, H5P_DEFAULT, H5P_DEFAULT);
-	H5Awrite(a, t, names);
-	H5Aclose(a);
-	H5Sclose(sp);
-	H5Tclose(t);
-	free(names);
+	for (int i = 0; i < h->ntab; i++)
+		if (strcmp(h->tab[i].path, path) == 0)
+			return &h->tab[i];
+	return NULL;
 }
 
-static int put_col(hs_h5 *h, const char *grp, const char *name, hid_t ftype, hid_t mtype, const void *v, size_t n)
+static void free_tables(hs_h5 *h)
 {
-	hid_t g = group(h, grp);
-	if (g < 0)
-		return h->failed = 1, -1;
+	for (int i = 0; i < h->ntab; i++) {
+		for (int c = 0; c < h->tab[i].ncol; c++)
+			free(h->tab[i].col[c].data);
+		free(h->tab[i].col);
+	}
+	free(h->tab);
+	h->tab = NULL;
+	h->ntab = h->captab = 0;
+}
+
+/* A field's unit, from the suffix of its name (docs/outputs.md): hetsim's names end in their unit. */
+static const char *unit_of(const char *name)
+{
+	static const struct {
+		const char *suffix, *unit;
+	} rules[] = {{"_per_s", "1/s"}, {"_Bps", "B/s"}, {"_bytes", "B"}, {"_s", "s"},	 {"flops", "FLOP"},
+		     {"_w", "W"},	{"_j", "J"},	  {"_kwh", "kWh"},   {"params", "1"}};
+	size_t l = strlen(name);
+	for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
+		size_t k = strlen(rules[i].suffix);
+		if (l >= k && strcmp(name + l - k, rules[i].suffix) == 0)
+			return rules[i].unit;
+	}
+	return "";
+}
+
+static hid_t str_array_type(void) { return str_type(64); }
+
+/* A 1-D attribute of n strings of up to 63 bytes. */
+static void put_str_list(hid_t obj, const char *name, const char *const *v, size_t n)
+{
+	char(*buf)[64] = hs_xcalloc(n ? n : 1, 64);
+	for (size_t i = 0; i < n; i++)
+		snprintf(buf[i], 64, "%s", v[i]);
 	hsize_t dim = n;
+	hid_t t = str_array_type(), sp = H5Screate_simple(1, &dim, NULL);
+	hid_t a = H5Acreate2(obj, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
+	if (a >= 0) {
+		H5Awrite(a, t, buf);
+		H5Aclose(a);
+	}
+	H5Sclose(sp);
+	H5Tclose(t);
+	free(buf);
+}
+
+/* H5Aiterate2 callback: copy attribute `name` of `obj` to the object *(hid_t *)to. */
+static herr_t copy_attr(hid_t obj, const char *name, const H5A_info_t *info, void *to)
+{
+	(void)info;
+	hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+	if (a < 0)
+		return -1;
+	hid_t t = H5Aget_type(a), sp = H5Aget_space(a);
+	size_t n = (size_t)H5Sget_simple_extent_npoints(sp) * H5Tget_size(t);
+	void *buf = hs_xcalloc(n ? n : 1, 1);
+	herr_t rc = -1;
+	if (H5Aread(a, t, buf) >= 0) {
+		hid_t b = H5Acreate2(*(hid_t *)to, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
+		if (b >= 0) {
+			rc = H5Awrite(b, t, buf) < 0 ? -1 : 0;
+			H5Aclose(b);
+		}
+	}
+	free(buf);
+	H5Sclose(sp);
+	H5Tclose(t);
+	H5Aclose(a);
+	return rc;
+}
+
+/* Write table t as one compound dataset at its path: a field per column in order (float64, int32, fixed-length
+ * strings), with `columns` (the field names), `units` (one per field, "" for labels and counts) and
+ * `schema_version` attributes. */
+static void flush_tab(hs_h5 *h, struct h5tab *t)
+{
+	t->written = 1;
+	size_t row = 0;
+	for (int c = 0; c < t->ncol; c++)
+		row += t->col[c].w;
+	hid_t ct = H5Tcreate(H5T_COMPOUND, row ? row : 1);
+	size_t off = 0;
+	for (int c = 0; c < t->ncol; c++) {
+		const struct h5col *k = &t->col[c];
+		hid_t ft = k->kind == COL_F64 ? H5Tcopy(H5T_IEEE_F64LE) : k->kind == COL_I32 ? H5Tcopy(H5T_STD_I32LE)
+											   : str_type(k->w);
+		H5Tinsert(ct, k->name, off, ft);
+		H5Tclose(ft);
+		off += k->w;
+	}
+	unsigned char *buf = hs_xcalloc(t->n ? t->n : 1, row ? row : 1);
+	off = 0;
+	for (int c = 0; c < t->ncol; c++) {
+		const struct h5col *k = &t->col[c];
+		for (size_t i = 0; i < t->n; i++)
+			memcpy(buf + i * row + off, (const unsigned char *)k->data + i * k->w, k->w);
+		off += k->w;
+	}
+	hsize_t dim = t->n;
 	hid_t sp = H5Screate_simple(1, &dim, NULL);
 	hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-	if (n >= 4096 && H5Zfilter_avail(H5Z_FILTER_DEFLATE) > 0) { /* big tables (tasks): chunked and gzipped */
+	if (t->n >= 4096 && H5Zfilter_avail(H5Z_FILTER_DEFLATE) > 0) { /* big tables (tasks): chunked and gzipped */
 		hsize_t chunk = 4096;
 		H5Pset_chunk(dcpl, 1, &chunk);
 		H5Pset_deflate(dcpl, 4);
 	}
-	hid_t d = H5Dcreate2(g, name, ftype, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-	int rc = d < 0 || (n > 0 && H5Dwrite(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0) ? -1 : 0;
-	if (d >= 0)
+	/* attributes put on the path before its first column made a group there: the table takes its place and
+	 * its attributes */
+	hid_t old = -1;
+	if (H5Lexists(h->f, t->path, H5P_DEFAULT) > 0) {
+		char tmp[160];
+		snprintf(tmp, sizeof tmp, "%s.attrs", t->path);
+		if (H5Lmove(h->f, t->path, h->f, tmp, H5P_DEFAULT, H5P_DEFAULT) < 0 ||
+		    (old = H5Oopen(h->f, tmp, H5P_DEFAULT)) < 0)
+			h->failed = 1;
+	}
+	hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+	H5Pset_create_intermediate_group(lcpl, 1);
+	hid_t d = H5Dcreate2(h->f, t->path, ct, sp, lcpl, dcpl, H5P_DEFAULT);
+	if (old >= 0) {
+		if (d >= 0)
+			H5Aiterate2(old, H5_INDEX_CRT_ORDER, H5_ITER_NATIVE, NULL, copy_attr, &d);
+		H5Oclose(old);
+		char tmp[160];
+		snprintf(tmp, sizeof tmp, "%s.attrs", t->path);
+		H5Ldelete(h->f, tmp, H5P_DEFAULT);
+	}
+	if (d < 0 || (t->n > 0 && H5Dwrite(d, ct, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0))
+		h->failed = 1;
+	if (d >= 0) {
+		const char **names = hs_xcalloc((size_t)t->ncol + 1, sizeof *names);
+		const char **units = hs_xcalloc((size_t)t->ncol + 1, sizeof *units);
+		for (int c = 0; c < t->ncol; c++)
+			names[c] = t->col[c].name, units[c] = t->col[c].kind == COL_STR ? "" : unit_of(t->col[c].name);
+		put_str_list(d, "columns", names, (size_t)t->ncol);
+		put_str_list(d, "units", units, (size_t)t->ncol);
+		double v = HS_H5_SCHEMA;
+		hid_t asp = H5Screate(H5S_SCALAR);
+		hid_t a = H5Acreate2(d, "schema_version", H5T_NATIVE_DOUBLE, asp, H5P_DEFAULT, H5P_DEFAULT);
+		if (a < 0 || H5Awrite(a, H5T_NATIVE_DOUBLE, &v) < 0)
+			h->failed = 1;
+		if (a >= 0)
+			H5Aclose(a);
+		H5Sclose(asp);
+		free(names);
+		free(units);
 		H5Dclose(d);
+	}
+	H5Pclose(lcpl);
 	H5Pclose(dcpl);
 	H5Sclose(sp);
-	if (!rc)
-		add_column_name(g, name);
-	H5Gclose(g);
-	if (rc)
-		h->failed = 1;
-	return rc;
+	H5Tclose(ct);
+	free(buf);
+}
+
+static void flush_all(hs_h5 *h)
+{
+	for (int i = 0; i < h->ntab; i++)
+		if (!h->tab[i].written)
+			flush_tab(h, &h->tab[i]);
+}
+
+/* Add a column to the table at `path`: every column of a table has its row count, and a table once written
+ * takes no more columns (an attribute put on it writes it). */
+static int put_col(hs_h5 *h, const char *path, const char *name, int kind, size_t w, const void *v, size_t n)
+{
+	struct h5tab *t = find_tab(h, path);
+	if (!t) {
+		if (h->ntab == h->captab) {
+			h->captab = h->captab ? 2 * h->captab : 8;
+			h->tab = hs_xrealloc(h->tab, (size_t)h->captab * sizeof *h->tab);
+		}
+		t = &h->tab[h->ntab++];
+		memset(t, 0, sizeof *t);
+		snprintf(t->path, sizeof t->path, "%s", path);
+		t->n = n;
+	}
+	if (t->written || n != t->n || strlen(name) >= sizeof t->col[0].name)
+		return h->failed = 1, -1;
+	if (t->ncol == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 16;
+		t->col = hs_xrealloc(t->col, (size_t)t->cap * sizeof *t->col);
+	}
+	struct h5col *c = &t->col[t->ncol++];
+	snprintf(c->name, sizeof c->name, "%s", name);
+	c->kind = kind;
+	c->w = w;
+	c->data = hs_xmalloc(n * w + 1);
+	if (n)
+		memcpy(c->data, v, n * w);
+	return 0;
 }
 
 int hs_h5_col_num(hs_h5 *h, const char *grp, const char *name, const double *v, size_t n)
 {
-	return put_col(h, grp, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v, n);
+	return put_col(h, grp, name, COL_F64, sizeof(double), v, n);
 }
 
 int hs_h5_col_int(hs_h5 *h, const char *grp, const char *name, const int32_t *v, size_t n)
 {
-	return put_col(h, grp, name, H5T_STD_I32LE, H5T_NATIVE_INT32, v, n);
+	return put_col(h, grp, name, COL_I32, sizeof(int32_t), v, n);
 }
 
 int hs_h5_col_str(hs_h5 *h, const char *grp, const char *name, const char *const *v, size_t n)
@@ -221,9 +405,7 @@ int hs_h5_col_str(hs_h5 *h, const char *grp, const char *name, const char *const
 	for (size_t i = 0; i < n; i++)
 		if (v[i])
 			memcpy(buf + i * w, v[i], strlen(v[i]));
-	hid_t t = str_type(w);
-	int rc = put_col(h, grp, name, t, t, buf, n);
-	H5Tclose(t);
+	int rc = put_col(h, grp, name, COL_STR, w, buf, n);
 	free(buf);
 	return rc;
 }
@@ -231,14 +413,14 @@ int hs_h5_col_str(hs_h5 *h, const char *grp, const char *name, const char *const
 int hs_h5_write_links(hs_h5 *h, const hs_link_series *ls, hs_err *err)
 {
 	hs_h5_attr_num(h, "/", "links", ls->nlinks);
-	hs_h5_attr_num(h, "/links", "bin_s", ls->bin_s);
 	hs_h5_col_str(h, "/links", "name", ls->names, (size_t)ls->nlinks);
 	hs_h5_col_num(h, "/links", "capacity_Bps", ls->capacity_Bps, (size_t)ls->nlinks);
-	/* the matrix is not a column: a 2-D dataset beside the link table */
-	hid_t g = group(h, "/links");
+	hs_h5_attr_num(h, "/links", "bin_s", ls->bin_s);
+	/* the matrix is not a table: a 2-D dataset beside it, a row per link in the table's order */
+	hid_t g = group(h, "/");
 	hsize_t dims[2] = {(hsize_t)ls->nlinks, (hsize_t)ls->nbins};
 	hid_t sp = H5Screate_simple(2, dims, NULL);
-	hid_t d = H5Dcreate2(g, "utilisation", H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	hid_t d = H5Dcreate2(g, "links_utilisation", H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
 	if (d < 0 || H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, ls->util) < 0)
 		h->failed = 1;
 	if (d >= 0)
@@ -639,19 +821,57 @@ static hid_t open_data(hs_h5r *h, const char *path)
 	return d;
 }
 
-/* A column: 1-D, numeric or string as asked; its length and element width. */
-static hid_t open_col(hs_h5r *h, const char *grp, const char *name, int want_str, size_t *n, size_t *w)
+/* Is `grp` a table of schema 2 (a compound dataset)? 1 yes, 0 no (a group of columns, or absent), -1 when it is
+ * a dataset of another type (h->err set). */
+static int is_compound(hs_h5r *h, const char *grp)
+{
+	if (h->err.code || strcmp(grp, "/") == 0 || H5Lexists(h->f, grp, H5P_DEFAULT) <= 0)
+		return 0;
+	H5O_info_t oi;
+	if (H5Oget_info_by_name(h->f, grp, &oi, H5P_DEFAULT) < 0 || oi.type != H5O_TYPE_DATASET)
+		return 0;
+	hid_t d = H5Dopen2(h->f, grp, H5P_DEFAULT);
+	hid_t t = d < 0 ? -1 : H5Dget_type(d);
+	int c = t >= 0 && H5Tget_class(t) == H5T_COMPOUND;
+	if (t >= 0)
+		H5Tclose(t);
+	if (d >= 0)
+		H5Dclose(d);
+	return c ? 1 : bad(h, grp, NULL, "a dataset that is not a table (expected a compound dataset or a group)");
+}
+
+/* A column: 1-D, numeric or string as asked; its length and element width. From a schema-2 table, the field
+ * `name` of the compound dataset `grp` (*field 1); from a schema-1 table, the dataset grp/name (*field 0). */
+static hid_t open_col(hs_h5r *h, const char *grp, const char *name, int want_str, size_t *n, size_t *w, int *field)
 {
 	char p[512];
 	snprintf(p, sizeof p, "%s/%s", grp, name);
-	hid_t d = open_data(h, p);
+	int comp = is_compound(h, grp);
+	if (comp < 0)
+		return -1;
+	*field = comp;
+	hid_t d = open_data(h, comp ? grp : p);
 	if (d < 0)
 		return -1;
-	hid_t t = H5Dget_type(d), sp = H5Dget_space(d);
+	hid_t t = H5Dget_type(d), sp = H5Dget_space(d), mt = -1;
+	int rc = 0;
+	if (comp) {
+		int idx = H5Tget_member_index(t, name);
+		if (idx < 0) {
+			H5Tclose(t);
+			H5Sclose(sp);
+			H5Dclose(d);
+			return -1; /* absent, as a missing column dataset */
+		}
+		mt = H5Tget_member_type(t, (unsigned)idx);
+	}
 	hsize_t dims[2];
-	int rank, rc = type_ok(h, t, p, NULL, want_str, w);
+	int rank;
+	rc = type_ok(h, comp ? mt : t, p, NULL, want_str, w);
 	if (!rc)
 		rc = shape(h, sp, p, NULL, 1, 0, want_str ? *w + 1 + sizeof(char *) : sizeof(double), dims, &rank);
+	if (mt >= 0)
+		H5Tclose(mt);
 	if (t >= 0)
 		H5Tclose(t);
 	if (sp >= 0)
@@ -664,15 +884,36 @@ static hid_t open_col(hs_h5r *h, const char *grp, const char *name, int want_str
 	return d;
 }
 
+/* The memory type to read column `name` as `elem` with: the type itself, or for a field a compound of that
+ * one field (HDF5 converts by field name). Close with H5Tclose. */
+static hid_t read_type(hid_t elem, const char *name, int field)
+{
+	if (!field)
+		return H5Tcopy(elem);
+	hid_t c = H5Tcreate(H5T_COMPOUND, H5Tget_size(elem));
+	H5Tinsert(c, name, 0, elem);
+	return c;
+}
+
 int hs_h5_is_str(hs_h5r *h, const char *grp, const char *name)
 {
 	char p[512];
 	snprintf(p, sizeof p, "%s/%s", grp, name);
-	hid_t d = open_data(h, p);
+	int comp = is_compound(h, grp);
+	if (comp < 0)
+		return 0;
+	hid_t d = open_data(h, comp ? grp : p);
 	if (d < 0)
 		return 0;
-	hid_t t = H5Dget_type(d);
-	int s = t >= 0 && H5Tget_class(t) == H5T_STRING;
+	hid_t t = H5Dget_type(d), mt = t;
+	if (comp && t >= 0) {
+		int idx = H5Tget_member_index(t, name);
+		mt = idx < 0 ? -1 : H5Tget_member_type(t, (unsigned)idx);
+	}
+	/* the class only: the width and the rest are checked when the column is read */
+	int s = mt >= 0 && H5Tget_class(mt) == H5T_STRING;
+	if (mt >= 0 && mt != t)
+		H5Tclose(mt);
 	if (t >= 0)
 		H5Tclose(t);
 	H5Dclose(d);
@@ -682,13 +923,16 @@ int hs_h5_is_str(hs_h5r *h, const char *grp, const char *name)
 int hs_h5_read_num(hs_h5r *h, const char *grp, const char *name, double **v, size_t *n)
 {
 	size_t w;
+	int field;
 	*v = NULL;
 	*n = 0;
-	hid_t d = open_col(h, grp, name, 0, n, &w);
+	hid_t d = open_col(h, grp, name, 0, n, &w, &field);
 	if (d < 0)
 		return -1;
 	*v = hs_xcalloc(*n + 1, sizeof **v);
-	int rc = *n && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, *v) < 0 ? -1 : 0;
+	hid_t mt = read_type(H5T_NATIVE_DOUBLE, name, field);
+	int rc = *n && H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, *v) < 0 ? -1 : 0;
+	H5Tclose(mt);
 	H5Dclose(d);
 	if (rc) {
 		free(*v);
@@ -704,15 +948,17 @@ int hs_h5_read_num(hs_h5r *h, const char *grp, const char *name, double **v, siz
 int hs_h5_read_str(hs_h5r *h, const char *grp, const char *name, char ***v, size_t *n)
 {
 	size_t w;
+	int field;
 	*v = NULL;
 	*n = 0;
-	hid_t d = open_col(h, grp, name, 1, n, &w);
+	hid_t d = open_col(h, grp, name, 1, n, &w, &field);
 	if (d < 0)
 		return -1;
 	/* shape() bounded n * (w + 1 + sizeof(char *)), so neither product below wraps */
 	char *buf = hs_xcalloc(*n * w + 1, 1);
-	hid_t t = str_type(w);
-	int rc = *n && H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0 ? -1 : 0;
+	hid_t t = str_type(w), mt = read_type(t, name, field);
+	int rc = *n && H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0 ? -1 : 0;
+	H5Tclose(mt);
 	H5Tclose(t);
 	H5Dclose(d);
 	if (rc) {

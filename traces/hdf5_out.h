@@ -1,8 +1,9 @@
 /* HDF5 results (docs/outputs.md has the schema). A result file is a tree of groups whose attributes hold
- * scalars (the summary) and whose tables are "column groups": a group holding equal-length 1-D datasets, one per
- * column (float64, int32 or fixed-length strings), with a `columns` attribute listing their order. Column groups
- * read straight into pandas (`pd.DataFrame({c: f['ranks'][c][:] for c in f['ranks'].attrs['columns']})`) and
- * into gnuplot-bound code through hs_h5_read_column (reports/).
+ * scalars (the summary) and whose tables ("/ranks", "/stages", "/tasks", "/links", "/sweep") are compound
+ * datasets: one field per column (float64, int32 or fixed-length strings), with `columns` (the field order),
+ * `units` (one per field) and `schema_version` attributes, so that a table is one pandas call
+ * (`pd.DataFrame(h5py.File(f)['/ranks'][()])`). Schema 1 stored a table as a group of column datasets; the
+ * readers below read both.
  *
  * Writing goes to a temporary file renamed over the target on hs_h5_commit, so no reader sees half a file.
  * HDF5's own error stack printing is switched off; failures come back as hs_err. */
@@ -19,6 +20,9 @@
 
 typedef struct hs_h5 hs_h5;
 
+/* The schema written (the root's and each table's `schema_version`). */
+#define HS_H5_SCHEMA 2
+
 /* Create a result file of `kind` ("run", "sweep", ...). NULL with err when it cannot be created. */
 hs_h5 *hs_h5_create(const char *path, const char *kind, hs_err *err);
 int hs_h5_commit(hs_h5 *h, hs_err *err); /* close and rename into place; frees h */
@@ -27,7 +31,8 @@ void hs_h5_abort(hs_h5 *h);              /* close and remove; frees h */
 /* Scalar attributes on a group ("/" or "/summary"); the group is created when missing. */
 int hs_h5_attr_num(hs_h5 *h, const char *group, const char *name, double v);
 int hs_h5_attr_str(hs_h5 *h, const char *group, const char *name, const char *v);
-/* A column of a column group (created when missing; the `columns` attribute is kept up to date). */
+/* A column of the table at `group` ("/ranks"): kept until the table is written as one compound dataset, at
+ * commit or when an attribute is put on the table; every column of a table has the same length. */
 int hs_h5_col_num(hs_h5 *h, const char *group, const char *name, const double *v, size_t n);
 int hs_h5_col_int(hs_h5 *h, const char *group, const char *name, const int32_t *v, size_t n);
 int hs_h5_col_str(hs_h5 *h, const char *group, const char *name, const char *const *v, size_t n);
@@ -38,7 +43,8 @@ int hs_h5_write_run(hs_h5 *h, const hs_sim *sim, int tasks, hs_err *err);
 
 /* Link utilisation over time, the hook for network models that track links (the flow model). The analytical
  * model has no links, so `hetsim run` writes none today and sets the root attribute links = 0; a model that
- * fills this struct gets "/links" (names, capacity, and a [links x bins] utilisation matrix). */
+ * fills this struct gets the "/links" table (name, capacity_Bps; attribute bin_s) and beside it the
+ * [links x bins] matrix "/links_utilisation". */
 typedef struct hs_link_series {
 	int nlinks;
 	int nbins;
@@ -68,7 +74,7 @@ int hs_h5_columns(hs_h5r *h, const char *group, char ***names, int *n);
 int hs_h5_read_num(hs_h5r *h, const char *group, const char *name, double **v, size_t *n);
 int hs_h5_read_str(hs_h5r *h, const char *group, const char *name, char ***v, size_t *n);
 int hs_h5_is_str(hs_h5r *h, const char *group, const char *name);
-/* A 2-D dataset ("/links/utilisation") as doubles, row-major; -1 when absent. */
+/* A 2-D dataset ("/links_utilisation"; schema 1: "/links/utilisation") as doubles, row-major; -1 when absent. */
 int hs_h5_read_matrix(hs_h5r *h, const char *path, double **v, size_t *rows, size_t *cols);
 
 /* A sweep's rows (traces/sweep_hdf5.c): /sweep (a column group) and summary attributes, committed atomically. */

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "reports/report.h"
+#include "traces/hdf5_out.h"
 #include "tests/unit/helpers.h"
 
 static const char *no_gnuplot(void)
@@ -172,12 +173,70 @@ START_TEST(bad_shape)
 }
 END_TEST
 
+/* Schema 1 (tables as groups of column datasets) still reads: the file above without a flaw. */
+START_TEST(schema1_tables_read)
+{
+	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+	char h5[128];
+	hs_test_tmpname(h5, sizeof h5, "h5v1", ".h5");
+	write_bad(h5, NFLAWS);
+	hs_err err = {0};
+	hs_h5r *r = hs_h5_open(h5, &err);
+	ck_assert_msg(r != NULL, "%s", err.msg);
+	char **names;
+	int nc;
+	ck_assert_int_eq(hs_h5_columns(r, "/ranks", &names, &nc), 0);
+	ck_assert_int_eq(nc, 5);
+	ck_assert_str_eq(names[4], "finish_s");
+	for (int i = 0; i < nc; i++)
+		free(names[i]);
+	free(names);
+	double *v;
+	size_t n;
+	ck_assert_int_eq(hs_h5_read_num(r, "/ranks", "finish_s", &v, &n), 0);
+	ck_assert(n == 2 && v[0] == 0 && v[1] == 1);
+	free(v);
+	ck_assert(hs_h5_is_str(r, "/ranks", "device"));
+	ck_assert(!hs_h5_is_str(r, "/ranks", "finish_s"));
+	ck_assert_ptr_null(hs_h5_error(r));
+	hs_h5_close(r);
+	remove(h5);
+}
+END_TEST
+
+/* Schema 2: a table that is a dataset of another type than a compound is refused by name. */
+START_TEST(schema2_not_a_table)
+{
+	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+	char h5[128];
+	hs_test_tmpname(h5, sizeof h5, "h5v2", ".h5");
+	hid_t f = H5Fcreate(h5, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+	attr_str(f, "hetsim_kind", "run");
+	hsize_t n2 = 2;
+	double two[2] = {0, 1};
+	dataset(f, "/ranks", H5T_NATIVE_DOUBLE, 1, &n2, two);
+	H5Fclose(f);
+	hs_err err = {0};
+	hs_h5r *r = hs_h5_open(h5, &err);
+	ck_assert_ptr_nonnull(r);
+	double *v;
+	size_t n;
+	ck_assert_int_eq(hs_h5_read_num(r, "/ranks", "finish_s", &v, &n), -1);
+	ck_assert_ptr_nonnull(hs_h5_error(r));
+	ck_assert_msg(strstr(hs_h5_error(r)->msg, "/ranks: a dataset that is not a table"), "%s", hs_h5_error(r)->msg);
+	hs_h5_close(r);
+	remove(h5);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("report_badh5");
 	TCase *t = tcase_create("schema");
 	tcase_set_timeout(t, 20);
 	tcase_add_loop_test(t, bad_shape, 0, NFLAWS);
+	tcase_add_test(t, schema1_tables_read);
+	tcase_add_test(t, schema2_not_a_table);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -26,7 +26,8 @@ START_TEST(run_round_trip)
 	ck_assert_int_ne(access(path, F_OK), 0); /* not there before commit */
 	ck_assert_int_eq(hs_h5_commit(h, &err), 0);
 
-	/* plain HDF5 API: the root attribute and a column */
+	/* plain HDF5 API: the root attribute, and a field of the /tasks table (a compound dataset, read by
+	 * field name as h5py and pandas read it) */
 	hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
 	ck_assert(f >= 0);
 	double step = 0;
@@ -35,14 +36,29 @@ START_TEST(run_round_trip)
 	H5Aread(a, H5T_NATIVE_DOUBLE, &step);
 	H5Aclose(a);
 	ck_assert(step == sim.r.step_time_s);
-	hid_t d = H5Dopen2(f, "/tasks/end_s", H5P_DEFAULT);
+	hid_t d = H5Dopen2(f, "/tasks", H5P_DEFAULT);
 	ck_assert(d >= 0);
+	hid_t dt = H5Dget_type(d);
+	ck_assert_int_eq(H5Tget_class(dt), H5T_COMPOUND);
+	ck_assert_int_ge(H5Tget_member_index(dt, "end_s"), 0);
+	H5Tclose(dt);
 	hid_t sp = H5Dget_space(d);
 	hsize_t n = 0;
 	H5Sget_simple_extent_dims(sp, &n, NULL);
 	ck_assert_int_eq(n, sim.b.graph.ntasks);
 	double *end = calloc(n, sizeof *end);
-	H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, end);
+	hid_t one = H5Tcreate(H5T_COMPOUND, sizeof(double));
+	H5Tinsert(one, "end_s", 0, H5T_NATIVE_DOUBLE);
+	ck_assert(H5Dread(d, one, H5S_ALL, H5S_ALL, H5P_DEFAULT, end) >= 0);
+	H5Tclose(one);
+	/* the table's units and schema attributes */
+	double ver = 0;
+	hid_t va = H5Aopen(d, "schema_version", H5P_DEFAULT);
+	ck_assert(va >= 0);
+	H5Aread(va, H5T_NATIVE_DOUBLE, &ver);
+	H5Aclose(va);
+	ck_assert(ver == HS_H5_SCHEMA);
+	ck_assert(H5Aexists(d, "units") > 0);
 	for (hsize_t i = 0; i < n; i++)
 		ck_assert(end[i] == sim.r.spans[i].end);
 	free(end);
@@ -111,7 +127,7 @@ START_TEST(links_hook)
 	hs_h5r *r = hs_h5_open(path, &err);
 	double *m, nl;
 	size_t rows, cols;
-	ck_assert_int_eq(hs_h5_read_matrix(r, "/links/utilisation", &m, &rows, &cols), 0);
+	ck_assert_int_eq(hs_h5_read_matrix(r, "/links_utilisation", &m, &rows, &cols), 0);
 	ck_assert_int_eq(rows, 2);
 	ck_assert_int_eq(cols, 3);
 	for (int i = 0; i < 6; i++)
