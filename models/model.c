@@ -270,8 +270,17 @@ static int check_shape(const hs_ynode *n, const char *path, const hs_model *m, h
 static int read_shape(const hs_ynode *n, const char *path, int full, hs_model *m, hs_err *err)
 {
 	int req = full;
-	if (read_int(n, path, "layers", 1, m->layers, req, &m->layers, err) ||
-	    read_int(n, path, "hidden", 1, m->hidden, req, &m->hidden, err) ||
+	/* the task graph and the op lists grow with the layers: a bound far above any real model (the largest
+	 * published ones have under 200) keeps a typo from asking for gigabytes (issue 18, finding 6) */
+	enum { MAX_LAYERS = 10000 };
+	if (read_int(n, path, "layers", 1, m->layers, req, &m->layers, err))
+		return -1;
+	if (m->layers > MAX_LAYERS)
+		return hs_cfg_err(hs_yaml_get(n, "layers"), err, path, "layers",
+				  "%d is above hetsim's limit of %d layers (the graph grows with them; the largest "
+				  "published models have under 200)",
+				  m->layers, MAX_LAYERS);
+	if (read_int(n, path, "hidden", 1, m->hidden, req, &m->hidden, err) ||
 	    read_int(n, path, "heads", 1, m->heads, req, &m->heads, err) ||
 	    read_int(n, path, "vocab", 1, m->vocab, req, &m->vocab, err) ||
 	    hs_cfg_bool(n, path, "gated_mlp", m->gated_mlp, &m->gated_mlp, err))

@@ -65,4 +65,6 @@ expect 2 "asks for more than 10000 rows (the limit" -- timeout 20 "$H" coll scen
 expect 2 "slices per transfer at the largest size (the limit is 1e6" -- timeout 20 "$H" coll scenarios/default.yaml --op all_reduce --sizes 1G --fidelity flow --chunk 1
 expect 2 "resilience:1:29: resilience.horizon: 1e+12 s over a system MTBF of 0.0625 s" -- \
 	timeout 20 "$H" run scenarios/default.yaml --set 'resilience={mtbf: {gpu: 1 s}, horizon: 1e12 s}'
+expect 2 "model.layers: 10000000 is above hetsim's limit of 10000 layers" -- \
+	timeout 20 "$H" run scenarios/default.yaml --set 'model={preset: llama3-8b, layers: 10000000}'
 exit $fail
