@@ -719,6 +719,13 @@ static int read_points(const hs_jsonl *const *sets, int nsets, struct points *pt
 				continue;
 			}
 			double t = num_or(r, "t_med", num_or(r, "t", 0));
+			/* seconds of one kernel or one task: an hour is far beyond any record a benchmark writes, so
+			 * a larger value is a unit slip or a corrupt row, not a point to fit (issue 18, finding 5) */
+			if (t > 3600 || t < 0)
+				return hs_err_set(err, HS_EINPUT,
+						  "%s:%d: %s record: t_med %g s is not a kernel time (expected seconds, 0 "
+						  "to 3600)",
+						  js->name, r->line, kind, t);
 			for (size_t k = 0; k < sizeof record_kinds / sizeof record_kinds[0]; k++)
 				if (strcmp(kind, record_kinds[k].kind) == 0) {
 					if (record_kinds[k].read(pt, &c, r, t, err))

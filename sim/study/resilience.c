@@ -100,6 +100,12 @@ int hs_resilience_from_yaml(const hs_ynode *n, hs_resilience *r, hs_err *err)
 			r->interval = r->nsweep ? r->sweep[0] : 0;
 		} else if (hs_cfg_num(c, CP, "interval", HS_U_TIME, 0, 1e12, 0, 0, &r->interval, err)) {
 			return -1;
+		} else if (iv && !(r->interval > 0)) {
+			/* leaving the key out means no periodic checkpoints; a written 0 s is a slip, not that */
+			return hs_cfg_err(iv, err, CP, "interval",
+					  "%s is not a checkpoint interval (expected a positive duration such as '1 h'; "
+					  "leave the key out for no periodic checkpoints)",
+					  iv->str ? iv->str : "0");
 		}
 	}
 	return 0;

@@ -67,4 +67,11 @@ expect 2 "resilience:1:29: resilience.horizon: 1e+12 s over a system MTBF of 0.0
 	timeout 20 "$H" run scenarios/default.yaml --set 'resilience={mtbf: {gpu: 1 s}, horizon: 1e12 s}'
 expect 2 "model.layers: 10000000 is above hetsim's limit of 10000 layers" -- \
 	timeout 20 "$H" run scenarios/default.yaml --set 'model={preset: llama3-8b, layers: 10000000}'
+# a checkpoint interval of 0 s (leaving the key out means none), a kernel time of 1e300 s
+expect 2 "resilience.checkpoint.interval: 0 s is not a checkpoint interval" -- \
+	"$H" run scenarios/default.yaml --set 'resilience={mtbf: {gpu: 50000 h}, checkpoint: {interval: 0 s}}'
+(cat calib/measurements/h200/kernels-2026-11-30/mem.jsonl
+ printf '{"kind": "gemm", "dtype": "bf16", "m": 1024, "n": 1024, "k": 1024, "t_med": 1e300}\n') >"$tmp/t.jsonl"
+expect 2 "t.jsonl:33: gemm record: t_med 1e+300 s is not a kernel time" -- \
+	"$H" calib fit "$tmp/t.jsonl" --device H200-SXM-141GB -o "$tmp/p.yaml"
 exit $fail
