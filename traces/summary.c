@@ -5,6 +5,7 @@
 #include <math.h>
 
 #include "models/schedule.h"
+#include "sim/coll/coll.h"
 #include "sim/study/cost.h"
 #include "sim/base/json.h"
 #include "sim/base/sizes.h"
@@ -112,6 +113,39 @@ static void text_diloco(FILE *f, const hs_sim *sim)
 		o.inner_s + o.sync_wan_s, o.sync_wan_s);
 }
 
+/* Bytes one real rank of simulated rank `rep` sends in the step, by group kind: each collective (its own tasks
+ * and those inside compute tasks, TP/CP/EP) at nccl-tests' bus-bandwidth accounting over its group's size (an
+ * all-reduce of S bytes over n ranks sends 2(n-1)/n x S per rank, an all-gather or reduce-scatter (n-1)/n x
+ * S, sim/coll/coll.c), pipeline sends at their size. What the algorithm puts on each link differs (trees,
+ * NVLS); this is the per-rank volume the bandwidth figures of every tool are quoted against. */
+static void comm_sent(const hs_sim *sim, int rep, double out[HS_GROUP_COUNT])
+{
+	const hs_parallel *p = &sim->s->par;
+	const hs_graph *g = &sim->b.graph;
+	const int n[HS_GROUP_COUNT] = {[HS_GROUP_TP] = p->tp, [HS_GROUP_CP] = p->cp,
+				       [HS_GROUP_DP] = hs_build_dp_group_size(p), [HS_GROUP_EP] = p->ep,
+				       [HS_GROUP_PP] = 2};
+	for (int k = 0; k < HS_GROUP_COUNT; k++)
+		out[k] = 0;
+	for (size_t i = 0; i < g->ntasks; i++) {
+		const hs_task *t = &g->tasks[i];
+		if (t->rep != rep)
+			continue;
+		if (t->kind == HS_T_SEND) {
+			out[HS_GROUP_PP] += t->bytes;
+		} else if (t->kind == HS_T_COLL) {
+			if (t->group < HS_GROUP_COUNT && n[t->group] > 1)
+				out[t->group] += t->bytes * hs_coll_busbw_factor((enum hs_coll_op)t->coll, n[t->group]);
+		} else if (t->kind == HS_T_COMPUTE) {
+			for (uint32_t q = t->op_first; q < t->op_first + t->op_count; q++) {
+				const hs_op *o = &g->ops[q];
+				if (o->kind == HS_OP_COMM && o->group < HS_GROUP_COUNT && n[o->group] > 1)
+					out[o->group] += t->scale * o->bytes * hs_coll_busbw_factor(o->coll, n[o->group]);
+			}
+		}
+	}
+}
+
 /* The passes of hs_profile_attn_rule's bits. */
 static const char *attn_rule_passes(int bits)
 {
@@ -216,6 +250,19 @@ static void write_text(FILE *f, const hs_sim *sim, int detail)
 				fprintf(f, " %10.4f", q->class_s[k]);
 			fprintf(f, " %10.4f %10.4f\n", exposed_total(q), q->bubble_s);
 		}
+		fprintf(f, "\ncommunication sent per GPU (GB; nccl-tests' bus accounting over each group):\n  %5s %4s",
+			"stage", "dp");
+		for (int k = 0; k < HS_GROUP_COUNT; k++)
+			fprintf(f, " %10s", group_names[k]);
+		fprintf(f, "\n");
+		for (int i = 0; i < r->nreps; i++) {
+			double by[HS_GROUP_COUNT];
+			comm_sent(sim, i, by);
+			fprintf(f, "  %5d %4d", r->reps[i].stage, r->reps[i].dp_index);
+			for (int k = 0; k < HS_GROUP_COUNT; k++)
+				fprintf(f, " %10.3f", by[k] / 1e9);
+			fprintf(f, "\n");
+		}
 		fprintf(f, "\nmemory per stage (GiB per GPU):\n  %5s %8s %8s %8s %11s %8s %8s\n", "stage", "weights",
 			"grads", "optim", "activations", "logits", "total");
 		for (int i = 0; i < b->pp; i++) {
@@ -298,6 +345,20 @@ static void write_json(FILE *f, const hs_sim *sim, int detail)
 	for (int k = 0; k < HS_TC_COUNT; k++)
 		hs_json_knum(&j, hs_time_class_name((enum hs_time_class)k), c->class_s[k]);
 	hs_json_end_obj(&j);
+	/* the step's communication volume over every real rank, by kind (comm_sent: per rank) */
+	double tot[HS_GROUP_COUNT] = {0};
+	for (int i = 0; i < r->nreps; i++) {
+		double by[HS_GROUP_COUNT];
+		comm_sent(sim, i, by);
+		int mult = i < b->graph.nreps ? b->graph.reps[i].multiplicity : 1;
+		for (int k = 0; k < HS_GROUP_COUNT; k++)
+			tot[k] += mult * by[k];
+	}
+	hs_json_key(&j, "comm_sent_bytes_by_kind");
+	hs_json_obj(&j);
+	for (int k = 0; k < HS_GROUP_COUNT; k++)
+		hs_json_knum(&j, group_names[k], tot[k]);
+	hs_json_end_obj(&j);
 	hs_json_end_obj(&j);
 	hs_json_key(&j, "parallelism");
 	hs_json_obj(&j);
@@ -357,6 +418,13 @@ static void write_json(FILE *f, const hs_sim *sim, int detail)
 			hs_json_end_obj(&j);
 			hs_json_knum(&j, "straggler_wait_s", q->straggler_wait_s);
 			hs_json_knum(&j, "memory_bytes", q->mem_bytes);
+			double by[HS_GROUP_COUNT];
+			comm_sent(sim, i, by);
+			hs_json_key(&j, "comm_sent_bytes");
+			hs_json_obj(&j);
+			for (int k = 0; k < HS_GROUP_COUNT; k++)
+				hs_json_knum(&j, group_names[k], by[k]);
+			hs_json_end_obj(&j);
 			hs_json_end_obj(&j);
 		}
 		hs_json_end_arr(&j);

@@ -40,6 +40,22 @@ expect 0 "attention   H200-SXM-141GB-kernels has no flash-attention measurements
 	"$H" run scenarios/default.yaml --set "$k"
 expect 0 '"attention_by_rule":"forward and backward"' -- "$H" run scenarios/default.yaml --json --set "$k"
 "$H" run scenarios/default.yaml | grep -q "^  attention " && { echo "FAIL: a measured profile says attention by rule"; fail=1; }
+# communication volume by kind (nccl-tests' bus accounting): the pipeline sends derived by hand (16
+# micro-batches of seq x hidden x 2 bytes / tp with sequence parallelism, per rank), and the DP all-reduce's
+# 2(n-1)/n: from dp 2 to dp 4 (same work per replica) the per-rank DP volume grows by (3/2) / 1
+PY=/usr/bin/python3; [ -x "$PY" ] || PY=python3
+a=$("$H" run scenarios/default.yaml --json --detail --set parallelism.dp=2 --set training.global_batch=32 --set cluster.groups.0.nodes=1)
+b=$("$H" run scenarios/default.yaml --json --detail)
+printf '%s\n%s\n' "$a" "$b" | "$PY" -c '
+import json, sys
+a, b = (json.loads(l) for l in sys.stdin)
+pp = b["ranks"][0]["comm_sent_bytes"]["pp"]
+assert pp == 16 * 8192 * 4096 * 2 / 2, pp
+assert b["breakdown"]["comm_sent_bytes_by_kind"]["pp"] == 16 * pp, b["breakdown"]
+r = b["ranks"][0]["comm_sent_bytes"]["dp"] / a["ranks"][0]["comm_sent_bytes"]["dp"]
+assert abs(r - 1.5) < 1e-9, r  # bucket sizes are summed in floating point
+assert b["ranks"][0]["comm_sent_bytes"]["tp"] == a["ranks"][0]["comm_sent_bytes"]["tp"]
+' || { echo "FAIL: communication volume by kind"; fail=1; }
 # determinism: the same scenario and seed give byte-identical text (wall time removed)
 a=$("$H" run scenarios/default.yaml --detail | grep -v "simulated .* in ") 
 b=$("$H" run scenarios/default.yaml --detail | grep -v "simulated .* in ")
