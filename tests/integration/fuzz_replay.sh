@@ -15,7 +15,7 @@ fail=0
 for h in tests/fuzz/fuzz_*.c; do
 	name=$(basename "$h" .c | sed 's/^fuzz_//')
 	# shellcheck disable=SC2086
-	if ! $CC -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -O1 -g -I. $san "$h" tests/fuzz/replay_main.c \
+	if ! $CC -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -O1 -g -I. $(pkg-config --cflags hdf5-serial 2>/dev/null) $san "$h" tests/fuzz/replay_main.c \
 		"$lib" -lyaml -ljansson -lgsl -lgslcblas $(pkg-config --libs hdf5-serial 2>/dev/null) -lpthread -lm \
 		-o "$tmp/$name" 2>"$tmp/$name.log"; then
 		cat "$tmp/$name.log"; echo "FAIL: fuzz_$name does not build"; fail=1; continue
