@@ -1,5 +1,6 @@
 #include "traces/trace_chrome.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,9 +88,11 @@ static void task_name(const hs_graph *g, const hs_task *t, int vstages, char *bu
 	snprintf(buf, n, "task");
 }
 
-static double us(double s) { return s * 1e6; }
+/* Trace times are integer nanoseconds (written as microseconds with three decimals, hs_json_milli): a slice's
+ * end and the next one's start round to the same nanosecond, so slices that meet never overlap in print. */
+static long long ns(double s) { return llround(s * 1e9); }
 
-static void flow(hs_json *j, const char *ph, long long id, int pid, int tid, double ts, int enclosing)
+static void flow(hs_json *j, const char *ph, long long id, int pid, int tid, long long ts, int enclosing)
 {
 	hs_json_obj(j);
 	hs_json_kstr(j, "ph", ph);
@@ -98,7 +101,7 @@ static void flow(hs_json *j, const char *ph, long long id, int pid, int tid, dou
 	hs_json_kint(j, "id", id);
 	hs_json_kint(j, "pid", pid);
 	hs_json_kint(j, "tid", tid);
-	hs_json_knum(j, "ts", ts);
+	hs_json_kmilli(j, "ts", ts);
 	if (enclosing)
 		hs_json_kstr(j, "bp", "e");
 	hs_json_end_obj(j);
@@ -175,7 +178,7 @@ int hs_trace_chrome_write(const char *path, const hs_scenario *s, const hs_build
 	hs_json j;
 	hs_json_init(&j, of.f);
 	hs_json_obj(&j);
-	hs_json_kstr(&j, "displayTimeUnit", "ms");
+	hs_json_kstr(&j, "displayTimeUnit", "ns");
 	hs_json_key(&j, "otherData");
 	hs_json_obj(&j);
 	hs_json_kstr(&j, "generator", "hetsim");
@@ -221,8 +224,8 @@ int hs_trace_chrome_write(const char *path, const hs_scenario *s, const hs_build
 		hs_json_kstr(&j, "cat", t->kind == HS_T_COMPUTE ? "compute" : t->kind == HS_T_COLL ? "comm" : "p2p");
 		hs_json_kint(&j, "pid", t->rep + 1);
 		hs_json_kint(&j, "tid", t->stream + 1);
-		hs_json_knum(&j, "ts", us(sp->start));
-		hs_json_knum(&j, "dur", us(sp->end - sp->start));
+		hs_json_kmilli(&j, "ts", ns(sp->start));
+		hs_json_kmilli(&j, "dur", ns(sp->end) - ns(sp->start));
 		hs_json_key(&j, "args");
 		hs_json_obj(&j);
 		hs_json_kint(&j, "task", (long long)i);
@@ -265,8 +268,8 @@ int hs_trace_chrome_write(const char *path, const hs_scenario *s, const hs_build
 			const hs_task *src = &g->tasks[di];
 			if (src->kind != HS_T_SEND || src->peer != t->rep || !keep[src->rep] || !keep[t->rep])
 				continue;
-			flow(&j, "s", fid, src->rep + 1, src->stream + 1, us(r->spans[di].start), 0);
-			flow(&j, "f", fid, t->rep + 1, t->stream + 1, us(r->spans[i].start), 1);
+			flow(&j, "s", fid, src->rep + 1, src->stream + 1, ns(r->spans[di].start), 0);
+			flow(&j, "f", fid, t->rep + 1, t->stream + 1, ns(r->spans[i].start), 1);
 			fid++;
 			o->flows++;
 		}
@@ -289,7 +292,7 @@ int hs_trace_chrome_write(const char *path, const hs_scenario *s, const hs_build
 			if (count[v] < 2)
 				continue;
 			const char *ph = seen[v] == 0 ? "s" : (uint32_t)i == last[v] ? "f" : "t";
-			flow(&j, ph, fid + v, t->rep + 1, t->stream + 1, us(r->spans[i].start), ph[0] != 's');
+			flow(&j, ph, fid + v, t->rep + 1, t->stream + 1, ns(r->spans[i].start), ph[0] != 's');
 			if (ph[0] == 'f')
 				o->flows++;
 			seen[v]++;

@@ -90,6 +90,13 @@ void hs_json_int(hs_json *j, long long v)
 	fprintf(j->f, "%lld", v);
 }
 
+void hs_json_milli(hs_json *j, long long v)
+{
+	sep(j);
+	long long a = v < 0 ? -v : v;
+	fprintf(j->f, "%s%lld.%03lld", v < 0 ? "-" : "", a / 1000, a % 1000);
+}
+
 void hs_json_bool(hs_json *j, int v)
 {
 	sep(j);
@@ -98,4 +105,5 @@ void hs_json_bool(hs_json *j, int v)
 
 void hs_json_kstr(hs_json *j, const char *k, const char *v) { hs_json_key(j, k), hs_json_str(j, v); }
 void hs_json_knum(hs_json *j, const char *k, double v) { hs_json_key(j, k), hs_json_num(j, v); }
+void hs_json_kmilli(hs_json *j, const char *k, long long v) { hs_json_key(j, k), hs_json_milli(j, v); }
 void hs_json_kint(hs_json *j, const char *k, long long v) { hs_json_key(j, k), hs_json_int(j, v); }

@@ -22,9 +22,13 @@ void hs_json_str(hs_json *j, const char *v);
 void hs_json_num(hs_json *j, double v);
 void hs_json_int(hs_json *j, long long v);
 void hs_json_bool(hs_json *j, int v);
+/* v / 1000 with exactly three decimals, from an integer: a time in nanoseconds written in microseconds loses
+ * nothing to rounding (trace timestamps: slices that meet never overlap in print). */
+void hs_json_milli(hs_json *j, long long v);
 /* key + value shorthands */
 void hs_json_kstr(hs_json *j, const char *k, const char *v);
 void hs_json_knum(hs_json *j, const char *k, double v);
 void hs_json_kint(hs_json *j, const char *k, long long v);
+void hs_json_kmilli(hs_json *j, const char *k, long long v);
 
 #endif

@@ -19,4 +19,35 @@ grep -q "kept every" "$T/err" || no "--trace-limit did not say what it left out"
 [ -e "$T/bad.json" ] && no "a bad --trace-ranks left a file"
 "$H" run --trace "$T/bad.json" --trace-limit 0 scenarios/default.yaml > /dev/null 2>&1; [ $? -eq 2 ] || no "bad --trace-limit: expected 2"
 "$H" run --trace /nonexistent-dir/t.json scenarios/default.yaml > /dev/null 2>&1; [ $? -eq 2 ] || no "unwritable trace: expected 2"
+# Trace Event Format as the viewers read it: complete slices with integer-nanosecond times (three decimals of
+# a microsecond), no two slices on one track overlapping, and every flow event's id started and finished
+PY=/usr/bin/python3; [ -x "$PY" ] || PY=python3
+"$PY" - "$T/all.json" <<'PYEOF' || no "trace format"
+import json, sys, re
+raw = open(sys.argv[1]).read()
+d = json.loads(raw)
+assert d["displayTimeUnit"] == "ns", d["displayTimeUnit"]
+ev = d["traceEvents"]
+xs = [e for e in ev if e["ph"] == "X"]
+assert xs, "no slices"
+for k in ("name", "cat", "pid", "tid", "ts", "dur", "args"):
+    assert all(k in e for e in xs), k
+# times written with at most three decimals (whole nanoseconds)
+for m in re.finditer(r'"(ts|dur)":(-?[0-9.]+)', raw):
+    assert re.fullmatch(r"-?[0-9]+(\.[0-9]{3})?", m.group(2)), m.group(0)
+tracks = {}
+for e in xs:
+    tracks.setdefault((e["pid"], e["tid"]), []).append((round(e["ts"] * 1000), round((e["ts"] + e["dur"]) * 1000)))
+for k, v in tracks.items():
+    v.sort()
+    for (a0, a1), (b0, b1) in zip(v, v[1:]):
+        assert b0 >= a1, f"track {k}: [{a0},{a1}] overlaps [{b0},{b1}] ns"
+ids = {}
+for e in ev:
+    if e["ph"] in "stf" and e.get("cat") == "flow":
+        ids.setdefault(e["id"], []).append(e["ph"])
+for i, phs in ids.items():
+    assert phs[0] == "s" and phs[-1] == "f", (i, phs)
+print(f"trace: {len(xs)} slices on {len(tracks)} tracks, {len(ids)} flows")
+PYEOF
 exit $fail
