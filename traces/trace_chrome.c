@@ -210,7 +210,7 @@ int hs_trace_chrome_write(const char *path, const hs_scenario *s, const hs_build
 	}
 
 	/* slices */
-	o->slices = o->flows = 0;
+	o->slices = o->flows = o->counters = 0;
 	for (size_t i = 0; i < g->ntasks; i++) {
 		const hs_task *t = &g->tasks[i];
 		if (!keep[t->rep])
@@ -300,6 +300,35 @@ int hs_trace_chrome_write(const char *path, const hs_scenario *s, const hs_build
 		free(last);
 		free(count);
 		free(seen);
+	}
+	/* link utilisation (flow fidelity: the busiest links, sim/exec/result.c) as counter tracks of one
+	 * process after the ranks: a counter per link, one value per time bin, the busy fraction and the
+	 * bytes per second it stands for */
+	const hs_link_util *lu = &r->links;
+	if (lu->nlinks > 0 && lu->nbins > 0 && lu->util) {
+		int pid = nreps + 1;
+		meta(&j, "process_name", pid, -1, "name", "links (busy fraction per time bin)", 0);
+		meta(&j, "process_sort_index", pid, -1, "sort_index", NULL, nreps);
+		for (int l = 0; l < lu->nlinks; l++) {
+			char name[160];
+			snprintf(name, sizeof name, "link %s", lu->names[l]);
+			for (int k = 0; k <= lu->nbins; k++) {
+				/* the last bin's value again at its end, so the track closes at the run's end */
+				double u = lu->util[(size_t)l * lu->nbins + (k < lu->nbins ? k : lu->nbins - 1)];
+				hs_json_obj(&j);
+				hs_json_kstr(&j, "ph", "C");
+				hs_json_kstr(&j, "name", name);
+				hs_json_kint(&j, "pid", pid);
+				hs_json_kmilli(&j, "ts", ns(k * lu->bin_s));
+				hs_json_key(&j, "args");
+				hs_json_obj(&j);
+				hs_json_knum(&j, "busy", u);
+				hs_json_knum(&j, "GBps", u * lu->capacity_Bps[l] / 1e9);
+				hs_json_end_obj(&j);
+				hs_json_end_obj(&j);
+			}
+			o->counters++;
+		}
 	}
 	hs_json_end_arr(&j);
 	hs_json_end_obj(&j);

@@ -25,6 +25,7 @@ typedef struct hs_trace_opts {
 	int kept_reps;      /* out */
 	size_t slices;      /* out: slices written */
 	size_t flows;       /* out: flow arrows written */
+	size_t counters;    /* out: counter tracks written (link utilisation, flow fidelity) */
 } hs_trace_opts;
 
 /* 2M slices is about 400 MB of JSON, about what Perfetto's UI loads comfortably in a browser tab. */

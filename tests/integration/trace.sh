@@ -50,4 +50,17 @@ for i, phs in ids.items():
     assert phs[0] == "s" and phs[-1] == "f", (i, phs)
 print(f"trace: {len(xs)} slices on {len(tracks)} tracks, {len(ids)} flows")
 PYEOF
+# at flow fidelity the busiest links are counter tracks, busy fractions in [0, 1] over the run
+"$H" run --trace "$T/flow.json" --set simulation.fidelity=flow scenarios/default.yaml > /dev/null || no "flow --trace"
+"$PY" - "$T/flow.json" <<'PYEOF' || no "link counters"
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = [e for e in d["traceEvents"] if e["ph"] == "C"]
+names = {e["name"] for e in c}
+assert len(names) >= 8 and all(n.startswith("link ") for n in names), names
+assert all(0 <= e["args"]["busy"] <= 1 for e in c)
+assert max(e["args"]["busy"] for e in c) > 0.1, "no link was busy"
+assert max(e["ts"] for e in c) >= d["otherData"]["step_time_s"] * 1e6 * 0.99
+print(f"trace: {len(names)} link counter tracks")
+PYEOF
 exit $fail
