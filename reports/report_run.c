@@ -307,38 +307,92 @@ static int run_links(hs_h5r *h, hs_gp *g, hs_page *pg, hs_report_opts *o, hs_err
 	char **names = NULL;
 	size_t nn = 0;
 	hs_h5_read_str(h, "/links", "name", &names, &nn);
-	/* the 8 busiest links */
+	/* Links whose series are the same (the lanes of a symmetric fabric) drawn once, named by the first with
+	 * a count: eight identical lines would hide behind each other. The 8 busiest classes get a line each, the
+	 * remaining links one dashed line of their mean. */
+	int *cls = hs_xcalloc(nlk + 1, sizeof *cls), *csize = hs_xcalloc(nlk + 1, sizeof *csize), ncls = 0;
+	int *crep = hs_xcalloc(nlk + 1, sizeof *crep);
+	for (size_t l = 0; l < nlk; l++) {
+		int c = 0;
+		while (c < ncls && memcmp(&lu[l * nbin], &lu[(size_t)crep[c] * nbin], nbin * sizeof *lu) != 0)
+			c++;
+		if (c == ncls)
+			crep[ncls++] = (int)l;
+		cls[l] = c;
+		csize[c]++;
+	}
 	int top[8], ntop = 0;
-	for (int k = 0; k < 8 && k < (int)nlk; k++) {
+	for (int k = 0; k < 8 && k < ncls; k++) {
 		int best = -1;
 		double bm = -1;
-		for (size_t l = 0; l < nlk; l++) {
+		for (int c = 0; c < ncls; c++) {
 			int taken = 0;
 			for (int q = 0; q < ntop; q++)
-				taken |= top[q] == (int)l;
+				taken |= top[q] == c;
 			double m = 0;
 			for (size_t b = 0; b < nbin; b++)
-				m += lu[l * nbin + b];
+				m += lu[(size_t)crep[c] * nbin + b];
 			if (!taken && m > bm)
-				bm = m, best = (int)l;
+				bm = m, best = c;
 		}
 		top[ntop++] = best;
 	}
+	size_t nrest = 0;
+	for (size_t l = 0; l < nlk; l++) {
+		int in = 0;
+		for (int q = 0; q < ntop; q++)
+			in |= cls[l] == top[q];
+		nrest += !in;
+	}
 	FILE *f = hs_gp_data(g, "links", dpath, sizeof dpath);
 	fprintf(f, "time_s");
-	for (int q = 0; q < ntop; q++)
-		fprintf(f, "\t%s", (size_t)top[q] < nn ? names[top[q]] : "link");
+	for (int q = 0; q < ntop; q++) {
+		int l = crep[top[q]];
+		const char *nm = (size_t)l < nn ? names[l] : "link";
+		if (csize[top[q]] > 1)
+			fprintf(f, "\t\"%s (+%d alike)\"", nm, csize[top[q]] - 1);
+		else
+			fprintf(f, "\t\"%s\"", nm);
+	}
+	if (nrest)
+		fprintf(f, "\t\"mean of the other %zu links\"", nrest);
 	fprintf(f, "\n");
 	for (size_t b = 0; b < nbin; b++) {
 		fprintf(f, "%.9g", (b + 0.5) * bin);
 		for (int q = 0; q < ntop; q++)
-			fprintf(f, "\t%.4f", lu[(size_t)top[q] * nbin + b]);
+			fprintf(f, "\t%.4f", lu[(size_t)crep[top[q]] * nbin + b]);
+		if (nrest) {
+			double sum = 0;
+			for (size_t l = 0; l < nlk; l++) {
+				int in = 0;
+				for (int q = 0; q < ntop; q++)
+					in |= cls[l] == top[q];
+				sum += in ? 0 : lu[l * nbin + b];
+			}
+			fprintf(f, "\t%.4f", sum / (double)nrest);
+		}
 		fprintf(f, "\n");
 	}
+	/* the series spans more than the step (its bins cover the run's estimate with a margin): the step only */
+	double step = 0;
+	char xr[64] = "";
+	if (hs_h5_get_num(h, "/", "step_time_s", &step) == 0 && step > 0 && step < nbin * bin)
+		snprintf(xr, sizeof xr, "set xrange [0:%.6g]\n", step);
 	snprintf(script, sizeof script,
 		 "set title 'Utilisation of the busiest links'\nset xlabel 'seconds'\nset ylabel 'busy fraction'\n"
-		 "set yrange [0:1.05]\nset key outside right top\nplot for [i=2:%d] '%s' using 1:i with steps lw 1.5 "
-		 "title columnheader(i)\n", ntop + 1, dpath);
+		 "set yrange [0:1.05]\n%sset key outside right top\nplot for [i=2:%d] '%s' using 1:i with steps lw 1.5 "
+		 "title columnheader(i)%s\n",
+		 xr, ntop + 1, dpath,
+		 nrest ? "" : "");
+	if (nrest) {
+		size_t l = strlen(script);
+		snprintf(script + l - 1, sizeof script - l + 1,
+			 ", '%s' using 1:%d with steps lw 1.5 dt 2 lc rgb '#888888' title columnheader(%d)\n", dpath,
+			 ntop + 2, ntop + 2);
+	}
+	free(cls);
+	free(csize);
+	free(crep);
 	for (size_t q = 0; q < nn; q++)
 		free(names[q]);
 	free(names);
@@ -346,7 +400,8 @@ static int run_links(hs_h5r *h, hs_gp *g, hs_page *pg, hs_report_opts *o, hs_err
 	if (hs_gp_plot(g, "links", 960, 420, script, img, sizeof img, err))
 		return -1;
 	o->plots++;
-	hs_page_figure(pg, img, "Busy fraction over time of the eight busiest links.");
+	hs_page_figure(pg, img, "Busy fraction over the step of the busiest links: links with the same series (the "
+				"lanes of a symmetric fabric) drawn once with their count, the rest as one dashed mean.");
 	return 0;
 }
 

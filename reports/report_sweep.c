@@ -160,33 +160,29 @@ int hs_report_sweep(struct hs_rtable *t, const char *src, hs_gp *g, hs_page *pg,
 		hd[naxes] = "step time (s)";
 		hd[naxes + 1] = priced ? "cost per M tokens" : "GPU-hours per M tokens";
 		hd[naxes + 2] = "MFU";
+		/* the front's points are numbered on the plot and listed in a table below it: their settings as
+		 * labels would cover the points around them */
+		size_t *front = hs_xcalloc(n + 1, sizeof *front), nf = 0;
 		for (size_t i = 0; i < n; i++) {
 			double x = hs_rtable_num(t, ct, idx[i]), y = hs_rtable_num(t, cy, idx[i]);
 			fprintf(f, "%.6g\t%.6g\n", x, y);
 			if (y < by) {
 				by = y;
-				char lab[256] = "";
-				for (int a = 0; a < naxes; a++) {
-					const char *k = strrchr(t->names[first_axis + a], '.');
-					char one[80];
-					snprintf(one, sizeof one, "%s%s=%s", a ? " " : "", k ? k + 1 : t->names[first_axis + a],
-						 t->cells[first_axis + a][idx[i]]);
-					if (strlen(lab) + strlen(one) < sizeof lab)
-						strcat(lab, one);
-				}
-				fprintf(l, "%.6g\t%.6g\t%s\n", x, y, lab);
+				front[nf++] = idx[i];
+				fprintf(l, "%.6g\t%.6g\t%zu\n", x, y, nf);
 			}
 		}
 		snprintf(script, sizeof script,
 			 "set title 'Step time against cost per million tokens'\nset xlabel 'step time (s)'\n"
-			 "set ylabel '%s'\nset key top right\nset offsets graph 0.02, graph 0.3, graph 0.3, graph 0.05\n"
+			 "set ylabel '%s'\nset key top right\nset offsets graph 0.02, graph 0.05, graph 0.1, graph 0.1\n"
 			 "plot '%s' using 1:2 with points pt 7 ps 0.7 lc rgb '#bbbbbb' title 'feasible points', "
 			 "'%s' using 1:2 with linespoints pt 7 ps 1.1 lw 2 lc rgb '#e15759' title 'Pareto front', "
-			 "'%s' using 1:2:3 with labels rotate by 25 offset 0.8,0.6 left font ',8' noenhanced notitle\n",
+			 "'%s' using 1:2:3 with labels offset 0,-1.1 font ',10' tc rgb '#e15759' notitle\n",
 			 priced ? "cost per M tokens" : "GPU-hours per M tokens", dpath, lpath, lpath);
 		if (hs_gp_plot(g, "pareto", 900, 520, script, img, sizeof img, err)) {
 			free(idx);
 			free(hd);
+			free(front);
 			goto fail;
 		}
 		o->plots++;
@@ -196,6 +192,31 @@ int hs_report_sweep(struct hs_rtable *t, const char *src, hs_gp *g, hs_page *pg,
 						 "price given: cost.gpu_hour); the red line joins the points that nothing "
 						 "beats on both.");
 		free(idx);
+		hs_page_para(pg, "The front's points, as numbered on the plot:");
+		const char **fh = hs_xcalloc((size_t)nh + 1, sizeof *fh);
+		fh[0] = "#";
+		for (int q = 0; q < nh; q++)
+			fh[q + 1] = hd[q];
+		hs_page_table(pg, nh + 1, fh);
+		int cmf = hs_rtable_col(t, "mfu");
+		for (size_t k = 0; k < nf; k++) {
+			size_t r = front[k];
+			const char **row = hs_xcalloc((size_t)nh + 1, sizeof *row);
+			char nb[16], a[32], b[32], c[32];
+			snprintf(nb, sizeof nb, "%zu", k + 1);
+			row[0] = nb;
+			for (int q = 0; q < naxes; q++)
+				row[q + 1] = t->cells[first_axis + q][r];
+			hs_report_fmt(a, sizeof a, "%.4f", hs_rtable_num(t, ct, r));
+			hs_report_fmt(b, sizeof b, "%.4g", hs_rtable_num(t, cy, r));
+			hs_report_fmt(c, sizeof c, "%.1f%%", 100 * hs_rtable_num(t, cmf, r));
+			row[naxes + 1] = a, row[naxes + 2] = b, row[naxes + 3] = c;
+			hs_page_row(pg, row);
+			free(row);
+		}
+		hs_page_table_end(pg);
+		free(fh);
+		free(front);
 		/* the best points */
 		hs_page_section(pg, "Best points");
 		int cr = hs_rtable_col(t, "rank"), cmfu = hs_rtable_col(t, "mfu");

@@ -30,7 +30,7 @@ int hs_report_validate(const hs_ynode *root, const char *src, hs_gp *g, hs_page 
 		 hs_report_ystr(root, "failed"));
 	if (hs_page_open(pg, g->dir, o->title ? o->title : "Predicted against measured", sub, err))
 		return -1;
-	char dpath[1200], img[256], script[2048];
+	char dpath[1200], img[256], script[4096];
 	FILE *f = hs_gp_data(g, "validate", dpath, sizeof dpath);
 	double lo = INFINITY, hi = 0;
 	/* the band is each time row's own tolerance (the entry's, else the manifest's): up to four distinct ones
@@ -72,13 +72,42 @@ int hs_report_validate(const hs_ynode *root, const char *src, hs_gp *g, hs_page 
 		if (bl >= sizeof band || tl >= sizeof bandtxt)
 			break;
 	}
+	/* times in the unit of their range (a step of 0.14 s reads better as 140 ms), ticks at 1, 2 and 5 of each
+	 * decade (a log axis over less than a decade gets one tick by default), and the entries named by the
+	 * points when there are few enough to read */
+	static const struct {
+		double below, scale;
+		const char *name;
+	} units[] = {{1e-3, 1e6, "us"}, {1, 1e3, "ms"}, {INFINITY, 1, "s"}};
+	int u = 0;
+	while (!(hi < units[u].below))
+		u++;
+	double sc = units[u].scale, a0 = lo / 1.5 * sc, a1 = hi * 1.5 * sc;
+	char tics[400] = "";
+	size_t tl2 = 0;
+	for (double dec = pow(10, floor(log10(a0))); dec <= a1 && tl2 < sizeof tics - 40; dec *= 10)
+		for (int m = 0; m < 3; m++) {
+			double v = dec * (m == 0 ? 1 : m == 1 ? 2 : 5);
+			if (v >= a0 && v <= a1)
+				tl2 += (size_t)snprintf(tics + tl2, sizeof tics - tl2, "%s%g", tl2 ? ", " : "", v);
+		}
+	size_t nrows = 0;
+	for (size_t i = 0; i < es->n; i++)
+		nrows += isfinite(hs_report_ynum(es->vals[i], "predicted_s"));
+	char lbl[300] = "";
+	if (nrows <= 12)
+		snprintf(lbl, sizeof lbl, ", '%s' using ($1*%g):($2*%g):4 with labels offset 0.8,0 left font ',8' noenhanced "
+			 "notitle", dpath, sc, sc);
+	char xt[460] = "";
+	if (tics[0])
+		snprintf(xt, sizeof xt, "set xtics (%s)\nset ytics (%s)\n", tics, tics);
 	snprintf(script, sizeof script,
-		 "set title 'Predicted against measured step time'\nset xlabel 'measured (s)'\nset ylabel 'predicted (s)'\n"
-		 "set logscale xy\nset xrange [%g:%g]\nset yrange [%g:%g]\nset key top left\nset size square\n"
+		 "set title 'Predicted against measured step time'\nset xlabel 'measured (%s)'\nset ylabel 'predicted "
+		 "(%s)'\nset logscale xy\nset xrange [%g:%g]\nset yrange [%g:%g]\n%sset key top left\nset size square\n"
 		 "plot x with lines lc rgb '#888888' title 'exact', %s"
-		 "'%s' using 1:($3==1?$2:NaN) with points pt 7 ps 1.2 lc rgb '#59a14f' title 'within tolerance', "
-		 "'%s' using 1:($3==0?$2:NaN) with points pt 7 ps 1.2 lc rgb '#e15759' title 'over tolerance'\n",
-		 lo / 1.5, hi * 1.5, lo / 1.5, hi * 1.5, band, dpath, dpath);
+		 "'%s' using ($1*%g):($3==1?$2*%g:NaN) with points pt 7 ps 1.2 lc rgb '#59a14f' title 'within tolerance', "
+		 "'%s' using ($1*%g):($3==0?$2*%g:NaN) with points pt 7 ps 1.2 lc rgb '#e15759' title 'over tolerance'%s\n",
+		 units[u].name, units[u].name, a0, a1, a0, a1, xt, band, dpath, sc, sc, dpath, sc, sc, lbl);
 	if (hs_gp_plot(g, "validate", 640, 600, script, img, sizeof img, err)) {
 		hs_page_abort(pg);
 		return -1;
@@ -90,7 +119,10 @@ int hs_report_validate(const hs_ynode *root, const char *src, hs_gp *g, hs_page 
 		 ntol ? "the dashed lines are the tolerances, " : "no entry has a tolerance", bandtxt,
 		 more ? " (and more, not drawn)" : "");
 	hs_page_figure(pg, img, cap);
-	const char *hd[] = {"entry", "predicted (s)", "measured (s)", "error", "pass"};
+	char ph[32], mh[32];
+	snprintf(ph, sizeof ph, "predicted (%s)", units[u].name);
+	snprintf(mh, sizeof mh, "measured (%s)", units[u].name);
+	const char *hd[] = {"entry", ph, mh, "error", "pass"};
 	hs_page_table(pg, 5, hd);
 	for (size_t i = 0; i < es->n; i++) {
 		char a[32], b[32], c[32];
@@ -99,8 +131,8 @@ int hs_report_validate(const hs_ynode *root, const char *src, hs_gp *g, hs_page 
 			hs_report_fmt(a, sizeof a, "%.2f GB", pb / 1e9);
 			hs_report_fmt(b, sizeof b, "%.2f GB", hs_report_ynum(es->vals[i], "measured_bytes") / 1e9);
 		} else {
-			hs_report_fmt(a, sizeof a, "%.4f", hs_report_ynum(es->vals[i], "predicted_s"));
-			hs_report_fmt(b, sizeof b, "%.4f", hs_report_ynum(es->vals[i], "measured_s"));
+			hs_report_fmt(a, sizeof a, "%.4g", sc * hs_report_ynum(es->vals[i], "predicted_s"));
+			hs_report_fmt(b, sizeof b, "%.4g", sc * hs_report_ynum(es->vals[i], "measured_s"));
 		}
 		hs_report_fmt(c, sizeof c, "%+.1f%%", 100 * hs_report_ynum(es->vals[i], "error"));
 		const char *row[] = {hs_report_ystr(es->vals[i], "entry"), a, b, c, hs_report_ystr(es->vals[i], "pass")};
