@@ -260,13 +260,23 @@ static double chunk_grad_bytes(struct ctx *c, int stage, int chunk)
  * all-gather of the next unit is issued on the comm stream as soon as the unit before the current one has
  * finished (one ahead: at most two units gathered at once), so it overlaps the current unit's compute.
  * Gradients are reduce-scattered after every backward unit (every micro-batch: the unsharded gradient is not
- * kept), overlapped with the next unit. Weight-gradient items of zero-bubble schedules need no weights. */
+ * kept), overlapped with the next unit. Weight-gradient items of zero-bubble schedules need no weights.
+ *
+ * DeepSpeed's buckets (parallelism.zero3): DeepSpeed does not gather a layer group in one call. Its parameter
+ * coordinator fetches the next parameters in trace order, at most stage3_prefetch_bucket_size elements ahead,
+ * and gathers them coalesced (deepspeed/runtime/zero/partitioned_param_coordinator.py, fetch_sub_module and
+ * __all_gather_params, v0.14-v0.16), so each all-gather carries one bucket and each rank sends bucket / dp of
+ * it. A unit's gather is then ceil(unit / bucket) all-gathers of equal size, one after the other on the comm
+ * stream, each its own task timed by the collective model at that message size and group: how finely the
+ * graph is cut into units changes neither the messages nor their count (to one bucket per unit). */
 struct z3 {
 	int on;           /* zero == 3 and dp > 1 */
 	int keep;         /* reshard_after_forward false (FSDP2): each chunk's units are gathered once per step, before
 			   * its first forward, and kept across micro-batches; the gradients accumulate unsharded and are
 			   * reduce-scattered once, in buckets after the chunk's last backward, as without ZeRO-3 */
 	int units;        /* gather units per chunk */
+	double bucket;    /* DeepSpeed's prefetch bucket, parameters per all-gather; 0: one all-gather per unit */
+	int slots;        /* rendezvous ids per (stage, chunk, micro-batch, what): units x the most buckets a unit has */
 	int base;         /* first rendezvous id of ZeRO-3 collectives (symmetry off) */
 };
 
@@ -279,8 +289,11 @@ static int weight_item(enum hs_si_kind k) { return k == HS_SI_BWD || k == HS_SI_
  * backward gather, 2 gradient reduce-scatter. */
 static int z3_id(const struct ctx *c, const struct z3 *z, int stage, int chunk, int mb, int what, int unit)
 {
-	return z->base + (((stage * c->v + chunk) * c->b->part.mb_max + mb) * 3 + what) * z->units + unit;
+	return z->base + (((stage * c->v + chunk) * c->b->part.mb_max + mb) * 3 + what) * z->slots + unit;
 }
+
+/* All-gathers of one unit of chunk `chunk` of `stage`: one, or one per prefetch bucket. */
+static int z3_buckets(struct ctx *c, const struct z3 *z, int stage, int chunk);
 
 /* Rendezvous ids are per data-parallel group: with DiLoCo sites each site's replicas meet separately. */
 static int rv(const struct ctx *c, int dp_index, int id)
@@ -289,20 +302,37 @@ static int rv(const struct ctx *c, int dp_index, int id)
 	return id * sites + dp_index / c->dpg;
 }
 
+static int z3_buckets(struct ctx *c, const struct z3 *z, int stage, int chunk)
+{
+	if (z->bucket <= 0)
+		return 1;
+	double n = ceil(chunk_params(c, stage, chunk) / z->units / z->bucket);
+	return n > 1 ? (int)n : 1;
+}
+
+/* The gather of one unit: its all-gathers (one per bucket) in order on the comm stream; returns the last, on
+ * which the unit's compute waits. */
 static uint32_t z3_gather(struct ctx *c, const struct z3 *z, struct walk *W, hs_sched_item it, int unit, int symmetry)
 {
 	double params = chunk_params(c, W->stage, it.chunk);
-	hs_task ag = {.kind = HS_T_COLL, .stream = HS_S_COMM, .what = HS_W_PARAM_GATHER, .group = HS_GROUP_DP,
-		      .coll = HS_COLL_ALL_GATHER, .rep = W->rep, .peer = -1, .mb = it.mb, .chunk = it.chunk,
-		      .bytes = params * hs_dtype_bytes(c->s->train->dtype) / z->units,
-		      .rendezvous = symmetry ? -1
-					     : rv(c, W->dp_index,
-						  z3_id(c, z, W->stage, it.chunk, it.mb, it.kind == HS_SI_FWD ? 0 : 1, unit))};
-	uint32_t t = hs_graph_add(c->g, &ag);
-	/* resharding: one unit ahead of the compute (the unit before the current one has finished); kept: as soon
-	 * as the comm stream is free, as nothing is freed for it */
-	if (W->prev_compute != NONE && !z->keep)
-		hs_graph_dep(c->g, t, W->prev_compute);
+	int nb = z3_buckets(c, z, W->stage, it.chunk);
+	uint32_t t = NONE;
+	for (int b = 0; b < nb; b++) {
+		int slot = unit * (z->slots / z->units) + b;
+		hs_task ag = {.kind = HS_T_COLL, .stream = HS_S_COMM, .what = HS_W_PARAM_GATHER, .group = HS_GROUP_DP,
+			      .coll = HS_COLL_ALL_GATHER, .rep = W->rep, .peer = -1, .mb = it.mb, .chunk = it.chunk,
+			      .bytes = params * hs_dtype_bytes(c->s->train->dtype) / z->units / nb,
+			      .rendezvous = symmetry ? -1
+						     : rv(c, W->dp_index,
+							  z3_id(c, z, W->stage, it.chunk, it.mb,
+								it.kind == HS_SI_FWD ? 0 : 1, slot))};
+		t = hs_graph_add(c->g, &ag);
+		/* resharding: one unit ahead of the compute (the unit before the current one has finished); kept:
+		 * as soon as the comm stream is free, as nothing is freed for it. A unit's later buckets follow its
+		 * first on the comm stream. */
+		if (b == 0 && W->prev_compute != NONE && !z->keep)
+			hs_graph_dep(c->g, t, W->prev_compute);
+	}
 	return t;
 }
 
@@ -576,6 +606,9 @@ static void finish_rep(struct step *sb, int r, int grad_ids, int m, int maxchunk
 			 .layers_on_rank = si->layers, .first_stage = st == 0, .last_stage = st == p->pp - 1,
 			 .in_flight = si->in_flight, .comm_buffer_bytes = 0, .vstages = v,
 			 .first_layer = c->cf[gchunk_of(c, st, 0)], .gather_layers = (maxchunk + z.units - 1) / z.units,
+			 .z3_live_params = p->z3_prefetch_bucket <= 0 ? 0
+					   : p->z3_max_live > p->z3_prefetch_bucket ? p->z3_max_live
+					   : p->z3_prefetch_bucket,
 			 .in_flight_layers = in_layers};
 	hs_memory_rank(s->model, &mc, &si->mem);
 }
@@ -676,9 +709,16 @@ int hs_build_step(const hs_workload *s, hs_partition *part, int symmetry, hs_bui
 		maxchunk = c.cl[gc] > maxchunk ? c.cl[gc] : maxchunk;
 	}
 	struct z3 z = {.on = p->zero >= 3 && c.dpg > 1, .keep = p->fsdp_keep, .units = minchunk < MAX_GATHER_UNITS ? minchunk : MAX_GATHER_UNITS,
-		       .base = p->pp * v * MAX_BUCKETS + p->pp};
+		       .bucket = p->z3_prefetch_bucket, .base = p->pp * v * MAX_BUCKETS + p->pp};
 	if (z.units < 1)
 		z.units = 1;
+	int nbmax = 1;
+	for (int st = 0; z.on && st < p->pp; st++)
+		for (int k = 0; k < v; k++) {
+			int nb = z3_buckets(&c, &z, st, k);
+			nbmax = nb > nbmax ? nb : nbmax;
+		}
+	z.slots = z.units * nbmax;
 
 	/* Activation bytes between stages: micro_batch x seq/cp x hidden, divided by tp under sequence
 	 * parallelism (Megatron scatters them across the TP group). */

@@ -183,7 +183,14 @@ void hs_memory_rank(const hs_model *m, const hs_mem_cfg *c, hs_mem *out)
 	else
 		out->logits = c->last_stage ? tok * ((R + dt_bytes(lc)) * h / rep + rc->ce_bytes_per_logit * V / t) : 0;
 	out->comm_buffers = c->comm_buffer_bytes;
-	if (z >= 3 && !keep && c->layers_on_rank > 0) { /* ZeRO-3 gathers a unit ahead: two unsharded units */
+	if (z >= 3 && !keep && c->z3_live_params > 0) {
+		/* DeepSpeed releases gathered parameters before fetching more once max_live_parameters are resident
+		 * (partitioned_param_coordinator.py: __n_available_params against __max_n_available_params), so at
+		 * most that many, in the gathering dtype, whatever the graph's units; never more than the rank's
+		 * own parameters gathered */
+		double held = dense + expert, live = c->z3_live_params < held ? c->z3_live_params : held;
+		out->comm_buffers += dt_bytes(lc) * live;
+	} else if (z >= 3 && !keep && c->layers_on_rank > 0) { /* ZeRO-3 gathers a unit ahead: two unsharded units */
 		double gl = c->gather_layers > 0 ? c->gather_layers : 1;
 		if (gl > c->layers_on_rank)
 			gl = c->layers_on_rank;
