@@ -212,6 +212,8 @@ struct walk {
 	uint32_t *fsend, *bsend, *ftask, *btask;
 	uint32_t last_compute;
 	uint32_t prev_compute;  /* ZeRO-3: the compute task before last_compute */
+	uint32_t back1, back2;  /* activation offload: the last compute task and the one before it */
+	uint32_t *act_d2h;      /* activation offload: [mb * v + chunk] the copy of its forward's activations out */
 	uint32_t next_gather;   /* ZeRO-3: the prefetched all-gather of the next unit, NONE if not issued */
 	uint32_t *bucket_colls;
 	size_t nbucket_colls, capbc;
@@ -336,6 +338,28 @@ static uint32_t z3_gather(struct ctx *c, const struct z3 *z, struct walk *W, hs_
 	return t;
 }
 
+/* Offload to host memory (parallelism.offload) runs on the host stream, HS_T_HOST tasks timed by the
+ * executor at the device's host link (topology/host.h) or, for the CPU optimizer, at the node's host memory. */
+static uint32_t host_task(struct ctx *c, struct walk *W, hs_sched_item it, enum hs_task_what what, double bytes,
+			  enum hs_stream stream)
+{
+	hs_task t = {.kind = HS_T_HOST, .stream = (uint8_t)stream, .what = (uint8_t)what, .rep = W->rep, .peer = -1,
+		     .mb = it.mb, .chunk = it.chunk, .bytes = bytes, .rendezvous = -1};
+	return hs_graph_add(c->g, &t);
+}
+
+/* Activation offload moves what a chunk's layers save for backward (hs_memory_layer_activations_at, one
+ * micro-batch): Transformer Engine's CPU offloading (transformer_engine/pytorch/cpu_offload.py, 1.x-2.x, used
+ * by Megatron-Core's cpu_offloading) copies a layer's saved tensors out on a side stream after its forward and
+ * back one layer ahead of its backward; a chunk here is a run of such layers. */
+static double chunk_act_bytes(const struct ctx *c, int gchunk)
+{
+	double a = 0;
+	for (int i = 0; i < c->cl[gchunk]; i++)
+		a += hs_memory_layer_activations_at(c->s->model, &c->lc, c->cf[gchunk] + i);
+	return a;
+}
+
 /* The state of one step's build: every rep's walk through its schedule and what the items share. */
 struct step {
 	struct ctx *c;
@@ -405,6 +429,17 @@ static int emit_item(struct step *sb, int r)
 	} else if (gathers) {
 		nslices = z->units;
 	}
+	/* activation offload, layer by layer as TE does it: the forward is cut into units (a layer each, at most
+	 * MAX_GATHER_UNITS per chunk, as ZeRO-3's) and each unit's saved activations go out once it has computed,
+	 * overlapping the next; the backward that first reads them (BWD, or BWD_INPUT where it is split) is cut
+	 * the same way and each unit's copy back is issued once the compute two units back has ended, so it
+	 * overlaps the unit before it, and after the chunk's copies out have left */
+	int act_in = p->offload_activations && (it.kind == HS_SI_BWD || it.kind == HS_SI_BWD_INPUT) &&
+		     W->act_d2h[idx] != NONE;
+	int act_out = p->offload_activations && fwd;
+	if ((act_in || act_out) && nslices == 1 && !finalises)
+		nslices = z->units;
+	double act_slice = act_in || act_out ? chunk_act_bytes(c, gchunk) / nslices : 0;
 	uint32_t tk = NONE;
 	for (int sl = 0; sl < nslices; sl++) {
 		uint32_t gather = NONE;
@@ -412,6 +447,13 @@ static int emit_item(struct step *sb, int r)
 			gather = W->next_gather != NONE ? W->next_gather
 							: z3_gather(c, z, W, it, sl, symmetry);
 			W->next_gather = NONE;
+		}
+		uint32_t h2d = NONE;
+		if (act_in) {
+			h2d = host_task(c, W, it, HS_W_OFFLOAD, act_slice, HS_S_HOST_IN);
+			hs_graph_dep(g, h2d, W->act_d2h[idx]);
+			if (W->back2 != NONE)
+				hs_graph_dep(g, h2d, W->back2);
 		}
 		hs_task t = {.kind = HS_T_COMPUTE, .stream = HS_S_COMPUTE,
 			     .what = fwd ? HS_W_FWD
@@ -429,6 +471,15 @@ static int emit_item(struct step *sb, int r)
 		}
 		if (gather != NONE)
 			hs_graph_dep(g, tk, gather);
+		if (h2d != NONE)
+			hs_graph_dep(g, tk, h2d);
+		W->back2 = W->back1;
+		W->back1 = tk;
+		if (act_out) { /* this unit's saved activations leave for the host */
+			uint32_t d2h = host_task(c, W, it, HS_W_OFFLOAD, act_slice, HS_S_HOST);
+			hs_graph_dep(g, d2h, tk);
+			W->act_d2h[idx] = d2h;
+		}
 		if (z->on && !z->keep) {
 			W->prev_compute = W->last_compute;
 			W->last_compute = tk;
@@ -462,7 +513,7 @@ static int emit_item(struct step *sb, int r)
 			W->bucket_colls[W->nbucket_colls++] = ci;
 		}
 	}
-		W->last_compute = tk;
+	W->last_compute = tk;
 	if (fwd)
 		W->ftask[idx] = tk;
 	else
@@ -509,7 +560,10 @@ static int start_walk(struct ctx *c, struct walk *W, int r, int ndp, int symmetr
 	W->btask = hs_xmalloc(nmc * sizeof(uint32_t));
 	for (size_t i = 0; i < nmc; i++)
 		W->fsend[i] = W->bsend[i] = W->ftask[i] = W->btask[i] = NONE;
-	W->last_compute = W->prev_compute = W->next_gather = NONE;
+	W->last_compute = W->prev_compute = W->next_gather = W->back1 = W->back2 = NONE;
+	W->act_d2h = hs_xmalloc(nmc * sizeof(uint32_t));
+	for (size_t i = 0; i < nmc; i++)
+		W->act_d2h[i] = NONE;
 	/* which item is a chunk's last of its kind, found once: asking at every item made the build quadratic
 	 * in the micro-batches (40% of `hetsim validate` on the Korthikanti manifest) */
 	W->last = hs_xcalloc((size_t)v * 4, sizeof *W->last);
@@ -535,6 +589,56 @@ static int pair_of(const struct ctx *c, int stage)
 	return stage == 0 ? c->pp - 1 : 0;
 }
 
+/* Bytes of host memory one parameter's CPU Adam step streams: DeepSpeed's CPU Adam (csrc/includes/cpu_adam.h,
+ * Step_AVX, v0.9-v0.16) reads the fp32 parameter, gradient, exp_avg and exp_avg_sq (16 B), writes the
+ * parameter and both moments back (12 B) and, with the half-precision copy ZeRO-Offload uses, writes the
+ * parameter in the training dtype for the device (added at the call). Memory-bound on any server CPU: Adam
+ * is a few FLOPs per 30 bytes (Ren et al. 2021, "ZeRO-Offload", section 4.1: the CPU optimizer is limited by
+ * memory bandwidth once vectorised). */
+#define CPU_ADAM_BYTES 28.0
+
+/* ZeRO-Offload (Ren et al. 2021, USENIX ATC, section 4; DeepSpeed stage_1_and_2.py and stage3.py with
+ * offload_optimizer: cpu): each reduced gradient partition is copied to host memory as soon as its bucket is
+ * reduced, overlapping the rest of the backward pass on its own stream; the CPU runs Adam on the rank's
+ * partition once every gradient is there; the updated parameters, in the training dtype, are copied back
+ * before the step ends (the optional one-step delayed update is not modelled). Returns the copy back, on
+ * which the device's remaining optimizer work (an fp8 weight cast) and ZeRO 1-2's parameter all-gather wait. */
+static uint32_t offload_optimizer(struct step *sb, int r, double shard, const uint32_t *emb)
+{
+	struct ctx *c = sb->c;
+	const hs_parallel *p = c->s->par;
+	hs_graph *g = c->g;
+	struct walk *W = &sb->w[r];
+	hs_sched_item it = {.kind = HS_SI_BWD, .mb = 0, .chunk = 0};
+	double gb = hs_dtype_bytes(c->s->train->grad_dtype), db = hs_dtype_bytes(c->s->train->dtype);
+	uint32_t last = NONE;
+	if (W->nbucket_colls == 0) { /* nothing reduced (one replica): the whole partition after the backward */
+		last = host_task(c, W, it, HS_W_OFFLOAD, shard * gb, HS_S_HOST);
+		if (W->last_compute != NONE)
+			hs_graph_dep(g, last, W->last_compute);
+	}
+	for (size_t q = 0; q < W->nbucket_colls; q++) {
+		const hs_task *bc = &g->tasks[W->bucket_colls[q]];
+		/* a reduce-scatter's total input over the group: this rank's partition of the bucket */
+		double bytes = bc->bytes / (p->zero >= 1 ? c->dpg : 1);
+		uint32_t b = W->bucket_colls[q];
+		last = host_task(c, W, it, HS_W_OFFLOAD, bytes, HS_S_HOST);
+		hs_graph_dep(g, last, b);
+	}
+	uint32_t cpu = host_task(c, W, it, HS_W_CPU_OPTIMIZER, shard * (CPU_ADAM_BYTES + db), HS_S_HOST);
+	hs_graph_dep(g, cpu, last);
+	if (W->last_compute != NONE)
+		hs_graph_dep(g, cpu, W->last_compute);
+	if (emb && emb[r] != NONE) {
+		int other = pair_of(c, W->stage) * sb->ndp + W->dp_index;
+		hs_graph_dep(g, cpu, emb[r]);
+		hs_graph_dep(g, cpu, emb[other]);
+	}
+	uint32_t back = host_task(c, W, it, HS_W_OFFLOAD, shard * db, HS_S_HOST_IN);
+	hs_graph_dep(g, back, cpu);
+	return back;
+}
+
 /* Close rep r's step: the optimizer after its last compute and every gradient bucket, then (ZeRO 1-2) the
  * all-gather of the updated parameters; and the facts of its stage (parameters, gradients, memory). */
 static void finish_rep(struct step *sb, int r, int grad_ids, int m, int maxchunk, const uint32_t *emb)
@@ -554,7 +658,8 @@ static void finish_rep(struct step *sb, int r, int grad_ids, int m, int maxchunk
 		params += chunk_params(c, st, k);
 	double shard = p->zero >= 1 ? params / c->dpg : params;
 	hs_oplist_clear(&c->tmp);
-	hs_ops_optimizer(&c->lc, shard, &c->tmp);
+	if (!p->offload_optimizer)
+		hs_ops_optimizer(&c->lc, shard, &c->tmp);
 	/* fp8 weights cached for the step: cast once, after the update (the unsharded layer weights, which the
 	 * first micro-batch of the next step would cast; norms and biases are a rounding error) */
 	double layer_w = 0;
@@ -567,7 +672,10 @@ static void finish_rep(struct step *sb, int r, int grad_ids, int m, int maxchunk
 	hs_task t = {.kind = HS_T_COMPUTE, .stream = HS_S_COMPUTE, .what = HS_W_OPTIMIZER, .rep = r,
 		     .peer = -1, .op_first = hs_graph_add_ops(g, &c->tmp), .op_count = (uint32_t)c->tmp.n,
 		     .scale = 1.0, .rendezvous = -1};
+	uint32_t after = p->offload_optimizer ? offload_optimizer(sb, r, shard, emb) : NONE;
 	uint32_t ot = hs_graph_add(g, &t);
+	if (after != NONE) /* the updated parameters are back on the device */
+		hs_graph_dep(g, ot, after);
 	if (W->last_compute != NONE)
 		hs_graph_dep(g, ot, W->last_compute);
 	for (size_t q = 0; q < W->nbucket_colls; q++)
@@ -609,7 +717,8 @@ static void finish_rep(struct step *sb, int r, int grad_ids, int m, int maxchunk
 			 .z3_live_params = p->z3_prefetch_bucket <= 0 ? 0
 					   : p->z3_max_live > p->z3_prefetch_bucket ? p->z3_max_live
 					   : p->z3_prefetch_bucket,
-			 .in_flight_layers = in_layers};
+			 .in_flight_layers = in_layers, .offload_optimizer = p->offload_optimizer,
+			 .offload_activations = p->offload_activations};
 	hs_memory_rank(s->model, &mc, &si->mem);
 }
 
@@ -760,6 +869,7 @@ out:
 		free(w[r].last);
 		free(w[r].last_weight);
 		free(w[r].first_fwd);
+		free(w[r].act_d2h);
 	}
 	free(w);
 	free(c.fwd);

@@ -8,10 +8,11 @@
 #include "sim/base/json.h"
 #include "sim/base/outfile.h"
 
-static const char *const stream_names[HS_S_COUNT] = {"compute", "collectives", "p2p"};
+static const char *const stream_names[HS_S_COUNT] = {"compute", "collectives", "p2p", "to host", "from host"};
 static const char *const group_names[HS_GROUP_COUNT] = {"tp", "cp", "dp", "ep", "pp"};
 static const char *const what_names[] = {"fwd",       "bwd",           "bwd_input", "bwd_weight",
-					 "optimizer", "grad_reduce", "param_gather", "p2p"};
+					 "optimizer", "grad_reduce", "param_gather", "p2p",
+					 "offload", "cpu_optimizer"};
 
 int hs_trace_select(const char *spec, int nreps, unsigned char *keep, hs_err *err)
 {
@@ -78,6 +79,9 @@ static void task_name(const hs_graph *g, const hs_task *t, int vstages, char *bu
 		snprintf(buf, n, "send %s mb%d -> stage %d", to > from ? "act" : "grad", t->mb, to);
 		return;
 	}
+	case HS_T_HOST:
+		snprintf(buf, n, "%s mb%d", what_names[t->what], t->mb);
+		return;
 	}
 	snprintf(buf, n, "task");
 }
@@ -213,7 +217,8 @@ int hs_trace_chrome_write(const char *path, const hs_scenario *s, const hs_build
 		hs_json_obj(&j);
 		hs_json_kstr(&j, "ph", "X");
 		hs_json_kstr(&j, "name", name);
-		hs_json_kstr(&j, "cat", t->kind == HS_T_COMPUTE ? "compute" : t->kind == HS_T_COLL ? "comm" : "p2p");
+		hs_json_kstr(&j, "cat", t->kind == HS_T_COMPUTE ? "compute" : t->kind == HS_T_COLL ? "comm"
+						: t->kind == HS_T_HOST ? "host" : "p2p");
 		hs_json_kint(&j, "pid", t->rep + 1);
 		hs_json_kint(&j, "tid", t->stream + 1);
 		hs_json_knum(&j, "ts", us(sp->start));

@@ -511,6 +511,44 @@ static int load_zero3(hs_scenario *s, const hs_ynode *p, int64_t zero, hs_err *e
 	return 0;
 }
 
+/* parallelism.offload: {optimizer: cpu | none, activations: cpu | none}. Each needs every node group's host
+ * link (cluster.groups[i].host), and the CPU optimizer its host memory bandwidth: a group without them is bad
+ * input, named at the offload key. */
+static int load_offload(hs_scenario *s, const hs_ynode *p, hs_err *err)
+{
+	const hs_ynode *on = hs_yaml_get(p, "offload");
+	if (!on)
+		return 0;
+	static const char *const keys[] = {"optimizer", "activations", NULL};
+	static const char *const where[] = {"none", "cpu", NULL};
+	if (hs_cfg_known(on, "parallelism.offload", keys, "a mapping {optimizer: cpu, activations: cpu}", err) ||
+	    hs_cfg_enum(on, "parallelism.offload", "optimizer", where, 0, &s->par.offload_optimizer, err) ||
+	    hs_cfg_enum(on, "parallelism.offload", "activations", where, 0, &s->par.offload_activations, err))
+		return -1;
+	if (s->par.offload_optimizer && s->par.zero < 1)
+		return hs_cfg_err(hs_yaml_get(on, "optimizer"), err, "parallelism.offload", "optimizer",
+				  "optimizer offload is ZeRO-Offload, which runs on ZeRO's partitions (expected "
+				  "parallelism.zero 1, 2 or 3)");
+	for (int k = 0; k < 2; k++) {
+		const char *key = keys[k];
+		if (!(k ? s->par.offload_activations : s->par.offload_optimizer))
+			continue;
+		for (int g = 0; g < hs_cluster_ngroups(s->cluster); g++) {
+			const hs_node_group *ng = hs_cluster_group(s->cluster, g);
+			if (!ng->host.described)
+				return hs_cfg_err(hs_yaml_get(on, key), err, "parallelism.offload", key,
+						  "node group '%s' describes no host link (expected cluster.groups.%d.host: "
+						  "{link: pcie, generation: 5, lanes: 16} or {link: c2c})", ng->name, g);
+			if (k == 0 && ng->host.mem_bw <= 0)
+				return hs_cfg_err(hs_yaml_get(on, key), err, "parallelism.offload", key,
+						  "node group '%s' declares no host memory bandwidth for the CPU optimizer "
+						  "step (expected cluster.groups.%d.host.memory_bandwidth, at %s)", ng->name, g,
+						  ng->host.at);
+		}
+	}
+	return 0;
+}
+
 static int load_parallel(hs_scenario *s, const hs_ynode *root, hs_err *err)
 {
 	const hs_ynode *p = hs_yaml_get(root, "parallelism");
@@ -571,7 +609,7 @@ static int load_parallel(hs_scenario *s, const hs_ynode *root, hs_err *err)
 					  (long long)zero);
 		s->par.zero = 3;
 	}
-	if (load_zero3(s, p, zero, err))
+	if (load_zero3(s, p, zero, err) || load_offload(s, p, err))
 		return -1;
 	if (ep > 1 && (dp * cp) % ep)
 		return hs_cfg_err(hs_yaml_get(p, "ep"), err, "parallelism", "ep",
