@@ -46,4 +46,11 @@ printf 'cluster:\n  groups:\n    - name: a\n      nodes:\n      gpus_per_node: 8
 expect 2 "null.yaml:4:13: cluster.groups\[0\].nodes: null (expected a value" -- "$H" run "$tmp/null.yaml"
 printf 'name: x\ncluster: ~\n' >"$tmp/null2.yaml"
 expect 2 "null2.yaml:2:10: .*found null" -- "$H" run "$tmp/null2.yaml"
+# offload needs the node's host link: named at the offload key, with the group and the key to add
+printf 'cluster:\n  groups:\n    - {name: bare, nodes: 1, gpus_per_node: 8, gpu: H100-SXM-80GB}\nmodel: llama3-8b\ntraining: {global_batch: 8}\nparallelism:\n  zero: 1\n  offload: {optimizer: cpu}\n' >"$tmp/nohost.yaml"
+expect 2 "nohost.yaml:8:24: parallelism.offload.optimizer: node group 'bare' describes no host link (expected cluster.groups.0.host" -- \
+	"$H" run "$tmp/nohost.yaml"
+# ZeRO-3's bucket settings are DeepSpeed's, FSDP's are PyTorch's: not both
+expect 2 "parallelism.zero3: zero3 is DeepSpeed's ZeRO-3 and fsdp is PyTorch's" -- \
+	"$H" run scenarios/default.yaml --set 'parallelism.zero3={prefetch_bucket: 50M}' --set parallelism.fsdp=true
 exit $fail
