@@ -189,7 +189,11 @@ int hs_trace_chrome_write(const char *path, const hs_scenario *s, const hs_build
 	hs_json_key(&j, "traceEvents");
 	hs_json_arr(&j);
 
-	/* tracks */
+	/* tracks: the host streams only where offload put tasks on them */
+	int nstreams = HS_S_HOST;
+	for (size_t i = 0; i < g->ntasks && nstreams < HS_S_COUNT; i++)
+		if (g->tasks[i].kind == HS_T_HOST)
+			nstreams = HS_S_COUNT;
 	for (int i = 0; i < nreps; i++) {
 		if (!keep[i])
 			continue;
@@ -199,7 +203,7 @@ int hs_trace_chrome_write(const char *path, const hs_scenario *s, const hs_build
 			 r->reps[i].device, rp->multiplicity);
 		meta(&j, "process_name", i + 1, -1, "name", name, 0);
 		meta(&j, "process_sort_index", i + 1, -1, "sort_index", NULL, i);
-		for (int st = 0; st < HS_S_COUNT; st++) {
+		for (int st = 0; st < nstreams; st++) {
 			meta(&j, "thread_name", i + 1, st + 1, "name", stream_names[st], 0);
 			meta(&j, "thread_sort_index", i + 1, st + 1, "sort_index", NULL, st);
 		}
