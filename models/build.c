@@ -213,6 +213,7 @@ struct walk {
 	uint32_t last_compute;
 	uint32_t prev_compute;  /* ZeRO-3: the compute task before last_compute */
 	uint32_t back1, back2;  /* activation offload: the last compute task and the one before it */
+	uint32_t last_grad_copy;/* optimizer offload: the last reduced gradient partition's copy out, NONE if none */
 	uint32_t *act_d2h;      /* activation offload: [mb * v + chunk] the copy of its forward's activations out */
 	uint32_t next_gather;   /* ZeRO-3: the prefetched all-gather of the next unit, NONE if not issued */
 	uint32_t *bucket_colls;
@@ -511,6 +512,12 @@ static int emit_item(struct step *sb, int r)
 			hs_graph_dep(g, ci, tk);
 			hs_xgrow(&W->bucket_colls, &W->capbc, W->nbucket_colls + 1, sizeof(uint32_t));
 			W->bucket_colls[W->nbucket_colls++] = ci;
+			if (p->offload_optimizer) { /* ZeRO-Offload: the reduced partition leaves at once */
+				/* a reduce-scatter's total input over the group: this rank's partition */
+				uint32_t cp = host_task(c, W, it, HS_W_OFFLOAD, cl.bytes / c->dpg, HS_S_HOST);
+				hs_graph_dep(g, cp, ci);
+				W->last_grad_copy = cp;
+			}
 		}
 	}
 	W->last_compute = tk;
@@ -560,7 +567,7 @@ static int start_walk(struct ctx *c, struct walk *W, int r, int ndp, int symmetr
 	W->btask = hs_xmalloc(nmc * sizeof(uint32_t));
 	for (size_t i = 0; i < nmc; i++)
 		W->fsend[i] = W->bsend[i] = W->ftask[i] = W->btask[i] = NONE;
-	W->last_compute = W->prev_compute = W->next_gather = W->back1 = W->back2 = NONE;
+	W->last_compute = W->prev_compute = W->next_gather = W->back1 = W->back2 = W->last_grad_copy = NONE;
 	W->act_d2h = hs_xmalloc(nmc * sizeof(uint32_t));
 	for (size_t i = 0; i < nmc; i++)
 		W->act_d2h[i] = NONE;
@@ -606,24 +613,17 @@ static int pair_of(const struct ctx *c, int stage)
 static uint32_t offload_optimizer(struct step *sb, int r, double shard, const uint32_t *emb)
 {
 	struct ctx *c = sb->c;
-	const hs_parallel *p = c->s->par;
 	hs_graph *g = c->g;
 	struct walk *W = &sb->w[r];
 	hs_sched_item it = {.kind = HS_SI_BWD, .mb = 0, .chunk = 0};
 	double gb = hs_dtype_bytes(c->s->train->grad_dtype), db = hs_dtype_bytes(c->s->train->dtype);
-	uint32_t last = NONE;
-	if (W->nbucket_colls == 0) { /* nothing reduced (one replica): the whole partition after the backward */
+	/* each reduced bucket's partition was copied out when it was reduced (emit_item); with nothing reduced (one
+	 * replica) the whole partition goes after the backward */
+	uint32_t last = W->last_grad_copy;
+	if (last == NONE) {
 		last = host_task(c, W, it, HS_W_OFFLOAD, shard * gb, HS_S_HOST);
 		if (W->last_compute != NONE)
 			hs_graph_dep(g, last, W->last_compute);
-	}
-	for (size_t q = 0; q < W->nbucket_colls; q++) {
-		const hs_task *bc = &g->tasks[W->bucket_colls[q]];
-		/* a reduce-scatter's total input over the group: this rank's partition of the bucket */
-		double bytes = bc->bytes / (p->zero >= 1 ? c->dpg : 1);
-		uint32_t b = W->bucket_colls[q];
-		last = host_task(c, W, it, HS_W_OFFLOAD, bytes, HS_S_HOST);
-		hs_graph_dep(g, last, b);
 	}
 	uint32_t cpu = host_task(c, W, it, HS_W_CPU_OPTIMIZER, shard * (CPU_ADAM_BYTES + db), HS_S_HOST);
 	hs_graph_dep(g, cpu, last);

@@ -137,6 +137,33 @@ START_TEST(does_not_fit_without_offload_fits_with_it)
 }
 END_TEST
 
+/* Bytes conserved: the gradient partitions copied out add up to the rank's partition once per reduction,
+ * once per step under ZeRO-2 (reduced in the last micro-batch's backward), once per micro-batch under ZeRO-3
+ * (reduce-scattered every backward); the parameters come back once. */
+START_TEST(gradient_copies_add_up_to_the_partition)
+{
+	for (int z = 2; z <= 3; z++) {
+		char zs[32];
+		snprintf(zs, sizeof zs, "parallelism.zero=%d", z);
+		const char *sets[] = {"parallelism.offload.optimizer=cpu", zs};
+		hs_sim sim;
+		run(big, sets, 2, &sim);
+		const hs_graph *g = &sim.b.graph;
+		double out = 0, back = 0, shard = sim.b.stages[0].params / 8;
+		for (size_t i = 0; i < g->ntasks; i++) {
+			const hs_task *t = &g->tasks[i];
+			if (t->kind == HS_T_HOST && t->what == HS_W_OFFLOAD && t->rep == 0)
+				*(t->stream == HS_S_HOST ? &out : &back) += t->bytes;
+		}
+		int m = 16 / 8, times = z == 3 ? m : 1;
+		ck_assert_msg(fabs(out - times * shard * 4) < 1e-9 * out, "zero %d: %g out, expected %g", z, out,
+			      times * shard * 4);
+		ck_assert_msg(fabs(back - shard * 2) < 1e-9 * back, "zero %d: %g back", z, back);
+		hs_sim_free(&sim);
+	}
+}
+END_TEST
+
 START_TEST(faster_link_is_never_slower)
 {
 	static const char *links[] = {"cluster.groups.0.host={link: pcie, generation: 4, memory_bandwidth: 200 GB/s}",
@@ -184,6 +211,7 @@ static Suite *suite(void)
 	tcase_add_test(t, one_layer_optimizer_offload_by_hand);
 	tcase_add_test(t, one_layer_activation_offload_by_hand);
 	tcase_add_test(t, does_not_fit_without_offload_fits_with_it);
+	tcase_add_test(t, gradient_copies_add_up_to_the_partition);
 	tcase_add_test(t, faster_link_is_never_slower);
 	tcase_add_test(t, offload_without_host_link_is_bad_input);
 	suite_add_tcase(s, t);
