@@ -212,6 +212,9 @@ struct walk {
 	uint32_t *fsend, *bsend, *ftask, *btask;
 	uint32_t last_compute;
 	uint32_t prev_compute;  /* ZeRO-3: the compute task before last_compute */
+	uint32_t back1, back2;  /* activation offload: the last compute task and the one before it */
+	uint32_t last_grad_copy;/* optimizer offload: the last reduced gradient partition's copy out, NONE if none */
+	uint32_t *act_d2h;      /* activation offload: [mb * v + chunk] the copy of its forward's activations out */
 	uint32_t next_gather;   /* ZeRO-3: the prefetched all-gather of the next unit, NONE if not issued */
 	uint32_t *bucket_colls;
 	size_t nbucket_colls, capbc;
@@ -260,13 +263,23 @@ static double chunk_grad_bytes(struct ctx *c, int stage, int chunk)
  * all-gather of the next unit is issued on the comm stream as soon as the unit before the current one has
  * finished (one ahead: at most two units gathered at once), so it overlaps the current unit's compute.
  * Gradients are reduce-scattered after every backward unit (every micro-batch: the unsharded gradient is not
- * kept), overlapped with the next unit. Weight-gradient items of zero-bubble schedules need no weights. */
+ * kept), overlapped with the next unit. Weight-gradient items of zero-bubble schedules need no weights.
+ *
+ * DeepSpeed's buckets (parallelism.zero3): DeepSpeed does not gather a layer group in one call. Its parameter
+ * coordinator fetches the next parameters in trace order, at most stage3_prefetch_bucket_size elements ahead,
+ * and gathers them coalesced (deepspeed/runtime/zero/partitioned_param_coordinator.py, fetch_sub_module and
+ * __all_gather_params, v0.14-v0.16), so each all-gather carries one bucket and each rank sends bucket / dp of
+ * it. A unit's gather is then ceil(unit / bucket) all-gathers of equal size, one after the other on the comm
+ * stream, each its own task timed by the collective model at that message size and group: how finely the
+ * graph is cut into units changes neither the messages nor their count (to one bucket per unit). */
 struct z3 {
 	int on;           /* zero == 3 and dp > 1 */
 	int keep;         /* reshard_after_forward false (FSDP2): each chunk's units are gathered once per step, before
 			   * its first forward, and kept across micro-batches; the gradients accumulate unsharded and are
 			   * reduce-scattered once, in buckets after the chunk's last backward, as without ZeRO-3 */
 	int units;        /* gather units per chunk */
+	double bucket;    /* DeepSpeed's prefetch bucket, parameters per all-gather; 0: one all-gather per unit */
+	int slots;        /* rendezvous ids per (stage, chunk, micro-batch, what): units x the most buckets a unit has */
 	int base;         /* first rendezvous id of ZeRO-3 collectives (symmetry off) */
 };
 
@@ -279,8 +292,11 @@ static int weight_item(enum hs_si_kind k) { return k == HS_SI_BWD || k == HS_SI_
  * backward gather, 2 gradient reduce-scatter. */
 static int z3_id(const struct ctx *c, const struct z3 *z, int stage, int chunk, int mb, int what, int unit)
 {
-	return z->base + (((stage * c->v + chunk) * c->b->part.mb_max + mb) * 3 + what) * z->units + unit;
+	return z->base + (((stage * c->v + chunk) * c->b->part.mb_max + mb) * 3 + what) * z->slots + unit;
 }
+
+/* All-gathers of one unit of chunk `chunk` of `stage`: one, or one per prefetch bucket. */
+static int z3_buckets(struct ctx *c, const struct z3 *z, int stage, int chunk);
 
 /* Rendezvous ids are per data-parallel group: with DiLoCo sites each site's replicas meet separately. */
 static int rv(const struct ctx *c, int dp_index, int id)
@@ -289,21 +305,60 @@ static int rv(const struct ctx *c, int dp_index, int id)
 	return id * sites + dp_index / c->dpg;
 }
 
+static int z3_buckets(struct ctx *c, const struct z3 *z, int stage, int chunk)
+{
+	if (z->bucket <= 0)
+		return 1;
+	double n = ceil(chunk_params(c, stage, chunk) / z->units / z->bucket);
+	return n > 1 ? (int)n : 1;
+}
+
+/* The gather of one unit: its all-gathers (one per bucket) in order on the comm stream; returns the last, on
+ * which the unit's compute waits. */
 static uint32_t z3_gather(struct ctx *c, const struct z3 *z, struct walk *W, hs_sched_item it, int unit, int symmetry)
 {
 	double params = chunk_params(c, W->stage, it.chunk);
-	hs_task ag = {.kind = HS_T_COLL, .stream = HS_S_COMM, .what = HS_W_PARAM_GATHER, .group = HS_GROUP_DP,
-		      .coll = HS_COLL_ALL_GATHER, .rep = W->rep, .peer = -1, .mb = it.mb, .chunk = it.chunk,
-		      .bytes = params * hs_dtype_bytes(c->s->train->dtype) / z->units,
-		      .rendezvous = symmetry ? -1
-					     : rv(c, W->dp_index,
-						  z3_id(c, z, W->stage, it.chunk, it.mb, it.kind == HS_SI_FWD ? 0 : 1, unit))};
-	uint32_t t = hs_graph_add(c->g, &ag);
-	/* resharding: one unit ahead of the compute (the unit before the current one has finished); kept: as soon
-	 * as the comm stream is free, as nothing is freed for it */
-	if (W->prev_compute != NONE && !z->keep)
-		hs_graph_dep(c->g, t, W->prev_compute);
+	int nb = z3_buckets(c, z, W->stage, it.chunk);
+	uint32_t t = NONE;
+	for (int b = 0; b < nb; b++) {
+		int slot = unit * (z->slots / z->units) + b;
+		hs_task ag = {.kind = HS_T_COLL, .stream = HS_S_COMM, .what = HS_W_PARAM_GATHER, .group = HS_GROUP_DP,
+			      .coll = HS_COLL_ALL_GATHER, .rep = W->rep, .peer = -1, .mb = it.mb, .chunk = it.chunk,
+			      .bytes = params * hs_dtype_bytes(c->s->train->dtype) / z->units / nb,
+			      .rendezvous = symmetry ? -1
+						     : rv(c, W->dp_index,
+							  z3_id(c, z, W->stage, it.chunk, it.mb,
+								it.kind == HS_SI_FWD ? 0 : 1, slot))};
+		t = hs_graph_add(c->g, &ag);
+		/* resharding: one unit ahead of the compute (the unit before the current one has finished); kept:
+		 * as soon as the comm stream is free, as nothing is freed for it. A unit's later buckets follow its
+		 * first on the comm stream. */
+		if (b == 0 && W->prev_compute != NONE && !z->keep)
+			hs_graph_dep(c->g, t, W->prev_compute);
+	}
 	return t;
+}
+
+/* Offload to host memory (parallelism.offload) runs on the host stream, HS_T_HOST tasks timed by the
+ * executor at the device's host link (topology/host.h) or, for the CPU optimizer, at the node's host memory. */
+static uint32_t host_task(struct ctx *c, struct walk *W, hs_sched_item it, enum hs_task_what what, double bytes,
+			  enum hs_stream stream)
+{
+	hs_task t = {.kind = HS_T_HOST, .stream = (uint8_t)stream, .what = (uint8_t)what, .rep = W->rep, .peer = -1,
+		     .mb = it.mb, .chunk = it.chunk, .bytes = bytes, .rendezvous = -1};
+	return hs_graph_add(c->g, &t);
+}
+
+/* Activation offload moves what a chunk's layers save for backward (hs_memory_layer_activations_at, one
+ * micro-batch): Transformer Engine's CPU offloading (transformer_engine/pytorch/cpu_offload.py, 1.x-2.x, used
+ * by Megatron-Core's cpu_offloading) copies a layer's saved tensors out on a side stream after its forward and
+ * back one layer ahead of its backward; a chunk here is a run of such layers. */
+static double chunk_act_bytes(const struct ctx *c, int gchunk)
+{
+	double a = 0;
+	for (int i = 0; i < c->cl[gchunk]; i++)
+		a += hs_memory_layer_activations_at(c->s->model, &c->lc, c->cf[gchunk] + i);
+	return a;
 }
 
 /* The state of one step's build: every rep's walk through its schedule and what the items share. */
@@ -375,6 +430,17 @@ static int emit_item(struct step *sb, int r)
 	} else if (gathers) {
 		nslices = z->units;
 	}
+	/* activation offload, layer by layer as TE does it: the forward is cut into units (a layer each, at most
+	 * MAX_GATHER_UNITS per chunk, as ZeRO-3's) and each unit's saved activations go out once it has computed,
+	 * overlapping the next; the backward that first reads them (BWD, or BWD_INPUT where it is split) is cut
+	 * the same way and each unit's copy back is issued once the compute two units back has ended, so it
+	 * overlaps the unit before it, and after the chunk's copies out have left */
+	int act_in = p->offload_activations && (it.kind == HS_SI_BWD || it.kind == HS_SI_BWD_INPUT) &&
+		     W->act_d2h[idx] != NONE;
+	int act_out = p->offload_activations && fwd;
+	if ((act_in || act_out) && nslices == 1 && !finalises)
+		nslices = z->units;
+	double act_slice = act_in || act_out ? chunk_act_bytes(c, gchunk) / nslices : 0;
 	uint32_t tk = NONE;
 	for (int sl = 0; sl < nslices; sl++) {
 		uint32_t gather = NONE;
@@ -382,6 +448,13 @@ static int emit_item(struct step *sb, int r)
 			gather = W->next_gather != NONE ? W->next_gather
 							: z3_gather(c, z, W, it, sl, symmetry);
 			W->next_gather = NONE;
+		}
+		uint32_t h2d = NONE;
+		if (act_in) {
+			h2d = host_task(c, W, it, HS_W_OFFLOAD, act_slice, HS_S_HOST_IN);
+			hs_graph_dep(g, h2d, W->act_d2h[idx]);
+			if (W->back2 != NONE)
+				hs_graph_dep(g, h2d, W->back2);
 		}
 		hs_task t = {.kind = HS_T_COMPUTE, .stream = HS_S_COMPUTE,
 			     .what = fwd ? HS_W_FWD
@@ -399,6 +472,15 @@ static int emit_item(struct step *sb, int r)
 		}
 		if (gather != NONE)
 			hs_graph_dep(g, tk, gather);
+		if (h2d != NONE)
+			hs_graph_dep(g, tk, h2d);
+		W->back2 = W->back1;
+		W->back1 = tk;
+		if (act_out) { /* this unit's saved activations leave for the host */
+			uint32_t d2h = host_task(c, W, it, HS_W_OFFLOAD, act_slice, HS_S_HOST);
+			hs_graph_dep(g, d2h, tk);
+			W->act_d2h[idx] = d2h;
+		}
 		if (z->on && !z->keep) {
 			W->prev_compute = W->last_compute;
 			W->last_compute = tk;
@@ -430,9 +512,15 @@ static int emit_item(struct step *sb, int r)
 			hs_graph_dep(g, ci, tk);
 			hs_xgrow(&W->bucket_colls, &W->capbc, W->nbucket_colls + 1, sizeof(uint32_t));
 			W->bucket_colls[W->nbucket_colls++] = ci;
+			if (p->offload_optimizer) { /* ZeRO-Offload: the reduced partition leaves at once */
+				/* a reduce-scatter's total input over the group: this rank's partition */
+				uint32_t cp = host_task(c, W, it, HS_W_OFFLOAD, cl.bytes / c->dpg, HS_S_HOST);
+				hs_graph_dep(g, cp, ci);
+				W->last_grad_copy = cp;
+			}
 		}
 	}
-		W->last_compute = tk;
+	W->last_compute = tk;
 	if (fwd)
 		W->ftask[idx] = tk;
 	else
@@ -479,7 +567,10 @@ static int start_walk(struct ctx *c, struct walk *W, int r, int ndp, int symmetr
 	W->btask = hs_xmalloc(nmc * sizeof(uint32_t));
 	for (size_t i = 0; i < nmc; i++)
 		W->fsend[i] = W->bsend[i] = W->ftask[i] = W->btask[i] = NONE;
-	W->last_compute = W->prev_compute = W->next_gather = NONE;
+	W->last_compute = W->prev_compute = W->next_gather = W->back1 = W->back2 = W->last_grad_copy = NONE;
+	W->act_d2h = hs_xmalloc(nmc * sizeof(uint32_t));
+	for (size_t i = 0; i < nmc; i++)
+		W->act_d2h[i] = NONE;
 	/* which item is a chunk's last of its kind, found once: asking at every item made the build quadratic
 	 * in the micro-batches (40% of `hetsim validate` on the Korthikanti manifest) */
 	W->last = hs_xcalloc((size_t)v * 4, sizeof *W->last);
@@ -505,6 +596,49 @@ static int pair_of(const struct ctx *c, int stage)
 	return stage == 0 ? c->pp - 1 : 0;
 }
 
+/* Bytes of host memory one parameter's CPU Adam step streams: DeepSpeed's CPU Adam (csrc/includes/cpu_adam.h,
+ * Step_AVX, v0.9-v0.16) reads the fp32 parameter, gradient, exp_avg and exp_avg_sq (16 B), writes the
+ * parameter and both moments back (12 B) and, with the half-precision copy ZeRO-Offload uses, writes the
+ * parameter in the training dtype for the device (added at the call). Memory-bound on any server CPU: Adam
+ * is a few FLOPs per 30 bytes (Ren et al. 2021, "ZeRO-Offload", section 4.1: the CPU optimizer is limited by
+ * memory bandwidth once vectorised). */
+#define CPU_ADAM_BYTES 28.0
+
+/* ZeRO-Offload (Ren et al. 2021, USENIX ATC, section 4; DeepSpeed stage_1_and_2.py and stage3.py with
+ * offload_optimizer: cpu): each reduced gradient partition is copied to host memory as soon as its bucket is
+ * reduced, overlapping the rest of the backward pass on its own stream; the CPU runs Adam on the rank's
+ * partition once every gradient is there; the updated parameters, in the training dtype, are copied back
+ * before the step ends (the optional one-step delayed update is not modelled). Returns the copy back, on
+ * which the device's remaining optimizer work (an fp8 weight cast) and ZeRO 1-2's parameter all-gather wait. */
+static uint32_t offload_optimizer(struct step *sb, int r, double shard, const uint32_t *emb)
+{
+	struct ctx *c = sb->c;
+	hs_graph *g = c->g;
+	struct walk *W = &sb->w[r];
+	hs_sched_item it = {.kind = HS_SI_BWD, .mb = 0, .chunk = 0};
+	double gb = hs_dtype_bytes(c->s->train->grad_dtype), db = hs_dtype_bytes(c->s->train->dtype);
+	/* each reduced bucket's partition was copied out when it was reduced (emit_item); with nothing reduced (one
+	 * replica) the whole partition goes after the backward */
+	uint32_t last = W->last_grad_copy;
+	if (last == NONE) {
+		last = host_task(c, W, it, HS_W_OFFLOAD, shard * gb, HS_S_HOST);
+		if (W->last_compute != NONE)
+			hs_graph_dep(g, last, W->last_compute);
+	}
+	uint32_t cpu = host_task(c, W, it, HS_W_CPU_OPTIMIZER, shard * (CPU_ADAM_BYTES + db), HS_S_HOST);
+	hs_graph_dep(g, cpu, last);
+	if (W->last_compute != NONE)
+		hs_graph_dep(g, cpu, W->last_compute);
+	if (emb && emb[r] != NONE) {
+		int other = pair_of(c, W->stage) * sb->ndp + W->dp_index;
+		hs_graph_dep(g, cpu, emb[r]);
+		hs_graph_dep(g, cpu, emb[other]);
+	}
+	uint32_t back = host_task(c, W, it, HS_W_OFFLOAD, shard * db, HS_S_HOST_IN);
+	hs_graph_dep(g, back, cpu);
+	return back;
+}
+
 /* Close rep r's step: the optimizer after its last compute and every gradient bucket, then (ZeRO 1-2) the
  * all-gather of the updated parameters; and the facts of its stage (parameters, gradients, memory). */
 static void finish_rep(struct step *sb, int r, int grad_ids, int m, int maxchunk, const uint32_t *emb)
@@ -524,7 +658,8 @@ static void finish_rep(struct step *sb, int r, int grad_ids, int m, int maxchunk
 		params += chunk_params(c, st, k);
 	double shard = p->zero >= 1 ? params / c->dpg : params;
 	hs_oplist_clear(&c->tmp);
-	hs_ops_optimizer(&c->lc, shard, &c->tmp);
+	if (!p->offload_optimizer)
+		hs_ops_optimizer(&c->lc, shard, &c->tmp);
 	/* fp8 weights cached for the step: cast once, after the update (the unsharded layer weights, which the
 	 * first micro-batch of the next step would cast; norms and biases are a rounding error) */
 	double layer_w = 0;
@@ -537,7 +672,10 @@ static void finish_rep(struct step *sb, int r, int grad_ids, int m, int maxchunk
 	hs_task t = {.kind = HS_T_COMPUTE, .stream = HS_S_COMPUTE, .what = HS_W_OPTIMIZER, .rep = r,
 		     .peer = -1, .op_first = hs_graph_add_ops(g, &c->tmp), .op_count = (uint32_t)c->tmp.n,
 		     .scale = 1.0, .rendezvous = -1};
+	uint32_t after = p->offload_optimizer ? offload_optimizer(sb, r, shard, emb) : NONE;
 	uint32_t ot = hs_graph_add(g, &t);
+	if (after != NONE) /* the updated parameters are back on the device */
+		hs_graph_dep(g, ot, after);
 	if (W->last_compute != NONE)
 		hs_graph_dep(g, ot, W->last_compute);
 	for (size_t q = 0; q < W->nbucket_colls; q++)
@@ -576,7 +714,11 @@ static void finish_rep(struct step *sb, int r, int grad_ids, int m, int maxchunk
 			 .layers_on_rank = si->layers, .first_stage = st == 0, .last_stage = st == p->pp - 1,
 			 .in_flight = si->in_flight, .comm_buffer_bytes = 0, .vstages = v,
 			 .first_layer = c->cf[gchunk_of(c, st, 0)], .gather_layers = (maxchunk + z.units - 1) / z.units,
-			 .in_flight_layers = in_layers};
+			 .z3_live_params = p->z3_prefetch_bucket <= 0 ? 0
+					   : p->z3_max_live > p->z3_prefetch_bucket ? p->z3_max_live
+					   : p->z3_prefetch_bucket,
+			 .in_flight_layers = in_layers, .offload_optimizer = p->offload_optimizer,
+			 .offload_activations = p->offload_activations};
 	hs_memory_rank(s->model, &mc, &si->mem);
 }
 
@@ -676,9 +818,16 @@ int hs_build_step(const hs_workload *s, hs_partition *part, int symmetry, hs_bui
 		maxchunk = c.cl[gc] > maxchunk ? c.cl[gc] : maxchunk;
 	}
 	struct z3 z = {.on = p->zero >= 3 && c.dpg > 1, .keep = p->fsdp_keep, .units = minchunk < MAX_GATHER_UNITS ? minchunk : MAX_GATHER_UNITS,
-		       .base = p->pp * v * MAX_BUCKETS + p->pp};
+		       .bucket = p->z3_prefetch_bucket, .base = p->pp * v * MAX_BUCKETS + p->pp};
 	if (z.units < 1)
 		z.units = 1;
+	int nbmax = 1;
+	for (int st = 0; z.on && st < p->pp; st++)
+		for (int k = 0; k < v; k++) {
+			int nb = z3_buckets(&c, &z, st, k);
+			nbmax = nb > nbmax ? nb : nbmax;
+		}
+	z.slots = z.units * nbmax;
 
 	/* Activation bytes between stages: micro_batch x seq/cp x hidden, divided by tp under sequence
 	 * parallelism (Megatron scatters them across the TP group). */
@@ -720,6 +869,7 @@ out:
 		free(w[r].last);
 		free(w[r].last_weight);
 		free(w[r].first_fwd);
+		free(w[r].act_d2h);
 	}
 	free(w);
 	free(c.fwd);

@@ -20,12 +20,16 @@ enum hs_task_kind {
 	HS_T_COMPUTE, /* ops[op_first .. op_first+op_count) x scale on the compute stream */
 	HS_T_COLL,    /* collective over `group` of `bytes` on the comm stream */
 	HS_T_SEND,    /* point-to-point transfer of `bytes` to rep `peer` (pipeline activations/gradients) */
+	HS_T_HOST,    /* host side, on the host stream: HS_W_OFFLOAD copies `bytes` over the device's host link
+		       * (either way), HS_W_CPU_OPTIMIZER streams `bytes` through its node's host memory */
 };
 
-enum hs_stream { HS_S_COMPUTE, HS_S_COMM, HS_S_P2P, HS_S_COUNT };
+/* HS_S_HOST carries copies to the host and the CPU optimizer, HS_S_HOST_IN copies back: a PCIe or C2C link
+ * is full duplex, with a copy engine each way. */
+enum hs_stream { HS_S_COMPUTE, HS_S_COMM, HS_S_P2P, HS_S_HOST, HS_S_HOST_IN, HS_S_COUNT };
 
 enum hs_task_what { HS_W_FWD, HS_W_BWD, HS_W_BWD_INPUT, HS_W_BWD_WEIGHT, HS_W_OPTIMIZER, HS_W_GRAD_REDUCE,
-		    HS_W_PARAM_GATHER, HS_W_P2P };
+		    HS_W_PARAM_GATHER, HS_W_P2P, HS_W_OFFLOAD, HS_W_CPU_OPTIMIZER };
 
 typedef struct hs_task {
 	uint8_t kind;   /* enum hs_task_kind */

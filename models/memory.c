@@ -183,11 +183,36 @@ void hs_memory_rank(const hs_model *m, const hs_mem_cfg *c, hs_mem *out)
 	else
 		out->logits = c->last_stage ? tok * ((R + dt_bytes(lc)) * h / rep + rc->ce_bytes_per_logit * V / t) : 0;
 	out->comm_buffers = c->comm_buffer_bytes;
-	if (z >= 3 && !keep && c->layers_on_rank > 0) { /* ZeRO-3 gathers a unit ahead: two unsharded units */
+	if (z >= 3 && !keep && c->z3_live_params > 0) {
+		/* DeepSpeed releases gathered parameters before fetching more once max_live_parameters are resident
+		 * (partitioned_param_coordinator.py: __n_available_params against __max_n_available_params), so at
+		 * most that many, in the gathering dtype, whatever the graph's units; never more than the rank's
+		 * own parameters gathered */
+		double held = dense + expert, live = c->z3_live_params < held ? c->z3_live_params : held;
+		out->comm_buffers += dt_bytes(lc) * live;
+	} else if (z >= 3 && !keep && c->layers_on_rank > 0) { /* ZeRO-3 gathers a unit ahead: two unsharded units */
 		double gl = c->gather_layers > 0 ? c->gather_layers : 1;
 		if (gl > c->layers_on_rank)
 			gl = c->layers_on_rank;
 		out->comm_buffers += 2 * wb * layer_params * gl / c->layers_on_rank;
+	}
+	/* offload: ZeRO-Offload keeps the optimizer states (fp32 master, Adam's moments) and an fp32 copy of the
+	 * gradient partition in host memory (Ren et al. 2021, section 4.1: 16 bytes per parameter on the CPU
+	 * besides the device's fp16 parameters and gradients); the device's gradients are counted as without
+	 * offload (DeepSpeed still reduces them there). Activation offload keeps on the device the layer being
+	 * computed and the one in transfer (TE's double buffering, transformer_engine/pytorch/cpu_offload.py), one
+	 * micro-batch each, and the rest in host memory. */
+	out->host = 0;
+	if (c->offload_optimizer) {
+		out->host += out->optimizer + 4 * (z >= 1 ? dense / nd + expert / nde : dense + expert);
+		out->optimizer = 0;
+	}
+	if (c->offload_activations && c->layers_on_rank > 0) {
+		double keep_act = 2 * act / c->layers_on_rank + (lc->recompute == HS_RC_FULL ? act_max : 0);
+		if (keep_act < out->activations) {
+			out->host += out->activations - keep_act;
+			out->activations = keep_act;
+		}
 	}
 	/* gradients freed by zero_grad are allocated as backward frees the activations: the peak is the larger of
 	 * the activations at the start of backward and the gradients at its end */

@@ -23,6 +23,10 @@ typedef struct hs_mem_cfg {
 			       * whose first layers are dense need it) */
 	int vstages;          /* model chunks per rank (interleaving); 0 or 1: none */
 	int gather_layers;    /* ZeRO-3: layers gathered at once (0: 1); two such units are unsharded at a time */
+	double z3_live_params;/* ZeRO-3 as DeepSpeed runs it: gathered parameters resident at once on a rank (its
+			       * max_live_parameters, at least one prefetch bucket); 0: the two units above */
+	int offload_optimizer;   /* ZeRO-Offload: optimizer states and fp32 gradient partitions in host memory */
+	int offload_activations; /* saved activations in host memory, two layers' worth kept on the device */
 	double in_flight_layers; /* the layers' activations held at peak when a rank's chunks differ in size (sum
 				  * over held (micro-batch, chunk) of its layers); 0: in_flight x layers / vstages */
 } hs_mem_cfg;
@@ -30,6 +34,7 @@ typedef struct hs_mem_cfg {
 typedef struct hs_mem {
 	double weights, grads, optimizer, activations, logits, comm_buffers;
 	double total;
+	double host;          /* bytes this rank keeps in host memory (offload); not part of total */
 } hs_mem;
 
 /* Bytes per parameter: bf16 weights 2, grads 2 (fp32 accumulation 4 when dtype is fp32), Adam 12 (fp32 master,

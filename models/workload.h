@@ -35,6 +35,14 @@ typedef struct hs_parallel {
 	int zero;              /* 0..3 */
 	int fsdp_keep;         /* with zero 3: FSDP2's reshard_after_forward false: parameters gathered once per
 				* step and kept across micro-batches, gradients reduce-scattered once per step */
+	/* with zero 3: DeepSpeed ZeRO-3's gathering (parallelism.zero3), in parameters (elements, as DeepSpeed
+	 * counts them); 0: not given (the graph's gather units, one all-gather each) */
+	double z3_prefetch_bucket; /* stage3_prefetch_bucket_size: parameters per all-gather */
+	double z3_max_live;        /* stage3_max_live_parameters: gathered parameters resident at once */
+	/* parallelism.offload (host memory over the node's host link, topology/host.h) */
+	int offload_optimizer;     /* ZeRO-Offload: gradients to the host, Adam on the CPU, parameters back */
+	int offload_activations;   /* activations saved for backward to the host after each forward, back before
+				    * the backward that reads them */
 	int micro_batches;     /* derived: global_batch / (dp * micro_batch) */
 	double dp_bucket_bytes;/* gradient bucket size for overlapped DP reduction */
 	double memory_reserve; /* bytes kept free on each device (framework, fragmentation) */

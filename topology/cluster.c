@@ -222,9 +222,9 @@ static int fabric_profile_key(const hs_ynode *m, const char *path, hs_node_group
 static int parse_group(const hs_ynode *m, const char *path, int idx, hs_node_group *g, hs_err *err)
 {
 	static const char *const known[] = {"name", "nodes", "gpus_per_node", "gpu", "scaleup", "nic",
-					    "fabric_profile", NULL};
+					    "fabric_profile", "host", NULL};
 	if (hs_cfg_known(m, path, known,
-			 "a node group mapping {name, nodes, gpus_per_node, gpu, scaleup, nic, fabric_profile}", err))
+			 "a node group mapping {name, nodes, gpus_per_node, gpu, scaleup, nic, fabric_profile, host}", err))
 		return -1;
 	memset(g, 0, sizeof *g);
 	const char *name;
@@ -263,6 +263,9 @@ static int parse_group(const hs_ynode *m, const char *path, int idx, hs_node_gro
 	const hs_ynode *nic = hs_yaml_get(m, "nic");
 	snprintf(sub, sizeof sub, "%s.nic", path);
 	if (parse_nic(nic ? nic : &empty, sub, g, err))
+		return -1;
+	snprintf(sub, sizeof sub, "%s.host", path);
+	if (hs_host_from_yaml(hs_yaml_get(m, "host"), sub, &g->host, err))
 		return -1;
 	return fabric_profile_key(m, path, g, err);
 }
@@ -568,6 +571,18 @@ int hs_cluster_ngpus(const hs_cluster *c) { return c->ngpus; }
 int hs_cluster_ngroups(const hs_cluster *c) { return c->ngroups; }
 int hs_cluster_nnodes(const hs_cluster *c) { return c->nnodes; }
 const hs_node_group *hs_cluster_group(const hs_cluster *c, int g) { return &c->groups[g]; }
+
+double hs_cluster_host_link_bw(const hs_cluster *c, int gpu)
+{
+	int g = hs_cluster_group_of(c, gpu);
+	return g < 0 || !c->groups[g].host.described ? 0 : c->groups[g].host.link_bw;
+}
+
+double hs_cluster_host_mem_bw(const hs_cluster *c, int gpu)
+{
+	int g = hs_cluster_group_of(c, gpu);
+	return g < 0 ? 0 : c->groups[g].host.mem_bw;
+}
 const hs_fabric_spec *hs_cluster_fabric(const hs_cluster *c) { return &c->fabric; }
 
 int hs_cluster_group_of(const hs_cluster *c, int gpu)

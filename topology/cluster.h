@@ -9,6 +9,7 @@
 #include "sim/base/err.h"
 #include "sim/base/time.h"
 #include "topology/device.h"
+#include "topology/host.h"
 #include "topology/kind.h"
 
 typedef struct hs_cluster hs_cluster;
@@ -38,6 +39,7 @@ typedef struct hs_node_group {
 	 * for messages. The profile itself is loaded and attached by hs_fabprof_attach. */
 	char fabric_profile[512];
 	char fabric_profile_at[320];
+	hs_host_spec host;     /* `host:`: the GPUs' link to host memory and the host memory (host.described 0: none) */
 } hs_node_group;
 
 /* One link of an explicit graph (fabric kind `explicit`): endpoints are device names `gpu<i>` or names of
@@ -94,6 +96,11 @@ int hs_cluster_domain_of(const hs_cluster *c, int gpu);      /* domain of a devi
 int hs_cluster_node_domain(const hs_cluster *c, int node);   /* domain of a global node */
 int hs_cluster_domain_group(const hs_cluster *c, int dom);   /* node group of a domain */
 int hs_cluster_domain_first_node(const hs_cluster *c, int dom);
+/* The host link of device `gpu`: bytes/s per direction between it and its node's host memory (PCIe or
+ * NVLink-C2C, the group's `host:`), 0 when its group describes none. */
+double hs_cluster_host_link_bw(const hs_cluster *c, int gpu);
+/* Bytes/s of host memory per node of device `gpu`'s group (`host.memory_bandwidth`), 0 when not given. */
+double hs_cluster_host_mem_bw(const hs_cluster *c, int gpu);
 /* Bytes/s per direction of every NIC of a domain together (each of its nodes' NICs). */
 double hs_cluster_domain_nic_bw(const hs_cluster *c, int dom);
 

@@ -17,7 +17,8 @@ static const char *const group_names[] = {"tp", "cp", "dp", "ep", "pp"};
 static const char *const task_kind_names[] = {"compute", "coll", "send", "recv"};
 static const char *const stream_names[] = {"compute", "comm", "p2p"};
 static const char *const what_names[] = {"fwd",	      "bwd",	     "bwd_input", "bwd_weight",
-					 "optimizer", "grad_reduce", "param_gather", "p2p"};
+					 "optimizer", "grad_reduce", "param_gather", "p2p",
+					 "offload", "cpu_optimizer"};
 
 static int world_of(const hs_parallel *p) { return p->tp * p->cp * p->dp * p->pp; }
 
@@ -138,6 +139,12 @@ int hs_graph_export_plan(const hs_scenario *s, const hs_build *b, const int *ran
 						     "per stage); got %d reps for %d stages", g->nreps, p->pp);
 	if (nranks <= 0)
 		return hs_err_set(err, HS_EINPUT, "no rank to export");
+	/* the reference executor runs GPU kernels and NCCL calls: host copies and a CPU optimizer step are not
+	 * in its task kinds */
+	for (size_t k = 0; k < g->ntasks; k++)
+		if (g->tasks[k].kind == HS_T_HOST)
+			return hs_err_set(err, HS_EINPUT, "the task graph holds host offload tasks, which the export "
+					  "does not carry (expected parallelism.offload off)");
 	x->ranks = hs_xcalloc((size_t)nranks, sizeof *x->ranks);
 	x->nranks = nranks;
 	int maxg = p->tp > p->cp ? p->tp : p->cp;

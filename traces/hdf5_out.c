@@ -551,10 +551,11 @@ int hs_h5_write_run(hs_h5 *h, const hs_sim *sim, int tasks, hs_err *err)
 		DCOL("end_s", r->spans[i].end);
 #undef ICOL
 #undef DCOL
-		hs_h5_attr_str(h, T, "kind_names", "0 compute, 1 collective, 2 send");
-		hs_h5_attr_str(h, T, "stream_names", "0 compute, 1 collectives, 2 p2p");
+		hs_h5_attr_str(h, T, "kind_names", "0 compute, 1 collective, 2 send, 3 host");
+		hs_h5_attr_str(h, T, "stream_names", "0 compute, 1 collectives, 2 p2p, 3 to host, 4 from host");
 		hs_h5_attr_str(h, T, "what_names",
-			       "0 fwd, 1 bwd, 2 bwd_input, 3 bwd_weight, 4 optimizer, 5 grad_reduce, 6 param_gather, 7 p2p");
+			       "0 fwd, 1 bwd, 2 bwd_input, 3 bwd_weight, 4 optimizer, 5 grad_reduce, 6 param_gather, 7 p2p, "
+			       "8 offload, 9 cpu_optimizer");
 		hs_h5_attr_str(h, T, "group_names", "-1 none, 0 tp, 1 cp, 2 dp, 3 ep, 4 pp");
 	}
 	free(iv);

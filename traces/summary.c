@@ -21,6 +21,16 @@ static double exposed_total(const hs_rep_result *r)
 	return t;
 }
 
+/* Bytes per GPU in host memory (offload), the most of any stage; 0 without offload. */
+static double host_bytes(const hs_sim *sim)
+{
+	double h = 0;
+	for (int st = 0; st < sim->b.pp; st++)
+		if (sim->b.stages[st].mem.host > h)
+			h = sim->b.stages[st].mem.host;
+	return h;
+}
+
 static void fmt_bytes(char *buf, size_t n, double b)
 {
 	snprintf(buf, n, "%.1f GiB", b / HS_GiB);
@@ -199,6 +209,11 @@ static void write_text(FILE *f, const hs_sim *sim, int detail)
 	fmt_bytes(m1, sizeof m1, mp->mem_bytes);
 	fmt_bytes(m2, sizeof m2, mp->mem_capacity);
 	fprintf(f, "memory peak   %s per GPU of %s usable (stage %d, %s)\n", m1, m2, mp->stage, mp->device);
+	double host = host_bytes(sim);
+	if (host > 0) { /* offload only, so other outputs stay as they were */
+		fmt_bytes(m1, sizeof m1, host);
+		fprintf(f, "host memory   %s per GPU offloaded (the most of any stage)\n", m1);
+	}
 	const hs_cost cost = sim->cost;
 	fprintf(f, "GPU-hours     %.4f per step; utilisation %.1f%%, %.1f kW, %.0f kJ per step, %.3g kWh per M tokens\n",
 		cost.gpu_hours_per_step, 100 * cost.utilisation, cost.power_w / 1e3, cost.energy_j_per_step / 1e3,
@@ -220,6 +235,8 @@ static void write_text(FILE *f, const hs_sim *sim, int detail)
 		}
 	fprintf(f, "%s)\n", any ? "" : "none");
 	fprintf(f, "  pipeline bubble   %9.4f s  %5.1f%%\n", c->bubble_s, 100 * c->bubble_s / st);
+	if (c->offload_s > 0) /* printed only with parallelism.offload, so other outputs stay as they were */
+		fprintf(f, "  host offload      %9.4f s  %5.1f%%\n", c->offload_s, 100 * c->offload_s / st);
 	double wmax = 0;
 	int wrep = 0;
 	for (int i = 0; i < r->nreps; i++)
@@ -300,6 +317,8 @@ static void write_json(FILE *f, const hs_sim *sim, int detail)
 	hs_json_knum(&j, "hfu", r->hfu);
 	hs_json_knum(&j, "tokens_per_s", r->tokens_per_s);
 	hs_json_knum(&j, "memory_peak_bytes", r->mem_peak_bytes);
+	if (host_bytes(sim) > 0)
+		hs_json_knum(&j, "host_memory_bytes", host_bytes(sim));
 	hs_json_knum(&j, "model_flops", r->model_flops);
 	hs_json_knum(&j, "hardware_flops", r->hw_flops);
 	hs_json_key(&j, "devices");
@@ -340,6 +359,8 @@ static void write_json(FILE *f, const hs_sim *sim, int detail)
 		hs_json_knum(&j, group_names[k], c->exposed_s[k]);
 	hs_json_end_obj(&j);
 	hs_json_knum(&j, "bubble_s", c->bubble_s);
+	if (c->offload_s > 0)
+		hs_json_knum(&j, "offload_s", c->offload_s);
 	hs_json_key(&j, "compute_by_kind_s");
 	hs_json_obj(&j);
 	for (int k = 0; k < HS_TC_COUNT; k++)

@@ -9,10 +9,11 @@
 #include "sim/base/json.h"
 #include "sim/base/outfile.h"
 
-static const char *const stream_names[HS_S_COUNT] = {"compute", "collectives", "p2p"};
+static const char *const stream_names[HS_S_COUNT] = {"compute", "collectives", "p2p", "to host", "from host"};
 static const char *const group_names[HS_GROUP_COUNT] = {"tp", "cp", "dp", "ep", "pp"};
 static const char *const what_names[] = {"fwd",       "bwd",           "bwd_input", "bwd_weight",
-					 "optimizer", "grad_reduce", "param_gather", "p2p"};
+					 "optimizer", "grad_reduce", "param_gather", "p2p",
+					 "offload", "cpu_optimizer"};
 
 int hs_trace_select(const char *spec, int nreps, unsigned char *keep, hs_err *err)
 {
@@ -84,6 +85,9 @@ static void task_name(const hs_graph *g, const hs_task *t, int vstages, char *bu
 		snprintf(buf, n, "send %s mb%d -> stage %d", to > from ? "act" : "grad", t->mb, to);
 		return;
 	}
+	case HS_T_HOST:
+		snprintf(buf, n, "%s mb%d", what_names[t->what], t->mb);
+		return;
 	}
 	snprintf(buf, n, "task");
 }
@@ -193,7 +197,11 @@ int hs_trace_chrome_write(const char *path, const hs_scenario *s, const hs_build
 	hs_json_key(&j, "traceEvents");
 	hs_json_arr(&j);
 
-	/* tracks */
+	/* tracks: the host streams only where offload put tasks on them */
+	int nstreams = HS_S_HOST;
+	for (size_t i = 0; i < g->ntasks && nstreams < HS_S_COUNT; i++)
+		if (g->tasks[i].kind == HS_T_HOST)
+			nstreams = HS_S_COUNT;
 	for (int i = 0; i < nreps; i++) {
 		if (!keep[i])
 			continue;
@@ -203,7 +211,7 @@ int hs_trace_chrome_write(const char *path, const hs_scenario *s, const hs_build
 			 r->reps[i].device, rp->multiplicity);
 		meta(&j, "process_name", i + 1, -1, "name", name, 0);
 		meta(&j, "process_sort_index", i + 1, -1, "sort_index", NULL, i);
-		for (int st = 0; st < HS_S_COUNT; st++) {
+		for (int st = 0; st < nstreams; st++) {
 			meta(&j, "thread_name", i + 1, st + 1, "name", stream_names[st], 0);
 			meta(&j, "thread_sort_index", i + 1, st + 1, "sort_index", NULL, st);
 		}
@@ -221,7 +229,8 @@ int hs_trace_chrome_write(const char *path, const hs_scenario *s, const hs_build
 		hs_json_obj(&j);
 		hs_json_kstr(&j, "ph", "X");
 		hs_json_kstr(&j, "name", name);
-		hs_json_kstr(&j, "cat", t->kind == HS_T_COMPUTE ? "compute" : t->kind == HS_T_COLL ? "comm" : "p2p");
+		hs_json_kstr(&j, "cat", t->kind == HS_T_COMPUTE ? "compute" : t->kind == HS_T_COLL ? "comm"
+						: t->kind == HS_T_HOST ? "host" : "p2p");
 		hs_json_kint(&j, "pid", t->rep + 1);
 		hs_json_kint(&j, "tid", t->stream + 1);
 		hs_json_kmilli(&j, "ts", ns(sp->start));

@@ -147,6 +147,8 @@ static void begin(struct ex *x, uint32_t ti)
 		r->res->bubble_s += gap - e;
 	} else if (c && c->kind == HS_T_COLL) {
 		r->res->exposed_s[c->group] += gap;
+	} else if (c && c->kind == HS_T_HOST) {
+		r->res->offload_s += gap;
 	} else {
 		r->res->bubble_s += gap;
 	}
@@ -208,6 +210,33 @@ static void start_compute(struct ex *x, int rep, uint32_t ti)
 	hs_engine_after(x->eng, hs_time_from_s(d), done_ev, x, ti); /* op timing's seconds become hs_time here */
 }
 
+/* Seconds of host task t of rep `rep` on the rep's first device (its stage's ranks sit on one node group):
+ * a copy at the device's host link (host.h: PCIe or NVLink-C2C, per GPU per direction, each GPU its own link
+ * as on HGX boards and Grace superchips); the CPU optimizer at the node's host memory bandwidth shared by its
+ * GPUs' processes, which all step at once (every rank of the job offloads). The scenario checked that every
+ * group describes both, so a zero rate here is a bug. */
+static double host_time(struct ex *x, int rep, const hs_task *t)
+{
+	const hs_rep *rp = &x->g->reps[rep];
+	const hs_cluster *c = x->s->cluster;
+	int gpu = hs_build_rank(x->s->par, 0, 0, rp->dp_index, rp->stage);
+	if (t->what == HS_W_CPU_OPTIMIZER) {
+		double bw = hs_cluster_host_mem_bw(c, gpu);
+		int gpn = hs_cluster_group(c, hs_cluster_group_of(c, gpu))->gpus_per_node;
+		if (bw <= 0) {
+			fprintf(stderr, "hetsim: internal error: CPU optimizer on a node without host memory bandwidth\n");
+			abort();
+		}
+		return t->bytes * gpn / bw;
+	}
+	double bw = hs_cluster_host_link_bw(c, gpu);
+	if (bw <= 0) {
+		fprintf(stderr, "hetsim: internal error: host copy on a device without a host link\n");
+		abort();
+	}
+	return t->bytes / bw;
+}
+
 /* Start the next task of rep's stream if the stream is free and the task is ready. */
 static void try_start(struct ex *x, int rep, int stream)
 {
@@ -221,6 +250,11 @@ static void try_start(struct ex *x, int rep, int stream)
 	const hs_task *t = &x->g->tasks[ti];
 	if (t->kind == HS_T_COMPUTE) {
 		start_compute(x, rep, ti);
+		return;
+	}
+	if (t->kind == HS_T_HOST) {
+		begin(x, ti);
+		hs_engine_after(x->eng, hs_time_from_s(host_time(x, rep, t)), done_ev, x, ti);
 		return;
 	}
 	if (t->kind == HS_T_COLL && t->rendezvous >= 0) {

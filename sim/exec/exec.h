@@ -53,6 +53,7 @@ typedef struct hs_rep_result {
 	double class_s[HS_TC_COUNT]; /* compute_s by kind of kernel, and the device's waits for the host */
 	double exposed_s[HS_GROUP_COUNT]; /* communication that blocked the compute stream, by group kind */
 	double bubble_s;     /* waiting for neighbour stages */
+	double offload_s;    /* waiting for host offload: copies over the host link and the CPU optimizer step */
 	double straggler_wait_s; /* at data-parallel collectives, waiting for the slowest member */
 	double flops;        /* per real rank, recompute included */
 	double mem_bytes;    /* per real rank, peak */

@@ -53,6 +53,30 @@ const hs_device_type *hs_plan_rep_smallest(const hs_workload *w, const hs_rep *r
 	return best;
 }
 
+/* Offload: what a node's ranks keep in host memory against the node's `host.memory` where the group gives it
+ * (every GPU of a node holds the rep's bytes: a node's GPUs are one stage's TP ranks or replicas of one
+ * program). Exit 3 with the numbers when it does not fit. */
+static int hs_plan_check_host_memory(const hs_workload *w, const hs_build *b, hs_err *err)
+{
+	const hs_graph *g = &b->graph;
+	for (int i = 0; i < g->nreps; i++) {
+		double host = b->stages[g->reps[i].stage].mem.host;
+		if (host <= 0)
+			continue;
+		int gpu = hs_build_rank(w->par, 0, 0, g->reps[i].dp_index, g->reps[i].stage);
+		const hs_node_group *ng = hs_cluster_group(w->cluster, hs_cluster_group_of(w->cluster, gpu));
+		double need = host * ng->gpus_per_node;
+		if (ng->host.mem_bytes > 0 && need > ng->host.mem_bytes)
+			return hs_err_set(err, HS_EINFEASIBLE,
+					  "does not fit in host memory: offload keeps %.1f GiB per GPU of stage %d in host "
+					  "memory, %.1f GiB for a node of %d GPUs, but node group '%s' has %.1f GiB "
+					  "(host.memory, at %s)",
+					  host / HS_GiB, g->reps[i].stage, need / HS_GiB, ng->gpus_per_node, ng->name,
+					  ng->host.mem_bytes / HS_GiB, ng->host.at);
+	}
+	return 0;
+}
+
 /* Every device a rep stands for holds the same bytes (a stage's ranks run one program), so the rep fits when
  * its smallest device does: that one is checked and named, whichever device paces the rep's speed (under
  * symmetry the rep stands for every replica of the stage, on every device type they run on). */
@@ -75,7 +99,7 @@ int hs_plan_check_memory(const hs_workload *w, const hs_build *b, hs_err *err)
 		}
 	}
 	if (worst < 0)
-		return 0;
+		return hs_plan_check_host_memory(w, b, err);
 	const hs_device_type *dev = hs_cluster_device(w->cluster, wgpu);
 	int stage = g->reps[worst].stage;
 	double need = b->stages[stage].mem.total, usable = dev->hbm_bytes - reserve;

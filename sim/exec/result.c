@@ -21,7 +21,7 @@ void hs_exec_account_step(struct ex *x, int step, hs_result *out)
 		rr->finish_s += finish;
 		/* communication that ends after the compute stream (parameter all-gather after the optimizer)
 		 * is exposed: the next step cannot start before it */
-		double acc = rr->compute_s + rr->bubble_s;
+		double acc = rr->compute_s + rr->bubble_s + rr->offload_s;
 		for (int k = 0; k < HS_GROUP_COUNT; k++)
 			acc += rr->exposed_s[k];
 		if (rr->finish_s > acc)
@@ -115,6 +115,7 @@ void hs_exec_aggregate(struct ex *x, const hs_build *b, hs_result *out)
 		for (int k = 0; k < HS_TC_COUNT; k++)
 			rr->class_s[k] /= steps;
 		rr->bubble_s /= steps;
+		rr->offload_s /= steps;
 		rr->straggler_wait_s /= steps;
 		rr->flops /= steps;
 		for (int k = 0; k < HS_GROUP_COUNT; k++)

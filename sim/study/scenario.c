@@ -23,7 +23,8 @@ static const char *const attentions[] = {"flash", "materialized", NULL};
 static const char *const par_keys[] = {"tp", "pp", "dp", "cp", "ep", "virtual_stages", "recompute",
 				       "sequence_parallel", "schedule", "zero", "dp_bucket", "memory_reserve",
 				       "fsdp", "expert_imbalance", "cp_mode", "stage_layers",
-				       "dp_microbatches", "order", "embedding_as_layer", "loss_as_layer", NULL};
+				       "dp_microbatches", "order", "embedding_as_layer", "loss_as_layer", "zero3",
+				       "offload", NULL};
 static const char *const imbalance_keys[] = {"zipf", "shares", NULL};
 static const char *const cp_modes[] = {"allgather", "ring", NULL};
 static const char *const sim_keys[] = {"fidelity", "seed", "symmetry", "collective_algorithm", "layer_collectives",
@@ -462,6 +463,92 @@ static int load_order(hs_scenario *s, const hs_ynode *p, hs_err *err)
 	return 0;
 }
 
+/* DeepSpeed's defaults (deepspeed/runtime/zero/config.py, DeepSpeedZeroConfig, v0.14-v0.16): prefetch_bucket_size
+ * (stage3_prefetch_bucket_size) 5e7 parameter elements, "fetched ahead of use"; max_live_parameters
+ * (stage3_max_live_parameters) 1e9, "the maximum number of parameters resident per GPU before releasing". */
+#define DEF_Z3_PREFETCH_BUCKET 5e7
+#define DEF_Z3_MAX_LIVE 1e9
+/* More parameter all-gathers per rank and step than this is a bucket too small for the model to simulate in
+ * bounded work (4M tasks of one kind on one rep), refused at the key rather than built. */
+#define MAX_Z3_GATHERS 4194304.0
+
+/* parallelism.zero3: {prefetch_bucket, max_live_parameters}: ZeRO-3 as DeepSpeed runs it (parameters gathered
+ * per prefetch bucket, at most max_live_parameters resident). Implies zero: 3; FSDP is another framework's
+ * ZeRO-3 and its keys do not mix with these. */
+static int load_zero3(hs_scenario *s, const hs_ynode *p, int64_t zero, hs_err *err)
+{
+	const hs_ynode *zn = hs_yaml_get(p, "zero3");
+	if (!zn)
+		return 0;
+	static const char *const keys[] = {"prefetch_bucket", "max_live_parameters", NULL};
+	if (hs_cfg_known(zn, "parallelism.zero3", keys, "a mapping {prefetch_bucket: 50M, max_live_parameters: 1G} "
+			 "(parameter counts, DeepSpeed's stage3_prefetch_bucket_size and stage3_max_live_parameters)", err))
+		return -1;
+	if (hs_yaml_get(p, "fsdp"))
+		return hs_cfg_err(zn, err, "parallelism", "zero3",
+				  "zero3 is DeepSpeed's ZeRO-3 and fsdp is PyTorch's (expected one of them)");
+	if (hs_yaml_get(p, "zero") && zero != 3)
+		return hs_cfg_err(zn, err, "parallelism", "zero3",
+				  "zero3 settings are ZeRO stage 3, but zero: %lld is given (expected zero: 3 or no zero "
+				  "key)", (long long)zero);
+	if (hs_cfg_num(zn, "parallelism.zero3", "prefetch_bucket", HS_U_COUNT, 1, 1e15, DEF_Z3_PREFETCH_BUCKET, 0,
+		       &s->par.z3_prefetch_bucket, err) ||
+	    hs_cfg_num(zn, "parallelism.zero3", "max_live_parameters", HS_U_COUNT, 1, 1e18, DEF_Z3_MAX_LIVE, 0,
+		       &s->par.z3_max_live, err))
+		return -1;
+	s->par.zero = 3;
+	/* the gathers a rank issues per step, about: forward and backward, every micro-batch, its stage's
+	 * parameters in buckets (the build issues at least this many) */
+	double stage = hs_model_params(&s->model) / ((double)s->par.tp * s->par.pp);
+	double m = (double)s->train.global_batch / ((double)s->par.dp * s->train.micro_batch);
+	double n = 2 * (m > 1 ? m : 1) * ceil(stage / s->par.z3_prefetch_bucket);
+	if (n > MAX_Z3_GATHERS)
+		return hs_cfg_err(hs_yaml_get(zn, "prefetch_bucket") ? hs_yaml_get(zn, "prefetch_bucket") : zn, err,
+				  "parallelism.zero3", "prefetch_bucket",
+				  "%.4g parameters per bucket make %.3g all-gathers per rank and step, more than hetsim "
+				  "simulates (expected a bucket of at least %.3g parameters)",
+				  s->par.z3_prefetch_bucket, n, 2 * (m > 1 ? m : 1) * stage / MAX_Z3_GATHERS);
+	return 0;
+}
+
+/* parallelism.offload: {optimizer: cpu | none, activations: cpu | none}. Each needs every node group's host
+ * link (cluster.groups[i].host), and the CPU optimizer its host memory bandwidth: a group without them is bad
+ * input, named at the offload key. */
+static int load_offload(hs_scenario *s, const hs_ynode *p, hs_err *err)
+{
+	const hs_ynode *on = hs_yaml_get(p, "offload");
+	if (!on)
+		return 0;
+	static const char *const keys[] = {"optimizer", "activations", NULL};
+	static const char *const where[] = {"none", "cpu", NULL};
+	if (hs_cfg_known(on, "parallelism.offload", keys, "a mapping {optimizer: cpu, activations: cpu}", err) ||
+	    hs_cfg_enum(on, "parallelism.offload", "optimizer", where, 0, &s->par.offload_optimizer, err) ||
+	    hs_cfg_enum(on, "parallelism.offload", "activations", where, 0, &s->par.offload_activations, err))
+		return -1;
+	if (s->par.offload_optimizer && s->par.zero < 1)
+		return hs_cfg_err(hs_yaml_get(on, "optimizer"), err, "parallelism.offload", "optimizer",
+				  "optimizer offload is ZeRO-Offload, which runs on ZeRO's partitions (expected "
+				  "parallelism.zero 1, 2 or 3)");
+	for (int k = 0; k < 2; k++) {
+		const char *key = keys[k];
+		if (!(k ? s->par.offload_activations : s->par.offload_optimizer))
+			continue;
+		for (int g = 0; g < hs_cluster_ngroups(s->cluster); g++) {
+			const hs_node_group *ng = hs_cluster_group(s->cluster, g);
+			if (!ng->host.described)
+				return hs_cfg_err(hs_yaml_get(on, key), err, "parallelism.offload", key,
+						  "node group '%s' describes no host link (expected cluster.groups.%d.host: "
+						  "{link: pcie, generation: 5, lanes: 16} or {link: c2c})", ng->name, g);
+			if (k == 0 && ng->host.mem_bw <= 0)
+				return hs_cfg_err(hs_yaml_get(on, key), err, "parallelism.offload", key,
+						  "node group '%s' declares no host memory bandwidth for the CPU optimizer "
+						  "step (expected cluster.groups.%d.host.memory_bandwidth, at %s)", ng->name, g,
+						  ng->host.at);
+		}
+	}
+	return 0;
+}
+
 static int load_parallel(hs_scenario *s, const hs_ynode *root, hs_err *err)
 {
 	const hs_ynode *p = hs_yaml_get(root, "parallelism");
@@ -522,6 +609,8 @@ static int load_parallel(hs_scenario *s, const hs_ynode *root, hs_err *err)
 					  (long long)zero);
 		s->par.zero = 3;
 	}
+	if (load_zero3(s, p, zero, err) || load_offload(s, p, err))
+		return -1;
 	if (ep > 1 && (dp * cp) % ep)
 		return hs_cfg_err(hs_yaml_get(p, "ep"), err, "parallelism", "ep",
 				  "ep = %lld does not divide dp x cp = %lld (expected experts sharded across "

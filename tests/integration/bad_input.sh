@@ -74,4 +74,11 @@ expect 2 "resilience.checkpoint.interval: 0 s is not a checkpoint interval" -- \
  printf '{"kind": "gemm", "dtype": "bf16", "m": 1024, "n": 1024, "k": 1024, "t_med": 1e300}\n') >"$tmp/t.jsonl"
 expect 2 "t.jsonl:33: gemm record: t_med 1e+300 s is not a kernel time" -- \
 	"$H" calib fit "$tmp/t.jsonl" --device H200-SXM-141GB -o "$tmp/p.yaml"
+# offload needs the node's host link: named at the offload key, with the group and the key to add
+printf 'cluster:\n  groups:\n    - {name: bare, nodes: 1, gpus_per_node: 8, gpu: H100-SXM-80GB}\nmodel: llama3-8b\ntraining: {global_batch: 8}\nparallelism:\n  zero: 1\n  offload: {optimizer: cpu}\n' >"$tmp/nohost.yaml"
+expect 2 "nohost.yaml:8:24: parallelism.offload.optimizer: node group 'bare' describes no host link (expected cluster.groups.0.host" -- \
+	"$H" run "$tmp/nohost.yaml"
+# ZeRO-3's bucket settings are DeepSpeed's, FSDP's are PyTorch's: not both
+expect 2 "parallelism.zero3: zero3 is DeepSpeed's ZeRO-3 and fsdp is PyTorch's" -- \
+	"$H" run scenarios/default.yaml --set 'parallelism.zero3={prefetch_bucket: 50M}' --set parallelism.fsdp=true
 exit $fail
