@@ -61,6 +61,11 @@ static double comm_time(struct ex *x, struct closed *cl, const hs_task *t)
 				t->bytes, NULL);
 }
 
+double hs_exec_comm_closed_time(struct ex *x, uint32_t task)
+{
+	return comm_time(x, x->comm_state, &x->g->tasks[task]);
+}
+
 static void done_ev(hs_engine *eng, void *ctx, uint64_t task)
 {
 	(void)eng;

@@ -24,6 +24,14 @@
 #include "sim/base/strlist.h"
 
 #define HS_SWEEP_MAX_AXES 16
+/* The most points a sweep file may describe at all (the product of its axes), so that counting them cannot
+ * overflow; `hetsim sweep` runs at most HS_SWEEP_MAX_POINTS of them unless --max-points raises it. */
+#define HS_SWEEP_POINTS_CEILING 1000000000000ull
+/* Points `hetsim sweep` runs without --max-points: each keeps its row (about 300 bytes) until the CSV is
+ * ranked and written, so a million is a few hundred MiB, and at the closed form's rate (docs/outputs.md) minutes. */
+#define HS_SWEEP_MAX_POINTS 1000000ull
+/* The rows' format, part of the journal's hash: journals with other columns are not reused. */
+#define HS_SWEEP_ROW_FORMAT "rows 2: layout columns, path"
 
 typedef struct hs_sweep_axis {
 	char key[128];
@@ -44,7 +52,11 @@ typedef struct hs_sweep {
 	int maximise;
 	char output[1024];     /* CSV path (sweep's `output:`, else <sweep>.csv in the current folder) */
 	uint64_t hash;         /* of the sweep and base files and the settings: journals of another sweep are not reused */
+	int closed_form;       /* time steps in closed form where the pattern allows (1, the default), else by events */
 } hs_sweep;
+
+/* Time every point by the event run (on 0) or in closed form where it can (1); part of the journal's hash. */
+void hs_sweep_set_closed_form(hs_sweep *sw, int on);
 
 /* Columns after the axes, in CSV order. The numeric ones can be metrics. */
 extern const char *const hs_sweep_columns[];
@@ -62,10 +74,12 @@ typedef struct hs_sweep_row {
 	char *text;   /* malloc'd; NULL while not done */
 	double metric;
 	int ok;
+	int closed;   /* ok and timed in closed form (for counts; the row's path column says it too) */
 } hs_sweep_row;
 
 /* Run point i. Returns -1 for errors that make the whole sweep wrong; a point that cannot run is a row with its
- * reason. */
+ * reason: status `infeasible` (it does not divide, or does not fit) or `invalid` (a layout Megatron-LM refuses:
+ * sim/study/sweep_rules.h). */
 int hs_sweep_eval(const hs_sweep *sw, size_t i, hs_sweep_row *row, hs_profile_cache *cache, hs_err *err);
 
 /* Journals: "<output>.part-<R>". */
