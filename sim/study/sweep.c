@@ -304,7 +304,7 @@ static void sb_num(struct sb *b, double v)
 static int divisibility(const char *msg)
 {
 	static const char *const pats[] = {"divis", "does not divide", "expected the product", "needs", "multiple",
-					   "more than hetsim", NULL};
+					   "more than hetsim", "virtual stages need", NULL};
 	for (int i = 0; pats[i]; i++)
 		if (strstr(msg, pats[i]))
 			return 1;
