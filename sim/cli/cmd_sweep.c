@@ -150,12 +150,16 @@ static void progress(size_t done, size_t total, double elapsed, int tty, int fin
 {
 	double rate = elapsed > 0 ? done / elapsed : 0;
 	double eta = rate > 0 ? (total - done) / rate : 0;
-	int e = (int)(eta + 0.5);
+	/* before the first point ends there is no rate to go by: the ETA is unknown, not 0 */
+	char when[48];
+	int e = (int)((final ? elapsed : eta) + 0.5);
+	if (!final && done == 0)
+		snprintf(when, sizeof when, "ETA unknown");
+	else
+		snprintf(when, sizeof when, "%s %d:%02d:%02d", final ? "took" : "ETA", e / 3600, e / 60 % 60, e % 60);
 	if (!tty) {
-		fprintf(stderr, "hetsim sweep: %zu/%zu points (%.1f%%), %.2f points/s, %s %d:%02d:%02d\n", done, total,
-			total ? 100.0 * done / total : 100.0, rate, final ? "took" : "ETA",
-			final ? (int)elapsed / 3600 : e / 3600, final ? (int)elapsed / 60 % 60 : e / 60 % 60,
-			final ? (int)elapsed % 60 : e % 60);
+		fprintf(stderr, "hetsim sweep: %zu/%zu points (%.1f%%), %.2f points/s, %s\n", done, total,
+			total ? 100.0 * done / total : 100.0, rate, when);
 		return;
 	}
 	int width = 30, fill = total ? (int)(width * done / total) : width;
@@ -163,8 +167,8 @@ static void progress(size_t done, size_t total, double elapsed, int tty, int fin
 	for (int i = 0; i < width; i++)
 		bar[i] = i < fill ? '=' : i == fill ? '>' : ' ';
 	bar[width] = 0;
-	fprintf(stderr, "\r[%s] %zu/%zu %3.0f%%  %.1f points/s  ETA %d:%02d:%02d ", bar, done, total,
-		total ? 100.0 * done / total : 100.0, rate, e / 3600, e / 60 % 60, e % 60);
+	fprintf(stderr, "\r[%s] %zu/%zu %3.0f%%  %.2f points/s  %s ", bar, done, total,
+		total ? 100.0 * done / total : 100.0, rate, when);
 	if (final)
 		fprintf(stderr, "\r%*s\r", width + 70, "");
 	fflush(stderr);
