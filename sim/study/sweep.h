@@ -2,11 +2,15 @@
  * scenario key with a list of values or a range. Points are the cartesian product in a fixed order (the first
  * axis varies slowest), numbered from 0; a point's scenario is the base with `--set KEY=VALUE` for each axis.
  *
- * Evaluating a point (hs_sweep_eval) is pure: it calls hs_simulate and formats one CSV row, so threads and
- * MPI ranks run points independently. A point that cannot run is a row too: status `infeasible` with the
- * reason (exit status 3 cases, and input errors about divisibility such as tp x pp x dp != GPUs, which the
- * scenario loader reports as exit 2). Any other error (an unknown key, a bad value, a missing device profile) is
- * the sweep's, not the point's: hs_sweep_eval fails and the sweep stops with it.
+ * Points are not listed: point i is derived from its index (hs_sweep_point), so a sweep of many points costs
+ * only its rows. Evaluating a point (hs_sweep_eval) is pure: a copy of the base document parsed once, the
+ * overrides, the scenario, Megatron-LM's layout rules (sim/study/sweep_rules.h), hs_simulate_scenario (the
+ * step in closed form where its pattern allows, sim/exec/closed_step.c), one CSV row with the resolved layout
+ * and the path the step took; so threads and MPI ranks run points independently. A point that cannot run is a
+ * row too: status `infeasible` with the reason (exit status 3 cases, and input errors about divisibility such
+ * as tp x pp x dp != GPUs, which the scenario loader reports as exit 2), or `invalid` (a layout Megatron-LM
+ * refuses). Any other error (an unknown key, a bad value, a missing device profile) is the sweep's, not the
+ * point's: hs_sweep_eval fails and the sweep stops with it.
  *
  * Rows are kept in a journal as they finish (one line per point, flushed), so an interrupted sweep resumes
  * where it stopped; the final CSV is written from the journals in point order, so it is byte-identical however
