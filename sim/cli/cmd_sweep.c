@@ -10,6 +10,7 @@
  * folder; across machines, a shared one). Resuming is the same mechanism: rows found in journals are not
  * run again. */
 #include <errno.h>
+#include <stdint.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -25,8 +26,8 @@
 #include "sim/study/sweep.h"
 #include "traces/hdf5_out.h"
 
-static const char *o_output, *o_hdf5, *o_jobs, *o_metric, *o_goal, *o_top, *o_wait, *o_limit;
-static int o_fresh, o_quiet;
+static const char *o_output, *o_hdf5, *o_jobs, *o_metric, *o_goal, *o_top, *o_wait, *o_limit, *o_max;
+static int o_fresh, o_quiet, o_event;
 
 static const hs_opt opts[] = {
 	{HS_OPT_STRING, "output", 'o', &o_output, "FILE.csv", "where the CSV goes (default: the sweep's output:, "
@@ -37,7 +38,10 @@ static const hs_opt opts[] = {
 	{HS_OPT_STRING, "goal", 0, &o_goal, "min|max", "best is the smallest or the largest (default: by metric)"},
 	{HS_OPT_STRING, "top", 0, &o_top, "N", "print the N best points (default 10)"},
 	{HS_OPT_FLAG, "fresh", 0, &o_fresh, NULL, "ignore finished points from an earlier, interrupted run"},
-	{HS_OPT_FLAG, "quiet", 'q', &o_quiet, NULL, "no progress bar"},
+	{HS_OPT_FLAG, "quiet", 'q', &o_quiet, NULL, "no progress on stderr"},
+	{HS_OPT_FLAG, "event", 0, &o_event, NULL,
+	 "time every point by the event run (default: in closed form where the step's pattern allows)"},
+	{HS_OPT_STRING, "max-points", 0, &o_max, "N", "run sweeps of up to N points (default 1000000)"},
 	{HS_OPT_STRING, "limit", 0, &o_limit, "N",
 	 "run at most N new points now, then stop as if interrupted (run again to continue)"},
 	{HS_OPT_STRING, "rank-wait", 0, &o_wait, "SECONDS",
@@ -52,8 +56,13 @@ const hs_cmd_usage hs_usage_sweep = {
 	"SWEEP.yaml: {base: SCENARIO, set: [KEY=VALUE...], axes: {KEY: [v1, v2...] | {from, to, step|times}},\n"
 	"metric: COLUMN, goal: min|max, output: FILE.csv}; docs/outputs.md has the columns. Under\n"
 	"`mpirun -np N hetsim sweep ...` the points are split across ranks. An interrupted sweep continues where\n"
-	"it stopped when run again (finished rows are kept in FILE.csv.part-R). Exit status: 0 done, 2 bad\n"
-	"sweep, 3 no point is feasible, 1 internal error."};
+	"it stopped when run again (finished rows are kept in FILE.csv.part-R). Progress goes to stderr: a bar\n"
+	"on a terminal, else a line every 5 s. Exit status: 0 done, 2 bad sweep (or more points than\n"
+	"--max-points), 3 no point is feasible, 1 internal error."};
+
+/* Without a terminal (a log, CI), a progress line this often: often enough to see a sweep move, rarely enough
+ * that a day-long sweep's log stays readable. */
+#define HS_SWEEP_LOG_EVERY_S 5.0
 
 static double now(void)
 {
@@ -70,16 +79,19 @@ static int env_int(const char *a, const char *b, int def)
 	return v ? atoi(v) : def;
 }
 
+/* Points are handed out by index from a counter: nothing is listed first, so a sweep of many points costs its
+ * rows, not a list of them as well. A worker skips the points of other MPI ranks and those a journal has. */
 struct work {
 	const hs_sweep *sw;
 	hs_sweep_row *rows;
-	size_t *pending, npending;
-	atomic_size_t next;
+	int rank, size;      /* MPI: this rank takes i % size == rank; rank also names the journal in messages */
+	size_t budget;       /* new points to run now (--limit; SIZE_MAX: all) */
+	atomic_size_t next;  /* next point index to look at */
+	atomic_size_t taken; /* new points started */
 	atomic_size_t done;
 	atomic_int stop;
 	pthread_mutex_t mu;
 	FILE *journal;
-	int rank; /* names the journal in messages */
 	hs_err err;
 };
 
@@ -98,10 +110,13 @@ static void *worker(void *arg)
 	for (;;) {
 		if (atomic_load(&w->stop))
 			break;
-		size_t k = atomic_fetch_add(&w->next, 1);
-		if (k >= w->npending)
+		size_t i = atomic_fetch_add(&w->next, 1);
+		if (i >= w->sw->npoints)
 			break;
-		size_t i = w->pending[k];
+		if ((int)(i % (size_t)w->size) != w->rank || w->rows[i].text)
+			continue; /* another rank's, or done before */
+		if (atomic_fetch_add(&w->taken, 1) >= w->budget)
+			break;
 		hs_sweep_row row = {0};
 		hs_err e = {0};
 		if (hs_sweep_eval(w->sw, i, &row, cache, &e)) {
@@ -128,37 +143,63 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-static void progress(size_t done, size_t total, double elapsed, int final)
+/* On a terminal, a bar redrawn in place; elsewhere (a log, CI), one line every few seconds that a reader of the
+ * log can follow: points done, the rate with decimals (a flow sweep runs a point a second or slower) and the
+ * time left at that rate. */
+static void progress(size_t done, size_t total, double elapsed, int tty, int final)
 {
+	double rate = elapsed > 0 ? done / elapsed : 0;
+	double eta = rate > 0 ? (total - done) / rate : 0;
+	/* before the first point ends there is no rate to go by: the ETA is unknown, not 0 */
+	char when[48];
+	int e = (int)((final ? elapsed : eta) + 0.5);
+	if (!final && done == 0)
+		snprintf(when, sizeof when, "ETA unknown");
+	else
+		snprintf(when, sizeof when, "%s %d:%02d:%02d", final ? "took" : "ETA", e / 3600, e / 60 % 60, e % 60);
+	if (!tty) {
+		fprintf(stderr, "hetsim sweep: %zu/%zu points (%.1f%%), %.2f points/s, %s\n", done, total,
+			total ? 100.0 * done / total : 100.0, rate, when);
+		return;
+	}
 	int width = 30, fill = total ? (int)(width * done / total) : width;
 	char bar[64];
 	for (int i = 0; i < width; i++)
 		bar[i] = i < fill ? '=' : i == fill ? '>' : ' ';
 	bar[width] = 0;
-	double rate = elapsed > 0 ? done / elapsed : 0;
-	double eta = rate > 0 ? (total - done) / rate : 0;
-	fprintf(stderr, "\r[%s] %zu/%zu %3.0f%%  %.0f points/s  ETA %d:%02d ", bar, done, total,
-		total ? 100.0 * done / total : 100.0, rate, (int)eta / 60, (int)eta % 60);
+	fprintf(stderr, "\r[%s] %zu/%zu %3.0f%%  %.2f points/s  %s ", bar, done, total,
+		total ? 100.0 * done / total : 100.0, rate, when);
 	if (final)
-		fprintf(stderr, "\r%*s\r", width + 60, "");
+		fprintf(stderr, "\r%*s\r", width + 70, "");
 	fflush(stderr);
+}
+
+/* The field of a row that holds column `name` of hs_sweep_columns (the axes come first). */
+static int column(const hs_sweep *sw, const char *name)
+{
+	for (int i = 0; hs_sweep_columns[i]; i++)
+		if (strcmp(hs_sweep_columns[i], name) == 0)
+			return sw->naxes + i;
+	return -1;
 }
 
 static void print_top(const hs_sweep *sw, const hs_sweep_row *rows, const int *rank, int top)
 {
-	size_t ok = 0, inf = 0, bad = 0;
+	size_t ok = 0, inf = 0, invalid = 0, closed = 0;
 	for (size_t i = 0; i < sw->npoints; i++) {
 		if (!rows[i].text)
 			continue;
 		if (rows[i].ok)
-			ok++;
-		else if (strstr(rows[i].text, ",infeasible,"))
-			inf++;
+			ok++, closed += rows[i].closed;
+		else if (strstr(rows[i].text, ",invalid,"))
+			invalid++;
 		else
-			bad++;
+			inf++;
 	}
 	printf("sweep         %s (base %s)\n", sw->path, sw->base);
-	printf("points        %zu: %zu ok, %zu infeasible\n", sw->npoints, ok, inf + bad);
+	printf("points        %zu: %zu ok, %zu infeasible, %zu invalid (Megatron-LM's rules)\n", sw->npoints, ok, inf,
+	       invalid);
+	printf("timed         %zu in closed form, %zu by the event run\n", closed, ok - closed);
 	printf("ranked by     %s (%s is best)\n", sw->metric, sw->maximise ? "largest" : "smallest");
 	printf("written       %s\n\n", sw->output);
 	if (!ok)
@@ -174,20 +215,17 @@ static void print_top(const hs_sweep *sw, const hs_sweep_row *rows, const int *r
 	}
 	int extra = strcmp(sw->metric, "step_time_s") && strcmp(sw->metric, "mfu") && strcmp(sw->metric, "tokens_per_s");
 	printf(" %11s %6s %12s %8s %14s\n", "step_time_s", "MFU", "tokens/s", "mem_GiB", extra ? sw->metric : "");
-	int col = -1;
-	for (int i = 0; hs_sweep_columns[i]; i++)
-		if (strcmp(hs_sweep_columns[i], sw->metric) == 0)
-			col = sw->naxes + i;
+	int col = column(sw, sw->metric), c_st = column(sw, "step_time_s"), c_mfu = column(sw, "mfu"),
+	    c_tps = column(sw, "tokens_per_s"), c_mem = column(sw, "memory_peak_gib");
 	for (size_t r = 0; r < ok && (int)r < top; r++) {
 		char *f[64];
 		int nf = hs_csv_split(rows[order[r]].text, f, 64);
-		int b = sw->naxes; /* status column */
 		printf("%4zu", r + 1);
 		for (int a = 0; a < sw->naxes; a++)
 			printf(" %12s", f[a]);
-		if (nf > b + 5)
-			printf(" %11.4f %5.1f%% %12.0f %8.1f %14s\n", atof(f[b + 1]), 100 * atof(f[b + 2]), atof(f[b + 4]),
-			       atof(f[b + 5]), extra && col >= 0 && col < nf ? f[col] : "");
+		if (nf > c_mem && nf > col)
+			printf(" %11.4f %5.1f%% %12.0f %8.1f %14s\n", atof(f[c_st]), 100 * atof(f[c_mfu]), atof(f[c_tps]),
+			       atof(f[c_mem]), extra ? f[col] : "");
 		for (int k = 0; k < nf; k++)
 			free(f[k]);
 	}
@@ -197,8 +235,8 @@ static void print_top(const hs_sweep *sw, const hs_sweep_row *rows, const int *r
 int cmd_sweep(int argc, char **argv)
 {
 	const char *pos[4];
-	o_output = o_hdf5 = o_jobs = o_metric = o_goal = o_top = o_wait = o_limit = NULL;
-	o_fresh = o_quiet = 0;
+	o_output = o_hdf5 = o_jobs = o_metric = o_goal = o_top = o_wait = o_limit = o_max = NULL;
+	o_fresh = o_quiet = o_event = 0;
 	int n = hs_opt_parse(&hs_usage_sweep, argc, argv, pos, 4);
 	if (n == -2)
 		return 0;
@@ -220,6 +258,27 @@ int cmd_sweep(int argc, char **argv)
 	hs_sweep sw;
 	if (hs_sweep_load(pos[0], &sw, &err))
 		return hs_cmd_fail("sweep", &err);
+	unsigned long long maxp = HS_SWEEP_MAX_POINTS;
+	if (o_max) {
+		char *end;
+		errno = 0;
+		maxp = strtoull(o_max, &end, 10);
+		if (end == o_max || *end || errno || maxp < 1 || o_max[0] == '-') {
+			fprintf(stderr, "hetsim sweep: --max-points '%s' is not a point count (expected a whole number >= 1)\n",
+				o_max);
+			hs_sweep_free(&sw);
+			return HS_EINPUT;
+		}
+	}
+	if (sw.npoints > maxp) {
+		fprintf(stderr, "hetsim sweep: %s: %zu points (the product of the axes' lengths), more than the limit of "
+				"%llu; --max-points %zu runs them (each point keeps a row of about 300 bytes until the "
+				"CSV is written)\n", sw.path, sw.npoints, maxp, sw.npoints);
+		hs_sweep_free(&sw);
+		return HS_EINPUT;
+	}
+	if (o_event)
+		hs_sweep_set_closed_form(&sw, 0);
 	if (o_output)
 		snprintf(sw.output, sizeof sw.output, "%s", o_output);
 	if (o_metric) {
@@ -249,21 +308,19 @@ int cmd_sweep(int argc, char **argv)
 	int *rk = NULL;
 	int status = 0;
 	size_t had = o_fresh ? 0 : hs_sweep_journal_read(&sw, rows);
-	struct work w = {.sw = &sw, .rows = rows};
-	w.pending = hs_xcalloc(sw.npoints + 1, sizeof *w.pending);
+	struct work w = {.sw = &sw, .rows = rows, .rank = rank, .size = size, .budget = SIZE_MAX};
+	size_t npending = 0; /* this rank's points not done yet */
 	for (size_t i = 0; i < sw.npoints; i++)
-		if (!rows[i].text && (int)(i % (size_t)size) == rank)
-			w.pending[w.npending++] = i;
+		npending += !rows[i].text && (int)(i % (size_t)size) == rank;
 	int stopped_early = 0;
-	if (o_limit && (size_t)atoll(o_limit) < w.npending)
-		w.npending = (size_t)atoll(o_limit), stopped_early = 1;
+	if (o_limit && (size_t)atoll(o_limit) < npending)
+		w.budget = npending = (size_t)atoll(o_limit), stopped_early = 1;
 	pthread_mutex_init(&w.mu, NULL);
 	if (o_fresh) {
 		char jp[1200];
 		hs_sweep_journal_name(&sw, rank, jp, sizeof jp);
 		remove(jp);
 	}
-	w.rank = rank;
 	w.journal = hs_sweep_journal_open(&sw, rank, &err);
 	if (!w.journal) {
 		status = hs_cmd_fail("sweep", &err);
@@ -271,16 +328,21 @@ int cmd_sweep(int argc, char **argv)
 	}
 	if (had && rank == 0 && !o_quiet)
 		fprintf(stderr, "hetsim sweep: resuming: %zu of %zu points already done\n", had, sw.npoints);
-	int show = rank == 0 && !o_quiet && isatty(2);
-	double t0 = now();
-	if (jobs > (int)w.npending)
-		jobs = w.npending ? (int)w.npending : 1;
+	int show = rank == 0 && !o_quiet, tty = isatty(2);
+	double t0 = now(), last_line = t0;
+	if (jobs > (int)npending)
+		jobs = npending ? (int)npending : 1;
 	pthread_t *th = hs_xcalloc((size_t)jobs, sizeof *th);
 	for (int t = 0; t < jobs; t++)
 		pthread_create(&th[t], NULL, worker, &w);
+	int lines = 0;
 	if (show) {
-		while (atomic_load(&w.done) < w.npending && !atomic_load(&w.stop)) {
-			progress(atomic_load(&w.done), w.npending, now() - t0, 0);
+		while (atomic_load(&w.done) < npending && !atomic_load(&w.stop)) {
+			double t = now();
+			if (tty)
+				progress(atomic_load(&w.done), npending, t - t0, 1, 0);
+			else if (t - last_line >= HS_SWEEP_LOG_EVERY_S)
+				progress(atomic_load(&w.done), npending, t - t0, 0, 0), last_line = t, lines++;
 			struct timespec ts = {0, 100000000};
 			nanosleep(&ts, NULL);
 		}
@@ -288,8 +350,8 @@ int cmd_sweep(int argc, char **argv)
 	for (int t = 0; t < jobs; t++)
 		pthread_join(th[t], NULL);
 	free(th);
-	if (show)
-		progress(atomic_load(&w.done), w.npending, now() - t0, 1);
+	if (show && (tty || lines))
+		progress(atomic_load(&w.done), npending, now() - t0, tty, 1);
 	fclose(w.journal);
 	w.journal = NULL;
 	if (w.err.code) {
@@ -298,7 +360,7 @@ int cmd_sweep(int argc, char **argv)
 	}
 	if (stopped_early) {
 		if (rank == 0)
-			printf("stopped after %zu new points (--limit); %zu of %zu done; run again to continue\n", w.npending,
+			printf("stopped after %zu new points (--limit); %zu of %zu done; run again to continue\n", npending,
 			       hs_sweep_journal_read(&sw, rows), sw.npoints);
 		goto out;
 	}
@@ -350,7 +412,6 @@ out:
 		free(rows[i].text);
 	free(rows);
 	free(rk);
-	free(w.pending);
 	hs_sweep_free(&sw);
 	return hs_cmd_finish(status);
 }

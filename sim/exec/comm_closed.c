@@ -7,7 +7,9 @@
  * hop latencies, the algorithm's structure and route-aware bandwidths), so the two give different figures. It
  * stays a network model, which the network tests run beside the flow model. */
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "sim/base/alloc.h"
 #include "sim/exec/exec_impl.h"
@@ -18,10 +20,55 @@ struct peers {
 	hs_coll_grp cg[2];
 };
 
+/* Times already computed in this step, by (group summary, collective, bytes): a step's sends repeat one size per
+ * stage pair and its gradient buckets one size per chunk, and each closed form runs NCCL's tuner (the algorithm
+ * and protocol choice), so asking again is the cost. The algorithm setting is the scenario's, fixed for the run. */
+struct tmemo {
+	const hs_coll_grp *g;
+	int coll;
+	double bytes, s;
+};
+
 struct closed {
 	hs_exec_done done; /* the same for every call: the core's */
 	struct peers *peers; /* [nreps] */
+	struct tmemo *m;
+	size_t mcap, mn;
 };
+
+static size_t tslot(const hs_coll_grp *g, int op, double bytes, size_t cap)
+{
+	uint64_t b;
+	memcpy(&b, &bytes, sizeof b);
+	return (size_t)(((uintptr_t)g * 0x9e3779b97f4a7c15ull) ^ (b * 0xbf58476d1ce4e5b9ull) ^ (uint64_t)op) & (cap - 1);
+}
+
+static double grp_time(struct closed *cl, const hs_coll_grp *g, enum hs_coll_op op, enum hs_coll_algo algo,
+		       double bytes)
+{
+	if (2 * (cl->mn + 1) > cl->mcap) { /* under half full: double and re-insert */
+		struct tmemo *old = cl->m;
+		size_t oc = cl->mcap;
+		cl->mcap = oc ? 2 * oc : 64;
+		cl->m = hs_xcalloc(cl->mcap, sizeof *cl->m);
+		for (size_t i = 0; i < oc; i++)
+			if (old[i].g) {
+				size_t j = tslot(old[i].g, old[i].coll, old[i].bytes, cl->mcap);
+				while (cl->m[j].g)
+					j = (j + 1) & (cl->mcap - 1);
+				cl->m[j] = old[i];
+			}
+		free(old);
+	}
+	size_t j = tslot(g, (int)op, bytes, cl->mcap);
+	for (; cl->m[j].g; j = (j + 1) & (cl->mcap - 1))
+		if (cl->m[j].g == g && cl->m[j].coll == (int)op && cl->m[j].bytes == bytes)
+			return cl->m[j].s;
+	double s = hs_coll_grp_time(g, op, algo, bytes, NULL);
+	cl->m[j] = (struct tmemo){g, (int)op, bytes, s};
+	cl->mn++;
+	return s;
+}
 
 static int open_closed(struct ex *x, hs_err *err)
 {
@@ -53,12 +100,16 @@ static double comm_time(struct ex *x, struct closed *cl, const hs_task *t)
 				return hs_coll_time(x->s->cluster, HS_COLL_SENDRECV, HS_ALGO_AUTO, ranks, 2, t->bytes);
 			pp->peer[slot] = t->peer;
 		}
-		return hs_coll_grp_time(&pp->cg[slot], HS_COLL_SENDRECV, HS_ALGO_AUTO, t->bytes, NULL);
+		return grp_time(cl, &pp->cg[slot], HS_COLL_SENDRECV, HS_ALGO_AUTO, t->bytes);
 	}
 	if (r->grp_n[t->group] <= 1)
 		return 0;
-	return hs_coll_grp_time(&r->cg[t->group], (enum hs_coll_op)t->coll, (enum hs_coll_algo)x->s->coll_algo,
-				t->bytes, NULL);
+	return grp_time(cl, &r->cg[t->group], (enum hs_coll_op)t->coll, (enum hs_coll_algo)x->s->coll_algo, t->bytes);
+}
+
+double hs_exec_comm_closed_time(struct ex *x, uint32_t task)
+{
+	return comm_time(x, x->comm_state, &x->g->tasks[task]);
 }
 
 static void done_ev(hs_engine *eng, void *ctx, uint64_t task)
@@ -94,6 +145,7 @@ static void close_closed(struct ex *x)
 	if (!cl)
 		return;
 	free(cl->peers);
+	free(cl->m);
 	free(cl);
 	x->comm_state = NULL;
 }

@@ -136,12 +136,16 @@ static void begin(struct ex *x, uint32_t ti)
 	r->busy[t->stream] = 1;
 	if (t->stream != HS_S_COMPUTE)
 		return;
-	double gap = hs_exec_step_s(x, now) - hs_exec_step_s(x, r->idle_since);
+	hs_exec_charge_wait(x, r, st->cause, hs_exec_step_s(x, now) - hs_exec_step_s(x, r->idle_since));
+}
+
+void hs_exec_charge_wait(struct ex *x, struct rep *r, uint32_t cause, double gap)
+{
 	if (gap <= 0)
 		return;
-	const hs_task *c = st->cause != UINT32_MAX ? &x->g->tasks[st->cause] : NULL;
+	const hs_task *c = cause != UINT32_MAX ? &x->g->tasks[cause] : NULL;
 	if (c && c->kind == HS_T_SEND) {
-		double xfer = x->ts[st->cause].xfer_s;
+		double xfer = x->ts[cause].xfer_s;
 		double e = gap < xfer ? gap : xfer;
 		r->res->exposed_s[HS_GROUP_PP] += e;
 		r->res->bubble_s += gap - e;
@@ -165,7 +169,7 @@ static void done_ev(hs_engine *eng, void *ctx, uint64_t ti)
 /* A compute task's kernels and host waits, scaled by f (its share of the range, slowdowns, noise: a slower
  * device also shortens the waits for the host, which this ignores), and its FLOPs, scaled by its share
  * `share` of the range, into the rep's result; returns the compute time. */
-static double add_compute(hs_rep_result *res, const hs_task *t, const hs_ops_cost *c, double f, double share)
+double hs_exec_add_compute(hs_rep_result *res, const hs_task *t, const hs_ops_cost *c, double f, double share)
 {
 	res->compute_s += c->comp * f;
 	if (t->what == HS_W_OPTIMIZER)
@@ -195,13 +199,13 @@ static void start_compute(struct ex *x, int rep, uint32_t ti)
 		}
 		m = hs_exec_range_cost(x, r, stage, a, b - a);
 		double f = compute_factor(x, r, m);
-		add_compute(r->res, t, &m->c, f, 1);
+		hs_exec_add_compute(r->res, t, &m->c, f, 1);
 		begin(x, ti);
 		hs_exec_seg_start(x, rep, ti, a, b - a, f, task_done);
 		return;
 	}
 	double f = t->scale * compute_factor(x, r, m);
-	double d = add_compute(r->res, t, &m->c, f, t->scale);
+	double d = hs_exec_add_compute(r->res, t, &m->c, f, t->scale);
 	for (int k = 0; k < HS_GROUP_COUNT; k++) {
 		r->res->exposed_s[k] += m->c.comm[k] * t->scale;
 		d += m->c.comm[k] * t->scale;
@@ -522,7 +526,10 @@ int hs_exec_step(const hs_workload *s, const hs_simopts *o, const hs_build *b, h
 	out->step_times = hs_xcalloc((size_t)out->steps, sizeof *out->step_times);
 	if (s->var->noise != HS_NOISE_NONE)
 		x.rng = hs_rng_create(o->seed, 1 /* stream: per-op noise */);
-	if (run_steps(&x, out, err))
+	const char *why = o->closed_form ? hs_exec_closed_step(&x, out) : "not asked for";
+	out->closed_form = why == NULL;
+	out->event_why = o->closed_form ? why : NULL;
+	if (why && run_steps(&x, out, err))
 		goto out;
 	x.comm->collect(&x, out);
 	hs_exec_aggregate(&x, b, out);

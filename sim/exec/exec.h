@@ -42,6 +42,10 @@ typedef struct hs_simopts {
 	 * engine runs in slices up to each, which changes no event and no result. */
 	hs_progress_fn progress;
 	void *progress_ctx;
+	/* Time the step in closed form where its pattern allows (sim/exec/closed_step.c: communication by the closed
+	 * forms, no rendezvous across replicas, no slowdowns or noise, one step), else by the event run; the two
+	 * agree to rounding (tests/unit/exec/test_closed_step.c). 0: always the event run. */
+	int closed_form;
 } hs_simopts;
 
 typedef struct hs_rep_result {
@@ -93,6 +97,8 @@ typedef struct hs_result {
 	int mem_peak_rep;
 	hs_span *spans;      /* [tasks]: the timeline, for traces and reports */
 	hs_link_util links;  /* flow fidelity: the busiest links over time (nlinks 0 otherwise) */
+	int closed_form;     /* 1: timed in closed form (events is 0); 0: by the event run */
+	const char *event_why; /* with closed_form asked for and not taken: why (a static string); else NULL */
 } hs_result;
 
 /* Run one step of workload w's graph b with options o. Returns -1 with err on failure (a profile that cannot

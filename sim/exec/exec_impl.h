@@ -171,6 +171,22 @@ static inline double hs_exec_step_s(const struct ex *x, hs_time t)
 void hs_exec_rep_env(struct ex *x, struct rep *r, hs_op_env *e);
 struct memo *hs_exec_range_cost(struct ex *x, struct rep *r, int stage, uint32_t first, uint32_t count);
 
+/* exec.c: the accounting both ways of timing a step share. A compute task's kernels and host waits, scaled by f
+ * (its share of the op range, slowdowns, noise), and its FLOPs scaled by `share`, into res; returns the compute
+ * time. And the idle time `gap` (seconds) before a compute-stream task of rep r, charged to what kept it
+ * waiting: `cause`, the dependency that completed last (UINT32_MAX: none), as exec.c's begin() says. */
+double hs_exec_add_compute(hs_rep_result *res, const hs_task *t, const hs_ops_cost *c, double f, double share);
+void hs_exec_charge_wait(struct ex *x, struct rep *r, uint32_t cause, double gap);
+
+/* comm_closed.c: seconds communication task `task` takes by the closed forms on an idle network (what the
+ * closed-form implementation schedules; its state must be open). */
+double hs_exec_comm_closed_time(struct ex *x, uint32_t task);
+
+/* closed_step.c: the step timed in closed form, task by task in graph order, without the event queue. Returns
+ * NULL when the pattern holds (the step is timed and accounted, x->ts filled), else why the event run is
+ * needed (nothing accounted). Its own header comment says what the pattern is. */
+const char *hs_exec_closed_step(struct ex *x, hs_result *out);
+
 /* comm_net.c: whether the TP x CP lanes (and replicas) may share fabric links; and a group's channels and rails
  * set on the network before its collective, as NCCL would open them. */
 int hs_exec_lanes_contend(const hs_workload *s, const hs_simopts *o);

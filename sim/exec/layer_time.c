@@ -44,7 +44,8 @@ static int same_kernel(const hs_op *a, const hs_op *b)
 {
 	return a->kind == b->kind && a->dtype == b->dtype && a->family == b->family && a->m == b->m && a->n == b->n && a->k == b->k &&
 	       a->count == b->count && a->b == b->b && a->h == b->h && a->s == b->s && a->d == b->d &&
-	       a->s_kv == b->s_kv && a->causal == b->causal && a->bwd == b->bwd && a->bytes == b->bytes;
+	       a->s_kv == b->s_kv && a->causal == b->causal && a->bwd == b->bwd && a->bytes == b->bytes &&
+	       a->coll == b->coll && a->group == b->group;
 }
 
 static uint64_t kernel_hash(const void *prof, const void *dev, const hs_op *o)
@@ -66,9 +67,16 @@ static double op_time_uncached(const hs_op_env *e, const hs_op *o, int *is_comm)
 
 double hs_op_time(const hs_op_env *e, const hs_op *o, int *is_comm)
 {
-	if (!e->memo || o->kind == HS_OP_COMM)
+	/* A collective inside a layer is memoised by its group's summary (the same group object for every layer
+	 * of a rep, so a layer's TP all-reduces are timed once per size, not once per layer: the NCCL tuner's
+	 * choice was an eighth of a sweep point) and the device slot holds the cluster; kernels by profile and
+	 * device. Groups of one rank, and groups not summarised, are timed per call. */
+	int comm = o->kind == HS_OP_COMM;
+	if (!e->memo || (comm && (e->grp_n[o->group] <= 1 || !e->cgrp[o->group])))
 		return op_time_uncached(e, o, is_comm);
-	*is_comm = 0;
+	*is_comm = comm;
+	const void *kp = comm ? (const void *)e->cgrp[o->group] : (const void *)e->prof;
+	const void *kd = comm ? (const void *)e->cluster : (const void *)e->dev;
 	hs_op_memo *m = e->memo;
 	if (2 * (m->n + 1) > m->cap) {
 		struct memo_ent *old = m->e;
@@ -84,14 +92,13 @@ double hs_op_time(const hs_op_env *e, const hs_op *o, int *is_comm)
 			}
 		free(old);
 	}
-	size_t i = kernel_hash(e->prof, e->dev, o) & (m->cap - 1);
+	size_t i = kernel_hash(kp, kd, o) & (m->cap - 1);
 	for (; m->e[i].used; i = (i + 1) & (m->cap - 1))
-		if (m->e[i].prof == (const void *)e->prof && m->e[i].dev == (const void *)e->dev &&
-		    same_kernel(&m->e[i].key, o))
+		if (m->e[i].prof == kp && m->e[i].dev == kd && same_kernel(&m->e[i].key, o))
 			return m->e[i].t;
 	int c;
 	double t = op_time_uncached(e, o, &c);
-	m->e[i] = (struct memo_ent){.prof = e->prof, .dev = e->dev, .key = *o, .t = t, .used = 1};
+	m->e[i] = (struct memo_ent){.prof = kp, .dev = kd, .key = *o, .t = t, .used = 1};
 	m->n++;
 	return t;
 }

@@ -117,13 +117,37 @@ int hs_simulate_doc(hs_ydoc *doc, const char *path, int symmetry, hs_profile_cac
 	return hs_simulate_doc_progress(doc, path, symmetry, cache, NULL, NULL, out, err);
 }
 
+static int simulate_doc(hs_ydoc *doc, const char *path, int symmetry, hs_profile_cache *cache, hs_progress_fn progress,
+			void *progress_ctx, int closed_form, hs_sim *out, hs_err *err);
+
 int hs_simulate_doc_progress(hs_ydoc *doc, const char *path, int symmetry, hs_profile_cache *cache,
 			     hs_progress_fn progress, void *progress_ctx, hs_sim *out, hs_err *err)
 {
+	return simulate_doc(doc, path, symmetry, cache, progress, progress_ctx, 0, out, err);
+}
+
+static int simulate_scn(hs_scenario *scn, const char *path, int symmetry, hs_profile_cache *cache,
+			hs_progress_fn progress, void *progress_ctx, int closed_form, hs_sim *out, hs_err *err);
+
+int hs_simulate_scenario(hs_scenario *s, const char *path, int symmetry, hs_profile_cache *cache, int closed_form,
+			 hs_sim *out, hs_err *err)
+{
+	return simulate_scn(s, path, symmetry, cache, NULL, NULL, closed_form, out, err);
+}
+
+static int simulate_doc(hs_ydoc *doc, const char *path, int symmetry, hs_profile_cache *cache, hs_progress_fn progress,
+			void *progress_ctx, int closed_form, hs_sim *out, hs_err *err)
+{
 	memset(out, 0, sizeof *out);
-	out->s = hs_scenario_from_doc(doc, path, err);
-	if (!out->s)
-		return -1;
+	hs_scenario *s = hs_scenario_from_doc(doc, path, err);
+	return s ? simulate_scn(s, path, symmetry, cache, progress, progress_ctx, closed_form, out, err) : -1;
+}
+
+static int simulate_scn(hs_scenario *scn, const char *path, int symmetry, hs_profile_cache *cache,
+			hs_progress_fn progress, void *progress_ctx, int closed_form, hs_sim *out, hs_err *err)
+{
+	memset(out, 0, sizeof *out);
+	out->s = scn;
 	const hs_scenario *s = out->s;
 	if (symmetry < 0 || hs_variability_active(&s->var))
 		symmetry = s->sim.symmetry; /* variability turns symmetry off in the scenario */
@@ -137,6 +161,7 @@ int hs_simulate_doc_progress(hs_ydoc *doc, const char *path, int symmetry, hs_pr
 	hs_simopts o = s->sim;
 	o.progress = progress;
 	o.progress_ctx = progress_ctx;
+	o.closed_form = closed_form;
 	if (estimate_horizon(s, &out->b, cache, &horizon_s, err) ||
 	    hs_exec_step(&s->wl, &o, &out->b, cache, horizon_s, &out->r, err) || sim_devices(out, cache, err)) {
 		hs_sim_free(out);

@@ -49,6 +49,12 @@ int hs_simulate_doc(hs_ydoc *doc, const char *path, int symmetry, hs_profile_cac
 /* The same with a progress hook for a flow-fidelity run (hs_simopts.progress; NULL: none). */
 int hs_simulate_doc_progress(hs_ydoc *doc, const char *path, int symmetry, hs_profile_cache *cache,
 			     hs_progress_fn progress, void *progress_ctx, hs_sim *out, hs_err *err);
+/* The same from a scenario already loaded (hs_scenario_from_doc), which the simulation takes over (freed with
+ * it, also on failure), with the step timed in closed form where its pattern allows (closed_form 1:
+ * hs_simopts.closed_form; the result's closed_form says which way it went). What sweeps take: they look at the
+ * resolved scenario before simulating it. */
+int hs_simulate_scenario(hs_scenario *s, const char *path, int symmetry, hs_profile_cache *cache, int closed_form,
+			 hs_sim *out, hs_err *err);
 void hs_sim_free(hs_sim *sim);
 
 #endif

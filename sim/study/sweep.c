@@ -11,19 +11,24 @@
 #include "sim/base/alloc.h"
 #include "sim/base/file.h"
 #include "sim/study/simulate.h"
+#include "sim/study/sweep_rules.h"
 #include "sim/base/version.h"
 #include "sim/study/cost.h"
 #include "sim/base/outfile.h"
 #include "sim/base/sizes.h"
 
-/* After the axes: status, the numbers, reason. Keep in step with format_ok() and docs/outputs.md. */
-const char *const hs_sweep_columns[] = {"status",	   "step_time_s",	 "mfu",
-					"hfu",		   "tokens_per_s",	 "memory_peak_gib",
-					"compute_s",	   "exposed_comm_s",	 "bubble_s",
-					"gpu_hours_per_step", "gpu_hours_per_mtok", "energy_kj_per_step",
-					"kwh_per_mtok",	   "cost_per_step",	 "cost_per_mtok",
-					"reason",	   "profile_source", NULL};
-enum { NUM_FIRST = 1, NUM_END = 15 }; /* numeric columns: [NUM_FIRST, NUM_END) */
+/* After the axes: status, the resolved layout, the numbers, reason, where the profiles came from, and which way
+ * the step was timed. Keep in step with hs_sweep_eval() and docs/outputs.md. */
+const char *const hs_sweep_columns[] = {"status",
+					/* the layout the point resolved to (dp: 0 in the scenario is what is left) */
+					"tp", "pp", "dp", "cp", "ep", "vstages", "zero", "micro_batch", "microbatches",
+					/* the figures (metrics) */
+					"step_time_s", "mfu", "hfu", "tokens_per_s", "memory_peak_gib", "compute_s",
+					"exposed_comm_s", "bubble_s", "gpu_hours_per_step", "gpu_hours_per_mtok",
+					"energy_kj_per_step", "kwh_per_mtok", "cost_per_step", "cost_per_mtok",
+					"reason", "profile_source", "path", NULL};
+/* numeric columns: [NUM_FIRST, NUM_END), of which the figures [MET_FIRST, NUM_END) can rank a sweep */
+enum { NUM_FIRST = 1, MET_FIRST = 10, NUM_END = 24 };
 
 int hs_sweep_column_numeric(int col)
 {
@@ -32,7 +37,7 @@ int hs_sweep_column_numeric(int col)
 
 int hs_sweep_metric_valid(const char *name)
 {
-	for (int i = NUM_FIRST; i < NUM_END; i++)
+	for (int i = MET_FIRST; i < NUM_END; i++)
 		if (strcmp(hs_sweep_columns[i], name) == 0)
 			return 1;
 	return 0;
@@ -202,8 +207,9 @@ int hs_sweep_load(const char *path, hs_sweep *sw, hs_err *err)
 		if (load_axis(axes->keys[i], axes->vals[i], ax, err))
 			goto out;
 		sw->npoints *= (size_t)ax->n;
-		if (sw->npoints > 100000000) {
-			hs_cfg_err(axes, err, "", "axes", "more than 1e8 points");
+		if (sw->npoints > HS_SWEEP_POINTS_CEILING) {
+			hs_cfg_err(axes, err, "", "axes", "more than %.0e points (the product of the axes' lengths)",
+				   (double)HS_SWEEP_POINTS_CEILING);
 			goto out;
 		}
 	}
@@ -216,8 +222,10 @@ int hs_sweep_load(const char *path, hs_sweep *sw, hs_err *err)
 	if (!sw->base_doc)
 		goto out;
 	uint64_t h = fnv(0xcbf29ce484222325ull, HS_VERSION, strlen(HS_VERSION));
+	h = fnv(h, HS_SWEEP_ROW_FORMAT, strlen(HS_SWEEP_ROW_FORMAT));
 	h = hash_file(hash_file(h, path), sw->base);
 	sw->hash = h;
+	sw->closed_form = 1;
 	rc = 0;
 out:
 	hs_yaml_free(d);
@@ -296,51 +304,86 @@ static void sb_num(struct sb *b, double v)
 static int divisibility(const char *msg)
 {
 	static const char *const pats[] = {"divis", "does not divide", "expected the product", "needs", "multiple",
-					   "more than hetsim", NULL};
+					   "more than hetsim", "virtual stages need", NULL};
 	for (int i = 0; pats[i]; i++)
 		if (strstr(msg, pats[i]))
 			return 1;
 	return 0;
 }
 
+void hs_sweep_set_closed_form(hs_sweep *sw, int on)
+{
+	if (sw->closed_form != on)
+		sw->hash = fnv(sw->hash, "event-run", 9);
+	sw->closed_form = on;
+}
+
+/* ",tp,pp,dp,cp,ep,vstages,zero,micro_batch,microbatches" of a resolved scenario */
+static void layout_cells(const hs_scenario *s, char *t, size_t n)
+{
+	snprintf(t, n, ",%d,%d,%d,%d,%d,%d,%d,%d,%d", s->par.tp, s->par.pp, s->par.dp, s->par.cp, s->par.ep,
+		 s->par.vstages, s->par.zero, s->train.micro_batch, s->par.micro_batches);
+}
+
+/* A row that did not run: status, the layout (NULL: the scenario did not resolve), empty figures, the reason. */
+static void row_not_run(const hs_sweep *sw, struct sb *b, const char *status, const char *layout, const char *msg)
+{
+	sb_put(b, status);
+	if (layout)
+		sb_put(b, layout);
+	else
+		for (int k = NUM_FIRST; k < MET_FIRST; k++)
+			sb_put(b, ",");
+	for (int k = MET_FIRST; k < NUM_END; k++)
+		sb_put(b, ",");
+	sb_put(b, ",");
+	/* the base path prefix says nothing a reader of the sweep needs */
+	const char *m = msg;
+	size_t bl = strlen(sw->base);
+	if (strncmp(m, sw->base, bl) == 0 && m[bl] == ':') {
+		m += bl + 1;
+		while ((*m >= '0' && *m <= '9') || *m == ':') /* line:col: */
+			m++;
+	}
+	while (*m == ' ')
+		m++;
+	sb_csv(b, m);
+	sb_put(b, ",,");
+}
+
 int hs_sweep_eval(const hs_sweep *sw, size_t i, hs_sweep_row *row, hs_profile_cache *cache, hs_err *err)
 {
 	int idx[HS_SWEEP_MAX_AXES];
 	hs_sweep_point(sw, i, idx);
-	struct hs_strlist sets = {0};
-	sets.n = sw->sets.n + sw->naxes;
-	sets.v = hs_xcalloc((size_t)sets.n + 1, sizeof *sets.v);
+	const char **sets = hs_xcalloc((size_t)(sw->sets.n + sw->naxes) + 1, sizeof *sets);
+	int nsets = 0;
 	char *own[HS_SWEEP_MAX_AXES];
 	struct sb b = {0};
 	sb_put(&b, "");
 	for (int k = 0; k < sw->sets.n; k++)
-		sets.v[k] = sw->sets.v[k];
+		sets[nsets++] = sw->sets.v[k];
 	for (int a = 0; a < sw->naxes; a++) {
 		const char *v = sw->axes[a].values[idx[a]];
 		size_t l = strlen(sw->axes[a].key) + strlen(v) + 2;
 		own[a] = hs_xmalloc(l);
 		snprintf(own[a], l, "%s=%s", sw->axes[a].key, v);
-		sets.v[sw->sets.n + a] = own[a];
+		sets[nsets++] = own[a];
 		sb_csv(&b, v);
 		sb_put(&b, ",");
 	}
-	hs_sim sim;
+	/* the base document was parsed once (hs_sweep_load); each point runs on a copy with the overrides */
 	hs_err e = {0};
-	int rc;
-	if (sw->base_doc) {
-		hs_ydoc *doc = hs_yaml_clone(sw->base_doc);
-		rc = hs_yaml_set_all(doc, sets.v, sets.n, &e);
-		if (rc)
-			hs_yaml_free(doc);
-		else
-			rc = hs_simulate_doc(doc, sw->base, -1, cache, &sim, &e);
-	} else {
-		rc = hs_simulate(sw->base, &sets, -1, cache, &sim, &e);
-	}
+	hs_ydoc *doc = hs_yaml_clone(sw->base_doc);
+	int rc = hs_yaml_set_all(doc, sets, nsets, &e);
 	for (int a = 0; a < sw->naxes; a++)
 		free(own[a]);
-	free(sets.v);
-	if (rc) {
+	free(sets);
+	hs_scenario *s = NULL;
+	if (rc)
+		hs_yaml_free(doc);
+	else
+		s = hs_scenario_from_doc(doc, sw->base, &e);
+	if (!s) {
 		if (e.code != HS_EINFEASIBLE && !divisibility(e.msg)) {
 			/* not a property of this point (an unknown key, a bad value, a missing profile): the sweep is wrong */
 			free(b.s);
@@ -348,23 +391,31 @@ int hs_sweep_eval(const hs_sweep *sw, size_t i, hs_sweep_row *row, hs_profile_ca
 			hs_err_prefix(err, "point %zu: ", i);
 			return -1;
 		}
-		const char *status = "infeasible";
-		sb_put(&b, status);
-		for (int k = NUM_FIRST; k < NUM_END; k++)
-			sb_put(&b, ",");
-		sb_put(&b, ",");
-		/* the base path prefix says nothing a reader of the sweep needs */
-		const char *m = e.msg;
-		size_t bl = strlen(sw->base);
-		if (strncmp(m, sw->base, bl) == 0 && m[bl] == ':') {
-			m += bl + 1;
-			while ((*m >= '0' && *m <= '9') || *m == ':') /* line:col: */
-				m++;
+		row_not_run(sw, &b, "infeasible", NULL, e.msg);
+		row->text = b.s;
+		row->ok = 0;
+		return 0;
+	}
+	/* the layout, kept for the row: the simulation owns s from the call on, also when it fails */
+	char layout[160];
+	layout_cells(s, layout, sizeof layout);
+	char why[512];
+	if (hs_sweep_rules_check(s, why, sizeof why)) {
+		row_not_run(sw, &b, "invalid", layout, why);
+		hs_scenario_free(s);
+		row->text = b.s;
+		row->ok = 0;
+		return 0;
+	}
+	hs_sim sim;
+	if (hs_simulate_scenario(s, sw->base, -1, cache, sw->closed_form, &sim, &e)) {
+		if (e.code != HS_EINFEASIBLE && !divisibility(e.msg)) {
+			free(b.s);
+			*err = e;
+			hs_err_prefix(err, "point %zu: ", i);
+			return -1;
 		}
-		while (*m == ' ')
-			m++;
-		sb_csv(&b, m);
-		sb_put(&b, ",");
+		row_not_run(sw, &b, "infeasible", layout, e.msg);
 		row->text = b.s;
 		row->ok = 0;
 		return 0;
@@ -376,6 +427,7 @@ int hs_sweep_eval(const hs_sweep *sw, size_t i, hs_sweep_row *row, hs_profile_ca
 		ex += c->exposed_s[k];
 	const hs_cost cost = sim.cost;
 	sb_put(&b, "ok");
+	sb_put(&b, layout);
 	sb_num(&b, r->step_time_s);
 	sb_num(&b, r->mfu);
 	sb_num(&b, r->hfu);
@@ -398,6 +450,8 @@ int hs_sweep_eval(const hs_sweep *sw, size_t i, hs_sweep_row *row, hs_profile_ca
 		sl += (size_t)snprintf(src + sl, sizeof src - sl, "%s%s: %s", k ? "; " : "", sim.dev[k].profile,
 				       sim.dev[k].source);
 	sb_csv(&b, src);
+	sb_put(&b, r->closed_form ? ",closed-form" : ",event");
+	row->closed = r->closed_form;
 	hs_sim_free(&sim);
 	row->text = b.s;
 	row->ok = 1;
@@ -441,6 +495,7 @@ static size_t read_one(const hs_sweep *sw, const char *path, hs_sweep_row *rows)
 			char *fld[64];
 			int nf = hs_csv_split(tab + 1, fld, 64);
 			rows[i].ok = nf > sw->naxes && strcmp(fld[sw->naxes], "ok") == 0;
+			rows[i].closed = rows[i].ok && strcmp(fld[nf - 1], "closed-form") == 0;
 			for (int k = 0; k < nf; k++)
 				free(fld[k]);
 			got++;

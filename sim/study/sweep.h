@@ -2,11 +2,15 @@
  * scenario key with a list of values or a range. Points are the cartesian product in a fixed order (the first
  * axis varies slowest), numbered from 0; a point's scenario is the base with `--set KEY=VALUE` for each axis.
  *
- * Evaluating a point (hs_sweep_eval) is pure: it calls hs_simulate and formats one CSV row, so threads and
- * MPI ranks run points independently. A point that cannot run is a row too: status `infeasible` with the
- * reason (exit status 3 cases, and input errors about divisibility such as tp x pp x dp != GPUs, which the
- * scenario loader reports as exit 2). Any other error (an unknown key, a bad value, a missing device profile) is
- * the sweep's, not the point's: hs_sweep_eval fails and the sweep stops with it.
+ * Points are not listed: point i is derived from its index (hs_sweep_point), so a sweep of many points costs
+ * only its rows. Evaluating a point (hs_sweep_eval) is pure: a copy of the base document parsed once, the
+ * overrides, the scenario, Megatron-LM's layout rules (sim/study/sweep_rules.h), hs_simulate_scenario (the
+ * step in closed form where its pattern allows, sim/exec/closed_step.c), one CSV row with the resolved layout
+ * and the path the step took; so threads and MPI ranks run points independently. A point that cannot run is a
+ * row too: status `infeasible` with the reason (exit status 3 cases, and input errors about divisibility such
+ * as tp x pp x dp != GPUs, which the scenario loader reports as exit 2), or `invalid` (a layout Megatron-LM
+ * refuses). Any other error (an unknown key, a bad value, a missing device profile) is the sweep's, not the
+ * point's: hs_sweep_eval fails and the sweep stops with it.
  *
  * Rows are kept in a journal as they finish (one line per point, flushed), so an interrupted sweep resumes
  * where it stopped; the final CSV is written from the journals in point order, so it is byte-identical however
@@ -24,6 +28,14 @@
 #include "sim/base/strlist.h"
 
 #define HS_SWEEP_MAX_AXES 16
+/* The most points a sweep file may describe at all (the product of its axes), so that counting them cannot
+ * overflow; `hetsim sweep` runs at most HS_SWEEP_MAX_POINTS of them unless --max-points raises it. */
+#define HS_SWEEP_POINTS_CEILING 1000000000000ull
+/* Points `hetsim sweep` runs without --max-points: each keeps its row (about 300 bytes) until the CSV is
+ * ranked and written, so a million is a few hundred MiB, and at the closed form's rate (docs/outputs.md) minutes. */
+#define HS_SWEEP_MAX_POINTS 1000000ull
+/* The rows' format, part of the journal's hash: journals with other columns are not reused. */
+#define HS_SWEEP_ROW_FORMAT "rows 2: layout columns, path"
 
 typedef struct hs_sweep_axis {
 	char key[128];
@@ -44,7 +56,11 @@ typedef struct hs_sweep {
 	int maximise;
 	char output[1024];     /* CSV path (sweep's `output:`, else <sweep>.csv in the current folder) */
 	uint64_t hash;         /* of the sweep and base files and the settings: journals of another sweep are not reused */
+	int closed_form;       /* time steps in closed form where the pattern allows (1, the default), else by events */
 } hs_sweep;
+
+/* Time every point by the event run (on 0) or in closed form where it can (1); part of the journal's hash. */
+void hs_sweep_set_closed_form(hs_sweep *sw, int on);
 
 /* Columns after the axes, in CSV order. The numeric ones can be metrics. */
 extern const char *const hs_sweep_columns[];
@@ -62,10 +78,12 @@ typedef struct hs_sweep_row {
 	char *text;   /* malloc'd; NULL while not done */
 	double metric;
 	int ok;
+	int closed;   /* ok and timed in closed form (for counts; the row's path column says it too) */
 } hs_sweep_row;
 
 /* Run point i. Returns -1 for errors that make the whole sweep wrong; a point that cannot run is a row with its
- * reason. */
+ * reason: status `infeasible` (it does not divide, or does not fit) or `invalid` (a layout Megatron-LM refuses:
+ * sim/study/sweep_rules.h). */
 int hs_sweep_eval(const hs_sweep *sw, size_t i, hs_sweep_row *row, hs_profile_cache *cache, hs_err *err);
 
 /* Journals: "<output>.part-<R>". */

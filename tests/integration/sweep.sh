@@ -30,6 +30,43 @@ timeout -s KILL 0.15 "$H" sweep -q "$S" -o "$T/kill.csv" -j 1 > /dev/null 2>&1
 "$H" sweep -q "$S" -o "$T/kill.csv" > /dev/null 2>&1 || no "resume after SIGKILL"
 cmp -s "$T/full.csv" "$T/kill.csv" || no "resumed (SIGKILL) CSV differs"
 
+# the layout and path columns: dp as resolved (dp: 0 in the sweep), every ok row timed in closed form (the base is
+# analytical and symmetric), and the event run gives the same rows but for the path
+head -1 "$T/full.csv" | grep -q ',status,tp,pp,dp,cp,ep,vstages,zero,micro_batch,microbatches,step_time_s,' ||
+	no "layout columns missing: $(head -1 "$T/full.csv")"
+head -1 "$T/full.csv" | grep -q ',profile_source,path$' || no "path column missing"
+okrows=$(grep -c ',ok,' "$T/full.csv")
+[ "$okrows" -gt 0 ] && [ "$(grep ',ok,' "$T/full.csv" | grep -c ',closed-form$')" -eq "$okrows" ] ||
+	no "not every ok row took the closed form"
+# tp x pp x dp = 8 GPUs per node: the resolved dp of point 1 (tp 1, pp 1, 2 nodes) is 16
+awk -F, 'NR == 3 && $11 != 16 { exit 1 }' "$T/full.csv" || no "resolved dp of point 1: $(sed -n 3p "$T/full.csv")"
+"$H" sweep -q --event "$S" -o "$T/ev.csv" > /dev/null || no "--event sweep failed"
+[ "$(grep ',ok,' "$T/ev.csv" | grep -c ',event$')" -eq "$okrows" ] || no "--event rows are not all event"
+sed 's/,[a-z-]*$//' "$T/full.csv" > "$T/a" && sed 's/,[a-z-]*$//' "$T/ev.csv" > "$T/b"
+cmp -s "$T/a" "$T/b" || no "closed form and event run rows differ: $(diff "$T/a" "$T/b" | head -3)"
+
+# Megatron's rule: interleaving without a pipeline is invalid, not run
+printf 'base: %s/scenarios/default.yaml
+set: [parallelism.dp=0, parallelism.schedule=interleaved, parallelism.virtual_stages=2]
+axes: {parallelism.pp: [1, 2]}
+' "$PWD" > "$T/inv.yaml"
+"$H" sweep -q "$T/inv.yaml" -o "$T/inv.csv" > "$T/inv.out" || no "invalid sweep exited $?"
+grep -q '^0,,1,invalid,2,1,8,1,1,2,0,1,8,.*megatron: virtual pipeline stages (2) need pp > 1' "$T/inv.csv" ||
+	no "pp 1 with virtual stages not invalid: $(sed -n 2p "$T/inv.csv")"
+grep -q '^1,1,2,ok,' "$T/inv.csv" || no "pp 2 interleaved did not run: $(sed -n 3p "$T/inv.csv")"
+grep -q '1 ok, 0 infeasible, 1 invalid' "$T/inv.out" || no "summary: $(sed -n 2p "$T/inv.out")"
+
+# the bound on points: exit 2 naming the limit and the option
+out=$("$H" sweep -q "$S" -o "$T/max.csv" --max-points 100 2>&1); rc=$?
+[ $rc -eq 2 ] || no "--max-points 100 on 360 points exited $rc, expected 2"
+echo "$out" | grep -q "360 points.*limit of 100; --max-points 360" || no "--max-points message: $out"
+"$H" sweep -q "$S" -o "$T/max.csv" --max-points 360 > /dev/null || no "--max-points 360 refused 360 points"
+"$H" sweep -q "$S" -o "$T/max.csv" --max-points 0 > /dev/null 2>&1; [ $? -eq 2 ] || no "--max-points 0 accepted"
+
+# progress without a terminal: lines, never a bar redrawn with carriage returns
+"$H" sweep "$S" -o "$T/prog.csv" --fresh > /dev/null 2> "$T/prog.err" || no "sweep with progress failed"
+tr -d '\n' < "$T/prog.err" | grep -q "$(printf '\r')" && no "a progress bar went to a non-terminal"
+
 # bad sweeps
 printf 'base: %s/scenarios/default.yaml\naxes: {parallelism.tpp: [1, 2]}\n' "$PWD" > "$T/bad.yaml"
 out=$("$H" sweep -q "$T/bad.yaml" -o "$T/bad.csv" 2>&1); rc=$?
