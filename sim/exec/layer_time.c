@@ -66,7 +66,7 @@ static double op_time_uncached(const hs_op_env *e, const hs_op *o, int *is_comm)
 
 double hs_op_time(const hs_op_env *e, const hs_op *o, int *is_comm)
 {
-	if (!e->memo || o->kind == HS_OP_COMM)
+	if (!e->memo || o->kind == HS_OP_COMM || o->kind == HS_OP_TIMED)
 		return op_time_uncached(e, o, is_comm);
 	*is_comm = 0;
 	hs_op_memo *m = e->memo;
@@ -111,7 +111,8 @@ static double kernel_time(const hs_op_env *e, const hs_op *o, int *is_comm);
 static double op_time_uncached(const hs_op_env *e, const hs_op *o, int *is_comm)
 {
 	double t = kernel_time(e, o, is_comm);
-	return *is_comm || t <= 0 ? t : t + hs_profile_kernel_gap(e->prof);
+	/* a measured duration already holds whatever gap the trace saw */
+	return *is_comm || t <= 0 || o->kind == HS_OP_TIMED ? t : t + hs_profile_kernel_gap(e->prof);
 }
 
 static double kernel_time(const hs_op_env *e, const hs_op *o, int *is_comm)
@@ -136,6 +137,8 @@ static double kernel_time(const hs_op_env *e, const hs_op *o, int *is_comm)
 		return hs_profile_mem_time(e->prof, e->dev, o->bytes);
 	case HS_OP_OPTIMIZER: /* a multi-tensor streaming update: copy speed */
 		return hs_profile_mem_time(e->prof, e->dev, o->bytes);
+	case HS_OP_TIMED:
+		return o->dur_s;
 	case HS_OP_COMM:
 		*is_comm = 1;
 		if (e->grp_n[o->group] <= 1)
