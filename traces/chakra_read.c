@@ -816,7 +816,8 @@ static int emit_rank(struct ctx *c, int rank, struct rank *rk, int64_t *scratch)
 		for (uint32_t k = 0; k < nd->dep_count; k++) {
 			uint32_t d = (uint32_t)rk->deps[nd->dep_first + k];
 			hs_xgrow(&tmp, &captmp, nt + done_n[d], sizeof *tmp);
-			memcpy(tmp + nt, done + done_first[d], done_n[d] * sizeof *tmp);
+			if (done_n[d])
+				memcpy(tmp + nt, done + done_first[d], done_n[d] * sizeof *tmp);
 			nt += done_n[d];
 		}
 		if (nt > 1) {
@@ -921,14 +922,16 @@ static int emit_rank(struct ctx *c, int rank, struct rank *rk, int64_t *scratch)
 			hs_xgrow(&g->tasks, &g->captasks, g->ntasks + 1, sizeof *g->tasks);
 			hs_xgrow(&g->deps, &g->capdeps, g->ndeps + nt, sizeof *g->deps);
 			t.dep_first = (uint32_t)g->ndeps, t.dep_count = (uint32_t)nt;
-			memcpy(g->deps + g->ndeps, tmp, nt * sizeof *tmp);
+			if (nt) /* (memcpy of nothing from a NULL tmp is undefined) */
+				memcpy(g->deps + g->ndeps, tmp, nt * sizeof *tmp);
 			g->ndeps += nt;
 			hs_xgrow(&done, &capdone, ndone + 1, sizeof *done);
 			done[ndone++] = (uint32_t)g->ntasks;
 			g->tasks[g->ntasks++] = t;
 		} else {
 			hs_xgrow(&done, &capdone, ndone + nt, sizeof *done);
-			memcpy(done + ndone, tmp, nt * sizeof *tmp);
+			if (nt)
+				memcpy(done + ndone, tmp, nt * sizeof *tmp);
 			ndone += nt;
 		}
 		done_n[i] = (uint32_t)(ndone - done_first[i]);
@@ -1058,7 +1061,8 @@ static int finish(struct ctx *c)
 	for (size_t gi = 0; gi < c->ngroups; gi++)
 		g->xg_first[gi] = c->groups[gi].first;
 	g->xg_first[c->ngroups] = (uint32_t)c->ngranks;
-	memcpy(g->xg_ranks, c->granks, c->ngranks * sizeof *g->xg_ranks);
+	if (c->ngranks)
+		memcpy(g->xg_ranks, c->granks, c->ngranks * sizeof *g->xg_ranks);
 	g->nreps = c->nranks;
 	g->reps = hs_xcalloc((size_t)c->nranks, sizeof *g->reps);
 	for (int r = 0; r < c->nranks; r++)
