@@ -14,6 +14,8 @@ void hs_graph_free(hs_graph *g)
 	free(g->deps);
 	free(g->ops);
 	free(g->reps);
+	free(g->xg_first);
+	free(g->xg_ranks);
 	memset(g, 0, sizeof *g);
 }
 

@@ -45,6 +45,8 @@ typedef struct hs_task {
 	double bytes;   /* HS_T_COLL, HS_T_SEND */
 	int32_t rendezvous; /* HS_T_COLL: id shared by the member tasks of one collective across reps; -1 none */
 	uint32_t dep_first, dep_count;
+	uint32_t xgroup; /* HS_T_COLL: 1 + an index into the graph's explicit groups (a traced workload's process
+			  * groups, traces/chakra_read.c); 0: the rep's parallelism group `group` */
 } hs_task;
 
 typedef struct hs_rep {
@@ -63,6 +65,11 @@ typedef struct hs_graph {
 	hs_rep *reps;
 	int nreps;
 	int nrendezvous;
+	/* Explicit groups (none in a built-in workload's graph): group i holds the global devices
+	 * xg_ranks[xg_first[i] .. xg_first[i+1]), ascending. */
+	uint32_t *xg_first; /* [nxg + 1] */
+	int *xg_ranks;
+	uint32_t nxg;
 } hs_graph;
 
 void hs_graph_free(hs_graph *g);

@@ -20,6 +20,8 @@ enum hs_op_kind {
 	HS_OP_MEM,       /* memory-bound: norm, activation, dropout, residual add, rotary, softmax, embedding */
 	HS_OP_COMM,      /* collective inside the layer */
 	HS_OP_OPTIMIZER, /* memory-bound optimizer update over `bytes` */
+	HS_OP_TIMED,     /* a kernel of given duration `dur_s` (a traced workload's measured compute node,
+			  * traces/chakra_read.c): no model prices it and no in-stream gap is added */
 };
 
 /* What kind of memory-bound kernel a MEM op is. Its time is its bytes over the profile's copy curve slowed by
@@ -75,6 +77,7 @@ typedef struct hs_op {
 	enum hs_coll_op coll;
 	enum hs_group group;
 	int recompute;     /* this op re-runs forward work (counts for HFU, not MFU) */
+	double dur_s;      /* TIMED: seconds, as the trace gave them */
 	int overlap;       /* COMM: runs concurrently with the next op of the list (ring attention's KV block
 			    * transfer beside the block's attention): only what exceeds that op's time is exposed */
 } hs_op;

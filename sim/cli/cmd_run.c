@@ -1,6 +1,7 @@
 /* hetsim run: simulate one training step of each scenario (or run a fabric experiment) and print a summary. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -10,13 +11,14 @@
 #include "sim/exec/exec.h"
 #include "sim/fabric/fabric_run.h"
 #include "sim/study/simulate.h"
+#include "traces/chakra.h"
 #include "traces/hdf5_out.h"
 #include "traces/summary.h"
 #include "traces/trace_chrome.h"
 
 static int json, detail, no_symmetry, hdf5_tasks, timing;
 static struct hs_strlist sets;
-static const char *trace_path, *trace_ranks, *trace_limit, *hdf5_path;
+static const char *trace_path, *trace_ranks, *trace_limit, *hdf5_path, *workload;
 
 static const hs_opt opts[] = {
 	{HS_OPT_FLAG, "json", 0, &json, NULL, "print one JSON object per scenario instead of text"},
@@ -30,6 +32,9 @@ static const hs_opt opts[] = {
 	{HS_OPT_STRING, "trace-limit", 0, &trace_limit, "N", "at most N slices; more ranks are sampled out (2000000)"},
 	{HS_OPT_STRING, "hdf5", 0, &hdf5_path, "FILE.h5", "write the result as HDF5 (docs/outputs.md)"},
 	{HS_OPT_FLAG, "hdf5-tasks", 0, &hdf5_tasks, NULL, "with --hdf5: add the per-task timeline (/tasks)"},
+	{HS_OPT_STRING, "workload", 0, &workload, "chakra:PREFIX",
+	 "simulate the Chakra ET files PREFIX.<rank>.et on the scenario's cluster instead of its model "
+	 "(docs/chakra.md)"},
 	{HS_OPT_FLAG, "timing", 0, &timing, NULL,
 	 "print the wall-clock time of each scenario on stderr (stdout stays byte-identical across runs)"},
 	{.type = HS_OPT_END},
@@ -91,7 +96,19 @@ static int run_training(hs_ydoc *doc, const char *path, int index, hs_err *err)
 	/* HETSIM_NO_PROGRESS: off, for output compared byte for byte (tests/golden/run.sh) */
 	const char *np = getenv("HETSIM_NO_PROGRESS");
 	int want = !(np && *np && *np != '0');
-	if (hs_simulate_doc_progress(doc, path, no_symmetry ? 0 : -1, NULL, want ? show_progress : NULL, &pg, &sim, err))
+	if (workload) {
+		hs_chakra_info info;
+		if (hs_chakra_simulate(doc, path, workload + strlen("chakra:"), &sim, &info, err))
+			return -1;
+		if (info.unpriced)
+			fprintf(stderr, "hetsim run: %s: %zu compute nodes have no duration and no shapes the op-time "
+					"model prices: they take 0 s\n",
+				workload, info.unpriced);
+		if (timing)
+			fprintf(stderr, "hetsim run: %s: %d ranks, %zu nodes, %zu bytes read\n", workload, info.ranks,
+				info.nodes, info.bytes);
+	} else if (hs_simulate_doc_progress(doc, path, no_symmetry ? 0 : -1, NULL, want ? show_progress : NULL, &pg,
+					    &sim, err))
 		return -1;
 	int rc = 0;
 	if (trace_path) {
@@ -148,7 +165,7 @@ int cmd_run(int argc, char **argv)
 {
 	const char *pos[256];
 	json = detail = no_symmetry = hdf5_tasks = timing = 0;
-	trace_path = trace_ranks = trace_limit = hdf5_path = NULL;
+	trace_path = trace_ranks = trace_limit = hdf5_path = workload = NULL;
 	int n = hs_opt_parse(&hs_usage_run, argc, argv, pos, 256);
 	if (n == -2)
 		return 0;
@@ -170,6 +187,11 @@ int cmd_run(int argc, char **argv)
 	}
 	if (hdf5_tasks && !hdf5_path) {
 		fprintf(stderr, "hetsim run: --hdf5-tasks adds to the HDF5 file: add --hdf5 FILE.h5\n");
+		return HS_EINPUT;
+	}
+	if (workload && (strncmp(workload, "chakra:", 7) != 0 || !workload[7])) {
+		fprintf(stderr, "hetsim run: --workload '%s': expected chakra:PREFIX (the files PREFIX.0.et, ...)\n",
+			workload);
 		return HS_EINPUT;
 	}
 	if (trace_limit) {

@@ -162,6 +162,16 @@ static void start_net(struct ex *x, uint32_t ti, const uint32_t *tasks, int ntas
 				int src = hs_build_rank(p, tt, c, rp->dp_index, rp->stage);
 				int dst = hs_build_rank(p, tt, c, q->dp_index, q->stage);
 				rc = hs_net_send(x->net, src, dst, t->bytes, lane_done, x, id, &e);
+			} else if (t->xgroup) {
+				/* an explicit group (a traced workload's process group) is one lane of its own devices */
+				const hs_graph *g = x->g;
+				uint32_t gi = t->xgroup - 1;
+				const int *xr = g->xg_ranks + g->xg_first[gi];
+				int n = (int)(g->xg_first[gi + 1] - g->xg_first[gi]);
+				hs_exec_group_channels(x, xr, n);
+				rc = hs_net_collective(x->net, (enum hs_coll_op)t->coll,
+						       (enum hs_coll_algo)x->s->coll_algo, xr, n, t->bytes, lane_done, x,
+						       id, &e);
 			} else {
 				for (int d = 0; d < p->dp; d++)
 					ranks[d] = hs_build_rank(p, tt, c, d, rp->stage);

@@ -70,9 +70,10 @@ double hs_op_time(const hs_op_env *e, const hs_op *o, int *is_comm)
 	/* A collective inside a layer is memoised by its group's summary (the same group object for every layer
 	 * of a rep, so a layer's TP all-reduces are timed once per size, not once per layer: the NCCL tuner's
 	 * choice was an eighth of a sweep point) and the device slot holds the cluster; kernels by profile and
-	 * device. Groups of one rank, and groups not summarised, are timed per call. */
+	 * device. Groups of one rank, and groups not summarised, are timed per call, as are traced fixed
+	 * durations (HS_OP_TIMED: nothing to look up). */
 	int comm = o->kind == HS_OP_COMM;
-	if (!e->memo || (comm && (e->grp_n[o->group] <= 1 || !e->cgrp[o->group])))
+	if (!e->memo || o->kind == HS_OP_TIMED || (comm && (e->grp_n[o->group] <= 1 || !e->cgrp[o->group])))
 		return op_time_uncached(e, o, is_comm);
 	*is_comm = comm;
 	const void *kp = comm ? (const void *)e->cgrp[o->group] : (const void *)e->prof;
@@ -118,7 +119,8 @@ static double kernel_time(const hs_op_env *e, const hs_op *o, int *is_comm);
 static double op_time_uncached(const hs_op_env *e, const hs_op *o, int *is_comm)
 {
 	double t = kernel_time(e, o, is_comm);
-	return *is_comm || t <= 0 ? t : t + hs_profile_kernel_gap(e->prof);
+	/* a measured duration already holds whatever gap the trace saw */
+	return *is_comm || t <= 0 || o->kind == HS_OP_TIMED ? t : t + hs_profile_kernel_gap(e->prof);
 }
 
 static double kernel_time(const hs_op_env *e, const hs_op *o, int *is_comm)
@@ -143,6 +145,8 @@ static double kernel_time(const hs_op_env *e, const hs_op *o, int *is_comm)
 		return hs_profile_mem_time(e->prof, e->dev, o->bytes);
 	case HS_OP_OPTIMIZER: /* a multi-tensor streaming update: copy speed */
 		return hs_profile_mem_time(e->prof, e->dev, o->bytes);
+	case HS_OP_TIMED:
+		return o->dur_s;
 	case HS_OP_COMM:
 		*is_comm = 1;
 		if (e->grp_n[o->group] <= 1)

@@ -111,6 +111,31 @@ static int sim_devices(hs_sim *out, hs_profile_cache *cache, hs_err *err)
 	return rc;
 }
 
+/* The step of a planned scenario (out->s, out->b), its devices and cost; closed_form as hs_simopts. */
+static int run_planned(hs_sim *out, hs_profile_cache *cache, hs_progress_fn progress, void *progress_ctx,
+		       int closed_form, hs_err *err)
+{
+	const hs_scenario *s = out->s;
+	double horizon_s;
+	hs_simopts o = s->sim;
+	o.progress = progress;
+	o.progress_ctx = progress_ctx;
+	o.closed_form = closed_form;
+	if (estimate_horizon(s, &out->b, cache, &horizon_s, err) ||
+	    hs_exec_step(&s->wl, &o, &out->b, cache, horizon_s, &out->r, err) || sim_devices(out, cache, err)) {
+		hs_sim_free(out);
+		return -1;
+	}
+	hs_cost_compute(s, &out->b, &out->r, &out->cost);
+	return 0;
+}
+
+int hs_simulate_planned(hs_sim *out, hs_profile_cache *cache, hs_progress_fn progress, void *progress_ctx,
+			hs_err *err)
+{
+	return run_planned(out, cache, progress, progress_ctx, 0, err);
+}
+
 int hs_simulate_doc(hs_ydoc *doc, const char *path, int symmetry, hs_profile_cache *cache, hs_sim *out,
 		    hs_err *err)
 {
@@ -157,17 +182,8 @@ static int simulate_scn(hs_scenario *scn, const char *path, int symmetry, hs_pro
 		out->s = NULL;
 		return -1;
 	}
-	double horizon_s;
-	hs_simopts o = s->sim;
-	o.progress = progress;
-	o.progress_ctx = progress_ctx;
-	o.closed_form = closed_form;
-	if (estimate_horizon(s, &out->b, cache, &horizon_s, err) ||
-	    hs_exec_step(&s->wl, &o, &out->b, cache, horizon_s, &out->r, err) || sim_devices(out, cache, err)) {
-		hs_sim_free(out);
+	if (run_planned(out, cache, progress, progress_ctx, closed_form, err))
 		return -1;
-	}
-	hs_cost_compute(s, &out->b, &out->r, &out->cost);
 	if (s->diloco.enabled)
 		hs_diloco_outer(s, &out->b, &out->r, &out->diloco);
 	if (s->res.enabled && resilience(out, err)) {

@@ -55,6 +55,10 @@ int hs_simulate_doc_progress(hs_ydoc *doc, const char *path, int symmetry, hs_pr
  * resolved scenario before simulating it. */
 int hs_simulate_scenario(hs_scenario *s, const char *path, int symmetry, hs_profile_cache *cache, int closed_form,
 			 hs_sim *out, hs_err *err);
+/* Run a step already planned: out->s loaded and out->b built (a traced workload's graph, traces/chakra.h),
+ * then the devices and the cost; no DiLoCo, no resilience. Frees *out on failure. */
+int hs_simulate_planned(hs_sim *out, hs_profile_cache *cache, hs_progress_fn progress, void *progress_ctx,
+			hs_err *err);
 void hs_sim_free(hs_sim *sim);
 
 #endif
