@@ -358,6 +358,7 @@ static int read_pattern(const hs_ynode *n, const char *path, hs_model *m, hs_err
 	if (hs_mixer_check(m, err)) {
 		char msg[sizeof err->msg];
 		snprintf(msg, sizeof msg, "%s", err->msg);
+		hs_err_clear(err); /* the same error, now with its position */
 		return hs_cfg_err(p ? p : n, err, path, "layer_pattern", "%s", msg);
 	}
 	return 0;
