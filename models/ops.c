@@ -510,6 +510,7 @@ static void moe(struct walk *w)
 	gemm(w, G("router"), tok, E, h, 1, 0, GK_PLAIN, 0);
 	mem(w, M("router_topk"), HS_MF_SOFTMAX, 2 * tok * E * 4, 2 * tok * E * 4, 10 * tok * E, 0, 0);
 	mem(w, M("permute"), HS_MF_COPY, (1 + k) * tok * h * w->adt, (1 + k) * tok * h * w->adt, 0, 0, 0);
+	size_t routed = w->tmp.n;
 	if (ep > 1)
 		comm2(w, (const char *const[2]){"ep_dispatch", "ep_dispatch_bwd"}, HS_COLL_ALL_TO_ALL,
 		      HS_COLL_ALL_TO_ALL, HS_GROUP_EP, tok * k * h * w->adt * load, 0);
@@ -518,6 +519,8 @@ static void moe(struct walk *w)
 	if (ep > 1)
 		comm2(w, (const char *const[2]){"ep_combine", "ep_combine_bwd"}, HS_COLL_ALL_TO_ALL,
 		      HS_COLL_ALL_TO_ALL, HS_GROUP_EP, tok * k * h * w->adt * load, 0);
+	for (size_t i = routed; i < w->tmp.n; i++)
+		w->tmp.ops[i].routed = 1;
 	mem(w, M("unpermute"), HS_MF_ADD, (1 + k) * tok * h * w->adt, (1 + k) * tok * h * w->adt, 2 * k * tok * h,
 	    0, 0);
 	if (m->shared_experts)
