@@ -191,6 +191,12 @@ static int load_routing(hs_scenario *s, const hs_ynode *p, hs_err *err)
 	return 0;
 }
 
+int hs_scenario_routing_splits(const hs_scenario *s)
+{
+	/* with ep = dp x cp every replica of a stage is in the one EP group, which draws one routing */
+	return s->par.routing.skew > 0 && s->par.ep < s->par.dp * s->par.cp;
+}
+
 /* A list of `n` positive integers, or the scalar `auto`. *vals is NULL for auto (and *is_auto set) or when
  * the key is absent. */
 static int int_list_or_auto(const hs_ynode *p, const char *key, int n, const char *what, int **vals, int *is_auto,
@@ -788,8 +794,8 @@ hs_scenario *hs_scenario_from_doc(hs_ydoc *doc, const char *path, hs_err *err)
 	    hs_resilience_from_yaml(hs_yaml_get(root, "resilience"), &s->res, err) ||
 	    load_cost(s, root, err))
 		goto fail;
-	if (hs_variability_active(&s->var) || s->par.routing.skew > 0)
-		s->sim.symmetry = 0; /* replicas differ (speeds, or each EP group's routing): simulate each */
+	if (hs_variability_active(&s->var) || hs_scenario_routing_splits(s))
+		s->sim.symmetry = 0; /* replicas differ (speeds, or their EP groups' routing): simulate each */
 	s->wl.cluster = s->cluster;
 	s->wl.model = &s->model;
 	s->wl.train = &s->train;

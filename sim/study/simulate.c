@@ -111,7 +111,7 @@ int hs_simulate_doc_progress(hs_ydoc *doc, const char *path, int symmetry, hs_pr
 	if (!out->s)
 		return -1;
 	const hs_scenario *s = out->s;
-	if (symmetry < 0 || hs_variability_active(&s->var) || s->par.routing.skew > 0)
+	if (symmetry < 0 || hs_variability_active(&s->var) || hs_scenario_routing_splits(s))
 		symmetry = s->sim.symmetry; /* variability turns symmetry off in the scenario */
 	if (hs_plan_step(&s->wl, symmetry, &out->b, err)) {
 		hs_err_prefix(err, "%s: ", path);

@@ -2,6 +2,7 @@
  * uniform result exactly; the same seed gives identical steps and another seed other steps; a skew makes the
  * steps differ from each other and the mean slower than uniform; bad input exits with the key. */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,16 +18,18 @@ static const char *base =
 	"model: {layers: 4, hidden: 1024, heads: 8, ffn: 2048, vocab: 4096, seq_len: 1024, gated_mlp: true,\n"
 	"        experts: 16, top_k: 2}\n"
 	"training: {global_batch: 32, micro_batch: 1}\n"
-	"parallelism: {tp: 1, pp: 2, ep: 4%s}\n"
+	"parallelism: {tp: 1, pp: 2%s}\n"
 	"simulation: {collective_algorithm: ring, seed: %d}\n"
 	"variability: {steps: 8}\n";
+
+static int symmetry = -1;
 
 static int sim(const char *par, int seed, hs_sim *s, hs_err *err)
 {
 	char text[2048], path[64];
 	snprintf(text, sizeof text, base, par, seed);
 	hs_test_write_tmp(path, sizeof path, "routing", text);
-	int rc = hs_simulate(path, NULL, -1, NULL, s, err);
+	int rc = hs_simulate(path, NULL, symmetry, NULL, s, err);
 	unlink(path);
 	return rc;
 }
@@ -36,6 +39,7 @@ static void run(const char *par, int seed, double *steps, double *mean)
 	hs_sim s;
 	hs_err err = {0};
 	ck_assert_msg(sim(par, seed, &s, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(s.b.graph.nreps, symmetry == 0 || strstr(par, "ep: 2") ? 8 : 2);
 	ck_assert_int_eq(s.r.steps, 8);
 	memcpy(steps, s.r.step_times, 8 * sizeof *steps);
 	*mean = s.r.step_time_s;
@@ -45,12 +49,12 @@ static void run(const char *par, int seed, double *steps, double *mean)
 START_TEST(skew_zero_is_uniform_and_seeds_repeat)
 {
 	double u[8], z[8], a[8], b[8], c[8], mu, mz, ma, mb, mc;
-	run("", 1, u, &mu);
-	run(", expert_routing: {skew: 0}", 1, z, &mz);
+	run(", ep: 4", 1, u, &mu);
+	run(", ep: 4, expert_routing: {skew: 0}", 1, z, &mz);
 	ck_assert(memcmp(u, z, sizeof u) == 0 && mu == mz);
-	run(", expert_routing: {skew: 0.5}", 1, a, &ma);
-	run(", expert_routing: {skew: 0.5}", 1, b, &mb);
-	run(", expert_routing: {skew: 0.5}", 2, c, &mc);
+	run(", ep: 4, expert_routing: {skew: 0.5}", 1, a, &ma);
+	run(", ep: 4, expert_routing: {skew: 0.5}", 1, b, &mb);
+	run(", ep: 4, expert_routing: {skew: 0.5}", 2, c, &mc);
 	ck_assert(memcmp(a, b, sizeof a) == 0 && ma == mb);
 	ck_assert(memcmp(a, c, sizeof a) != 0);
 	int differ = 0;
@@ -61,8 +65,26 @@ START_TEST(skew_zero_is_uniform_and_seeds_repeat)
 	ck_assert(differ > 0);
 	ck_assert(ma > mu);
 	/* the expected counts (no multinomial noise) are also above uniform */
-	run(", expert_routing: {skew: 0.5, sampling: expected}", 1, c, &mc);
+	run(", ep: 4, expert_routing: {skew: 0.5, sampling: expected}", 1, c, &mc);
 	ck_assert(mc > mu);
+}
+END_TEST
+
+/* ep = dp: one EP group per stage, one draw for all its replicas: the symmetric run (a rep per stage) and
+ * the full one (a rep per replica) give the same steps, to rounding of the events' order */
+START_TEST(symmetry_on_and_off_agree)
+{
+	double a[8], b[8], ma, mb;
+	run(", ep: 4, expert_routing: {skew: 0.5}", 3, a, &ma);
+	symmetry = 0;
+	run(", ep: 4, expert_routing: {skew: 0.5}", 3, b, &mb);
+	symmetry = -1;
+	for (int i = 0; i < 8; i++)
+		ck_assert_msg(fabs(a[i] - b[i]) <= 1e-9 * a[i], "step %d: %.12g vs %.12g", i, a[i], b[i]);
+	/* ep 2 < dp 4: two EP groups per stage draw apart; symmetry goes off by itself, and the slower group
+	 * waits for the other at the gradient all-reduce */
+	run(", ep: 2, expert_routing: {skew: 0.5}", 3, a, &ma);
+	ck_assert(ma > 0);
 }
 END_TEST
 
@@ -70,13 +92,13 @@ START_TEST(bad_routing)
 {
 	hs_sim s;
 	hs_err err = {0};
-	ck_assert(sim(", expert_routing: {skew: -1}", 1, &s, &err) != 0);
+	ck_assert(sim(", ep: 4, expert_routing: {skew: -1}", 1, &s, &err) != 0);
 	ck_assert_msg(strstr(err.msg, "parallelism.expert_routing.skew") != NULL, "%s", err.msg);
 	hs_err_clear(&err);
-	ck_assert(sim(", expert_routing: {skew: 1, sampling: poisson}", 1, &s, &err) != 0);
+	ck_assert(sim(", ep: 4, expert_routing: {skew: 1, sampling: poisson}", 1, &s, &err) != 0);
 	ck_assert_msg(strstr(err.msg, "parallelism.expert_routing.sampling") != NULL, "%s", err.msg);
 	hs_err_clear(&err);
-	ck_assert(sim(", expert_routing: {skew: 1}, expert_imbalance: {zipf: 1}", 1, &s, &err) != 0);
+	ck_assert(sim(", ep: 4, expert_routing: {skew: 1}, expert_imbalance: {zipf: 1}", 1, &s, &err) != 0);
 	ck_assert_msg(strstr(err.msg, "given with expert_imbalance") != NULL, "%s", err.msg);
 	ck_assert_msg(strstr(err.msg, ":8:52: parallelism.expert_routing: given") != NULL, "%s", err.msg);
 }
@@ -88,6 +110,7 @@ static Suite *suite(void)
 	TCase *t = tcase_create("e2e");
 	tcase_set_timeout(t, 120);
 	tcase_add_test(t, skew_zero_is_uniform_and_seeds_repeat);
+	tcase_add_test(t, symmetry_on_and_off_agree);
 	tcase_add_test(t, bad_routing);
 	suite_add_tcase(s, t);
 	return s;
