@@ -59,7 +59,6 @@ static void push(hs_oplist *l, const hs_op *op)
 	l->ops[l->n++] = *op;
 }
 
-
 /* Whether forward-form ops of a step run in this phase (FWD, or RECOMPUTE when the mode re-runs them). */
 static int runs_fwd(const struct walk *w, int core)
 {
@@ -103,7 +102,6 @@ static void mop(struct walk *w, const char *name, enum hs_mem_family fam, double
 	o.flops = flops;
 	push(&w->tmp, &o);
 }
-
 
 /* Transformer Engine's cast of one tensor of n elements (in `from`-byte elements) to fp8, as its kernels
  * move it (TE transformer_engine/common/transpose/cast_transpose.cu, 1.x linear.py / 2.x quantizers): the
@@ -300,7 +298,6 @@ static void walk_finish(struct walk *w, hs_oplist *out)
 	hs_oplist_free(&w->tmp);
 }
 
-
 /* A norm over n elements of the residual stream's format, its output feeding a GEMM. Forward reads the input
  * and writes the output; backward reads the output's gradient and the input and writes the input's gradient
  * (statistics are per token, negligible); eager PyTorch runs the weight (and bias) gradient as a second
@@ -480,8 +477,6 @@ static void attention(struct walk *w)
 		mop(w, "attn_out_copy", HS_MF_COPY, 2 * tok * qr * dv * w->adt, 0);
 	gemm(w, G("proj"), tok, h, qr * dv, 1, 0, GK_TE, m->bias ? h : 0);
 }
-
-int hs_opw_runs_fwd(const struct walk *w, int core) { return runs_fwd(w, core); }
 
 void hs_opw_gemm(struct walk *w, const char *const names[14], double m, double n, double k, double count,
 		 int core, enum gemm_kind kind, double bias)

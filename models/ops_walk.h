@@ -49,8 +49,6 @@ enum gemm_kind {
 /* A memory-bound step's names: forward, backward. */
 #define M(x) ((const char *const[2]){x, x "_bwd"})
 
-/* Whether forward-form ops run in this phase (`core`: re-run by selective recomputation too). */
-int hs_opw_runs_fwd(const struct walk *w, int core);
 /* A GEMM step (m tokens x n outputs x k inputs, count of them; `bias` elements, 0: none). */
 void hs_opw_gemm(struct walk *w, const char *const names[14], double m, double n, double k, double count,
 		 int core, enum gemm_kind kind, double bias);
