@@ -81,10 +81,22 @@ START_TEST(symmetry_on_and_off_agree)
 	symmetry = -1;
 	for (int i = 0; i < 8; i++)
 		ck_assert_msg(fabs(a[i] - b[i]) <= 1e-9 * a[i], "step %d: %.12g vs %.12g", i, a[i], b[i]);
-	/* ep 2 < dp 4: two EP groups per stage draw apart; symmetry goes off by itself, and the slower group
-	 * waits for the other at the gradient all-reduce */
-	run(", ep: 2, expert_routing: {skew: 0.5}", 3, a, &ma);
-	ck_assert(ma > 0);
+	/* ep 2 < dp 4: two EP groups per stage draw apart; symmetry goes off by itself, and the faster group
+	 * waits for the slower at the gradient all-reduce (no such wait with uniform routing) */
+	for (int skew = 0; skew <= 1; skew++) {
+		symmetry = skew ? -1 : 0; /* uniform: every replica simulated too, to compare */
+		hs_sim s;
+		hs_err err = {0};
+		ck_assert_msg(sim(skew ? ", ep: 2, expert_routing: {skew: 0.5}" : ", ep: 2", 3, &s, &err) == 0, "%s",
+			      err.msg);
+		ck_assert_int_eq(s.b.graph.nreps, 8);
+		double wait = 0;
+		for (int i = 0; i < s.r.nreps; i++)
+			wait += s.r.reps[i].straggler_wait_s;
+		ck_assert_msg(skew ? wait > 0 : wait == 0, "skew %d: straggler wait %g s", skew, wait);
+		hs_sim_free(&s);
+	}
+	symmetry = -1;
 }
 END_TEST
 
