@@ -20,6 +20,8 @@
  * output for its own backward beside the projection's fp8 copy of it. */
 #include "models/memory.h"
 
+#include "models/mixer.h"
+
 static double dt_bytes(const hs_layer_cfg *c) { return hs_dtype_bytes(c->dtype); }
 
 static const hs_recipe *recipe(const hs_layer_cfg *c) { return c->recipe ? c->recipe : hs_recipe_default(); }
@@ -43,6 +45,8 @@ static double per_token(const hs_model *m, const hs_layer_cfg *c, int layer, int
 	double rep = c->sequence_parallel ? t : 1; /* the parts outside TP regions are split only with SP */
 	double qr = m->heads / t, kvr, dv;
 	double x = 0;
+	int att = hs_mixer_is_attention(hs_model_layer_mixer(m, layer)); /* else a linear or SSM mixer's terms */
+	x += hs_mixer_activations_per_token(m, c, layer); /* models/mixer.h (DSA: its indexer's) */
 	if (m->kv_lora_rank) {
 		kvr = qr;
 		dv = m->v_head_dim;
@@ -53,11 +57,15 @@ static double per_token(const hs_model *m, const hs_layer_cfg *c, int layer, int
 	}
 	double mask = m->dropout ? 1 : 0;
 	x += (2 * R * h + F * h + mask * h + F * h + mask * h) / rep; /* norms, QKV in, masks, FC1 in */
-	x += B * (qr + kvr) * hd + B * kvr * dv + F * qr * dv;         /* Q, K, V, projection input */
-	if (F != B && c->flash_attention) /* flash attention's backward reads its output O in bf16 besides */
-		x += B * qr * dv;
-	if (r->qkv_copy && !scores) /* eager: the attention's own output, beside its contiguous copy */
-		x += B * qr * dv;
+	if (att) {
+		x += B * (qr + kvr) * hd + B * kvr * dv + F * qr * dv; /* Q, K, V, projection input */
+		if (F != B && c->flash_attention) /* flash attention's backward reads its output O in bf16 besides */
+			x += B * qr * dv;
+		if (r->qkv_copy && !scores) /* eager: the attention's own output, beside its contiguous copy */
+			x += B * qr * dv;
+	} else if (m->kv_lora_rank) {
+		x -= F * (m->q_lora_rank + m->kv_lora_rank); /* no MLA latents in this layer */
+	}
 	/* gated MLP: fused, the activation reads the FC1 output and writes the FC2 input; eager, silu's output
 	 * is kept for the multiply as well */
 	double mult = m->gated_mlp ? (r->fused_elementwise ? 2 : 3) : 1;
@@ -71,7 +79,7 @@ static double per_token(const hs_model *m, const hs_layer_cfg *c, int layer, int
 	} else {
 		x += (B * mult * m->ffn + F * m->ffn) / t; /* activation input, FC2 input */
 	}
-	if (scores)
+	if (scores && att) /* materialised: the whole s x s_kv matrix, whatever a window masks */
 		x += qr * skv * (B + (m->dropout ? 1 + B : 0));
 	return x;
 }

@@ -3,11 +3,13 @@
 
 #include <math.h>
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "config/cfg.h"
+#include "models/mixer.h"
 
 extern const hs_model hs_model_presets[];
 extern const size_t hs_model_npresets;
@@ -27,15 +29,6 @@ const char *const *hs_model_preset_names(void)
 	return names;
 }
 
-int hs_model_preset(const char *name, hs_model *out)
-{
-	for (size_t i = 0; i < hs_model_npresets; i++)
-		if (strcmp(hs_model_presets[i].name, name) == 0) {
-			*out = hs_model_presets[i];
-			return 0;
-		}
-	return -1;
-}
 
 /* The nearest preset name, always one (the user asked for a preset; the closest is the useful hint). */
 static const char *nearest_preset(const char *name)
@@ -89,10 +82,29 @@ static double mlp_bias(const hs_model *m, double ffn)
 	return m->bias ? (m->gated_mlp ? 2.0 : 1.0) * ffn + m->hidden : 0;
 }
 
+/* The token mixer's params of `layer` (models/mixer.h): attention's, DSA's indexer added to it, or a linear
+ * or state-space mixer's in its place; `t` the tensor-parallel degree (the attention's own split is
+ * counted by the callers). */
+static double mixer_matrix(const hs_model *m, int layer)
+{
+	double x = hs_mixer_params_matrix(m, layer, 1);
+	if (hs_mixer_is_attention(hs_model_layer_mixer(m, layer)))
+		return attn_matrix(m) + (isnan(x) ? 0 : x);
+	return x;
+}
+
+static double mixer_other(const hs_model *m, int layer)
+{
+	double x = hs_mixer_params_other(m, layer, 1);
+	if (hs_mixer_is_attention(hs_model_layer_mixer(m, layer)))
+		return attn_other(m) + (isnan(x) ? 0 : x);
+	return x;
+}
+
 /* Matrix params of a layer with routed experts counted `routed` times (experts or top_k). */
 static double layer_matrix(const hs_model *m, int layer, double routed)
 {
-	double p = attn_matrix(m);
+	double p = mixer_matrix(m, layer);
 	if (hs_model_layer_is_moe(m, layer))
 		p += (double)m->experts * m->hidden + (routed + m->shared_experts) * mlp_matrix(m, m->expert_ffn);
 	else
@@ -102,7 +114,7 @@ static double layer_matrix(const hs_model *m, int layer, double routed)
 
 static double layer_other(const hs_model *m, int layer, double routed)
 {
-	double p = 2 * norm_params(m) + attn_other(m);
+	double p = 2 * norm_params(m) + mixer_other(m, layer);
 	if (hs_model_layer_is_moe(m, layer))
 		p += (routed + m->shared_experts) * mlp_bias(m, m->expert_ffn);
 	else
@@ -151,7 +163,14 @@ double hs_model_params_layer_rank(const hs_model *m, int layer, int tp, int ep, 
 	double t = tp > 0 ? tp : 1, e = ep > 0 ? ep : 1;
 	double h = m->hidden, d = m->head_dim, a = m->heads / t;
 	double p = 2 * norm_params(m);
-	if (m->kv_lora_rank) {
+	enum hs_mixer_kind mk = hs_model_layer_mixer(m, layer);
+	/* a linear or state-space mixer's params in place of the attention's; DSA's indexer (replicated)
+	 * beside them; full and sliding attention have none of their own */
+	if (mk != HS_MIX_FULL && mk != HS_MIX_SLIDING)
+		p += hs_mixer_params_matrix(m, layer, t) + hs_mixer_params_other(m, layer, t);
+	if (!hs_mixer_is_attention(mk)) {
+		/* counted above */
+	} else if (m->kv_lora_rank) {
 		/* down-projections and latent norms replicated; up-projections column-split, output row-split */
 		p += (m->q_lora_rank ? h * m->q_lora_rank + (double)m->q_lora_rank * a * d : h * a * d) +
 		     h * (m->kv_lora_rank + m->rope_head_dim) +
@@ -214,7 +233,7 @@ int hs_model_check_parallel(const hs_model *m, int tp, int pp, int vstages, int 
 	if (m->experts && m->experts % ep)
 		return hs_err_set(err, HS_EINPUT, "%s: experts (%d) not divisible by ep (%d)", m->name, m->experts,
 				  ep);
-	return 0;
+	return hs_mixer_check_parallel(m, tp, cp, err);
 }
 
 /* ---- YAML ------------------------------------------------------------------------------------------- */
@@ -222,7 +241,8 @@ int hs_model_check_parallel(const hs_model *m, int tp, int pp, int vstages, int 
 static const char *const shape_keys[] = {
 	"preset", "name", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab", "gated_mlp",
 	"tied_embeddings", "seq_len", "experts", "top_k", "shared_experts", "expert_ffn", "dense_layers", "bias",
-	"norm", "position", "dropout", "q_lora_rank", "kv_lora_rank", "rope_head_dim", "v_head_dim", NULL};
+	"norm", "position", "dropout", "q_lora_rank", "kv_lora_rank", "rope_head_dim", "v_head_dim",
+	"layer_pattern", "window", "linear_attention", "mamba", "dsa", NULL};
 
 static const char *const norm_names[] = {"layernorm", "rmsnorm", NULL};
 static const char *const pos_names[] = {"learned", "rotary", "none", NULL};
@@ -264,6 +284,84 @@ static int check_shape(const hs_ynode *n, const char *path, const hs_model *m, h
 		return BAD("seq_len", "must be positive with learned positions");
 	return 0;
 #undef BAD
+}
+
+/* ---- layer pattern and the mixers' keys (models/mixer.h) ---- */
+
+static const char *const lin_keys[] = {"k_heads", "v_heads", "k_head_dim", "v_head_dim", "conv", "chunk", NULL};
+static const char *const ssm_keys[] = {"d_state", "expand", "head_dim", "groups", "conv", "chunk", NULL};
+static const char *const dsa_keys[] = {"top_k", "index_heads", "index_head_dim", NULL};
+
+/* One sub-mapping of int keys: keys[i] read into *dst[i] (absent: kept). */
+static int read_sub(const hs_ynode *n, const char *path, const char *key, const char *const *keys, int *const *dst,
+		    const char *what, hs_err *err)
+{
+	const hs_ynode *s = hs_yaml_get(n, key);
+	if (!s)
+		return 0;
+	char sp[160];
+	snprintf(sp, sizeof sp, "%s.%s", path, key);
+	if (hs_cfg_known(s, sp, keys, what, err))
+		return -1;
+	for (int i = 0; keys[i]; i++)
+		if (read_int(s, sp, keys[i], 1, *dst[i], 0, dst[i], err))
+			return -1;
+	return 0;
+}
+
+static int read_pattern(const hs_ynode *n, const char *path, hs_model *m, hs_err *err)
+{
+	const hs_ynode *p = hs_yaml_get(n, "layer_pattern");
+	if (p) {
+		const char *const *names = hs_mixer_names();
+		if (p->kind != HS_Y_SEQ || p->n == 0)
+			return hs_cfg_err(p, err, path, "layer_pattern",
+					  "%s (expected a non-empty list of layer kinds: full, sliding, linear, mamba2, dsa)",
+					  p->kind == HS_Y_SEQ ? "empty" : "not a list");
+		if (p->n > HS_MODEL_MAX_PATTERN)
+			return hs_cfg_err(p, err, path, "layer_pattern", "%zu kinds (expected at most %d: the pattern "
+					  "repeats over the layers)", p->n, HS_MODEL_MAX_PATTERN);
+		for (size_t i = 0; i < p->n; i++) {
+			const hs_ynode *it = p->vals[i];
+			char key[48];
+			snprintf(key, sizeof key, "layer_pattern[%zu]", i);
+			int k = -1;
+			for (int j = 0; it->kind == HS_Y_SCALAR && names[j]; j++)
+				if (strcmp(it->str, names[j]) == 0)
+					k = j;
+			if (k < 0) {
+				const char *near = it->kind == HS_Y_SCALAR ? hs_cfg_suggest(it->str, names) : NULL;
+				return hs_cfg_err(it, err, path, key, "'%s' is not a layer kind (expected one of full, "
+					"sliding, linear, mamba2, dsa%s%s%s)", it->kind == HS_Y_SCALAR ? it->str : "?",
+					near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+			}
+			m->pattern[i] = (unsigned char)k;
+		}
+		m->npattern = (int)p->n;
+	}
+	if (read_int(n, path, "window", 1, m->window, 0, &m->window, err) ||
+	    read_sub(n, path, "linear_attention", lin_keys,
+		     (int *const[]){&m->lin_k_heads, &m->lin_v_heads, &m->lin_k_dim, &m->lin_v_dim, &m->lin_conv,
+				    &m->lin_chunk},
+		     "a mapping of k_heads, v_heads, k_head_dim, v_head_dim, conv, chunk", err) ||
+	    read_sub(n, path, "mamba", ssm_keys,
+		     (int *const[]){&m->ssm_state, &m->ssm_expand, &m->ssm_head_dim, &m->ssm_groups, &m->ssm_conv,
+				    &m->ssm_chunk},
+		     "a mapping of d_state, expand, head_dim, groups, conv, chunk", err) ||
+	    read_sub(n, path, "dsa", dsa_keys, (int *const[]){&m->dsa_topk, &m->dsa_heads, &m->dsa_dim},
+		     "a mapping of top_k, index_heads, index_head_dim", err))
+		return -1;
+	if (m->npattern && m->layers % m->npattern)
+		return hs_cfg_err(p ? p : n, err, path, "layer_pattern",
+				  "%d kinds do not divide layers (%d) (expected a pattern that repeats a whole number of "
+				  "times)", m->npattern, m->layers);
+	if (hs_mixer_check(m, err)) {
+		char msg[sizeof err->msg];
+		snprintf(msg, sizeof msg, "%s", err->msg);
+		hs_err_clear(err); /* the same error, now with its position */
+		return hs_cfg_err(p ? p : n, err, path, "layer_pattern", "%s", msg);
+	}
+	return 0;
 }
 
 /* Read the shape keys of mapping n over *m (keys absent keep m's values). `full`: no preset underneath. */
@@ -347,6 +445,8 @@ static int read_shape(const hs_ynode *n, const char *path, int full, hs_model *m
 		snprintf(m->name, sizeof m->name, "%s", name);
 	else if (full)
 		snprintf(m->name, sizeof m->name, "custom");
+	if (read_pattern(n, path, m, err))
+		return -1;
 	return check_shape(n, path, m, err);
 }
 
@@ -359,9 +459,41 @@ static int from_preset(const hs_ynode *n, const char *path, const char *key, con
 			  nearest_preset(name));
 }
 
+/* The mixers' defaults, where a shape leaves them unset: fla's chunk of 64 and a convolution of 4 (Qwen3-Next's
+ * linear_conv_kernel_dim); mamba_ssm Mamba2's d_state 128, expand 2, headdim 64, ngroups 1, d_conv 4,
+ * chunk_size 256; DeepSeek-V3.2-Exp's index_topk 2048, index_n_heads 64, index_head_dim 128. */
+static void mixer_defaults(hs_model *m)
+{
+	static const struct { size_t off; int v; } d[] = {
+		{offsetof(hs_model, lin_conv), 4},     {offsetof(hs_model, lin_chunk), 64},
+		{offsetof(hs_model, ssm_state), 128},  {offsetof(hs_model, ssm_expand), 2},
+		{offsetof(hs_model, ssm_head_dim), 64}, {offsetof(hs_model, ssm_groups), 1},
+		{offsetof(hs_model, ssm_conv), 4},     {offsetof(hs_model, ssm_chunk), 256},
+		{offsetof(hs_model, dsa_topk), 2048},  {offsetof(hs_model, dsa_heads), 64},
+		{offsetof(hs_model, dsa_dim), 128},
+	};
+	for (size_t i = 0; i < sizeof d / sizeof d[0]; i++) {
+		int *f = (int *)((char *)m + d[i].off);
+		if (*f == 0)
+			*f = d[i].v;
+	}
+}
+
+int hs_model_preset(const char *name, hs_model *out)
+{
+	for (size_t i = 0; i < hs_model_npresets; i++)
+		if (strcmp(hs_model_presets[i].name, name) == 0) {
+			*out = hs_model_presets[i];
+			mixer_defaults(out);
+			return 0;
+		}
+	return -1;
+}
+
 int hs_model_from_yaml(const hs_ynode *n, const char *path, hs_model *out, hs_err *err)
 {
 	memset(out, 0, sizeof *out);
+	mixer_defaults(out);
 	if (!n)
 		return hs_err_set(err, HS_EINPUT, "%s: missing (expected a preset name or a shape)", path);
 	if (n->kind == HS_Y_SCALAR)

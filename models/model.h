@@ -6,6 +6,8 @@
 #include "config/yaml.h"
 #include "sim/base/err.h"
 
+#define HS_MODEL_MAX_PATTERN 16
+
 typedef struct hs_model {
 	char name[64];
 	int layers;
@@ -37,6 +39,14 @@ typedef struct hs_model {
 	int kv_lora_rank;
 	int rope_head_dim;   /* the rotary part of head_dim */
 	int v_head_dim;
+	/* Layer pattern (models/mixer.h, docs/models.md): the token mixer of layer l is pattern[l % npattern]
+	 * (enum hs_mixer_kind); npattern 0: every layer full attention. The pattern divides the layers. */
+	unsigned char pattern[HS_MODEL_MAX_PATTERN];
+	int npattern;
+	int window;          /* sliding: keys per query (Mistral 7B, Gemma 2: 4096) */
+	int lin_k_heads, lin_v_heads, lin_k_dim, lin_v_dim, lin_conv, lin_chunk; /* linear: Gated DeltaNet */
+	int ssm_state, ssm_expand, ssm_head_dim, ssm_groups, ssm_conv, ssm_chunk; /* mamba2: Mamba-2 (SSD) */
+	int dsa_topk, dsa_heads, dsa_dim; /* dsa: DeepSeek sparse attention's top-k and lightning indexer */
 } hs_model;
 
 /* Fill *out from a preset name ("gpt3-175b", "llama3-8b", ...); -1 if unknown. */

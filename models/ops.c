@@ -34,6 +34,8 @@
 
 #include <stdlib.h>
 
+#include "models/mixer.h"
+#include "models/ops_walk.h"
 #include "sim/base/alloc.h"
 
 const char *hs_mem_family_name(enum hs_mem_family f)
@@ -56,20 +58,6 @@ static void push(hs_oplist *l, const hs_op *op)
 	hs_xgrow(&l->ops, &l->cap, l->n + 1, sizeof *l->ops);
 	l->ops[l->n++] = *op;
 }
-
-/* The walk's state. */
-struct walk {
-	const hs_model *m;
-	const hs_layer_cfg *c;
-	enum hs_phase ph;
-	double t, tok, tok_sp, h, adt; /* tp, tokens, tokens per rank in sequence-parallel regions, hidden,
-					* activation bytes */
-	double rdt, pdt, gdt;          /* bytes of the residual stream and norms, of a parameter, of a gradient */
-	const hs_recipe *r;
-	int eager;                     /* each elementwise op its own kernel (!r->fused_elementwise) */
-	enum hs_dtype act;
-	hs_oplist tmp; /* this phase's ops in forward order */
-};
 
 /* Whether forward-form ops of a step run in this phase (FWD, or RECOMPUTE when the mode re-runs them). */
 static int runs_fwd(const struct walk *w, int core)
@@ -114,27 +102,6 @@ static void mop(struct walk *w, const char *name, enum hs_mem_family fam, double
 	o.flops = flops;
 	push(&w->tmp, &o);
 }
-
-/* The GEMM step's names: forward, dgrad, wgrad, and the recipe's kernels around it: the weight's cast,
- * the bias's cast, the weight gradient's cast, the bias gradient's column sum and its cast; then Transformer
- * Engine's fp8 kernels: the casts of the input, the weight and the output gradient, and (current scaling)
- * the amax pass before each. */
-#define G(x)                                                                                                   \
-	((const char *const[14]){x, x "_dgrad", x "_wgrad", x "_wcast", x "_bcast", x "_gcast", x "_bgrad",    \
-				 x "_bgcast", x "_fp8_cast_x", x "_fp8_cast_w", x "_fp8_cast_dy", x "_fp8_amax_x", \
-				 x "_fp8_amax_w", x "_fp8_amax_dy"})
-
-/* Which GEMMs Transformer Engine runs. Megatron-core builds the QKV, projection, MLP and expert layers (and
- * MLA's projections) from TE modules (TELayerNormColumnParallelLinear, TERowParallelLinear,
- * TEGroupedLinear); the attention core is TE's DotProductAttention, in bf16 unless fp8_dpa is set; the MoE
- * router is a plain torch linear and the output layer Megatron's own ColumnParallelLinear, so they stay in
- * the activation format under fp8. */
-enum gemm_kind {
-	GK_TE,    /* a Transformer Engine linear layer: fp8 with precision fp8 */
-	GK_PLAIN, /* a weight GEMM outside TE (router, output layer): the activation format */
-	GK_ACTS,  /* both operands are activations (attention scores without flash): both gradients are input
-		   * gradients, in the activation format */
-};
 
 /* Transformer Engine's cast of one tensor of n elements (in `from`-byte elements) to fp8, as its kernels
  * move it (TE transformer_engine/common/transpose/cast_transpose.cu, 1.x linear.py / 2.x quantizers): the
@@ -224,6 +191,13 @@ static void attn(struct walk *w, double b, double h, double s, double skv, doubl
 	/* a causal block of s local queries against s_kv keys does half the s x s_kv products (with cp, the
 	 * load-balanced split gives every rank the same half) */
 	o.flops = 4 * b * h * s * skv * d * 0.5 * (bwd ? 2 : 1);
+	if (w->kbound > 0 && w->kbound < skv) {
+		/* at most kbound keys per query (sliding window, DSA's top-k; cp is 1 here): a non-causal kernel
+		 * over the mean keys per query, hs_mixer_causal_keys / s; every key is still read once */
+		o.causal = 0;
+		o.s_kv = hs_mixer_causal_keys(s, w->kbound) / s;
+		o.flops = 4 * b * h * s * o.s_kv * d * (bwd ? 2 : 1);
+	}
 	double io = (2 * b * h * s * d + 2 * b * hkv * skv * dv) * w->adt; /* Q, O; K, V */
 	o.bytes = bwd ? 2 * io : io;
 	push(&w->tmp, &o);
@@ -240,7 +214,6 @@ static void mem(struct walk *w, const char *const names[2], enum hs_mem_family f
 		return;
 	mop(w, fwd ? names[0] : names[1], fam, fwd ? fbytes : bbytes, fwd ? flops : 2 * flops);
 }
-#define M(x) ((const char *const[2]){x, x "_bwd"})
 
 static void comm_op(struct walk *w, const char *name, enum hs_coll_op coll, enum hs_group g, double bytes)
 {
@@ -313,6 +286,8 @@ static void walk_init(struct walk *w, const hs_model *m, const hs_layer_cfg *c, 
 	w->pdt = c->dtype == HS_FP32 ? 4 : hs_dtype_bytes(w->r->param_dtype);
 	w->gdt = c->grad_bytes > 0 ? c->grad_bytes : hs_dtype_bytes(w->r->grad_dtype);
 	w->tmp = (hs_oplist){0};
+	w->layer = -1;
+	w->kbound = 0;
 }
 
 static void walk_finish(struct walk *w, hs_oplist *out)
@@ -322,10 +297,6 @@ static void walk_finish(struct walk *w, hs_oplist *out)
 		push(out, &w->tmp.ops[rev ? w->tmp.n - 1 - i : i]);
 	hs_oplist_free(&w->tmp);
 }
-
-/* The norm step's names: forward, backward, the eager weight-gradient kernel, the cast of the output to
- * the GEMM format and its backward. */
-#define NM(x) ((const char *const[5]){x, x "_bwd", x "_wgrad", x "_cast", x "_cast_bwd"})
 
 /* A norm over n elements of the residual stream's format, its output feeding a GEMM. Forward reads the input
  * and writes the output; backward reads the output's gradient and the input and writes the input's gradient
@@ -507,6 +478,22 @@ static void attention(struct walk *w)
 	gemm(w, G("proj"), tok, h, qr * dv, 1, 0, GK_TE, m->bias ? h : 0);
 }
 
+void hs_opw_gemm(struct walk *w, const char *const names[14], double m, double n, double k, double count,
+		 int core, enum gemm_kind kind, double bias)
+{
+	gemm(w, names, m, n, k, count, core, kind, bias);
+}
+
+void hs_opw_mem(struct walk *w, const char *const names[2], enum hs_mem_family fam, double fbytes, double bbytes,
+		double flops, int core)
+{
+	mem(w, names, fam, fbytes, bbytes, flops, core, 0);
+}
+
+void hs_opw_norm(struct walk *w, const char *const names[5], double n) { norm(w, names, n); }
+
+void hs_opw_attention(struct walk *w) { attention(w); }
+
 static void moe(struct walk *w)
 {
 	const hs_model *m = w->m;
@@ -518,6 +505,7 @@ static void moe(struct walk *w)
 	gemm(w, G("router"), tok, E, h, 1, 0, GK_PLAIN, 0);
 	mem(w, M("router_topk"), HS_MF_SOFTMAX, 2 * tok * E * 4, 2 * tok * E * 4, 10 * tok * E, 0, 0);
 	mem(w, M("permute"), HS_MF_COPY, (1 + k) * tok * h * w->adt, (1 + k) * tok * h * w->adt, 0, 0, 0);
+	size_t routed = w->tmp.n;
 	if (ep > 1)
 		comm2(w, (const char *const[2]){"ep_dispatch", "ep_dispatch_bwd"}, HS_COLL_ALL_TO_ALL,
 		      HS_COLL_ALL_TO_ALL, HS_GROUP_EP, tok * k * h * w->adt * load, 0);
@@ -526,6 +514,8 @@ static void moe(struct walk *w)
 	if (ep > 1)
 		comm2(w, (const char *const[2]){"ep_combine", "ep_combine_bwd"}, HS_COLL_ALL_TO_ALL,
 		      HS_COLL_ALL_TO_ALL, HS_GROUP_EP, tok * k * h * w->adt * load, 0);
+	for (size_t i = routed; i < w->tmp.n; i++)
+		w->tmp.ops[i].routed = 1;
 	mem(w, M("unpermute"), HS_MF_ADD, (1 + k) * tok * h * w->adt, (1 + k) * tok * h * w->adt, 2 * k * tok * h,
 	    0, 0);
 	if (m->shared_experts)
@@ -539,10 +529,11 @@ void hs_ops_layer(const hs_model *m, const hs_layer_cfg *c, int layer, enum hs_p
 	walk_init(&w, m, c, phase);
 	if (phase == HS_PH_RECOMPUTE && c->recompute == HS_RC_NONE)
 		return;
+	w.layer = layer;
 	double full = w.tok * w.h * w.adt, spn = w.tok_sp * w.h;
 	norm(&w, NM("ln1"), spn);
 	tp_f(&w, F("tp_attn_in"), full);
-	attention(&w);
+	hs_mixer_ops(&w); /* attention, or the kind the layer pattern names (models/mixer.h) */
 	tp_g(&w, GG("tp_attn_out"), full);
 	residual(&w, AD("add1", "drop1"), spn);
 	norm(&w, NM("ln2"), spn);
@@ -690,6 +681,13 @@ double hs_model_flops_per_step(const hs_model *m, double tokens, int seq_len, in
 {
 	double dqk = m->head_dim, dv = m->kv_lora_rank ? m->v_head_dim : m->head_dim;
 	/* per layer and token, forward: QK^T 2 s H dqk + PV 2 s H dv; backward twice that */
-	double attn = 3.0 * 2 * seq_len * m->heads * (dqk + dv) * (causal ? 0.5 : 1) * m->layers * tokens;
-	return 6 * hs_model_params_matmul_active(m) * tokens + attn;
+	if (!m->npattern) {
+		double attn = 3.0 * 2 * seq_len * m->heads * (dqk + dv) * (causal ? 0.5 : 1) * m->layers * tokens;
+		return 6 * hs_model_params_matmul_active(m) * tokens + attn;
+	}
+	/* mixed layers: each layer's core FLOPs (models/mixer.h; causal, as the training ops are) */
+	double core = 0;
+	for (int l = 0; l < m->layers; l++)
+		core += hs_mixer_core_flops_per_token(m, l, seq_len);
+	return 6 * hs_model_params_matmul_active(m) * tokens + 3.0 * core * tokens;
 }

@@ -78,6 +78,8 @@ typedef struct hs_op {
 	enum hs_group group;
 	int recompute;     /* this op re-runs forward work (counts for HFU, not MFU) */
 	double dur_s;      /* TIMED: seconds, as the trace gave them */
+	int routed;        /* the routed experts' work (their GEMMs, activation, EP all-to-alls): what grows with
+			    * the busiest rank's load (models/moe_routing.h) */
 	int overlap;       /* COMM: runs concurrently with the next op of the list (ring attention's KV block
 			    * transfer beside the block's attention): only what exceeds that op's time is exposed */
 } hs_op;

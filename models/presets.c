@@ -7,6 +7,7 @@
  * parallel ranks; both papers count parameters with 51200. */
 #include <stddef.h>
 
+#include "models/mixer.h"
 #include "models/model.h"
 
 /* Declared here and in model.c only: the table is model.c's business. */
@@ -89,6 +90,38 @@ const hs_model hs_model_presets[] = {
 	{ .name = "qwen3-30b-a3b", .layers = 48, .hidden = 2048, .heads = 32, .kv_heads = 4, .head_dim = 128,
 	  .ffn = 6144, .vocab = 151936, .gated_mlp = 1, .seq_len = 4096, .rmsnorm = 1, .experts = 128,
 	  .top_k = 8, .expert_ffn = 768 },
+	/* Qwen3-Next-80B-A3B: Qwen team 2025, the released config.json (Qwen/Qwen3-Next-80B-A3B-Instruct):
+	 * 48 layers of hidden 2048, full_attention_interval 4 (layer_types: three linear_attention, then one
+	 * full_attention), full attention 16 Q / 2 KV heads of 256, Gated DeltaNet with linear_num_key_heads 16,
+	 * linear_num_value_heads 32, linear_key_head_dim 128, linear_value_head_dim 128, linear_conv_kernel_dim
+	 * 4; every layer MoE (decoder_sparse_step 1) with num_experts 512, num_experts_per_tok 10, one shared
+	 * expert (shared_expert_intermediate_size 512), moe_intermediate_size 512; vocab 151936, untied. Not
+	 * modelled: the full attention's output gate (attn_output_gate: q_proj emits a sigmoid gate per head,
+	 * 8.4M parameters per full layer), the shared expert's scalar gate, QK-norms, partial rotary, and the
+	 * multi-token-prediction layer. seq_len 4096 as Qwen3's stage-1 pre-training (the release does not say
+	 * Qwen3-Next's). */
+	{ .name = "qwen3-next-80b-a3b", .layers = 48, .hidden = 2048, .heads = 16, .kv_heads = 2, .head_dim = 256,
+	  .ffn = 5120, .vocab = 151936, .gated_mlp = 1, .seq_len = 4096, .rmsnorm = 1, .experts = 512,
+	  .top_k = 10, .shared_experts = 1, .expert_ffn = 512,
+	  .pattern = {HS_MIX_LINEAR, HS_MIX_LINEAR, HS_MIX_LINEAR, HS_MIX_FULL}, .npattern = 4,
+	  .lin_k_heads = 16, .lin_v_heads = 32, .lin_k_dim = 128, .lin_v_dim = 128, .lin_conv = 4 },
+	/* Gemma 2 9B: Gemma Team 2024, "Gemma 2: Improving Open Language Models at a Practical Size", arXiv
+	 * 2408.00118, Table 1 (d_model 3584, 42 layers, 16 heads of 256, 8 KV heads, feedforward 14336 x 2
+	 * (GeGLU), vocab 256128 -> 256000 in the release, sliding window 4096, context 8192) and section 2: local
+	 * sliding-window and global attention alternate, the first layer local (transformers' Gemma2: is_sliding
+	 * = not layer_idx % 2); tied embeddings. The post-norms (two more RMSNorms per layer) and the logit
+	 * soft-capping are not modelled. */
+	{ .name = "gemma2-9b", .layers = 42, .hidden = 3584, .heads = 16, .kv_heads = 8, .head_dim = 256,
+	  .ffn = 14336, .vocab = 256000, .gated_mlp = 1, .tied_embeddings = 1, .seq_len = 8192, .rmsnorm = 1,
+	  .pattern = {HS_MIX_SLIDING, HS_MIX_FULL}, .npattern = 2, .window = 4096 },
+	/* DeepSeek-V3.2-Exp: DeepSeek-AI 2025, "DeepSeek-V3.2-Exp: Boosting Long-Context Efficiency with DeepSeek
+	 * Sparse Attention" and its released config: DeepSeek-V3.1-Terminus's shape (deepseek-v3 above) with
+	 * DSA in every layer: index_n_heads 64, index_head_dim 128, index_topk 2048. */
+	{ .name = "deepseek-v3.2-exp", .layers = 61, .hidden = 7168, .heads = 128, .kv_heads = 128,
+	  .head_dim = 192, .ffn = 18432, .vocab = 129280, .gated_mlp = 1, .seq_len = 4096, .rmsnorm = 1,
+	  .experts = 256, .top_k = 8, .shared_experts = 1, .expert_ffn = 2048, .dense_layers = 3,
+	  .q_lora_rank = 1536, .kv_lora_rank = 512, .rope_head_dim = 64, .v_head_dim = 128,
+	  .pattern = {HS_MIX_DSA}, .npattern = 1, .dsa_topk = 2048, .dsa_heads = 64, .dsa_dim = 128 },
 	{ .name = "qwen3-235b-a22b", .layers = 94, .hidden = 4096, .heads = 64, .kv_heads = 4, .head_dim = 128,
 	  .ffn = 12288, .vocab = 151936, .gated_mlp = 1, .seq_len = 4096, .rmsnorm = 1, .experts = 128,
 	  .top_k = 8, .expert_ffn = 1536 },

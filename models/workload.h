@@ -9,6 +9,7 @@
 
 #include "config/variability.h"
 #include "models/model.h"
+#include "models/moe_routing.h"
 #include "models/ops.h"
 #include "topology/cluster.h"
 
@@ -59,6 +60,7 @@ typedef struct hs_parallel {
 	int dp_mb_auto;        /* dp_microbatches: auto (proportional to replica speed) */
 	int sites;             /* DiLoCo sites (1 without diloco): replicas are numbered site-major and the
 				* data-parallel group of a replica is its site's replicas */
+	hs_moe_routing routing; /* expert_routing: load drawn per step (skew 0: none; models/moe_routing.h) */
 } hs_parallel;
 
 typedef struct hs_workload {

@@ -54,3 +54,16 @@ double hs_rng_lognormal(hs_rng *r, double zeta, double sigma) { return gsl_ran_l
 double hs_rng_gamma(hs_rng *r, double shape, double scale) { return gsl_ran_gamma(r->g, shape, scale); }
 double hs_rng_weibull(hs_rng *r, double scale, double shape) { return gsl_ran_weibull(r->g, scale, shape); }
 double hs_rng_gaussian(hs_rng *r, double sigma) { return gsl_ran_gaussian(r->g, sigma); }
+
+/* GSL's binomial takes an unsigned int count; larger counts (never met in practice: tokens per layer) are
+ * split into chunks, a sum of binomials being binomial. */
+uint64_t hs_rng_binomial(hs_rng *r, double p, uint64_t n)
+{
+	uint64_t k = 0;
+	while (n > 0) {
+		unsigned int c = n > 0x7fffffffu ? 0x7fffffffu : (unsigned int)n;
+		k += gsl_ran_binomial(r->g, p, c);
+		n -= c;
+	}
+	return k;
+}

@@ -17,5 +17,6 @@ double hs_rng_lognormal(hs_rng *r, double zeta, double sigma);
 double hs_rng_gamma(hs_rng *r, double shape, double scale);
 double hs_rng_weibull(hs_rng *r, double scale, double shape);
 double hs_rng_gaussian(hs_rng *r, double sigma);
+uint64_t hs_rng_binomial(hs_rng *r, double p, uint64_t n); /* successes in n trials of probability p */
 
 #endif

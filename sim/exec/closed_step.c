@@ -68,8 +68,13 @@ static const char *blocker(const struct ex *x, const hs_result *out)
 		return "slowdown or throttling rules";
 	if (x->rng)
 		return "kernel-time noise";
+	if (x->s->par->routing.skew > 0 && x->s->model->experts > 0)
+		return "MoE routing drawn per step"; /* hs_exec_routing_load scales the routed work per task */
 	if (out->steps != 1)
 		return "more than one step";
+	for (size_t i = 0; i < x->g->ntasks; i++)
+		if (x->g->tasks[i].kind == HS_T_HOST)
+			return "host tasks (offload), timed by the executor's host model";
 	return NULL;
 }
 

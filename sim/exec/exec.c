@@ -210,6 +210,18 @@ static void start_compute(struct ex *x, int rep, uint32_t ti)
 		r->res->exposed_s[k] += m->c.comm[k] * t->scale;
 		d += m->c.comm[k] * t->scale;
 	}
+	double load = hs_exec_routing_load(x, rep, ti, m);
+	if (load != 1) {
+		/* the routed experts' kernels and the EP all-to-alls take `load` times their uniform time: the
+		 * busiest rank's share sets when the combine completes for every rank of the group */
+		hs_ops_cost extra = {.comp = (load - 1) * m->routed_s, .flops = (load - 1) * m->routed_flops};
+		for (int k = 0; k < HS_TC_COUNT; k++)
+			extra.cls[k] = (load - 1) * m->routed_cls[k];
+		d += hs_exec_add_compute(r->res, t, &extra, f, t->scale);
+		double ep = (load - 1) * m->c.comm[HS_GROUP_EP] * t->scale;
+		r->res->exposed_s[HS_GROUP_EP] += ep;
+		d += ep;
+	}
 	begin(x, ti);
 	hs_engine_after(x->eng, hs_time_from_s(d), done_ev, x, ti); /* op timing's seconds become hs_time here */
 }
@@ -437,6 +449,7 @@ static int run_steps(struct ex *x, hs_result *out, hs_err *err)
 	const hs_graph *g = x->g;
 	for (int st = 0; st < out->steps; st++) {
 		x->step_start = hs_engine_now(x->eng);
+		x->step = st;
 		for (size_t i = 0; i < g->ntasks; i++)
 			x->ts[i] = (struct tstate){.waiting = g->tasks[i].dep_count, .cause = UINT32_MAX};
 		for (int i = 0; i < g->nrendezvous; i++)
@@ -470,6 +483,8 @@ static void free_ex(struct ex *x)
 {
 	const hs_graph *g = x->g;
 	x->comm->close(x);
+	free(x->route_buf);
+	free(x->route_memo);
 	for (int i = 0; i < g->nreps; i++) {
 		for (int k = 0; k < HS_S_COUNT; k++)
 			free(x->reps[i].queue[k]);

@@ -119,6 +119,10 @@ struct memo {
 	hs_ops_cost c;      /* the range's kernels, host waits and blocking collectives (layer_time.h) */
 	int used;
 	int netcomm; /* collectives in the range over groups of more than one rank */
+	/* routing.c, once: MoE layers in the range (runs of routed ops, recompute aside) and the compute of its
+	 * routed ops (what the busiest rank's load scales) */
+	int routed_known, moe_runs;
+	double routed_s, routed_flops, routed_cls[HS_TC_COUNT];
 };
 
 struct ex {
@@ -148,6 +152,13 @@ struct ex {
 	struct epgrp *epg;
 	int nepg;
 	hs_time step_start;
+	int step;           /* the step being run (0-based) */
+	double *route_buf;  /* routing.c: [experts] */
+	/* routing.c: the loads drawn this step, by key (open addressing, under half full), so that the members of
+	 * an EP group and the passes of a micro-batch draw once */
+	struct route_memo { uint64_t key; double load; int used; } *route_memo;
+	size_t route_cap, route_n;
+	int route_step;
 	hs_err *err;
 };
 
@@ -200,6 +211,11 @@ void hs_exec_inlayer_free(struct ex *x);
  * done(x, task) when its last segment has ended. */
 void hs_exec_seg_start(struct ex *x, int rep, uint32_t task, uint32_t first, uint32_t count, double f,
 		       hs_exec_done done);
+
+/* routing.c: the load factor of compute task ti (models/moe_routing.h): the mean over its MoE layers of the
+ * busiest EP rank's load drawn for (step, EP group, stage, chunk, micro-batch, layer); 1 without
+ * parallelism.expert_routing. Forward and backward of a micro-batch draw the same. m: the task's range. */
+double hs_exec_routing_load(struct ex *x, int rep, uint32_t ti, struct memo *m);
 
 /* result.c */
 void hs_exec_account_step(struct ex *x, int step, hs_result *out);

@@ -135,7 +135,7 @@ static double kernel_time(const hs_op_env *e, const hs_op *o, int *is_comm)
 		/* the profile times s queries against s keys; a block against s_kv keys (context parallelism) does
 		 * s_kv / s times that work */
 		double t = hs_profile_attn_time(e->prof, e->dev, o->b, o->h, o->s, o->d, o->causal, o->bwd);
-		if (o->s_kv > o->s && o->s > 0)
+		if (o->s_kv > 0 && o->s_kv != o->s && o->s > 0) /* fewer keys: a window, DSA top-k */
 			t *= o->s_kv / o->s;
 		return t * (o->count > 1 ? o->count : 1);
 	}

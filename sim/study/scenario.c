@@ -24,8 +24,10 @@ static const char *const par_keys[] = {"tp", "pp", "dp", "cp", "ep", "virtual_st
 				       "sequence_parallel", "schedule", "zero", "dp_bucket", "memory_reserve",
 				       "fsdp", "expert_imbalance", "cp_mode", "stage_layers",
 				       "dp_microbatches", "order", "embedding_as_layer", "loss_as_layer", "zero3",
-				       "offload", NULL};
+				       "offload", "expert_routing", NULL};
 static const char *const imbalance_keys[] = {"zipf", "shares", NULL};
+static const char *const routing_keys[] = {"skew", "sampling", NULL};
+static const char *const routing_samplings[] = {"expected", "multinomial", NULL};
 static const char *const cp_modes[] = {"allgather", "ring", NULL};
 static const char *const sim_keys[] = {"fidelity", "seed", "symmetry", "collective_algorithm", "layer_collectives",
 				       NULL};
@@ -164,6 +166,35 @@ static int load_imbalance(hs_scenario *s, const hs_ynode *p, hs_err *err)
 	s->par.expert_load = hs_model_expert_load_shares(v, (int)sh->n);
 	free(v);
 	return 0;
+}
+
+/* parallelism.expert_routing: {skew: S, sampling: multinomial | expected}: expert load drawn per step
+ * (models/moe_routing.h). Not with expert_imbalance (one fixed busiest expert instead). */
+static int load_routing(hs_scenario *s, const hs_ynode *p, hs_err *err)
+{
+	s->par.routing = (hs_moe_routing){0, 1};
+	const hs_ynode *n = hs_yaml_get(p, "expert_routing");
+	if (!n)
+		return 0;
+	const char *path = "parallelism.expert_routing";
+	if (hs_cfg_known(n, path, routing_keys, "{skew: S, sampling: multinomial | expected}", err))
+		return -1;
+	if (s->model.experts == 0)
+		return hs_cfg_err(n, err, "parallelism", "expert_routing", "the model has no experts (expected a MoE model)");
+	if (hs_yaml_get(p, "expert_imbalance"))
+		return hs_cfg_err(n, err, "parallelism", "expert_routing",
+				  "given with expert_imbalance (expected one of them: a load drawn per step, or one "
+				  "fixed busiest expert)");
+	if (hs_cfg_num(n, path, "skew", HS_U_COUNT, 0, 1e6, 0, 1, &s->par.routing.skew, err) ||
+	    hs_cfg_enum(n, path, "sampling", routing_samplings, 1, &s->par.routing.multinomial, err))
+		return -1;
+	return 0;
+}
+
+int hs_scenario_routing_splits(const hs_scenario *s)
+{
+	/* with ep = dp x cp every replica of a stage is in the one EP group, which draws one routing */
+	return s->par.routing.skew > 0 && s->par.ep < s->par.dp * s->par.cp;
 }
 
 /* A list of `n` positive integers, or the scalar `auto`. *vals is NULL for auto (and *is_auto set) or when
@@ -647,7 +678,7 @@ static int load_parallel(hs_scenario *s, const hs_ynode *root, hs_err *err)
 		       &s->par.memory_reserve, err))
 		return -1;
 
-	if (load_imbalance(s, p, err))
+	if (load_imbalance(s, p, err) || load_routing(s, p, err))
 		return -1;
 	int cpm;
 	if (hs_cfg_enum(p, "parallelism", "cp_mode", cp_modes, 0, &cpm, err))
@@ -754,6 +785,9 @@ static int load_sim(hs_scenario *s, const hs_ynode *root, hs_err *err)
 				  "'network' needs fidelity: flow (the analytical fidelity times every collective "
 				  "with its closed form; expected closed_form, or fidelity: flow)");
 	s->sim.layer_net = l == 0;
+	if (s->sim.layer_net && s->par.routing.skew > 0) /* the segments' collectives are not rescaled */
+		return hs_cfg_err(hs_yaml_get(n, "layer_collectives"), err, "simulation", "layer_collectives",
+				  "'network' with parallelism.expert_routing is not modelled (expected closed_form)");
 	return 0;
 }
 
@@ -848,8 +882,8 @@ hs_scenario *hs_scenario_from_doc(hs_ydoc *doc, const char *path, hs_err *err)
 	    hs_resilience_from_yaml(hs_yaml_get(root, "resilience"), &s->res, err) ||
 	    load_cost(s, root, err))
 		goto fail;
-	if (hs_variability_active(&s->var))
-		s->sim.symmetry = 0; /* replicas differ: simulate each */
+	if (hs_variability_active(&s->var) || hs_scenario_routing_splits(s))
+		s->sim.symmetry = 0; /* replicas differ (speeds, or their EP groups' routing): simulate each */
 	s->wl.cluster = s->cluster;
 	s->wl.model = &s->model;
 	s->wl.train = &s->train;

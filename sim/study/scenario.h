@@ -55,6 +55,9 @@ hs_scenario *hs_scenario_load(const char *path, const struct hs_strlist *sets, h
 /* The same from a parsed document, which the scenario takes over (freed with it, also on failure). */
 hs_scenario *hs_scenario_from_doc(hs_ydoc *doc, const char *path, hs_err *err);
 void hs_scenario_free(hs_scenario *s);
+/* Whether parallelism.expert_routing draws differ between the replicas of a stage (several EP groups per
+ * stage: ep < dp x cp), so that symmetry must be off. */
+int hs_scenario_routing_splits(const hs_scenario *s);
 /* Position of a key for later messages ("parallelism.tp"); the root when absent. */
 const hs_ynode *hs_scenario_node(const hs_scenario *s, const char *dotted);
 

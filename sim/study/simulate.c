@@ -174,7 +174,7 @@ static int simulate_scn(hs_scenario *scn, const char *path, int symmetry, hs_pro
 	memset(out, 0, sizeof *out);
 	out->s = scn;
 	const hs_scenario *s = out->s;
-	if (symmetry < 0 || hs_variability_active(&s->var))
+	if (symmetry < 0 || hs_variability_active(&s->var) || hs_scenario_routing_splits(s))
 		symmetry = s->sim.symmetry; /* variability turns symmetry off in the scenario */
 	if (hs_plan_step(&s->wl, symmetry, &out->b, err)) {
 		hs_err_prefix(err, "%s: ", path);
