@@ -46,6 +46,7 @@ hs_net *hs_net_create(const hs_cluster *c, const char *model, hs_engine *eng, hs
 	n->channels = 1;
 	n->ring_order = 1;
 	n->split = 1;
+	n->symmetry = 1;
 	n->free_head = -1;
 	n->link_bytes = hs_xcalloc((size_t)(hs_topo_nlinks(t) ? hs_topo_nlinks(t) : 1), sizeof *n->link_bytes);
 	if (!n->m) {
@@ -63,6 +64,7 @@ void hs_net_free(hs_net *n)
 		n->ops->destroy(n->m);
 	hs_router_free(n->router);
 	hs_topo_free(n->t);
+	hs_netsym_scratch_free(&n->sc);
 	free(n->x);
 	free(n->link_bytes);
 	free(n->series);
@@ -82,6 +84,8 @@ void hs_net_set_rails(hs_net *n, const int *rails, int count)
 void hs_net_set_chunk(hs_net *n, double bytes) { n->chunk = bytes > 0 ? bytes : 0; }
 void hs_net_set_window(hs_net *n, int slices) { n->window = slices > 0 ? slices : 0; }
 void hs_net_set_ring_order(hs_net *n, int on) { n->ring_order = on; }
+void hs_net_set_symmetry(hs_net *n, int on) { n->symmetry = on != 0; }
+hs_net_sym_stat hs_net_sym_stats(const hs_net *n) { return n->sst; }
 void hs_net_set_split(hs_net *n, int on)
 {
 	n->split = on;
@@ -95,6 +99,20 @@ double hs_net_bytes_injected(const hs_net *n) { return n->injected; }
 uint64_t hs_net_transfers(const hs_net *n) { return n->transfers; }
 int hs_net_nlinks(const hs_net *n) { return hs_topo_nlinks(n->t); }
 
+/* Spread `bytes` evenly over [t0, t1] into series[0..nbuckets) (times since the network was created). */
+static void spread(const hs_net *n, double *series, hs_time t0, hs_time t1, double bytes)
+{
+	double a = (double)(t0 - n->t_created) / n->bucket_ps, b = (double)(t1 - n->t_created) / n->bucket_ps;
+	if (b <= a)
+		b = a + 1e-9;
+	for (int k = (int)a; k <= (int)b && k < n->nbuckets; k++) {
+		double lo = k > a ? k : a, hi = k + 1 < b ? k + 1 : b;
+		double frac = (hi - lo) / (b - a);
+		if (frac > 0)
+			series[k] += bytes * frac;
+	}
+}
+
 static void xdone(void *ctx, uint64_t arg)
 {
 	hs_net *n = ctx;
@@ -107,18 +125,14 @@ static void xdone(void *ctx, uint64_t arg)
 		if (n->series) {
 			/* spread evenly over [t0, now - latency] */
 			hs_time t1 = hs_engine_now(n->eng) - x.r->lat;
-			double a = (double)(x.t0 - n->t_created) / n->bucket_ps, b = (double)(t1 - n->t_created) / n->bucket_ps;
-			if (b <= a)
-				b = a + 1e-9;
-			for (int k = (int)a; k <= (int)b && k < n->nbuckets; k++) {
-				double lo = k > a ? k : a, hi = k + 1 < b ? k + 1 : b;
-				double frac = (hi - lo) / (b - a);
-				if (frac <= 0)
-					continue;
-				for (int i = 0; i < x.r->nl; i++)
-					n->series[(size_t)x.r->link[i] * n->nbuckets + k] += x.bytes * x.r->coef[i] * frac;
-			}
+			for (int i = 0; i < x.r->nl; i++)
+				spread(n, n->series + (size_t)x.r->link[i] * n->nbuckets, x.t0, t1, x.bytes * x.r->coef[i]);
 		}
+	} else if (x.sym) {
+		x.sym->bytes[x.cls] += x.bytes;
+		if (x.sym->series)
+			spread(n, x.sym->series + (size_t)x.cls * n->nbuckets, x.t0,
+			       hs_engine_now(n->eng) - x.sym->sym.c_lat[x.cls], x.bytes);
 	}
 	x.done(x.ctx, x.arg);
 }
@@ -131,7 +145,7 @@ static void xsent(void *ctx, uint64_t arg)
 }
 
 static int rec(hs_net *n, const hs_route *r, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
-	       uint64_t arg)
+	       uint64_t arg, hs_symrun *sym, int cls)
 {
 	int id;
 	if (n->free_head >= 0) {
@@ -141,7 +155,7 @@ static int rec(hs_net *n, const hs_route *r, double bytes, hs_net_done sent, hs_
 		hs_xgrow(&n->x, &n->capx, n->nx + 1, sizeof *n->x);
 		id = (int)n->nx++;
 	}
-	n->x[id] = (hs_xrec){r, bytes, hs_engine_now(n->eng), sent, done, ctx, arg, -1};
+	n->x[id] = (hs_xrec){r, bytes, hs_engine_now(n->eng), sent, done, ctx, arg, -1, sym, cls};
 	return id;
 }
 
@@ -153,7 +167,7 @@ static void later_ev(hs_engine *eng, void *ctx, uint64_t arg)
 
 void hs_net_later(hs_net *n, hs_time delay, hs_net_done done, void *ctx, uint64_t arg)
 {
-	int id = rec(n, NULL, 0, NULL, done, ctx, arg);
+	int id = rec(n, NULL, 0, NULL, done, ctx, arg, NULL, -1);
 	hs_engine_after(n->eng, delay, later_ev, n, (uint64_t)id);
 }
 
@@ -166,10 +180,110 @@ void hs_net_xfer(hs_net *n, const hs_route *r, double bytes, hs_net_done sent, h
 		hs_net_later(n, r ? r->lat : 0, done, ctx, arg);
 		return;
 	}
-	int id = rec(n, r, bytes, sent, done, ctx, arg);
+	int id = rec(n, r, bytes, sent, done, ctx, arg, NULL, -1);
 	n->injected += bytes;
 	n->transfers++;
 	n->ops->start(n->m, r, bytes, sent ? xsent : NULL, xdone, n, (uint64_t)id);
+}
+
+/* ---- symmetry classes ---- */
+
+static void sym_broken(void *ctx)
+{
+	hs_symrun *s = ctx;
+	s->live = 0;
+	s->broken(s->ctx);
+}
+
+/* A class transfer cut by a break: what its members carried so far is the class's, and the caller carries
+ * their rem bytes on as transfers of their own (which count themselves as injected). */
+static void xcut(void *ctx, uint64_t arg, double rem)
+{
+	hs_net *n = ctx;
+	hs_xrec x = n->x[arg];
+	n->x[arg].next_free = n->free_head;
+	n->free_head = (int)arg;
+	hs_symrun *s = x.sym;
+	int m = s->sym.mult[x.cls];
+	s->bytes[x.cls] += x.bytes - rem;
+	if (s->series)
+		spread(n, s->series + (size_t)x.cls * n->nbuckets, x.t0, hs_engine_now(n->eng), x.bytes - rem);
+	n->injected -= m * rem;
+	n->transfers -= (uint64_t)m;
+	s->cut(s->ctx, x.arg, rem);
+}
+
+hs_symrun *hs_net_sym_open(hs_net *n, const hs_route *const *routes, const int *perm, int M,
+			   void (*broken)(void *ctx), void (*cut)(void *ctx, uint64_t arg, double rem), void *ctx)
+{
+	if (!n->symmetry || !n->ops->sym_open || M < 2)
+		return NULL;
+	if (!n->sc.map)
+		hs_netsym_scratch_init(&n->sc, hs_topo_nlinks(n->t));
+	hs_symrun *s = hs_xcalloc(1, sizeof *s);
+	if (hs_netsym_find(n->t, routes, perm, M, &n->sc, &s->sym) || s->sym.ncls == M) {
+		hs_netsym_free(&s->sym);
+		free(s);
+		return NULL;
+	}
+	s->id = n->ops->sym_open(n->m, &s->sym, sym_broken, s);
+	if (s->id < 0) {
+		n->sst.refused++;
+		hs_netsym_free(&s->sym);
+		free(s);
+		return NULL;
+	}
+	n->sst.sets++;
+	s->live = 1;
+	s->broken = broken, s->cut = cut, s->ctx = ctx;
+	s->routes = hs_xmalloc((size_t)M * sizeof *s->routes);
+	memcpy(s->routes, routes, (size_t)M * sizeof *s->routes);
+	s->bytes = hs_xcalloc((size_t)s->sym.ncls, sizeof *s->bytes);
+	if (n->series)
+		s->series = hs_xcalloc((size_t)s->sym.ncls * (size_t)n->nbuckets, sizeof *s->series);
+	return s;
+}
+
+void hs_net_sym_xfer(hs_net *n, hs_symrun *s, int cls, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
+		     uint64_t arg)
+{
+	if (!(bytes > 0)) {
+		if (sent)
+			hs_net_later(n, 0, sent, ctx, arg);
+		hs_net_later(n, s->sym.c_lat[cls], done, ctx, arg);
+		return;
+	}
+	int id = rec(n, NULL, bytes, sent, done, ctx, arg, s, cls);
+	int m = s->sym.mult[cls];
+	n->injected += m * bytes;
+	n->transfers += (uint64_t)m;
+	n->sst.flows++;
+	n->ops->sym_start(n->m, s->id, cls, bytes, sent ? xsent : NULL, xdone, xcut, n, (uint64_t)id);
+}
+
+void hs_net_sym_close(hs_net *n, hs_symrun *s)
+{
+	if (!s)
+		return;
+	if (!s->live)
+		n->sst.broken++;
+	n->ops->sym_close(n->m, s->id);
+	for (int i = 0; i < s->sym.M; i++) {
+		int c = s->sym.cls_of[i];
+		const hs_route *r = s->routes[i];
+		for (int j = 0; j < r->nl; j++) {
+			n->link_bytes[r->link[j]] += s->bytes[c] * r->coef[j];
+			if (s->series && n->series)
+				for (int k = 0; k < n->nbuckets; k++)
+					n->series[(size_t)r->link[j] * n->nbuckets + k] +=
+						s->series[(size_t)c * n->nbuckets + k] * r->coef[j];
+		}
+	}
+	hs_netsym_free(&s->sym);
+	free(s->routes);
+	free(s->bytes);
+	free(s->series);
+	free(s);
 }
 
 /* A device with a NIC of its own sends through it, as NCCL does when every GPU has a nearest NIC (one rail per

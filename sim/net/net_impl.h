@@ -3,6 +3,9 @@
 #define HS_NET_IMPL_H
 
 #include "sim/net/net.h"
+#include "sim/net/netsym.h"
+
+typedef struct hs_symrun hs_symrun;
 
 typedef struct hs_xrec {
 	const hs_route *r;
@@ -12,6 +15,8 @@ typedef struct hs_xrec {
 	void *ctx;
 	uint64_t arg;
 	int next_free;
+	hs_symrun *sym; /* a class transfer (hs_net_sym_xfer): of class cls of sym; r is NULL */
+	int cls;
 } hs_xrec;
 
 int hs_net_home_rail(const hs_net *n, int src);
@@ -40,7 +45,39 @@ struct hs_net {
 	double bucket_ps;
 	double injected;
 	uint64_t transfers;
+	/* symmetry classes */
+	int symmetry;          /* hs_net_set_symmetry */
+	hs_netsym_scratch sc;  /* sized on first use */
+	hs_net_sym_stat sst;
 };
+
+/* A class set of a running collective (sim/net/netsym.h): the members' routes, and the bytes each member of
+ * a class carried as the class, which reach the members' links when the set closes (a ring step would
+ * otherwise cost its n members' links again). */
+struct hs_symrun {
+	int id;                 /* the model's set */
+	int live;               /* not broken */
+	hs_netsym sym;
+	const hs_route **routes; /* [M] */
+	double *bytes;          /* [ncls] per member */
+	double *series;         /* [ncls * nbuckets] per member and bucket, with the timeline on */
+	void (*broken)(void *ctx);
+	void (*cut)(void *ctx, uint64_t arg, double rem);
+	void *ctx;
+};
+
+/* Classes for M transfers on routes[0..M) that the caller runs as perm respects (sim/net/netsym.h), or NULL
+ * (symmetry off, a model without classes, no automorphism, nothing gained, or links in use): then the caller
+ * runs every member. While the set is live the caller starts class transfers (hs_net_sym_xfer); when it
+ * breaks, broken(ctx), then cut(ctx, arg, rem) for each class transfer in flight (started with arg): the
+ * caller carries each member's rem bytes on as a transfer of its own; that class transfer is never done. */
+hs_symrun *hs_net_sym_open(hs_net *n, const hs_route *const *routes, const int *perm, int M,
+			   void (*broken)(void *ctx), void (*cut)(void *ctx, uint64_t arg, double rem), void *ctx);
+/* One transfer of `bytes` for every member of class cls, as one flow; done(ctx, arg) once when they arrive. */
+void hs_net_sym_xfer(hs_net *n, hs_symrun *s, int cls, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
+		     uint64_t arg);
+/* The set's bytes onto its members' links; frees it. None of its transfers may be in flight. */
+void hs_net_sym_close(hs_net *n, hs_symrun *s);
 
 /* Start one transfer on a route (the model's start, with accounting); sent (may be NULL) and done as the
  * model's start calls them. bytes <= 0 is sent at once and done one route latency later (engine events). */
