@@ -99,12 +99,18 @@ double hs_net_bytes_injected(const hs_net *n) { return n->injected; }
 uint64_t hs_net_transfers(const hs_net *n) { return n->transfers; }
 int hs_net_nlinks(const hs_net *n) { return hs_topo_nlinks(n->t); }
 
-/* Spread `bytes` evenly over [t0, t1] into series[0..nbuckets) (times since the network was created). */
-static void spread(const hs_net *n, double *series, hs_time t0, hs_time t1, double bytes)
+/* Spread `bytes` evenly over [t0, t1] into series[0..nbuckets) (times since the network was created). With
+ * sym, widen its range of buckets touched. */
+static void spread(const hs_net *n, double *series, hs_time t0, hs_time t1, double bytes, hs_symrun *sym)
 {
 	double a = (double)(t0 - n->t_created) / n->bucket_ps, b = (double)(t1 - n->t_created) / n->bucket_ps;
 	if (b <= a)
 		b = a + 1e-9;
+	if (sym) {
+		int k0 = (int)a, k1 = (int)b < n->nbuckets ? (int)b : n->nbuckets - 1;
+		sym->kmin = k0 < sym->kmin ? k0 : sym->kmin;
+		sym->kmax = k1 > sym->kmax ? k1 : sym->kmax;
+	}
 	for (int k = (int)a; k <= (int)b && k < n->nbuckets; k++) {
 		double lo = k > a ? k : a, hi = k + 1 < b ? k + 1 : b;
 		double frac = (hi - lo) / (b - a);
@@ -126,13 +132,13 @@ static void xdone(void *ctx, uint64_t arg)
 			/* spread evenly over [t0, now - latency] */
 			hs_time t1 = hs_engine_now(n->eng) - x.r->lat;
 			for (int i = 0; i < x.r->nl; i++)
-				spread(n, n->series + (size_t)x.r->link[i] * n->nbuckets, x.t0, t1, x.bytes * x.r->coef[i]);
+				spread(n, n->series + (size_t)x.r->link[i] * n->nbuckets, x.t0, t1, x.bytes * x.r->coef[i], NULL);
 		}
 	} else if (x.sym) {
 		x.sym->bytes[x.cls] += x.bytes;
 		if (x.sym->series)
 			spread(n, x.sym->series + (size_t)x.cls * n->nbuckets, x.t0,
-			       hs_engine_now(n->eng) - x.sym->sym.c_lat[x.cls], x.bytes);
+			       hs_engine_now(n->eng) - x.sym->sym.c_lat[x.cls], x.bytes, x.sym);
 	}
 	x.done(x.ctx, x.arg);
 }
@@ -207,7 +213,7 @@ static void xcut(void *ctx, uint64_t arg, double rem)
 	int m = s->sym.mult[x.cls];
 	s->bytes[x.cls] += x.bytes - rem;
 	if (s->series)
-		spread(n, s->series + (size_t)x.cls * n->nbuckets, x.t0, hs_engine_now(n->eng), x.bytes - rem);
+		spread(n, s->series + (size_t)x.cls * n->nbuckets, x.t0, hs_engine_now(n->eng), x.bytes - rem, s);
 	n->injected -= m * rem;
 	n->transfers -= (uint64_t)m;
 	s->cut(s->ctx, x.arg, rem);
@@ -241,6 +247,7 @@ hs_symrun *hs_net_sym_open(hs_net *n, const hs_route *const *routes, const int *
 	s->bytes = hs_xcalloc((size_t)s->sym.ncls, sizeof *s->bytes);
 	if (n->series)
 		s->series = hs_xcalloc((size_t)s->sym.ncls * (size_t)n->nbuckets, sizeof *s->series);
+	s->kmin = n->nbuckets, s->kmax = -1;
 	return s;
 }
 
@@ -274,7 +281,7 @@ void hs_net_sym_close(hs_net *n, hs_symrun *s)
 		for (int j = 0; j < r->nl; j++) {
 			n->link_bytes[r->link[j]] += s->bytes[c] * r->coef[j];
 			if (s->series && n->series)
-				for (int k = 0; k < n->nbuckets; k++)
+				for (int k = s->kmin; k <= s->kmax; k++)
 					n->series[(size_t)r->link[j] * n->nbuckets + k] +=
 						s->series[(size_t)c * n->nbuckets + k] * r->coef[j];
 		}

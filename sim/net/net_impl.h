@@ -61,6 +61,7 @@ struct hs_symrun {
 	const hs_route **routes; /* [M] */
 	double *bytes;          /* [ncls] per member */
 	double *series;         /* [ncls * nbuckets] per member and bucket, with the timeline on */
+	int kmin, kmax;         /* buckets touched: the flush visits only those */
 	void (*broken)(void *ctx);
 	void (*cut)(void *ctx, uint64_t arg, double rem);
 	void *ctx;

@@ -89,7 +89,17 @@ static void canon(const hs_topo *t, const hs_route *r, ckey *k)
 	for (int i = 0; i < nl; i++)
 		if (k[i].level < 0) /* not reached (a vertex list overflowed): after the rest, by id */
 			k[i].level = nl + 1;
-	qsort(k, (size_t)nl, sizeof *k, cmp_ckey);
+	if (nl > 16) {
+		qsort(k, (size_t)nl, sizeof *k, cmp_ckey);
+		return;
+	}
+	for (int i = 1; i < nl; i++) { /* a handful of links: insertion sort, no call per comparison */
+		ckey x = k[i];
+		int j = i;
+		for (; j > 0 && cmp_ckey(&k[j - 1], &x) > 0; j--)
+			k[j] = k[j - 1];
+		k[j] = x;
+	}
 }
 
 static uint64_t mixh(uint64_t h, uint64_t x)
