@@ -56,6 +56,8 @@ hs_net *hs_net_create(const hs_cluster *c, const char *model, hs_engine *eng, hs
 	return n;
 }
 
+static void memo_clear(hs_symmemo *e);
+
 void hs_net_free(hs_net *n)
 {
 	if (!n)
@@ -65,6 +67,9 @@ void hs_net_free(hs_net *n)
 	hs_router_free(n->router);
 	hs_topo_free(n->t);
 	hs_netsym_scratch_free(&n->sc);
+	for (int i = 0; n->memo && i < HS_SYMMEMO_SLOTS; i++)
+		memo_clear(&n->memo[i]);
+	free(n->memo);
 	free(n->x);
 	free(n->link_bytes);
 	free(n->series);
@@ -138,7 +143,7 @@ static void xdone(void *ctx, uint64_t arg)
 		x.sym->bytes[x.cls] += x.bytes;
 		if (x.sym->series)
 			spread(n, x.sym->series + (size_t)x.cls * n->nbuckets, x.t0,
-			       hs_engine_now(n->eng) - x.sym->sym.c_lat[x.cls], x.bytes, x.sym);
+			       hs_engine_now(n->eng) - x.sym->sym->c_lat[x.cls], x.bytes, x.sym);
 	}
 	x.done(x.ctx, x.arg);
 }
@@ -210,7 +215,7 @@ static void xcut(void *ctx, uint64_t arg, double rem)
 	n->x[arg].next_free = n->free_head;
 	n->free_head = (int)arg;
 	hs_symrun *s = x.sym;
-	int m = s->sym.mult[x.cls];
+	int m = s->sym->mult[x.cls];
 	s->bytes[x.cls] += x.bytes - rem;
 	if (s->series)
 		spread(n, s->series + (size_t)x.cls * n->nbuckets, x.t0, hs_engine_now(n->eng), x.bytes - rem, s);
@@ -219,34 +224,106 @@ static void xcut(void *ctx, uint64_t arg, double rem)
 	s->cut(s->ctx, x.arg, rem);
 }
 
-hs_symrun *hs_net_sym_open(hs_net *n, const hs_route *const *routes, const int *perm, int M,
-			   void (*broken)(void *ctx), void (*cut)(void *ctx, uint64_t arg, double rem), void *ctx)
+static uint64_t key_hash(const int *key, int nkey)
+{
+	uint64_t h = 0x84222325cbf29ce4ULL ^ (uint64_t)nkey;
+	for (int i = 0; i < nkey; i++)
+		h = (h ^ (uint64_t)(unsigned)key[i]) * 0x100000001b3ULL;
+	return h ^ (h >> 29);
+}
+
+static void memo_clear(hs_symmemo *e)
+{
+	if (e->sym)
+		hs_netsym_free(e->sym);
+	free(e->sym);
+	free((void *)e->routes);
+	free(e->key);
+	memset(e, 0, sizeof *e);
+}
+
+/* Each key has HS_SYMMEMO_PROBE slots from its hash's: a group whose entry is in use by an open set (a ring
+ * still running) leaves another one room beside it. */
+#define HS_SYMMEMO_PROBE 4
+
+hs_symmemo *hs_net_memo_get(hs_net *n, const int *key, int nkey)
+{
+	if (!n->memo)
+		return NULL;
+	uint64_t h = key_hash(key, nkey);
+	for (int k = 0; k < HS_SYMMEMO_PROBE; k++) {
+		hs_symmemo *e = &n->memo[(h + (uint64_t)k) % HS_SYMMEMO_SLOTS];
+		if (e->key && e->h == h && e->nkey == nkey && !memcmp(e->key, key, (size_t)nkey * sizeof *key))
+			return e;
+	}
+	return NULL;
+}
+
+hs_symmemo *hs_net_memo_put(hs_net *n, const int *key, int nkey, int value, hs_netsym *sym, const hs_route **routes)
+{
+	if (!n->memo)
+		n->memo = hs_xcalloc(HS_SYMMEMO_SLOTS, sizeof *n->memo);
+	uint64_t h = key_hash(key, nkey);
+	hs_symmemo *e = NULL;
+	for (int k = 0; k < HS_SYMMEMO_PROBE && (!e || e->key); k++) { /* an empty slot, else one not in use */
+		hs_symmemo *x = &n->memo[(h + (uint64_t)k) % HS_SYMMEMO_SLOTS];
+		if (!x->refs && (!e || !x->key))
+			e = x;
+	}
+	if (!e) { /* every slot in use by an open set: this one is not remembered */
+		if (sym)
+			hs_netsym_free(sym);
+		free(sym);
+		free((void *)routes);
+		return NULL;
+	}
+	memo_clear(e);
+	e->h = h;
+	e->key = hs_xmalloc((size_t)(nkey ? nkey : 1) * sizeof *e->key);
+	memcpy(e->key, key, (size_t)nkey * sizeof *key);
+	e->nkey = nkey;
+	e->value = value;
+	e->sym = sym;
+	e->routes = routes;
+	return e;
+}
+
+hs_netsym *hs_net_sym_find(hs_net *n, const hs_route *const *routes, const int *perm, int M)
 {
 	if (!n->symmetry || !n->ops->sym_open || M < 2)
 		return NULL;
 	if (!n->sc.map)
 		hs_netsym_scratch_init(&n->sc, hs_topo_nlinks(n->t));
-	hs_symrun *s = hs_xcalloc(1, sizeof *s);
-	if (hs_netsym_find(n->t, routes, perm, M, &n->sc, &s->sym) || s->sym.ncls == M) {
-		hs_netsym_free(&s->sym);
-		free(s);
+	hs_netsym *sym = hs_xcalloc(1, sizeof *sym);
+	if (hs_netsym_find(n->t, routes, perm, M, &n->sc, sym) || sym->ncls == M) {
+		hs_netsym_free(sym);
+		free(sym);
 		return NULL;
 	}
-	s->id = n->ops->sym_open(n->m, &s->sym, sym_broken, s);
+	return sym;
+}
+
+hs_symrun *hs_net_sym_open(hs_net *n, hs_symmemo *e, void (*broken)(void *ctx),
+			   void (*cut)(void *ctx, uint64_t arg, double rem), void *ctx)
+{
+	if (!n->symmetry || !n->ops->sym_open || !e || !e->sym)
+		return NULL;
+	hs_symrun *s = hs_xcalloc(1, sizeof *s);
+	s->id = n->ops->sym_open(n->m, e->sym, sym_broken, s);
 	if (s->id < 0) {
 		n->sst.refused++;
-		hs_netsym_free(&s->sym);
 		free(s);
 		return NULL;
 	}
 	n->sst.sets++;
+	e->refs++;
+	s->memo = e;
+	s->sym = e->sym;
 	s->live = 1;
 	s->broken = broken, s->cut = cut, s->ctx = ctx;
-	s->routes = hs_xmalloc((size_t)M * sizeof *s->routes);
-	memcpy(s->routes, routes, (size_t)M * sizeof *s->routes);
-	s->bytes = hs_xcalloc((size_t)s->sym.ncls, sizeof *s->bytes);
+	s->bytes = hs_xcalloc((size_t)s->sym->ncls, sizeof *s->bytes);
 	if (n->series)
-		s->series = hs_xcalloc((size_t)s->sym.ncls * (size_t)n->nbuckets, sizeof *s->series);
+		s->series = hs_xcalloc((size_t)s->sym->ncls * (size_t)n->nbuckets, sizeof *s->series);
 	s->kmin = n->nbuckets, s->kmax = -1;
 	return s;
 }
@@ -257,11 +334,11 @@ void hs_net_sym_xfer(hs_net *n, hs_symrun *s, int cls, double bytes, hs_net_done
 	if (!(bytes > 0)) {
 		if (sent)
 			hs_net_later(n, 0, sent, ctx, arg);
-		hs_net_later(n, s->sym.c_lat[cls], done, ctx, arg);
+		hs_net_later(n, s->sym->c_lat[cls], done, ctx, arg);
 		return;
 	}
 	int id = rec(n, NULL, bytes, sent, done, ctx, arg, s, cls);
-	int m = s->sym.mult[cls];
+	int m = s->sym->mult[cls];
 	n->injected += m * bytes;
 	n->transfers += (uint64_t)m;
 	n->sst.flows++;
@@ -275,9 +352,9 @@ void hs_net_sym_close(hs_net *n, hs_symrun *s)
 	if (!s->live)
 		n->sst.broken++;
 	n->ops->sym_close(n->m, s->id);
-	for (int i = 0; i < s->sym.M; i++) {
-		int c = s->sym.cls_of[i];
-		const hs_route *r = s->routes[i];
+	for (int i = 0; i < s->sym->M; i++) {
+		int c = s->sym->cls_of[i];
+		const hs_route *r = s->memo->routes[i];
 		for (int j = 0; j < r->nl; j++) {
 			n->link_bytes[r->link[j]] += s->bytes[c] * r->coef[j];
 			if (s->series && n->series)
@@ -286,8 +363,7 @@ void hs_net_sym_close(hs_net *n, hs_symrun *s)
 						s->series[(size_t)c * n->nbuckets + k] * r->coef[j];
 		}
 	}
-	hs_netsym_free(&s->sym);
-	free(s->routes);
+	s->memo->refs--;
 	free(s->bytes);
 	free(s->series);
 	free(s);

@@ -18,6 +18,7 @@
  * step one flow per class (on one switch, p = 1: a step is one flow instead of n). p is the smallest divisor of
  * n whose rotation the routes bear. When other traffic enters the ring's links the classes break: the state of
  * each representative becomes that of every rank it stood for, and the ring goes on rank by rank. */
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -146,16 +147,31 @@ static void sym_cut(void *ctx, uint64_t tag, double rem)
 }
 
 /* The classes of a ring (not a chain): the smallest divisor p of n such that rotating every channel's ring by
- * p ranks maps the routes onto each other (checked by hs_net_sym_open). The routes' hashes rule out most
- * divisors cheaply; a few candidates at most are checked in full. */
-static void find_classes(nc_run *r, rstate *s)
+ * p ranks maps the routes onto each other (hs_net_sym_find checks it). The routes' hashes rule out most
+ * divisors cheaply; a few candidates at most are checked in full. Remembered by the ranks, channels and rails
+ * (hs_net_memo_get): the result for a group is found once per network. Returns the memo entry (value p; p = n,
+ * no sym: no classes), or NULL. */
+static hs_symmemo *find_classes(nc_run *r, rstate *s)
 {
 	int n = r->n, C = s->C;
+	int nkey = 2 + C + n;
+	int *key = hs_xmalloc((size_t)nkey * sizeof *key);
+	key[0] = n, key[1] = C;
+	for (int c = 0; c < C; c++)
+		key[2 + c] = nc_rail(r, c, C);
+	for (int i = 0; i < n; i++)
+		key[2 + C + i] = r->rk[i];
+	hs_symmemo *e = hs_net_memo_get(r->net, key, nkey);
+	if (e) {
+		free(key);
+		return e;
+	}
 	size_t M = (size_t)C * n;
 	const hs_route **rt = hs_xmalloc(M * sizeof *rt);
 	uint64_t *h = hs_xmalloc(M * sizeof *h);
 	int *perm = hs_xmalloc(M * sizeof *perm);
-	int ok = 1;
+	int ok = 1, found = n;
+	hs_netsym *sym = NULL;
 	for (int c = 0; c < C && ok; c++)
 		for (int i = 0; i < n && ok; i++) {
 			hs_err err;
@@ -188,16 +204,23 @@ static void find_classes(nc_run *r, rstate *s)
 			size_t c = x / (size_t)n, i = x % (size_t)n;
 			perm[x] = (int)(c * n + (i + (size_t)p) % n);
 		}
-		uint64_t refused = r->net->sst.refused;
-		s->sym = hs_net_sym_open(r->net, rt, perm, (int)M, sym_broken, sym_cut, r);
-		if (s->sym) {
-			s->p = s->w = p;
+		if ((sym = hs_net_sym_find(r->net, rt, perm, (int)M))) {
+			found = p;
 			break;
 		}
-		if (r->net->sst.refused != refused) /* links in use: a coarser rotation would find them so too */
-			break;
 	}
-	free(rt), free(h), free(perm);
+	/* classes are numbered by their lowest member: channel c's rank i < p is class c * p + i */
+	for (int c = 0; sym && c < C; c++)
+		for (int i = 0; i < found; i++)
+			assert(sym->cls_of[(size_t)c * n + i] == c * found + i);
+	free(h), free(perm);
+	if (!sym) {
+		free(rt);
+		rt = NULL;
+	}
+	e = hs_net_memo_put(r->net, key, nkey, found, sym, rt);
+	free(key);
+	return e;
 }
 
 static void start(nc_run *r)
@@ -244,8 +267,11 @@ static void start(nc_run *r)
 	}
 	free(w);
 	s->w = s->p = n;
-	if (!s->chain && n > 2 && net->symmetry)
-		find_classes(r, s);
+	if (!s->chain && n > 2 && net->symmetry && net->ops->sym_open) {
+		hs_symmemo *e = find_classes(r, s);
+		if (e && e->sym && (s->sym = hs_net_sym_open(net, e, sym_broken, sym_cut, r)))
+			s->p = s->w = e->value;
+	}
 	s->sent = hs_xcalloc((size_t)C * s->w, sizeof *s->sent);
 	s->recvd = hs_xcalloc((size_t)C * s->w, sizeof *s->recvd);
 	s->busy = hs_xcalloc((size_t)C * s->w, 1);
