@@ -190,14 +190,28 @@ static int seg_intra(hs_router *r, int src, int dst, uint64_t h)
 	return rc;
 }
 
+/* The link a -> b, or -1. Searched from the end with fewer links: a switch's last hop to a NIC scanned the
+ * switch's every port (one switch of 65,536 ports: quadratic in a ring's routes). Either side gives the
+ * lowest id of a -> b, so the choice never moves a route. */
 static int link_between(const hs_topo *t, int a, int b)
 {
-	int f, c;
+	int f, c, fi, ci;
 	hs_topo_out(t, a, &f, &c);
-	for (int i = f; i < f + c; i++)
-		if (hs_topo_link(t, hs_topo_out_link(t, i))->to == b)
-			return hs_topo_out_link(t, i);
-	return -1;
+	hs_topo_in(t, b, &fi, &ci);
+	int best = -1;
+	if (c <= ci) {
+		for (int i = f; i < f + c; i++) {
+			int l = hs_topo_out_link(t, i);
+			if (hs_topo_link(t, l)->to == b && (best < 0 || l < best))
+				best = l;
+		}
+	} else
+		for (int i = fi; i < fi + ci; i++) {
+			int l = hs_topo_in_link(t, i);
+			if (hs_topo_link(t, l)->from == a && (best < 0 || l < best))
+				best = l;
+		}
+	return best;
 }
 
 /* The one vertex other than a GPU that links into v, or -1 when there are none or several. A NIC's only way in

@@ -24,7 +24,7 @@
 #include "sim/base/sizes.h"
 
 static const char *o_op, *o_sizes, *o_factor, *o_ranks, *o_algo, *o_proto, *o_fid, *o_channels, *o_chunk, *o_window;
-static int o_json, o_ideal;
+static int o_json, o_ideal, o_nosym;
 static struct hs_strlist o_set;
 
 static const hs_opt coll_opts[] = {
@@ -43,6 +43,7 @@ static const hs_opt coll_opts[] = {
 	 "as NCCL runs a channel per NIC at least; 1 inside a node)"},
 	{HS_OPT_STRING, "chunk", 0, &o_chunk, "BYTES", "flow: pipelined slice size (default: one slice per step)"},
 	{HS_OPT_STRING, "window", 0, &o_window, "W", "flow: tree slices a sender may be ahead of its receiver (default 8)"},
+	{HS_OPT_FLAG, "no-symmetry", 0, &o_nosym, NULL, "flow: every transfer a flow, no symmetry classes"},
 	{HS_OPT_FLAG, "ideal", 0, &o_ideal, NULL, "physical closed form only, without NCCL's protocols and latencies"},
 	{HS_OPT_FLAG, "json", 0, &o_json, NULL, "print {\"rows\":[...]} instead of nccl-tests' table"},
 	{HS_OPT_LIST, "set", 0, &o_set, "KEY=VALUE", "override a scenario key (repeatable)"},
@@ -216,6 +217,7 @@ static double flow_time(const hs_cluster *c, const char *model, int op, int algo
 		hs_net_set_channels(net, channels);
 		hs_net_set_chunk(net, chunk);
 		hs_net_set_window(net, window);
+		hs_net_set_symmetry(net, !o_nosym);
 		flow_done = -1;
 		if (hs_net_collective(net, (enum hs_coll_op)op, (enum hs_coll_algo)algo, ranks, n, s, on_flow_done, eng, 0,
 				      err) == 0) {
@@ -426,7 +428,7 @@ static int run(const char *file)
 int cmd_coll(int argc, char **argv)
 {
 	o_op = o_sizes = o_factor = o_ranks = o_algo = o_proto = o_fid = o_channels = o_chunk = o_window = NULL;
-	o_json = o_ideal = 0;
+	o_json = o_ideal = o_nosym = 0;
 	hs_strlist_free(&o_set);
 	const char *pos[1];
 	int np = hs_opt_parse(&hs_usage_coll, argc, argv, pos, 1);

@@ -54,6 +54,7 @@ static int open_net(struct ex *x, hs_err *err)
 	x->net = hs_net_create(x->s->cluster, "flow", x->eng, err);
 	if (!x->net)
 		return -1;
+	hs_net_set_symmetry(x->net, x->o->symmetry); /* symmetry classes of transfers (sim/net/netsym.h) */
 	x->contend = hs_exec_lanes_contend(x->s, x->o);
 	ns->lanes = x->contend ? x->s->par->tp * x->s->par->cp : 1;
 	x->inlayer = x->o->layer_net;

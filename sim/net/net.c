@@ -46,6 +46,7 @@ hs_net *hs_net_create(const hs_cluster *c, const char *model, hs_engine *eng, hs
 	n->channels = 1;
 	n->ring_order = 1;
 	n->split = 1;
+	n->symmetry = 1;
 	n->free_head = -1;
 	n->link_bytes = hs_xcalloc((size_t)(hs_topo_nlinks(t) ? hs_topo_nlinks(t) : 1), sizeof *n->link_bytes);
 	if (!n->m) {
@@ -55,6 +56,8 @@ hs_net *hs_net_create(const hs_cluster *c, const char *model, hs_engine *eng, hs
 	return n;
 }
 
+static void memo_clear(hs_symmemo *e);
+
 void hs_net_free(hs_net *n)
 {
 	if (!n)
@@ -63,6 +66,10 @@ void hs_net_free(hs_net *n)
 		n->ops->destroy(n->m);
 	hs_router_free(n->router);
 	hs_topo_free(n->t);
+	hs_netsym_scratch_free(&n->sc);
+	for (int i = 0; n->memo && i < HS_SYMMEMO_SLOTS; i++)
+		memo_clear(&n->memo[i]);
+	free(n->memo);
 	free(n->x);
 	free(n->link_bytes);
 	free(n->series);
@@ -82,6 +89,8 @@ void hs_net_set_rails(hs_net *n, const int *rails, int count)
 void hs_net_set_chunk(hs_net *n, double bytes) { n->chunk = bytes > 0 ? bytes : 0; }
 void hs_net_set_window(hs_net *n, int slices) { n->window = slices > 0 ? slices : 0; }
 void hs_net_set_ring_order(hs_net *n, int on) { n->ring_order = on; }
+void hs_net_set_symmetry(hs_net *n, int on) { n->symmetry = on != 0; }
+hs_net_sym_stat hs_net_sym_stats(const hs_net *n) { return n->sst; }
 void hs_net_set_split(hs_net *n, int on)
 {
 	n->split = on;
@@ -95,6 +104,26 @@ double hs_net_bytes_injected(const hs_net *n) { return n->injected; }
 uint64_t hs_net_transfers(const hs_net *n) { return n->transfers; }
 int hs_net_nlinks(const hs_net *n) { return hs_topo_nlinks(n->t); }
 
+/* Spread `bytes` evenly over [t0, t1] into series[0..nbuckets) (times since the network was created). With
+ * sym, widen its range of buckets touched. */
+static void spread(const hs_net *n, double *series, hs_time t0, hs_time t1, double bytes, hs_symrun *sym)
+{
+	double a = (double)(t0 - n->t_created) / n->bucket_ps, b = (double)(t1 - n->t_created) / n->bucket_ps;
+	if (b <= a)
+		b = a + 1e-9;
+	if (sym) {
+		int k0 = (int)a, k1 = (int)b < n->nbuckets ? (int)b : n->nbuckets - 1;
+		sym->kmin = k0 < sym->kmin ? k0 : sym->kmin;
+		sym->kmax = k1 > sym->kmax ? k1 : sym->kmax;
+	}
+	for (int k = (int)a; k <= (int)b && k < n->nbuckets; k++) {
+		double lo = k > a ? k : a, hi = k + 1 < b ? k + 1 : b;
+		double frac = (hi - lo) / (b - a);
+		if (frac > 0)
+			series[k] += bytes * frac;
+	}
+}
+
 static void xdone(void *ctx, uint64_t arg)
 {
 	hs_net *n = ctx;
@@ -107,18 +136,14 @@ static void xdone(void *ctx, uint64_t arg)
 		if (n->series) {
 			/* spread evenly over [t0, now - latency] */
 			hs_time t1 = hs_engine_now(n->eng) - x.r->lat;
-			double a = (double)(x.t0 - n->t_created) / n->bucket_ps, b = (double)(t1 - n->t_created) / n->bucket_ps;
-			if (b <= a)
-				b = a + 1e-9;
-			for (int k = (int)a; k <= (int)b && k < n->nbuckets; k++) {
-				double lo = k > a ? k : a, hi = k + 1 < b ? k + 1 : b;
-				double frac = (hi - lo) / (b - a);
-				if (frac <= 0)
-					continue;
-				for (int i = 0; i < x.r->nl; i++)
-					n->series[(size_t)x.r->link[i] * n->nbuckets + k] += x.bytes * x.r->coef[i] * frac;
-			}
+			for (int i = 0; i < x.r->nl; i++)
+				spread(n, n->series + (size_t)x.r->link[i] * n->nbuckets, x.t0, t1, x.bytes * x.r->coef[i], NULL);
 		}
+	} else if (x.sym) {
+		x.sym->bytes[x.cls] += x.bytes;
+		if (x.sym->series)
+			spread(n, x.sym->series + (size_t)x.cls * n->nbuckets, x.t0,
+			       hs_engine_now(n->eng) - x.sym->sym->c_lat[x.cls], x.bytes, x.sym);
 	}
 	x.done(x.ctx, x.arg);
 }
@@ -131,7 +156,7 @@ static void xsent(void *ctx, uint64_t arg)
 }
 
 static int rec(hs_net *n, const hs_route *r, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
-	       uint64_t arg)
+	       uint64_t arg, hs_symrun *sym, int cls)
 {
 	int id;
 	if (n->free_head >= 0) {
@@ -141,7 +166,7 @@ static int rec(hs_net *n, const hs_route *r, double bytes, hs_net_done sent, hs_
 		hs_xgrow(&n->x, &n->capx, n->nx + 1, sizeof *n->x);
 		id = (int)n->nx++;
 	}
-	n->x[id] = (hs_xrec){r, bytes, hs_engine_now(n->eng), sent, done, ctx, arg, -1};
+	n->x[id] = (hs_xrec){r, bytes, hs_engine_now(n->eng), sent, done, ctx, arg, -1, sym, cls};
 	return id;
 }
 
@@ -153,7 +178,7 @@ static void later_ev(hs_engine *eng, void *ctx, uint64_t arg)
 
 void hs_net_later(hs_net *n, hs_time delay, hs_net_done done, void *ctx, uint64_t arg)
 {
-	int id = rec(n, NULL, 0, NULL, done, ctx, arg);
+	int id = rec(n, NULL, 0, NULL, done, ctx, arg, NULL, -1);
 	hs_engine_after(n->eng, delay, later_ev, n, (uint64_t)id);
 }
 
@@ -166,10 +191,182 @@ void hs_net_xfer(hs_net *n, const hs_route *r, double bytes, hs_net_done sent, h
 		hs_net_later(n, r ? r->lat : 0, done, ctx, arg);
 		return;
 	}
-	int id = rec(n, r, bytes, sent, done, ctx, arg);
+	int id = rec(n, r, bytes, sent, done, ctx, arg, NULL, -1);
 	n->injected += bytes;
 	n->transfers++;
 	n->ops->start(n->m, r, bytes, sent ? xsent : NULL, xdone, n, (uint64_t)id);
+}
+
+/* ---- symmetry classes ---- */
+
+static void sym_broken(void *ctx)
+{
+	hs_symrun *s = ctx;
+	s->live = 0;
+	s->broken(s->ctx);
+}
+
+/* A class transfer cut by a break: what its members carried so far is the class's, and the caller carries
+ * their rem bytes on as transfers of their own (which count themselves as injected). */
+static void xcut(void *ctx, uint64_t arg, double rem)
+{
+	hs_net *n = ctx;
+	hs_xrec x = n->x[arg];
+	n->x[arg].next_free = n->free_head;
+	n->free_head = (int)arg;
+	hs_symrun *s = x.sym;
+	int m = s->sym->mult[x.cls];
+	s->bytes[x.cls] += x.bytes - rem;
+	if (s->series)
+		spread(n, s->series + (size_t)x.cls * n->nbuckets, x.t0, hs_engine_now(n->eng), x.bytes - rem, s);
+	n->injected -= m * rem;
+	n->transfers -= (uint64_t)m;
+	s->cut(s->ctx, x.arg, rem);
+}
+
+static uint64_t key_hash(const int *key, int nkey)
+{
+	uint64_t h = 0x84222325cbf29ce4ULL ^ (uint64_t)nkey;
+	for (int i = 0; i < nkey; i++)
+		h = (h ^ (uint64_t)(unsigned)key[i]) * 0x100000001b3ULL;
+	return h ^ (h >> 29);
+}
+
+static void memo_clear(hs_symmemo *e)
+{
+	if (e->sym)
+		hs_netsym_free(e->sym);
+	free(e->sym);
+	free((void *)e->routes);
+	free(e->key);
+	memset(e, 0, sizeof *e);
+}
+
+/* Each key has HS_SYMMEMO_PROBE slots from its hash's: a group whose entry is in use by an open set (a ring
+ * still running) leaves another one room beside it. */
+#define HS_SYMMEMO_PROBE 4
+
+hs_symmemo *hs_net_memo_get(hs_net *n, const int *key, int nkey)
+{
+	if (!n->memo)
+		return NULL;
+	uint64_t h = key_hash(key, nkey);
+	for (int k = 0; k < HS_SYMMEMO_PROBE; k++) {
+		hs_symmemo *e = &n->memo[(h + (uint64_t)k) % HS_SYMMEMO_SLOTS];
+		if (e->key && e->h == h && e->nkey == nkey && !memcmp(e->key, key, (size_t)nkey * sizeof *key))
+			return e;
+	}
+	return NULL;
+}
+
+hs_symmemo *hs_net_memo_put(hs_net *n, const int *key, int nkey, int value, hs_netsym *sym, const hs_route **routes)
+{
+	if (!n->memo)
+		n->memo = hs_xcalloc(HS_SYMMEMO_SLOTS, sizeof *n->memo);
+	uint64_t h = key_hash(key, nkey);
+	hs_symmemo *e = NULL;
+	for (int k = 0; k < HS_SYMMEMO_PROBE && (!e || e->key); k++) { /* an empty slot, else one not in use */
+		hs_symmemo *x = &n->memo[(h + (uint64_t)k) % HS_SYMMEMO_SLOTS];
+		if (!x->refs && (!e || !x->key))
+			e = x;
+	}
+	if (!e) { /* every slot in use by an open set: this one is not remembered */
+		if (sym)
+			hs_netsym_free(sym);
+		free(sym);
+		free((void *)routes);
+		return NULL;
+	}
+	memo_clear(e);
+	e->h = h;
+	e->key = hs_xmalloc((size_t)(nkey ? nkey : 1) * sizeof *e->key);
+	memcpy(e->key, key, (size_t)nkey * sizeof *key);
+	e->nkey = nkey;
+	e->value = value;
+	e->sym = sym;
+	e->routes = routes;
+	return e;
+}
+
+hs_netsym *hs_net_sym_find(hs_net *n, const hs_route *const *routes, const int *perm, int M)
+{
+	if (!n->symmetry || !n->ops->sym_open || M < 2)
+		return NULL;
+	if (!n->sc.map)
+		hs_netsym_scratch_init(&n->sc, hs_topo_nlinks(n->t));
+	hs_netsym *sym = hs_xcalloc(1, sizeof *sym);
+	if (hs_netsym_find(n->t, routes, perm, M, &n->sc, sym) || sym->ncls == M) {
+		hs_netsym_free(sym);
+		free(sym);
+		return NULL;
+	}
+	return sym;
+}
+
+hs_symrun *hs_net_sym_open(hs_net *n, hs_symmemo *e, void (*broken)(void *ctx),
+			   void (*cut)(void *ctx, uint64_t arg, double rem), void *ctx)
+{
+	if (!n->symmetry || !n->ops->sym_open || !e || !e->sym)
+		return NULL;
+	hs_symrun *s = hs_xcalloc(1, sizeof *s);
+	s->id = n->ops->sym_open(n->m, e->sym, sym_broken, s);
+	if (s->id < 0) {
+		n->sst.refused++;
+		free(s);
+		return NULL;
+	}
+	n->sst.sets++;
+	e->refs++;
+	s->memo = e;
+	s->sym = e->sym;
+	s->live = 1;
+	s->broken = broken, s->cut = cut, s->ctx = ctx;
+	s->bytes = hs_xcalloc((size_t)s->sym->ncls, sizeof *s->bytes);
+	if (n->series)
+		s->series = hs_xcalloc((size_t)s->sym->ncls * (size_t)n->nbuckets, sizeof *s->series);
+	s->kmin = n->nbuckets, s->kmax = -1;
+	return s;
+}
+
+void hs_net_sym_xfer(hs_net *n, hs_symrun *s, int cls, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
+		     uint64_t arg)
+{
+	if (!(bytes > 0)) {
+		if (sent)
+			hs_net_later(n, 0, sent, ctx, arg);
+		hs_net_later(n, s->sym->c_lat[cls], done, ctx, arg);
+		return;
+	}
+	int id = rec(n, NULL, bytes, sent, done, ctx, arg, s, cls);
+	int m = s->sym->mult[cls];
+	n->injected += m * bytes;
+	n->transfers += (uint64_t)m;
+	n->sst.flows++;
+	n->ops->sym_start(n->m, s->id, cls, bytes, sent ? xsent : NULL, xdone, xcut, n, (uint64_t)id);
+}
+
+void hs_net_sym_close(hs_net *n, hs_symrun *s)
+{
+	if (!s)
+		return;
+	if (!s->live)
+		n->sst.broken++;
+	n->ops->sym_close(n->m, s->id);
+	for (int i = 0; i < s->sym->M; i++) {
+		int c = s->sym->cls_of[i];
+		const hs_route *r = s->memo->routes[i];
+		for (int j = 0; j < r->nl; j++) {
+			n->link_bytes[r->link[j]] += s->bytes[c] * r->coef[j];
+			if (s->series && n->series)
+				for (int k = s->kmin; k <= s->kmax; k++)
+					n->series[(size_t)r->link[j] * n->nbuckets + k] +=
+						s->series[(size_t)c * n->nbuckets + k] * r->coef[j];
+		}
+	}
+	s->memo->refs--;
+	free(s->bytes);
+	free(s->series);
+	free(s);
 }
 
 /* A device with a NIC of its own sends through it, as NCCL does when every GPU has a nearest NIC (one rail per

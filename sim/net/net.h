@@ -34,6 +34,7 @@ typedef void (*hs_net_done)(void *ctx, uint64_t arg);
 /* ---- the model interface ---- */
 
 typedef struct hs_net_model hs_net_model; /* a model's private state */
+struct hs_netsym;
 
 typedef struct hs_net_ops {
 	const char *name;
@@ -46,6 +47,17 @@ typedef struct hs_net_ops {
 	void (*start)(hs_net_model *m, const hs_route *r, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
 		      uint64_t arg);
 	size_t (*active)(const hs_net_model *m); /* transfers in flight */
+	/* Symmetry classes (sim/net/netsym.h; NULL in a model that carries every transfer). sym_open reserves the
+	 * links of s's orbits for its classes and returns an id, or -1 when another flow or class set is on one
+	 * of them (the classes would not see what their members see). While reserved, sym_start carries class
+	 * `cls` as one flow of its members' rate. A flow of anything else that enters a reserved link breaks the
+	 * set, before it enters: broken(ctx) first, then cut(ctx, arg, rem) for each class flow in flight, which
+	 * leaves the model with rem of each member's bytes left (the caller carries them on as members) and is
+	 * never done. sym_close releases the set; none of its flows may be in flight. */
+	int (*sym_open)(hs_net_model *m, const struct hs_netsym *s, void (*broken)(void *ctx), void *ctx);
+	void (*sym_start)(hs_net_model *m, int id, int cls, double bytes, hs_net_done sent, hs_net_done done,
+			  void (*cut)(void *ctx, uint64_t arg, double rem), void *ctx, uint64_t arg);
+	void (*sym_close)(hs_net_model *m, int id);
 } hs_net_ops;
 
 extern const hs_net_ops hs_net_analytical, hs_net_flow;
@@ -96,6 +108,19 @@ void hs_net_set_chunk(hs_net *n, double bytes);
 void hs_net_set_window(hs_net *n, int slices);
 void hs_net_set_ring_order(hs_net *n, int on);
 void hs_net_set_split(hs_net *n, int proportional);
+
+/* Symmetry classes (sim/net/netsym.h): on (default), a collective whose transfers are equivalent under the
+ * fabric's and its own symmetry runs one flow per class; off, every transfer is a flow. Results are the same
+ * (to rounding); the cost is the number of classes. */
+void hs_net_set_symmetry(hs_net *n, int on);
+
+typedef struct hs_net_sym_stat {
+	uint64_t sets;     /* class sets opened */
+	uint64_t refused;  /* symmetric, but links already in use */
+	uint64_t broken;   /* sets broken by other traffic */
+	uint64_t flows;    /* class transfers started (each standing for several transfers) */
+} hs_net_sym_stat;
+hs_net_sym_stat hs_net_sym_stats(const hs_net *n);
 
 /* ---- statistics, for reports ---- */
 

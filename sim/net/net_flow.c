@@ -7,20 +7,44 @@
  * Events: one pending event for the earliest finish (a heap of flows by finish time), and one delivery
  * event per flow at finish + route latency, which calls the flow's callback. A finished flow releases its
  * links at the finish, where the sender hears of it (the `sent` callback, called from the finish event so
- * that what it starts joins that instant's recompute); its last byte arrives one route latency later. */
+ * that what it starts joins that instant's recompute); its last byte arrives one route latency later.
+ *
+ * Symmetry classes (sim/net/netsym.h): a class set reserves the links of its orbits; a class flow crosses one
+ * link per orbit (the orbit's lowest that is not a twin; an orbit of twins only is left out, as twins are),
+ * carrying the orbit's per-link load. Nothing else may share a reserved link: the first flow of anything else
+ * that would enter one breaks the set (each class flow in flight is cut, its members carried on by the caller)
+ * before it enters, so a class never stands for members that would see different loads. */
+#include <assert.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "sim/base/alloc.h"
 #include "sim/net/maxmin.h"
 #include "sim/net/net.h"
+#include "sim/net/netsym.h"
 
 typedef struct fcold {
 	hs_time lat; /* the route's */
 	hs_net_done sent, done;
+	void (*cut)(void *ctx, uint64_t arg, double rem); /* a class flow's (sym_start) */
 	void *ctx;
 	uint64_t arg;
 	int next_free;
+	int cs, ipos; /* class set and place in its in-flight list; -1 */
 } fcold;
+
+/* A class set: its reserved links, each class's links in the solver, its flows in flight. */
+typedef struct fset {
+	int used, live;     /* open; reserving its links */
+	int *links, nlinks; /* every link of the orbits */
+	int ncls;
+	int *hoff, *hl;     /* class j: solver links hl[hoff[j] .. hoff[j + 1]), ascending */
+	double *hc;         /* their coefficients */
+	hs_time *lat;       /* [ncls] */
+	int *infl, ninfl, capinfl;
+	void (*broken)(void *ctx);
+	void *bctx;
+} fset;
 
 /* A finish heap entry carries its key: sifting compares within the heap instead of reaching into flows
  * scattered over the flow array (a quarter of the run time of a 1,024-GPU tree all-reduce went there). */
@@ -41,6 +65,10 @@ struct hs_net_model {
 	int ev_pending, rc_pending;
 	hs_time ev_t;
 	hs_event_id ev;
+	/* symmetry classes */
+	int *rsv;           /* [nlk] class set reserving the link, -1 */
+	fset *sets;
+	int nsets, capsets;
 };
 
 /* ---- finish heap ---- */
@@ -94,6 +122,18 @@ static void fh_set(hs_net_model *m, int f)
 	}
 	m->fh[x->hpos] = (fhent){x->t_fin, f};
 	fh_fix(m, (size_t)x->hpos);
+}
+
+static void fh_remove(hs_net_model *m, int f)
+{
+	size_t i = (size_t)m->mm.fl[f].hpos;
+	m->mm.fl[f].hpos = -1;
+	m->nfh--;
+	if (i != m->nfh) {
+		m->fh[i] = m->fh[m->nfh];
+		m->mm.fl[m->fh[i].f].hpos = (int)i;
+		fh_fix(m, i);
+	}
 }
 
 static void fh_pop(hs_net_model *m)
@@ -162,6 +202,9 @@ static hs_net_model *create(const hs_topo *t, hs_engine *eng, hs_err *err)
 		hs_maxmin_set_bw(&m->mm, l, hs_topo_link(t, l)->bw);
 	m->free_head = -1;
 	find_twins(m);
+	m->rsv = hs_xmalloc((size_t)(nlk ? nlk : 1) * sizeof *m->rsv);
+	for (int l = 0; l < nlk; l++)
+		m->rsv[l] = -1;
 	return m;
 }
 
@@ -172,10 +215,17 @@ static void destroy(hs_net_model *m)
 	hs_maxmin_free(&m->mm);
 	free(m->fc);
 	free(m->fh);
+	for (int i = 0; i < m->nsets; i++) {
+		fset *k = &m->sets[i];
+		free(k->links), free(k->hoff), free(k->hl), free(k->hc), free(k->lat), free(k->infl);
+	}
+	free(m->sets);
+	free(m->rsv);
 	free(m);
 }
 
 static void finish_event(hs_engine *eng, void *ctx, uint64_t arg);
+static void infl_drop(hs_net_model *m, int id);
 
 static void schedule_finish(hs_net_model *m)
 {
@@ -255,6 +305,8 @@ static void finish_event(hs_engine *eng, void *ctx, uint64_t arg)
 		int id = m->fh[0].f;
 		fh_pop(m);
 		hs_maxmin_remove(&m->mm, id);
+		if (m->fc[id].cs >= 0)
+			infl_drop(m, id);
 		m->active--;
 		hs_engine_after(eng, m->fc[id].lat, deliver, m, (uint64_t)id);
 		/* may start flows (and move m->mm.fl, m->fc): nothing of this one is held across the call; new flows
@@ -268,8 +320,18 @@ static void finish_event(hs_engine *eng, void *ctx, uint64_t arg)
 		schedule_finish(m);
 }
 
-static void start(hs_net_model *m, const hs_route *r, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
-		  uint64_t arg)
+static void infl_drop(hs_net_model *m, int id)
+{
+	fset *k = &m->sets[m->fc[id].cs];
+	int p = m->fc[id].ipos;
+	k->infl[p] = k->infl[--k->ninfl];
+	if (p < k->ninfl)
+		m->fc[k->infl[p]].ipos = p;
+	m->fc[id].cs = m->fc[id].ipos = -1;
+}
+
+static int new_flow(hs_net_model *m, double bytes, hs_time lat, hs_net_done sent, hs_net_done done, void *ctx,
+		    uint64_t arg)
 {
 	int id;
 	if (m->free_head >= 0) {
@@ -284,12 +346,157 @@ static void start(hs_net_model *m, const hs_route *r, double bytes, hs_net_done 
 	f->t_upd = hs_engine_now(m->eng);
 	f->t_fin = HS_TIME_MAX;
 	f->hpos = -1;
-	m->fc[id] = (fcold){r->lat, sent, done, ctx, arg, -1};
+	m->fc[id] = (fcold){lat, sent, done, NULL, ctx, arg, -1, -1, -1};
+	return id;
+}
+
+/* Another flow is about to enter set cs's links: the set stops standing for its members. The owner hears of
+ * it first, then each class flow in flight leaves the solver with what its members have left. */
+static void sym_break(hs_net_model *m, int cs)
+{
+	fset *k = &m->sets[cs];
+	for (int i = 0; i < k->nlinks; i++)
+		m->rsv[k->links[i]] = -1;
+	k->live = 0;
+	k->broken(k->bctx);
+	hs_time now = hs_engine_now(m->eng);
+	while (m->sets[cs].ninfl) {
+		k = &m->sets[cs]; /* a cut starts flows, which may move the sets */
+		int id = k->infl[k->ninfl - 1];
+		hs_maxmin_flow *f = &m->mm.fl[id];
+		double rem = f->rem - f->rate * (double)(now - f->t_upd);
+		if (rem < 0)
+			rem = 0;
+		if (f->hpos >= 0)
+			fh_remove(m, id);
+		hs_maxmin_remove(&m->mm, id);
+		infl_drop(m, id);
+		m->active--;
+		fcold c = m->fc[id];
+		m->fc[id].next_free = m->free_head;
+		m->free_head = id;
+		c.cut(c.ctx, c.arg, rem);
+	}
+	want_recompute(m);
+}
+
+static void start(hs_net_model *m, const hs_route *r, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
+		  uint64_t arg)
+{
+	for (int i = 0; i < r->nl; i++)
+		if (m->rsv[r->link[i]] >= 0)
+			sym_break(m, m->rsv[r->link[i]]);
+	int id = new_flow(m, bytes, r->lat, sent, done, ctx, arg);
 	hs_maxmin_add(&m->mm, id, r->nl, r->link, r->coef);
 	m->active++;
 	want_recompute(m);
 }
 
+typedef struct lc {
+	int l;
+	double c;
+} lc;
+
+static int cmp_lc(const void *x, const void *y)
+{
+	const lc *a = x, *b = y;
+	return (a->l > b->l) - (a->l < b->l);
+}
+
+static int sym_open(hs_net_model *m, const hs_netsym *s, void (*broken)(void *ctx), void *ctx)
+{
+	int nU = s->orb_off[s->norb];
+	for (int u = 0; u < nU; u++) {
+		int l = s->orb_link[u];
+		if (m->rsv[l] >= 0 || m->mm.lk[l].n > 0)
+			return -1;
+	}
+	int cs;
+	for (cs = 0; cs < m->nsets && m->sets[cs].used; cs++)
+		;
+	if (cs == m->nsets) {
+		if (m->nsets == m->capsets) {
+			m->capsets = m->capsets ? 2 * m->capsets : 4;
+			m->sets = hs_xrealloc(m->sets, (size_t)m->capsets * sizeof *m->sets);
+		}
+		memset(&m->sets[m->nsets++], 0, sizeof *m->sets);
+	}
+	fset *k = &m->sets[cs];
+	k->used = k->live = 1;
+	k->broken = broken;
+	k->bctx = ctx;
+	k->ninfl = 0;
+	k->nlinks = nU;
+	k->links = hs_xrealloc(k->links, (size_t)(nU ? nU : 1) * sizeof *k->links);
+	memcpy(k->links, s->orb_link, (size_t)nU * sizeof *k->links);
+	for (int u = 0; u < nU; u++)
+		m->rsv[k->links[u]] = cs;
+	/* each orbit's link in the solver: its lowest that is not a twin (-1: twins only, left out) */
+	int *orep = hs_xmalloc((size_t)(s->norb ? s->norb : 1) * sizeof *orep);
+	for (int o = 0; o < s->norb; o++) {
+		orep[o] = -1;
+		for (int u = s->orb_off[o]; u < s->orb_off[o + 1]; u++) {
+			int l = s->orb_link[u];
+			if (m->mm.lk[l].twin < 0 && (orep[o] < 0 || l < orep[o]))
+				orep[o] = l;
+		}
+	}
+	int nc = s->c_off[s->ncls];
+	k->ncls = s->ncls;
+	k->hoff = hs_xrealloc(k->hoff, ((size_t)s->ncls + 1) * sizeof *k->hoff);
+	k->hl = hs_xrealloc(k->hl, (size_t)(nc ? nc : 1) * sizeof *k->hl);
+	k->hc = hs_xrealloc(k->hc, (size_t)(nc ? nc : 1) * sizeof *k->hc);
+	k->lat = hs_xrealloc(k->lat, (size_t)s->ncls * sizeof *k->lat);
+	lc *v = hs_xmalloc((size_t)(nc ? nc : 1) * sizeof *v);
+	int w = 0;
+	for (int j = 0; j < s->ncls; j++) {
+		int n = 0;
+		k->hoff[j] = w;
+		k->lat[j] = s->c_lat[j];
+		for (int q = s->c_off[j]; q < s->c_off[j + 1]; q++)
+			if (orep[s->c_orb[q]] >= 0)
+				v[n++] = (lc){orep[s->c_orb[q]], s->c_coef[q]};
+		qsort(v, (size_t)n, sizeof *v, cmp_lc);
+		for (int i = 0; i < n; i++, w++)
+			k->hl[w] = v[i].l, k->hc[w] = v[i].c;
+	}
+	k->hoff[s->ncls] = w;
+	free(v);
+	free(orep);
+	return cs;
+}
+
+static void sym_start(hs_net_model *m, int cs, int cls, double bytes, hs_net_done sent, hs_net_done done,
+		      void (*cut)(void *ctx, uint64_t arg, double rem), void *ctx, uint64_t arg)
+{
+	fset *k = &m->sets[cs];
+	/* the owner stops starting class flows when it hears its set is broken */
+	assert(k->used && k->live && cls >= 0 && cls < k->ncls);
+	int id = new_flow(m, bytes, k->lat[cls], sent, done, ctx, arg);
+	k = &m->sets[cs];
+	m->fc[id].cut = cut;
+	m->fc[id].cs = cs;
+	if (k->ninfl == k->capinfl) {
+		k->capinfl = k->capinfl ? 2 * k->capinfl : 4;
+		k->infl = hs_xrealloc(k->infl, (size_t)k->capinfl * sizeof *k->infl);
+	}
+	m->fc[id].ipos = k->ninfl;
+	k->infl[k->ninfl++] = id;
+	hs_maxmin_add(&m->mm, id, k->hoff[cls + 1] - k->hoff[cls], k->hl + k->hoff[cls], k->hc + k->hoff[cls]);
+	m->active++;
+	want_recompute(m);
+}
+
+static void sym_close(hs_net_model *m, int cs)
+{
+	fset *k = &m->sets[cs];
+	assert(k->used && k->ninfl == 0 && "a class set closes with none of its flows in flight");
+	if (k->live)
+		for (int i = 0; i < k->nlinks; i++)
+			m->rsv[k->links[i]] = -1;
+	k->used = k->live = 0;
+}
+
 static size_t active(const hs_net_model *m) { return m->active; }
 
-const hs_net_ops hs_net_flow = {"flow", create, destroy, start, active};
+const hs_net_ops hs_net_flow = {"flow", create, destroy, start, active, sym_open, sym_start, sym_close};

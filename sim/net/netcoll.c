@@ -37,6 +37,7 @@ static void arrived_cb(void *ctx, uint64_t tag)
 }
 
 void hs_netcoll_child_cb(void *ctx, uint64_t tag) { arrived_cb(ctx, tag); }
+void hs_netcoll_sent_cb(void *ctx, uint64_t tag) { sent_cb(ctx, tag); }
 
 void hs_netcoll_send_v(nc_run *r, int va, int vb, double bytes, int rail, uint64_t tag)
 {

@@ -43,6 +43,8 @@ void hs_netcoll_send_v(nc_run *r, int va, int vb, double bytes, int rail, uint64
 /* The completion of a child collective (hs_net_collective's done, with ctx = the run): counts as one
  * arrival, so the caller increments outstanding before starting the child. */
 void hs_netcoll_child_cb(void *ctx, uint64_t tag);
+/* A transfer's last byte has left (alg->on_sent), for a transfer started other than by hs_netcoll_send. */
+void hs_netcoll_sent_cb(void *ctx, uint64_t tag);
 /* Bottleneck bandwidth (bytes/ps) of the route a -> b on rail (ranks). */
 double hs_netcoll_route_bw(nc_run *r, int a, int b, int rail);
 #define NC_ALL_RAILS (-2) /* a rail argument: every rail, even where the sender has a NIC of its own */

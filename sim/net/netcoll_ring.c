@@ -9,7 +9,16 @@
  * NIC delays its successor, and through it the whole ring.
  *   all-reduce: 2(n-1) steps; all-gather, reduce-scatter: n-1 steps; pieces of S/n.
  *   broadcast, reduce: a chain of n-1 links from the root, the channel's share cut into slices of the chunk
- *   size (NCCL's 512 KiB when unset); a rank forwards slice j after receiving it. */
+ *   size (NCCL's 512 KiB when unset); a rank forwards slice j after receiving it.
+ *
+ * Symmetry classes (sim/net/netsym.h, hs_net_set_symmetry): every rank of a ring runs the same program, so
+ * the ring is invariant under a rotation by p ranks; where the fabric is too (the route of hop i -> i+1 is
+ * carried onto that of hop i+p -> i+p+1 by a permutation of links that keeps their bandwidths), the ranks
+ * i, i+p, i+2p, ... of a channel move in lockstep and are one class: the ring runs on p representatives, each
+ * step one flow per class (on one switch, p = 1: a step is one flow instead of n). p is the smallest divisor of
+ * n whose rotation the routes bear. When other traffic enters the ring's links the classes break: the state of
+ * each representative becomes that of every rank it stood for, and the ring goes on rank by rank. */
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -27,16 +36,20 @@ typedef struct rstate {
 	long Q;        /* slices each sender sends */
 	int k;         /* slices per step (ring) */
 	double *slice; /* [C] bytes per slice */
-	long *sent, *recvd; /* [C * n] */
+	long *sent, *recvd; /* [C * w] */
 	char *busy;
+	int w;          /* ranks per channel in the state: n, or p while the classes hold */
+	int p;          /* classes per channel: rank i stands for i, i+p, ... (p = n: none) */
+	hs_symrun *sym; /* the classes (class c * p + i), or NULL */
 } rstate;
 
 #define TAG(c, i) (((uint64_t)(c) << 32) | (uint64_t)(i))
+#define CLS_BIT ((uint64_t)1 << 63) /* a class transfer: rank i < p stands for its class */
 
 static void try_send(nc_run *r, int c, int i)
 {
 	rstate *s = r->st;
-	size_t x = (size_t)c * r->n + i;
+	size_t x = (size_t)c * s->w + i;
 	if (s->busy[x] || s->sent[x] >= s->Q)
 		return;
 	long q = s->sent[x];
@@ -49,7 +62,12 @@ static void try_send(nc_run *r, int c, int i)
 		return;
 	s->busy[x] = 1;
 	s->sent[x]++;
-	hs_netcoll_send(r, i, (i + 1) % r->n, s->slice[c], nc_rail(r, c, s->C), TAG(c, i));
+	if (s->w < r->n) {
+		r->outstanding++;
+		hs_net_sym_xfer(r->net, s->sym, c * s->p + i, s->slice[c], hs_netcoll_sent_cb, hs_netcoll_child_cb, r,
+				TAG(c, i) | CLS_BIT);
+	} else
+		hs_netcoll_send(r, i, (i + 1) % r->n, s->slice[c], nc_rail(r, c, s->C), TAG(c, i));
 }
 
 /* A chain's connection sends its next slice once the previous one's last byte has left (NCCL keeps
@@ -61,19 +79,148 @@ static void on_sent(nc_run *r, uint64_t tag)
 	if (!s->chain)
 		return;
 	int c = (int)(tag >> 32), i = (int)(tag & 0xffffffffu);
-	s->busy[(size_t)c * r->n + i] = 0;
+	s->busy[(size_t)c * s->w + i] = 0;
 	try_send(r, c, i);
 }
 
 static void on_done(nc_run *r, uint64_t tag)
 {
 	rstate *s = r->st;
-	int c = (int)(tag >> 32), i = (int)(tag & 0xffffffffu), j = (i + 1) % r->n;
+	int cls = (tag & CLS_BIT) != 0;
+	tag &= ~CLS_BIT;
+	int c = (int)(tag >> 32), i = (int)(tag & 0xffffffffu);
+	if (cls && s->w < r->n) { /* the classes hold: the representatives' ring */
+		int j = (i + 1) % s->p;
+		s->busy[(size_t)c * s->w + i] = 0;
+		s->recvd[(size_t)c * s->w + j]++;
+		try_send(r, c, i);
+		try_send(r, c, j);
+		return;
+	}
+	if (cls) { /* sent before the classes broke: it arrives for every rank of the class */
+		for (int k = i; k < r->n; k += s->p) {
+			s->busy[(size_t)c * r->n + k] = 0;
+			s->recvd[(size_t)c * r->n + (k + 1) % r->n]++;
+		}
+		for (int k = i; k < r->n; k += s->p) {
+			try_send(r, c, k);
+			try_send(r, c, (k + 1) % r->n);
+		}
+		return;
+	}
+	int j = (i + 1) % r->n;
 	if (!s->chain)
 		s->busy[(size_t)c * r->n + i] = 0;
 	s->recvd[(size_t)c * r->n + j]++;
 	try_send(r, c, i);
 	try_send(r, c, j);
+}
+
+/* Other traffic entered the ring's links: each representative's state becomes every rank's of its class. */
+static void sym_broken(void *ctx)
+{
+	nc_run *r = ctx;
+	rstate *s = r->st;
+	int n = r->n, C = s->C;
+	long *sent = hs_xmalloc((size_t)C * n * sizeof *sent), *recvd = hs_xmalloc((size_t)C * n * sizeof *recvd);
+	char *busy = hs_xmalloc((size_t)C * n);
+	for (int c = 0; c < C; c++)
+		for (int k = 0; k < n; k++) {
+			size_t x = (size_t)c * n + k, y = (size_t)c * s->p + k % s->p;
+			sent[x] = s->sent[y], recvd[x] = s->recvd[y], busy[x] = s->busy[y];
+		}
+	free(s->sent), free(s->recvd), free(s->busy);
+	s->sent = sent, s->recvd = recvd, s->busy = busy;
+	s->w = n;
+}
+
+/* A class transfer cut by the break: each rank of the class sends what is left of its slice on its own. */
+static void sym_cut(void *ctx, uint64_t tag, double rem)
+{
+	nc_run *r = ctx;
+	rstate *s = r->st;
+	tag &= ~CLS_BIT;
+	int c = (int)(tag >> 32), i = (int)(tag & 0xffffffffu);
+	for (int k = i; k < r->n; k += s->p)
+		hs_netcoll_send(r, k, (k + 1) % r->n, rem, nc_rail(r, c, s->C), TAG(c, k));
+	r->outstanding--; /* the class transfer itself never arrives; its members were counted above */
+}
+
+/* The classes of a ring (not a chain): the smallest divisor p of n such that rotating every channel's ring by
+ * p ranks maps the routes onto each other (hs_net_sym_find checks it). The routes' hashes rule out most
+ * divisors cheaply; a few candidates at most are checked in full. Remembered by the ranks, channels and rails
+ * (hs_net_memo_get): the result for a group is found once per network. Returns the memo entry (value p; p = n,
+ * no sym: no classes), or NULL. */
+static hs_symmemo *find_classes(nc_run *r, rstate *s)
+{
+	int n = r->n, C = s->C;
+	int nkey = 2 + C + n;
+	int *key = hs_xmalloc((size_t)nkey * sizeof *key);
+	key[0] = n, key[1] = C;
+	for (int c = 0; c < C; c++)
+		key[2 + c] = nc_rail(r, c, C);
+	for (int i = 0; i < n; i++)
+		key[2 + C + i] = r->rk[i];
+	hs_symmemo *e = hs_net_memo_get(r->net, key, nkey);
+	if (e) {
+		free(key);
+		return e;
+	}
+	size_t M = (size_t)C * n;
+	const hs_route **rt = hs_xmalloc(M * sizeof *rt);
+	uint64_t *h = hs_xmalloc(M * sizeof *h);
+	int *perm = hs_xmalloc(M * sizeof *perm);
+	int ok = 1, found = n;
+	hs_netsym *sym = NULL;
+	for (int c = 0; c < C && ok; c++)
+		for (int i = 0; i < n && ok; i++) {
+			hs_err err;
+			hs_err_clear(&err);
+			int rail = nc_rail(r, c, C), va = r->rk[i], vb = r->rk[(i + 1) % n];
+			if (rail == NC_ALL_RAILS)
+				rail = -1;
+			else if (rail < 0)
+				rail = hs_net_home_rail(r->net, va);
+			const hs_route *x = va == vb ? NULL : hs_route_get(r->net->router, va, vb, rail, &err);
+			if (!x) {
+				ok = 0;
+				break;
+			}
+			rt[(size_t)c * n + i] = x;
+			h[(size_t)c * n + i] = hs_netsym_route_hash(hs_net_topo(r->net), x);
+		}
+	for (int p = 1, tries = 0; ok && p < n && tries < 4; p++) {
+		if (n % p)
+			continue;
+		int periodic = 1;
+		for (size_t x = 0; x < M && periodic; x++) {
+			size_t c = x / (size_t)n, i = x % (size_t)n;
+			periodic = h[x] == h[c * n + (i + (size_t)p) % n];
+		}
+		if (!periodic)
+			continue;
+		tries++;
+		for (size_t x = 0; x < M; x++) {
+			size_t c = x / (size_t)n, i = x % (size_t)n;
+			perm[x] = (int)(c * n + (i + (size_t)p) % n);
+		}
+		if ((sym = hs_net_sym_find(r->net, rt, perm, (int)M))) {
+			found = p;
+			break;
+		}
+	}
+	/* classes are numbered by their lowest member: channel c's rank i < p is class c * p + i */
+	for (int c = 0; sym && c < C; c++)
+		for (int i = 0; i < found; i++)
+			assert(sym->cls_of[(size_t)c * n + i] == c * found + i);
+	free(h), free(perm);
+	if (!sym) {
+		free(rt);
+		rt = NULL;
+	}
+	e = hs_net_memo_put(r->net, key, nkey, found, sym, rt);
+	free(key);
+	return e;
 }
 
 static void start(nc_run *r)
@@ -119,11 +266,17 @@ static void start(nc_run *r)
 			s->slice[c] = r->S * w[c] / sum / n / s->k;
 	}
 	free(w);
-	s->sent = hs_xcalloc((size_t)C * n, sizeof *s->sent);
-	s->recvd = hs_xcalloc((size_t)C * n, sizeof *s->recvd);
-	s->busy = hs_xcalloc((size_t)C * n, 1);
+	s->w = s->p = n;
+	if (!s->chain && n > 2 && net->symmetry && net->ops->sym_open) {
+		hs_symmemo *e = find_classes(r, s);
+		if (e && e->sym && (s->sym = hs_net_sym_open(net, e, sym_broken, sym_cut, r)))
+			s->p = s->w = e->value;
+	}
+	s->sent = hs_xcalloc((size_t)C * s->w, sizeof *s->sent);
+	s->recvd = hs_xcalloc((size_t)C * s->w, sizeof *s->recvd);
+	s->busy = hs_xcalloc((size_t)C * s->w, 1);
 	for (int c = 0; c < C; c++)
-		for (int i = 0; i < n; i++)
+		for (int i = 0; i < s->w; i++)
 			try_send(r, c, i);
 }
 
@@ -132,6 +285,7 @@ static void sfree(nc_run *r)
 	rstate *s = r->st;
 	if (!s)
 		return;
+	hs_net_sym_close(r->net, s->sym);
 	free(s->slice);
 	free(s->sent);
 	free(s->recvd);

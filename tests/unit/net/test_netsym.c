@@ -1,0 +1,385 @@
+/* Symmetry classes in the flow model (sim/net/netsym.h, issue 22 item 1): the same collectives with classes
+ * and with every transfer a flow (hs_net_set_symmetry 0, what --no-symmetry runs) give the same completion
+ * times and the same bytes on every link, to 1e-9 relative, on symmetric fabrics (one switch, a 16-node
+ * fat-tree at 2:1, a 4x4 torus, a rail-optimised cluster with a channel per rail) and on ones that are not
+ * (a slower NIC, an explicit graph, other traffic entering the ring's links mid-way, rings that share links);
+ * and the classes form, split or stay away where the fabric says they should. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/yaml.h"
+#include "sim/base/sizes.h"
+#include "sim/net/net.h"
+#include "topology/cluster.h"
+
+static hs_ydoc *doc;
+
+static hs_cluster *load(const char *text)
+{
+	hs_err err;
+	hs_err_clear(&err);
+	doc = hs_yaml_load_string(text, strlen(text), "t.yaml", &err);
+	ck_assert_msg(doc != NULL, "%s", err.msg);
+	hs_cluster *c = hs_cluster_from_yaml(hs_yaml_get(hs_yaml_root(doc), "cluster"), "cluster", &err);
+	ck_assert_msg(c != NULL, "%s", err.msg);
+	return c;
+}
+
+static void unload(hs_cluster *c)
+{
+	hs_cluster_free(c);
+	hs_yaml_free(doc);
+	doc = NULL;
+}
+
+#define MAXJ 4
+static double done_at[MAXJ];
+static hs_engine *cur;
+static void rec(void *ctx, uint64_t arg)
+{
+	(void)ctx;
+	done_at[arg] = hs_time_to_s(hs_engine_now(cur));
+}
+
+/* A job: a collective over ranks[0..n) (or one send from ranks[0] to ranks[1], n = -2), started at t0_us. */
+typedef struct job {
+	enum hs_coll_op op;
+	enum hs_coll_algo algo;
+	int ranks[256], n;
+	double bytes, t0_us;
+} job;
+
+typedef struct outcome {
+	double t[MAXJ];
+	double *link; /* bytes per link */
+	int nlinks;
+	double injected;
+	hs_net_sym_stat st;
+} outcome;
+
+static hs_net *curnet;
+static const job *curjobs;
+static void start_job(hs_engine *eng, void *ctx, uint64_t arg)
+{
+	(void)eng, (void)ctx;
+	const job *j = &curjobs[arg];
+	hs_err err;
+	hs_err_clear(&err);
+	int rc = j->n == -2 ? hs_net_send(curnet, j->ranks[0], j->ranks[1], j->bytes, rec, NULL, arg, &err)
+			    : hs_net_collective(curnet, j->op, j->algo, j->ranks, j->n, j->bytes, rec, NULL, arg, &err);
+	ck_assert_msg(rc == 0, "%s", err.msg);
+}
+
+static outcome run(const hs_cluster *c, const job *jobs, int nj, int symmetry, int channels)
+{
+	outcome o = {0};
+	hs_err err;
+	hs_err_clear(&err);
+	cur = hs_engine_create();
+	curnet = hs_net_create(c, "flow", cur, &err);
+	ck_assert_msg(curnet != NULL, "%s", err.msg);
+	hs_net_set_symmetry(curnet, symmetry);
+	hs_net_set_channels(curnet, channels);
+	curjobs = jobs;
+	for (int k = 0; k < nj; k++) {
+		done_at[k] = -1;
+		hs_engine_at(cur, hs_time_from_s(jobs[k].t0_us * 1e-6), start_job, NULL, (uint64_t)k);
+	}
+	hs_engine_run(cur, HS_TIME_MAX);
+	for (int k = 0; k < nj; k++) {
+		ck_assert_msg(done_at[k] > 0, "job %d did not complete", k);
+		o.t[k] = done_at[k];
+	}
+	o.nlinks = hs_net_nlinks(curnet);
+	o.link = malloc((size_t)o.nlinks * sizeof *o.link);
+	for (int l = 0; l < o.nlinks; l++) {
+		hs_net_link_stat s;
+		hs_net_link_stats(curnet, l, &s, NULL, 0);
+		o.link[l] = s.bytes;
+	}
+	o.injected = hs_net_bytes_injected(curnet);
+	o.st = hs_net_sym_stats(curnet);
+	hs_net_free(curnet);
+	hs_engine_destroy(cur);
+	return o;
+}
+
+/* Classes on and off: same times and link bytes to 1e-9; returns the classes' statistics. */
+static hs_net_sym_stat compare(const char *what, const hs_cluster *c, const job *jobs, int nj, int channels)
+{
+	outcome a = run(c, jobs, nj, 1, channels), b = run(c, jobs, nj, 0, channels);
+	for (int k = 0; k < nj; k++)
+		ck_assert_msg(fabs(a.t[k] - b.t[k]) <= 1e-9 * b.t[k], "%s: job %d done at %.12g s with classes, %.12g s without",
+			      what, k, a.t[k], b.t[k]);
+	double tot = 0;
+	for (int l = 0; l < b.nlinks; l++)
+		tot += b.link[l];
+	ck_assert(tot > 0);
+	for (int l = 0; l < a.nlinks; l++)
+		ck_assert_msg(fabs(a.link[l] - b.link[l]) <= 1e-9 * (b.link[l] > 0 ? b.link[l] : tot),
+			      "%s: link %d carried %.12g bytes with classes, %.12g without", what, l, a.link[l], b.link[l]);
+	ck_assert_msg(fabs(a.injected - b.injected) <= 1e-9 * b.injected, "%s: injected %.12g vs %.12g", what, a.injected,
+		      b.injected);
+	ck_assert_msg(b.st.sets == 0 && b.st.flows == 0, "%s: classes formed with symmetry off", what);
+	free(a.link), free(b.link);
+	return a.st;
+}
+
+static job ring(enum hs_coll_op op, int n, double bytes)
+{
+	job j = {op, HS_ALGO_RING, {0}, n, bytes, 0};
+	for (int i = 0; i < n; i++)
+		j.ranks[i] = i;
+	return j;
+}
+
+static const char *one_switch = "cluster:\n"
+				"  groups:\n"
+				"    - {nodes: 64, gpus_per_node: 1, gpu: H100-SXM-80GB,\n"
+				"       nic: {bandwidth: 400 Gb/s, per_node: 1, latency: 3 us}}\n"
+				"  fabric: {kind: fat-tree, tiers: 1, latency: 1 us}\n";
+
+/* One switch: every hop alike, one class; each step is one flow. */
+START_TEST(one_switch_one_class)
+{
+	hs_cluster *c = load(one_switch);
+	enum hs_coll_op ops[] = {HS_COLL_ALL_REDUCE, HS_COLL_ALL_GATHER, HS_COLL_REDUCE_SCATTER};
+	for (int k = 0; k < 3; k++) {
+		job j = ring(ops[k], 64, 64 * HS_MiB);
+		hs_net_sym_stat st = compare("one switch", c, &j, 1, 1);
+		int steps = ops[k] == HS_COLL_ALL_REDUCE ? 2 * 63 : 63;
+		ck_assert_msg(st.sets == 1 && st.broken == 0 && st.flows == (uint64_t)steps,
+			      "one switch: %llu sets, %llu broken, %llu class flows (expected 1, 0, %d)",
+			      (unsigned long long)st.sets, (unsigned long long)st.broken, (unsigned long long)st.flows, steps);
+	}
+	unload(c);
+}
+END_TEST
+
+/* 16 nodes on a 2-tier fat-tree at 2:1 (radix 6: 4 nodes per leaf, 2 uplinks): a ring's hops inside a leaf
+ * and across the spines differ, so the classes are the ring rotated by a leaf (4 per ring), wherever the
+ * hashed spine paths let a rotation carry the routes onto each other; either way the results are the
+ * per-flow ones. */
+START_TEST(fat_tree_2to1)
+{
+	hs_cluster *c = load("cluster:\n"
+			     "  groups:\n"
+			     "    - {nodes: 16, gpus_per_node: 1, gpu: H100-SXM-80GB,\n"
+			     "       nic: {bandwidth: 400 Gb/s, per_node: 1, latency: 3 us}}\n"
+			     "  fabric: {kind: fat-tree, tiers: 2, radix: 6, oversubscription: 2, latency: 1 us}\n");
+	job j = ring(HS_COLL_ALL_REDUCE, 16, 16 * HS_MiB);
+	hs_net_sym_stat st = compare("fat-tree 2:1", c, &j, 1, 1);
+	ck_assert_msg(st.sets == 1 && st.flows > 0 && st.flows < 16 * 2 * 15,
+		      "fat-tree 2:1: %llu sets, %llu class flows (expected classes, fewer flows than 480 transfers)",
+		      (unsigned long long)st.sets, (unsigned long long)st.flows);
+	/* all-to-all is not run by classes (direct algorithm): same results, nothing formed */
+	job a = ring(HS_COLL_ALL_TO_ALL, 16, 4 * HS_MiB);
+	a.algo = HS_ALGO_DIRECT;
+	st = compare("fat-tree 2:1 all-to-all", c, &a, 1, 1);
+	ck_assert(st.sets == 0);
+	unload(c);
+}
+END_TEST
+
+/* A 4x4 torus. A ring over one row (a 4-cycle, the wrap-around link included) is one class. The row-major
+ * ring over all 16 is not symmetric as routed: hop 15 -> 0 has two shortest paths and the ECMP hash takes
+ * it column first (switch15 -> switch3 -> switch0), sharing switch3 -> switch0 with hop 3 -> 4, which went
+ * row first; no rotation carries one route onto the other, so no class forms, and the results are the same. */
+START_TEST(torus_4x4)
+{
+	hs_cluster *c = load("cluster:\n"
+			     "  groups:\n"
+			     "    - {nodes: 16, gpus_per_node: 1, gpu: H100-SXM-80GB,\n"
+			     "       nic: {bandwidth: 400 Gb/s, per_node: 1, latency: 3 us}}\n"
+			     "  fabric: {kind: torus2d, dims: [4, 4], latency: 1 us}\n");
+	job row = ring(HS_COLL_ALL_REDUCE, 4, 16 * HS_MiB);
+	hs_net_sym_stat st = compare("torus 4x4, one row", c, &row, 1, 1);
+	ck_assert_msg(st.sets == 1 && st.flows == 2 * 3, "torus row: %llu sets, %llu class flows",
+		      (unsigned long long)st.sets, (unsigned long long)st.flows);
+	job j = ring(HS_COLL_ALL_REDUCE, 16, 16 * HS_MiB);
+	st = compare("torus 4x4", c, &j, 1, 1);
+	ck_assert_msg(st.sets == 0, "torus 4x4: %llu sets", (unsigned long long)st.sets);
+	/* both at once: the row's classes are broken by the full ring's flows, results still equal */
+	job both[2] = {row, j};
+	compare("torus row and full ring", c, both, 2, 1);
+	unload(c);
+}
+END_TEST
+
+/* 8 nodes x 8 GPUs, rail-optimised, 8 channels (one per rail): hops inside a node on the NVSwitch, one per
+ * node across; classes per channel. */
+START_TEST(rails_channels)
+{
+	hs_cluster *c = load("cluster:\n"
+			     "  groups:\n"
+			     "    - {nodes: 8, gpus_per_node: 8, gpu: H100-SXM-80GB,\n"
+			     "       scaleup: {kind: nvswitch, bandwidth: 450 GB/s, latency: 1 us},\n"
+			     "       nic: {bandwidth: 400 Gb/s, per_node: 8, latency: 3 us}}\n"
+			     "  fabric: {kind: rail-optimized, radix: 16, latency: 1 us}\n");
+	job j = ring(HS_COLL_ALL_REDUCE, 64, 256 * HS_MiB);
+	for (int ch = 1; ch <= 8; ch *= 8) {
+		hs_net_sym_stat st = compare("rail-optimised", c, &j, 1, ch);
+		ck_assert_msg(st.sets == 1 && st.broken == 0, "rail-optimised, %d channels: %llu sets, %llu broken", ch,
+			      (unsigned long long)st.sets, (unsigned long long)st.broken);
+	}
+	unload(c);
+}
+END_TEST
+
+/* Not symmetric: one group's NICs at half speed. The rotation that would carry a fast hop onto a slow one
+ * keeps no bandwidth, so no class spans the two; results equal. */
+START_TEST(slow_nics_split)
+{
+	hs_cluster *c = load("cluster:\n"
+			     "  groups:\n"
+			     "    - {nodes: 6, gpus_per_node: 1, gpu: H100-SXM-80GB,\n"
+			     "       nic: {bandwidth: 400 Gb/s, per_node: 1, latency: 3 us}}\n"
+			     "    - {nodes: 2, gpus_per_node: 1, gpu: H100-SXM-80GB,\n"
+			     "       nic: {bandwidth: 200 Gb/s, per_node: 1, latency: 3 us}}\n"
+			     "  fabric: {kind: fat-tree, tiers: 1, latency: 1 us}\n");
+	job j = ring(HS_COLL_ALL_REDUCE, 8, 16 * HS_MiB);
+	hs_net_sym_stat st = compare("slow NICs", c, &j, 1, 1);
+	ck_assert_msg(st.sets == 0, "slow NICs: %llu sets (a ring of 8 with 2 slow nodes has no rotation)",
+		      (unsigned long long)st.sets);
+	unload(c);
+	/* 4 + 4: the slow half is a rotation by 4 away from itself, so rotating by 8 is the only one kept: none */
+	c = load("cluster:\n"
+		 "  groups:\n"
+		 "    - {nodes: 4, gpus_per_node: 1, gpu: H100-SXM-80GB,\n"
+		 "       nic: {bandwidth: 400 Gb/s, per_node: 1, latency: 3 us}}\n"
+		 "    - {nodes: 4, gpus_per_node: 1, gpu: H100-SXM-80GB,\n"
+		 "       nic: {bandwidth: 200 Gb/s, per_node: 1, latency: 3 us}}\n"
+		 "  fabric: {kind: fat-tree, tiers: 1, latency: 1 us}\n");
+	st = compare("slow half", c, &j, 1, 1);
+	ck_assert(st.sets == 0);
+	unload(c);
+}
+END_TEST
+
+/* An explicit graph: a switch per device, the switches in a one-way ring. With one slow ring link no rotation
+ * keeps the bandwidths; with none slow the ring is one class. */
+START_TEST(explicit_graph)
+{
+	const char *fmt = "cluster:\n"
+			  "  groups:\n"
+			  "    - {nodes: 4, gpus_per_node: 1, gpu: H100-SXM-80GB}\n"
+			  "  fabric:\n"
+			  "    kind: explicit\n"
+			  "    switches: [s0, s1, s2, s3]\n"
+			  "    links:\n"
+			  "      - {from: gpu0, to: s0, bandwidth: 100 GB/s}\n"
+			  "      - {from: gpu1, to: s1, bandwidth: 100 GB/s}\n"
+			  "      - {from: gpu2, to: s2, bandwidth: 100 GB/s}\n"
+			  "      - {from: gpu3, to: s3, bandwidth: 100 GB/s}\n"
+			  "      - {from: s0, to: s1, bandwidth: 10 GB/s, duplex: false}\n"
+			  "      - {from: s1, to: s2, bandwidth: 10 GB/s, duplex: false}\n"
+			  "      - {from: s2, to: s3, bandwidth: 10 GB/s, duplex: false}\n"
+			  "      - {from: s3, to: s0, bandwidth: %s, duplex: false}\n";
+	char y[1024];
+	snprintf(y, sizeof y, fmt, "5 GB/s");
+	hs_cluster *c = load(y);
+	job j = ring(HS_COLL_ALL_REDUCE, 4, 8 * HS_MiB);
+	ck_assert(compare("explicit, one slow link", c, &j, 1, 1).sets == 0);
+	unload(c);
+	snprintf(y, sizeof y, fmt, "10 GB/s");
+	c = load(y);
+	ck_assert(compare("explicit, uniform", c, &j, 1, 1).sets == 1);
+	unload(c);
+}
+END_TEST
+
+/* Other traffic enters the ring's links mid-way (a send between two of its nodes, 500 us in): the classes
+ * break there, each class flow in flight is cut and carried on per member, and the ring goes on rank by rank:
+ * the same times and bytes as per-flow all along. */
+START_TEST(break_midway)
+{
+	hs_cluster *c = load(one_switch);
+	job j[2] = {ring(HS_COLL_ALL_REDUCE, 64, 64 * HS_MiB)};
+	j[1] = (job){HS_COLL_SENDRECV, HS_ALGO_RING, {5, 9}, -2, 4 * HS_MiB, 500};
+	hs_net_sym_stat st = compare("break mid-way", c, j, 2, 1);
+	ck_assert_msg(st.sets == 1 && st.broken == 1, "break: %llu sets, %llu broken", (unsigned long long)st.sets,
+		      (unsigned long long)st.broken);
+	/* the same send between a ring step's arrivals (a step is 1.34 ms / 126 long) and at the very start */
+	for (int k = 0; k < 3; k++) {
+		static const double at[] = {0, 10.4, 1000.7};
+		j[1].t0_us = at[k];
+		st = compare("break at other times", c, j, 2, 1);
+		ck_assert(st.broken == 1);
+	}
+	unload(c);
+}
+END_TEST
+
+/* Two rings at once: on disjoint nodes each has its classes; on shared nodes the second finds the links
+ * taken (refused) and its flows break the first. */
+START_TEST(two_rings)
+{
+	hs_cluster *c = load(one_switch);
+	job j[2] = {ring(HS_COLL_ALL_REDUCE, 32, 32 * HS_MiB), ring(HS_COLL_ALL_REDUCE, 32, 32 * HS_MiB)};
+	for (int i = 0; i < 32; i++)
+		j[1].ranks[i] = 32 + i;
+	j[1].t0_us = 100;
+	hs_net_sym_stat st = compare("disjoint rings", c, j, 2, 1);
+	ck_assert_msg(st.sets == 2 && st.broken == 0, "disjoint: %llu sets, %llu broken", (unsigned long long)st.sets,
+		      (unsigned long long)st.broken);
+	for (int i = 0; i < 32; i++)
+		j[1].ranks[i] = 16 + i;
+	st = compare("overlapping rings", c, j, 2, 1);
+	ck_assert_msg(st.sets == 1 && st.refused == 1 && st.broken == 1, "overlapping: %llu sets, %llu refused, %llu broken",
+		      (unsigned long long)st.sets, (unsigned long long)st.refused, (unsigned long long)st.broken);
+	unload(c);
+}
+END_TEST
+
+/* Pipelined slices (chunk): several slices per step, still one class flow per slice. */
+START_TEST(chunked)
+{
+	hs_cluster *c = load(one_switch);
+	job j = ring(HS_COLL_ALL_REDUCE, 16, 64 * HS_MiB);
+	for (int s = 0; s < 2; s++) {
+		outcome o[2];
+		for (int sym = 0; sym < 2; sym++) {
+			hs_err err;
+			hs_err_clear(&err);
+			cur = hs_engine_create();
+			curnet = hs_net_create(c, "flow", cur, &err);
+			hs_net_set_symmetry(curnet, sym);
+			hs_net_set_chunk(curnet, s ? 1 * HS_MiB : 0);
+			done_at[0] = -1;
+			ck_assert(hs_net_collective(curnet, j.op, j.algo, j.ranks, 16, j.bytes, rec, NULL, 0, &err) == 0);
+			hs_engine_run(cur, HS_TIME_MAX);
+			o[sym].t[0] = done_at[0];
+			o[sym].st = hs_net_sym_stats(curnet);
+			hs_net_free(curnet);
+			hs_engine_destroy(cur);
+		}
+		ck_assert_msg(o[0].t[0] > 0 && fabs(o[0].t[0] - o[1].t[0]) <= 1e-9 * o[0].t[0], "chunk: %.12g vs %.12g",
+			      o[1].t[0], o[0].t[0]);
+		ck_assert(o[1].st.sets == 1);
+	}
+	unload(c);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("netsym");
+	TCase *t = tcase_create("core");
+	tcase_set_timeout(t, 60);
+	tcase_add_test(t, one_switch_one_class);
+	tcase_add_test(t, fat_tree_2to1);
+	tcase_add_test(t, torus_4x4);
+	tcase_add_test(t, rails_channels);
+	tcase_add_test(t, slow_nics_split);
+	tcase_add_test(t, explicit_graph);
+	tcase_add_test(t, break_midway);
+	tcase_add_test(t, two_rings);
+	tcase_add_test(t, chunked);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+#include "tests/unit/check_main.h"
