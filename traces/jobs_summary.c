@@ -49,8 +49,14 @@ static void write_text(FILE *f, const hs_jobs *J)
 			fprintf(f, "  EP %d", p->ep);
 		fprintf(f, ", %d micro-batches of %d\n", p->micro_batches, s->train.micro_batch);
 		fprintf(f, "  %-14s %12s %12s\n", "", "alone", "together");
-		fprintf(f, "  %-14s %10.6f s %10.6f s   slowdown %.6f\n", "step time", j->alone.step_time_s,
+		fprintf(f, "  %-14s %10.6f s %10.6f s   slowdown %.6f (mean over the steps)\n", "step time", j->alone.step_time_s,
 			j->together.step_time_s, j->slowdown);
+		const hs_result *t = &j->together;
+		fprintf(f, "  %-14s %12d %12d", "steps", j->alone.steps, t->steps);
+		if (t->steps > 1)
+			fprintf(f, "   together: min %.6f s, P50 %.6f s, max %.6f s", t->step_min_s, t->step_p50_s,
+				t->step_max_s);
+		fprintf(f, "\n");
 		fprintf(f, "  %-14s %12.0f %12.0f\n", "tokens/s", j->alone.tokens_per_s, j->together.tokens_per_s);
 		fprintf(f, "  %-14s %11.2f%% %11.2f%%\n", "MFU", 100 * j->alone.mfu, 100 * j->together.mfu);
 		fprintf(f, "  %-14s %10.6f s %10.6f s   (critical rank)\n", "exposed comm", exposed(&j->alone),
@@ -67,6 +73,11 @@ static void json_run(hs_json *j, const char *key, const hs_result *r)
 	hs_json_key(j, key);
 	hs_json_obj(j);
 	hs_json_knum(j, "step_time_s", r->step_time_s);
+	hs_json_kint(j, "steps", r->steps);
+	hs_json_knum(j, "step_time_min_s", r->step_min_s);
+	hs_json_knum(j, "step_time_p50_s", r->step_p50_s);
+	hs_json_knum(j, "step_time_p99_s", r->step_p99_s);
+	hs_json_knum(j, "step_time_max_s", r->step_max_s);
 	hs_json_knum(j, "tokens_per_s", r->tokens_per_s);
 	hs_json_knum(j, "mfu", r->mfu);
 	hs_json_knum(j, "exposed_comm_s", exposed(r));

@@ -4,10 +4,13 @@
  * hs_exec_step runs one); only the clock and the links are common.
  *
  * Steps: every job starts its first step at time 0. A job's step ends when its last task is done (the count
- * of done tasks, not an empty engine, which the other jobs keep busy), and its next step starts at once. A job
- * that has run its measured steps goes on running steps in the background, whose figures go nowhere, until
- * every job has run its own: the measured steps of a long job overlap the short ones' traffic as they would on
- * a cluster where every job runs for hours, not one step of each started together and then silence. */
+ * of done tasks, not an empty engine, which the other jobs keep busy), and its next step starts at once. The
+ * run goes on until every job has run the steps it asks for (1 unless variability says more); a job that is
+ * done before the others keeps running steps, and they count: a job's figures are the means over every step
+ * it finished before the run stopped, so that the step of a short job is its mean over the long job's phases
+ * (compute, then its gradient all-reduce), as on a cluster where every job runs for hours, and not its first
+ * step, which may fall entirely within a quiet phase of the others. The step a job is in when the run stops
+ * is left out: its figures are restored to those of the steps it finished. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,17 +26,19 @@ struct job {
 	struct ex x;
 	const hs_build *b;
 	hs_result *out;
-	int ran;                 /* steps ended, measured and background */
-	hs_rep_result *scratch;  /* [nreps]: where background steps account */
+	int want;                /* steps it asks for */
+	int ran;                 /* steps finished */
+	size_t cap;              /* of out->step_times */
+	hs_rep_result *snap;     /* [nreps]: out->reps as the last finished step left them */
 	struct run *run;
 };
 
 struct run {
 	struct job *j;
 	int n;
-	int left;       /* jobs still running measured steps */
-	int max_steps;  /* a bound on the steps one job runs (measured and background) */
-	int capped;     /* a job reached max_steps with others still measuring */
+	int left;       /* jobs that have not yet run the steps they ask for */
+	int max_steps;  /* a bound on the steps one job runs */
+	int capped;     /* a job reached max_steps with others still running theirs */
 	int capped_job;
 };
 
@@ -41,20 +46,13 @@ static void job_step_end(struct ex *x)
 {
 	struct job *j = x->owner;
 	struct run *r = j->run;
-	if (j->ran < j->out->steps) {
-		hs_exec_account_step(x, j->ran, j->out);
-		if (j->ran + 1 == j->out->steps) {
-			/* the measured steps are over: the timeline and the means are this step's, and what the job
-			 * does from now on loads the links but counts nowhere */
-			hs_exec_aggregate(x, j->b, j->out);
-			for (int i = 0; i < x->g->nreps; i++)
-				x->reps[i].res = &j->scratch[i];
-			r->left--;
-		}
-	}
-	j->ran++;
+	hs_xgrow(&j->out->step_times, &j->cap, (size_t)j->ran + 1, sizeof *j->out->step_times);
+	hs_exec_account_step(x, j->ran, j->out);
+	memcpy(j->snap, j->out->reps, (size_t)x->g->nreps * sizeof *j->snap);
+	if (++j->ran == j->want)
+		r->left--;
 	if (r->left == 0) {
-		hs_engine_stop(x->eng); /* every job has its figures: what is in flight matters to no one */
+		hs_engine_stop(x->eng); /* every job has its steps: the others' steps in flight count nowhere */
 		return;
 	}
 	if (j->ran >= r->max_steps) {
@@ -99,7 +97,9 @@ int hs_exec_jobs(const hs_cluster *cluster, const hs_exec_job *jobs, int njobs, 
 		}
 		j->x.step_end = job_step_end;
 		j->x.owner = j;
-		j->scratch = hs_xcalloc((size_t)j->x.g->nreps, sizeof *j->scratch);
+		j->want = j->out->steps;
+		j->cap = (size_t)j->out->steps;
+		j->snap = hs_xcalloc((size_t)j->x.g->nreps, sizeof *j->snap);
 	}
 	for (int i = 0; i < njobs; i++)
 		hs_exec_begin_step(&r.j[i].x);
@@ -109,20 +109,27 @@ int hs_exec_jobs(const hs_cluster *cluster, const hs_exec_job *jobs, int njobs, 
 			   "jobs whose step times differ by less than a factor of %d)", r.capped_job, max_steps, max_steps);
 		goto out;
 	}
-	for (int i = 0; i < njobs; i++)
-		if (r.j[i].ran < out[i].steps) {
-			if (!hs_exec_check_step(&r.j[i].x, err))
+	for (int i = 0; i < njobs; i++) {
+		struct job *j = &r.j[i];
+		if (j->ran < j->want) {
+			if (!hs_exec_check_step(&j->x, err))
 				hs_err_set(err, HS_EINTERNAL, "internal error: job %d stopped after %d of %d steps", i,
-					   r.j[i].ran, out[i].steps);
+					   j->ran, j->want);
 			goto out;
 		}
-	for (int i = 0; i < njobs; i++)
-		out[i].events = hs_engine_executed(eng); /* one engine for all: the run's events */
+		/* the figures of the steps it finished, not of the one in flight when the run stopped */
+		memcpy(j->out->reps, j->snap, (size_t)j->x.g->nreps * sizeof *j->snap);
+		j->out->steps = j->ran;
+		hs_exec_aggregate(&j->x, j->b, j->out);
+		free(j->out->spans); /* the timeline of the step in flight: no one's */
+		j->out->spans = NULL;
+		j->out->events = hs_engine_executed(eng); /* one engine for all: the run's events */
+	}
 	rc = 0;
 out:
 	for (int i = 0; i < opened; i++) {
 		hs_exec_close(&r.j[i].x);
-		free(r.j[i].scratch);
+		free(r.j[i].snap);
 	}
 	if (rc)
 		for (int i = 0; i < njobs; i++)

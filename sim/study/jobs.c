@@ -180,9 +180,10 @@ static int load_jobs(hs_jobs *J, const hs_ynode *list, hs_err *err)
 			int b = j->node0 + j->nnodes < o->node0 + o->nnodes ? j->node0 + j->nnodes : o->node0 + o->nnodes;
 			if (a < b)
 				return hs_cfg_err(nn, err, path, "nodes", "nodes %d-%d of job '%s' overlap job '%s' (nodes "
-						  "%d-%d) at nodes %d-%d (expected disjoint node ranges)", j->node0,
+						  "%d-%d) at node%s %d%s%.0d (expected disjoint node ranges)", j->node0,
 						  j->node0 + j->nnodes - 1, j->name, o->name, o->node0,
-						  o->node0 + o->nnodes - 1, a, b - 1);
+						  o->node0 + o->nnodes - 1, b - a > 1 ? "s" : "", a, b - a > 1 ? "-" : "",
+						  b - a > 1 ? b - 1 : 0);
 		}
 	}
 	return 0;

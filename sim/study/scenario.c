@@ -13,7 +13,8 @@
 #include "sim/coll/coll.h"
 
 const char *const hs_scenario_keys[] = {"name", "kind", "description", "cluster", "model", "training",
-				       "parallelism", "simulation", "variability", "resilience", "diloco", "cost", NULL};
+				       "parallelism", "simulation", "variability", "resilience", "diloco", "cost", "jobs",
+				       NULL};
 static const char *const training_keys[] = {"seq_len", "global_batch", "micro_batch", "precision", "optimizer",
 					    "attention", "recipe", "grad_dtype", "fp8_recipe", NULL};
 /* In enum hs_fp8_recipe's order. */
