@@ -215,7 +215,8 @@ static int plan_job(hs_jobs *J, int i, const hs_ynode *entry, hs_err *err)
 	/* symmetry off: a representative standing for its replicas would keep their traffic off the links the
 	 * other jobs share (sim/exec/exec.h, hs_exec_jobs) */
 	if (hs_plan_step(&j->s->wl, 0, &j->b, err)) {
-		hs_err_prefix(err, "%s: job '%s': ", J->path, j->name);
+		hs_err_prefix(err, "%s: job '%s' (nodes %d-%d, devices %d-%d, numbered from 0 in what follows): ",
+			      J->path, j->name, j->node0, j->node0 + j->nnodes - 1, j->dev0, j->dev0 + j->ndev - 1);
 		return -1;
 	}
 	return 0;
