@@ -6,7 +6,8 @@
  * - one job on the whole cluster: its step is the plain run's without symmetry (the jobs machinery adds
  *   nothing of its own to a job's time);
  * - bad placements (overlap, outside the cluster, missing) and the analytical fidelity exit 2 with
- *   file:line:col and the key; the same scenario twice gives byte-identical summaries.
+ *   file:line:col and the key; the same scenario twice gives byte-identical summaries;
+ * - hs_cluster_sub numbers a job's devices as the whole cluster does from its first node.
  *
  * The cluster: 8 nodes of 2 H100 with one 400 Gb/s NIC each per GPU, on a 2-tier fat-tree of radix 8. With
  * oversubscription 3, a leaf has D = round(8 x 3 / 4) = 6 down ports (topology/topo.c, leaf_down_ports), so
@@ -266,6 +267,49 @@ START_TEST(same_seed_same_bytes)
 }
 END_TEST
 
+/* hs_cluster_sub: a heterogeneous cluster cut to a range across its two groups keeps the groups' order and
+ * shapes, numbers devices as the whole cluster does from the range's first node, and refuses ranges that leave
+ * the cluster or cut a scale-up domain spanning nodes. */
+START_TEST(cluster_sub_cuts_groups)
+{
+	const char *y = "groups:\n"
+			"  - {name: h100, nodes: 4, gpus_per_node: 8, gpu: H100-SXM-80GB, nic: {per_node: 8}}\n"
+			"  - {name: a100, nodes: 3, gpus_per_node: 4, gpu: A100-SXM-80GB, nic: {per_node: 2}}\n"
+			"  - {name: rack, nodes: 36, gpus_per_node: 4, gpu: B200, scaleup: {kind: nvl72, domain: 72}}\n";
+	hs_err err = {0};
+	hs_ydoc *doc = hs_yaml_load_string(y, strlen(y), "sub", &err);
+	ck_assert_msg(doc != NULL, "%s", err.msg);
+	hs_cluster *c = hs_cluster_from_yaml(hs_yaml_root(doc), "cluster", &err);
+	ck_assert_msg(c != NULL, "%s", err.msg);
+	hs_cluster *s = hs_cluster_sub(c, 2, 4, &err); /* h100 nodes 2-3, a100 nodes 0-1 */
+	ck_assert_msg(s != NULL, "%s", err.msg);
+	ck_assert_int_eq(hs_cluster_ngroups(s), 2);
+	ck_assert_int_eq(hs_cluster_nnodes(s), 4);
+	ck_assert_int_eq(hs_cluster_ngpus(s), 2 * 8 + 2 * 4);
+	ck_assert_str_eq(hs_cluster_group(s, 1)->name, "a100");
+	ck_assert_int_eq(hs_cluster_group(s, 1)->nics_per_node, 2);
+	int dev0 = 2 * 8; /* first device of node 2 in c */
+	for (int i = 0; i < hs_cluster_ngpus(s); i++) {
+		ck_assert_str_eq(hs_cluster_device(s, i)->name, hs_cluster_device(c, dev0 + i)->name);
+		ck_assert_int_eq(hs_cluster_local_rank(s, i), hs_cluster_local_rank(c, dev0 + i));
+		ck_assert_int_eq(hs_cluster_node_of(s, i), hs_cluster_node_of(c, dev0 + i) - 2);
+	}
+	hs_cluster_free(s);
+	s = hs_cluster_sub(c, 7, 18, &err); /* one whole NVL72 rack */
+	ck_assert_msg(s != NULL, "%s", err.msg);
+	ck_assert_int_eq(hs_cluster_ndomains(s), 1);
+	hs_cluster_free(s);
+	hs_err e1 = {0}, e2 = {0};
+	ck_assert_ptr_null(hs_cluster_sub(c, 7, 9, &e1)); /* half a rack */
+	ck_assert_msg(strstr(e1.msg, "split a scale-up domain") != NULL, "%s", e1.msg);
+	ck_assert_ptr_null(hs_cluster_sub(c, 40, 4, &e2));
+	ck_assert_msg(strstr(e2.msg, "outside the cluster") != NULL, "%s", e2.msg);
+	ck_assert_int_eq(e2.code, HS_EINPUT);
+	hs_cluster_free(c);
+	hs_yaml_free(doc);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("jobs");
@@ -278,6 +322,7 @@ static Suite *suite(void)
 	tcase_add_test(t, bad_placements_exit_2);
 	tcase_add_test(t, plain_loader_refuses_jobs);
 	tcase_add_test(t, same_seed_same_bytes);
+	tcase_add_test(t, cluster_sub_cuts_groups);
 	suite_add_tcase(s, t);
 	return s;
 }
