@@ -41,7 +41,8 @@ const hs_cmd_usage hs_usage_run = {
 	"run", "hetsim run [options] SCENARIO.yaml...",
 	"Simulate one training step of each scenario and print step time, MFU, tokens/s, memory and a breakdown.",
 	opts,
-	"A scenario with `kind: fabric` runs a scale-up fabric experiment instead (docs/fabric.md).\n"
+	"A scenario with `kind: fabric` runs a scale-up fabric experiment instead (docs/fabric.md); one with\n"
+	"`jobs:` runs several jobs on one cluster, each alone and all together (docs/scenario.md, jobs).\n"
 	"Keys are documented in docs/scenario.md. Exit status: 0 done, 1 internal error, 2 bad input,\n"
 	"3 infeasible (does not fit in memory)."};
 
@@ -82,14 +83,14 @@ static void show_progress(void *ctx, const hs_progress *p)
 }
 
 /* Several jobs on one cluster (sim/study/jobs.h): each alone and all together, then their summary. The
- * outputs of one step (trace, HDF5, per-rank tables) are a single job's. */
+ * outputs of one step (trace, HDF5, per-rank tables) are a single job's; --no-symmetry is what jobs run with. */
 static int run_jobs(hs_ydoc *doc, const char *path, hs_err *err)
 {
-	if (trace_path || hdf5_path || detail || no_symmetry) {
+	if (trace_path || hdf5_path || detail) {
 		hs_yaml_free(doc);
 		return hs_err_set(err, HS_EINPUT, "%s: --%s is for a scenario of one job (this one has jobs:; "
-			   "expected no --trace, --hdf5, --detail or --no-symmetry)", path,
-			   trace_path ? "trace" : hdf5_path ? "hdf5" : detail ? "detail" : "no-symmetry");
+			   "expected no --trace, --hdf5 or --detail)", path,
+			   trace_path ? "trace" : hdf5_path ? "hdf5" : "detail");
 	}
 	double t0 = wall();
 	hs_jobs J;
