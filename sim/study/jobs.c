@@ -222,16 +222,13 @@ static int plan_job(hs_jobs *J, int i, const hs_ynode *entry, hs_err *err)
 	return 0;
 }
 
-int hs_jobs_run(hs_ydoc *doc, const char *path, hs_profile_cache *cache, hs_jobs *out, hs_err *err)
+int hs_jobs_load(hs_ydoc *doc, const char *path, hs_jobs *out, hs_err *err)
 {
 	memset(out, 0, sizeof *out);
 	out->doc = doc;
 	out->path = path;
 	const hs_ynode *root = hs_yaml_root(doc);
 	const char *name;
-	int rc = -1;
-	hs_exec_job *ej = NULL;
-	hs_result *res = NULL;
 	if (check_top(root, err) || hs_cfg_str(root, "", "name", NULL, 0, &name, err))
 		goto fail;
 	if (!name) {
@@ -255,37 +252,53 @@ int hs_jobs_run(hs_ydoc *doc, const char *path, hs_profile_cache *cache, hs_jobs
 			goto fail;
 	out->sim = out->jobs[0].s->sim;
 	out->sim.symmetry = 0;
-	ej = hs_xcalloc((size_t)out->njobs, sizeof *ej);
-	for (int i = 0; i < out->njobs; i++)
-		ej[i] = (hs_exec_job){.w = &out->jobs[i].s->wl, .b = &out->jobs[i].b, .dev0 = out->jobs[i].dev0};
+	return 0;
+fail:
+	hs_jobs_free(out);
+	return -1;
+}
+
+int hs_jobs_simulate(hs_jobs *J, hs_profile_cache *cache, hs_err *err)
+{
+	hs_exec_job *ej = hs_xcalloc((size_t)J->njobs, sizeof *ej);
+	for (int i = 0; i < J->njobs; i++)
+		ej[i] = (hs_exec_job){.w = &J->jobs[i].s->wl, .b = &J->jobs[i].b, .dev0 = J->jobs[i].dev0};
 	hs_profile_cache *own = cache ? NULL : hs_profile_cache_create();
 	hs_profile_cache *pc = cache ? cache : own;
 	int bad = 0;
 	/* alone: the same network, the same nodes, every other node idle */
-	for (int i = 0; i < out->njobs && !bad; i++)
-		bad = hs_exec_jobs(out->cluster, &ej[i], 1, &out->sim, pc, HS_JOBS_MAX_STEPS, &out->jobs[i].alone, err);
-	res = hs_xcalloc((size_t)out->njobs, sizeof *res);
+	for (int i = 0; i < J->njobs && !bad; i++)
+		bad = hs_exec_jobs(J->cluster, &ej[i], 1, &J->sim, pc, HS_JOBS_MAX_STEPS, &J->jobs[i].alone, err);
+	hs_result *res = hs_xcalloc((size_t)J->njobs, sizeof *res);
 	if (!bad)
-		bad = hs_exec_jobs(out->cluster, ej, out->njobs, &out->sim, pc, HS_JOBS_MAX_STEPS, res, err);
+		bad = hs_exec_jobs(J->cluster, ej, J->njobs, &J->sim, pc, HS_JOBS_MAX_STEPS, res, err);
 	if (own)
 		hs_profile_cache_free(own);
+	free(ej);
 	if (bad) {
-		hs_err_prefix(err, "%s: ", path);
-		goto fail;
+		free(res);
+		hs_err_prefix(err, "%s: ", J->path);
+		return -1;
 	}
-	for (int i = 0; i < out->njobs; i++) {
-		hs_job *j = &out->jobs[i];
+	for (int i = 0; i < J->njobs; i++) {
+		hs_job *j = &J->jobs[i];
 		j->together = res[i];
 		j->slowdown = j->alone.step_time_s > 0 ? j->together.step_time_s / j->alone.step_time_s : 1;
 	}
-	out->events = out->njobs ? res[0].events : 0;
-	rc = 0;
-fail:
-	free(ej);
+	J->events = res[0].events;
 	free(res);
-	if (rc)
+	return 0;
+}
+
+int hs_jobs_run(hs_ydoc *doc, const char *path, hs_profile_cache *cache, hs_jobs *out, hs_err *err)
+{
+	if (hs_jobs_load(doc, path, out, err))
+		return -1;
+	if (hs_jobs_simulate(out, cache, err)) {
 		hs_jobs_free(out);
-	return rc;
+		return -1;
+	}
+	return 0;
 }
 
 void hs_jobs_free(hs_jobs *J)

@@ -47,9 +47,13 @@ typedef struct hs_jobs {
 
 /* Does the document describe several jobs (a `jobs:` key at its top)? */
 int hs_jobs_in(hs_ydoc *doc);
-/* Load the jobs of `doc` (taken over: freed with out, also on failure), check their placements, plan each
- * (HS_EINFEASIBLE: a job that does not fit its nodes), run each alone and all together. On failure nothing
- * needs freeing. Profiles come from `cache` (NULL: loaded for this call). */
+/* Load the jobs of `doc` (taken over: freed with out, also on failure), check their placements and plan each
+ * (HS_EINFEASIBLE: a job that does not fit its nodes). On failure nothing needs freeing. */
+int hs_jobs_load(hs_ydoc *doc, const char *path, hs_jobs *out, hs_err *err);
+/* Run each loaded job alone and all together (their results into J->jobs). Profiles come from `cache`
+ * (NULL: loaded for this call). On failure J stays loaded (hs_jobs_free it). */
+int hs_jobs_simulate(hs_jobs *J, hs_profile_cache *cache, hs_err *err);
+/* Both. */
 int hs_jobs_run(hs_ydoc *doc, const char *path, hs_profile_cache *cache, hs_jobs *out, hs_err *err);
 void hs_jobs_free(hs_jobs *j);
 
