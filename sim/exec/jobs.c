@@ -9,8 +9,9 @@
  * done before the others keeps running steps, and they count: a job's figures are the means over every step
  * it finished before the run stopped, so that the step of a short job is its mean over the long job's phases
  * (compute, then its gradient all-reduce), as on a cluster where every job runs for hours, and not its first
- * step, which may fall entirely within a quiet phase of the others. The step a job is in when the run stops
- * is left out: its figures are restored to those of the steps it finished. */
+ * step, which may fall entirely within a quiet phase of the others. The step a job is in when the last job
+ * finishes is left out: it runs to its end, so that the network is left empty, but its figures are restored
+ * to those of the steps finished before. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,7 @@ struct run {
 	int n;
 	int left;       /* jobs that have not yet run the steps they ask for */
 	int max_steps;  /* a bound on the steps one job runs */
+	int stopping;   /* no step starts any more; those in flight drain */
 	int capped;     /* a job reached max_steps with others still running theirs */
 	int capped_job;
 };
@@ -46,20 +48,23 @@ static void job_step_end(struct ex *x)
 {
 	struct job *j = x->owner;
 	struct run *r = j->run;
+	if (r->stopping)
+		return; /* draining: what ends now counts nowhere */
 	hs_xgrow(&j->out->step_times, &j->cap, (size_t)j->ran + 1, sizeof *j->out->step_times);
 	hs_exec_account_step(x, j->ran, j->out);
 	memcpy(j->snap, j->out->reps, (size_t)x->g->nreps * sizeof *j->snap);
 	if (++j->ran == j->want)
 		r->left--;
+	/* Every job has its steps (or one ran too many): start no more. The steps in flight run to their end,
+	 * counting nowhere, so that every collective on the network finishes and frees what it holds (stopping
+	 * the engine would strand them); that is at most one more step per job. */
 	if (r->left == 0) {
-		hs_engine_stop(x->eng); /* every job has its steps: the others' steps in flight count nowhere */
+		r->stopping = 1;
 		return;
 	}
 	if (j->ran >= r->max_steps) {
-		if (!r->capped)
-			r->capped_job = (int)(j - r->j);
-		r->capped = 1;
-		hs_engine_stop(x->eng);
+		r->capped_job = (int)(j - r->j);
+		r->capped = r->stopping = 1;
 		return;
 	}
 	hs_exec_begin_step(x);
