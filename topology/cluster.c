@@ -362,6 +362,22 @@ static int parse_explicit(const hs_ynode *m, const char *path, hs_fabric_spec *f
 	return 0;
 }
 
+/* Near-cubic factorisation of the node count over a torus's dimensions, largest dimension first. */
+static void cubic_dims(hs_fabric_spec *f, int nnodes)
+{
+	int want = f->props->dims, rest = nnodes;
+	for (int i = 0; i < want; i++) {
+		int left = want - i, best = rest;
+		for (int x = 1; x <= rest; x++)
+			if (rest % x == 0 && pow(x, left) >= rest - 1e-9) {
+				best = x;
+				break;
+			}
+		f->dims[i] = best;
+		rest /= best;
+	}
+}
+
 static int parse_fabric(const hs_ynode *m, const char *path, hs_fabric_spec *f, const hs_cluster *c, hs_err *err)
 {
 	static const char *const known[] = {"kind", "tiers", "oversubscription", "latency", "in_network_reduction",
@@ -414,18 +430,7 @@ static int parse_fabric(const hs_ynode *m, const char *path, hs_fabric_spec *f, 
 			return hs_cfg_err(d, err, path, "dims", "the torus has %lld positions for %d nodes (expected a "
 					  "product equal to the node count)", (long long)prod, c->nnodes);
 	} else if (want) {
-		/* Near-cubic factorisation of the node count, largest dimension first. */
-		int rest = c->nnodes;
-		for (int i = 0; i < want; i++) {
-			int left = want - i, best = rest;
-			for (int x = 1; x <= rest; x++)
-				if (rest % x == 0 && pow(x, left) >= rest - 1e-9) {
-					best = x;
-					break;
-				}
-			f->dims[i] = best;
-			rest /= best;
-		}
+		cubic_dims(f, c->nnodes);
 	}
 	if (f->props->lists_links)
 		return parse_explicit(m, path, f, c->ngpus, err);
@@ -509,6 +514,58 @@ hs_cluster *hs_cluster_from_yaml(const hs_ynode *cl, const char *path, hs_err *e
 fail:
 	hs_cluster_free(c);
 	return NULL;
+}
+
+hs_cluster *hs_cluster_sub(const hs_cluster *c, int node0, int nnodes, hs_err *err)
+{
+	if (nnodes < 1 || node0 < 0 || node0 + nnodes > c->nnodes) {
+		hs_err_set(err, HS_EINPUT, "nodes %d-%d are outside the cluster's %d nodes (expected nodes 0-%d)", node0,
+			   node0 + nnodes - 1, c->nnodes, c->nnodes - 1);
+		return NULL;
+	}
+	if (c->fabric.props->lists_links) {
+		/* its switches and links name the whole cluster's devices (gpu<i>): no part of it is a fabric */
+		hs_err_set(err, HS_EINPUT, "a fabric of kind '%s' lists links between the whole cluster's devices and "
+			   "cannot be divided among jobs (expected a fabric kind that a builder lays out)", c->fabric.kind);
+		return NULL;
+	}
+	hs_cluster *s = hs_xcalloc(1, sizeof *s);
+	atomic_init(&s->memo, NULL);
+	s->groups = hs_xcalloc((size_t)c->ngroups, sizeof *s->groups);
+	s->gpu0 = hs_xcalloc((size_t)c->ngroups + 1, sizeof *s->gpu0);
+	s->node0 = hs_xcalloc((size_t)c->ngroups + 1, sizeof *s->node0);
+	s->dom0 = hs_xcalloc((size_t)c->ngroups + 1, sizeof *s->dom0);
+	s->fab = hs_xcalloc((size_t)c->ngroups, sizeof *s->fab);
+	for (int g = 0; g < c->ngroups; g++) {
+		int a = node0 > c->node0[g] ? node0 : c->node0[g];
+		int b = node0 + nnodes < c->node0[g + 1] ? node0 + nnodes : c->node0[g + 1];
+		if (a >= b)
+			continue;
+		const hs_node_group *from = &c->groups[g];
+		int npd = from->nodes_per_domain;
+		if ((a - c->node0[g]) % npd || (b - a) % npd) {
+			/* a scale-up domain that spans nodes (an NVL72 rack) is one switch: half of it is no domain */
+			hs_err_set(err, HS_EINPUT, "nodes %d-%d split a scale-up domain of group '%s' (its domains are %d "
+				   "nodes each, from node %d; expected a range of whole domains)", node0,
+				   node0 + nnodes - 1, from->name, npd, c->node0[g]);
+			hs_cluster_free(s);
+			return NULL;
+		}
+		int i = s->ngroups++;
+		s->groups[i] = *from;
+		s->groups[i].nodes = b - a;
+		s->gpu0[i + 1] = s->gpu0[i] + (b - a) * from->gpus_per_node;
+		s->node0[i + 1] = s->node0[i] + (b - a);
+		s->dom0[i + 1] = s->dom0[i] + (b - a) / npd;
+	}
+	s->ngpus = s->gpu0[s->ngroups];
+	s->nnodes = s->node0[s->ngroups];
+	s->fabric = c->fabric;
+	s->fabric.switch_names = NULL;
+	s->fabric.xlinks = NULL;
+	if (s->fabric.props->dims)
+		cubic_dims(&s->fabric, s->nnodes); /* the part's own torus, as if it were the whole machine */
+	return s;
 }
 
 void hs_cluster_free(hs_cluster *c)

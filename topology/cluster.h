@@ -76,6 +76,13 @@ typedef struct hs_fabric_spec {
 /* Parse and build. Errors name file:line:col and the key path ("cluster.groups[0].nic.bandwidth"). */
 hs_cluster *hs_cluster_from_yaml(const hs_ynode *cluster, const char *path, hs_err *err);
 void hs_cluster_free(hs_cluster *c);
+/* The nodes [node0, node0 + nnodes) of c as a cluster of their own, for a job placed on them (sim/study/jobs.h):
+ * the same node groups cut to the range (groups outside it dropped), devices numbered in the same order, so
+ * device i of the part is device first_gpu(node0) + i of c; the same fabric spec, laid out over the part alone
+ * (what the part's closed forms see; a job's traffic on the shared network uses c's own fabric). Fabric
+ * profiles are not attached (hs_fabprof_attach). HS_EINPUT when the range leaves c, splits a scale-up domain,
+ * or c's fabric lists its own links (kind explicit). */
+hs_cluster *hs_cluster_sub(const hs_cluster *c, int node0, int nnodes, hs_err *err);
 
 int hs_cluster_ngpus(const hs_cluster *c);
 int hs_cluster_ngroups(const hs_cluster *c);

@@ -11,8 +11,10 @@
 #include "sim/exec/exec.h"
 #include "sim/fabric/fabric_run.h"
 #include "sim/study/simulate.h"
+#include "sim/study/jobs.h"
 #include "traces/chakra.h"
 #include "traces/hdf5_out.h"
+#include "traces/jobs_summary.h"
 #include "traces/summary.h"
 #include "traces/trace_chrome.h"
 
@@ -44,7 +46,8 @@ const hs_cmd_usage hs_usage_run = {
 	"run", "hetsim run [options] SCENARIO.yaml...",
 	"Simulate one training step of each scenario and print step time, MFU, tokens/s, memory and a breakdown.",
 	opts,
-	"A scenario with `kind: fabric` runs a scale-up fabric experiment instead (docs/fabric.md).\n"
+	"A scenario with `kind: fabric` runs a scale-up fabric experiment instead (docs/fabric.md); one with\n"
+	"`jobs:` runs several jobs on one cluster, each alone and all together (docs/scenario.md, jobs).\n"
 	"Keys are documented in docs/scenario.md. Exit status: 0 done, 1 internal error, 2 bad input,\n"
 	"3 infeasible (does not fit in memory)."};
 
@@ -84,6 +87,28 @@ static void show_progress(void *ctx, const hs_progress *p)
 		(int)left / 60, (int)left % 60, g->tty ? " " : "\n");
 }
 
+/* Several jobs on one cluster (sim/study/jobs.h): each alone and all together, then their summary. The
+ * outputs of one step (trace, HDF5, per-rank tables) are a single job's; --no-symmetry is what jobs run with. */
+static int run_jobs(hs_ydoc *doc, const char *path, hs_err *err)
+{
+	if (trace_path || hdf5_path || detail) {
+		hs_yaml_free(doc);
+		return hs_err_set(err, HS_EINPUT, "%s: --%s is for a scenario of one job (this one has jobs:; "
+			   "expected no --trace, --hdf5 or --detail)", path,
+			   trace_path ? "trace" : hdf5_path ? "hdf5" : "detail");
+	}
+	double t0 = wall();
+	hs_jobs J;
+	if (hs_jobs_run(doc, path, NULL, &J, err))
+		return -1;
+	hs_jobs_format_find(json ? "json" : "text")->write(stdout, &J);
+	if (timing)
+		fprintf(stderr, "hetsim run: %s: %llu events in %.3f s wall\n", path, (unsigned long long)J.events,
+			wall() - t0);
+	hs_jobs_free(&J);
+	return 0;
+}
+
 /* A training scenario: simulate the step (sim/study/simulate.h), then write what was asked for. */
 static int run_training(hs_ydoc *doc, const char *path, int index, hs_err *err)
 {
@@ -91,6 +116,8 @@ static int run_training(hs_ydoc *doc, const char *path, int index, hs_err *err)
 	hs_sim sim;
 	if (index > 0 && !json)
 		printf("\n");
+	if (hs_jobs_in(doc))
+		return run_jobs(doc, path, err);
 	struct progress pg = {.t0 = t0, .last = t0, .tty = isatty(2)};
 	pg.every = pg.tty ? 1 : 10;
 	/* HETSIM_NO_PROGRESS: off, for output compared byte for byte (tests/golden/run.sh) */

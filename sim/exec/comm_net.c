@@ -51,7 +51,7 @@ static int open_net(struct ex *x, hs_err *err)
 {
 	struct netstate *ns = hs_xcalloc(1, sizeof *ns);
 	x->comm_state = ns;
-	x->net = hs_net_create(x->s->cluster, "flow", x->eng, err);
+	x->net = x->shared_net ? x->shared_net : hs_net_create(x->s->cluster, "flow", x->eng, err);
 	if (!x->net)
 		return -1;
 	hs_net_set_symmetry(x->net, x->o->symmetry); /* symmetry classes of transfers (sim/net/netsym.h) */
@@ -138,6 +138,25 @@ void hs_exec_group_channels(struct ex *x, const int *ranks, int n)
 	hs_net_set_rails(x->net, rails, C);
 }
 
+int hs_exec_net_collective(struct ex *x, enum hs_coll_op op, const int *ranks, int n, double bytes,
+			   hs_net_done done, uint64_t arg, hs_err *err)
+{
+	enum hs_coll_algo algo = (enum hs_coll_algo)x->s->coll_algo;
+	if (!x->dev0)
+		return hs_net_collective(x->net, op, algo, ranks, n, bytes, done, x, arg, err);
+	int *g = hs_xmalloc((size_t)n * sizeof *g);
+	for (int i = 0; i < n; i++)
+		g[i] = x->dev0 + ranks[i];
+	int rc = hs_net_collective(x->net, op, algo, g, n, bytes, done, x, arg, err);
+	free(g);
+	return rc;
+}
+
+int hs_exec_net_send(struct ex *x, int src, int dst, double bytes, hs_net_done done, uint64_t arg, hs_err *err)
+{
+	return hs_net_send(x->net, x->dev0 + src, x->dev0 + dst, bytes, done, x, arg, err);
+}
+
 /* Start task ti's traffic on the network: one collective or send per TP x CP lane. */
 static void start_net(struct ex *x, uint32_t ti, const uint32_t *tasks, int ntasks, hs_exec_done done)
 {
@@ -162,7 +181,7 @@ static void start_net(struct ex *x, uint32_t ti, const uint32_t *tasks, int ntas
 				const hs_rep *q = &x->g->reps[t->peer];
 				int src = hs_build_rank(p, tt, c, rp->dp_index, rp->stage);
 				int dst = hs_build_rank(p, tt, c, q->dp_index, q->stage);
-				rc = hs_net_send(x->net, src, dst, t->bytes, lane_done, x, id, &e);
+				rc = hs_exec_net_send(x, src, dst, t->bytes, lane_done, id, &e);
 			} else if (t->xgroup) {
 				/* an explicit group (a traced workload's process group) is one lane of its own devices */
 				const hs_graph *g = x->g;
@@ -170,16 +189,13 @@ static void start_net(struct ex *x, uint32_t ti, const uint32_t *tasks, int ntas
 				const int *xr = g->xg_ranks + g->xg_first[gi];
 				int n = (int)(g->xg_first[gi + 1] - g->xg_first[gi]);
 				hs_exec_group_channels(x, xr, n);
-				rc = hs_net_collective(x->net, (enum hs_coll_op)t->coll,
-						       (enum hs_coll_algo)x->s->coll_algo, xr, n, t->bytes, lane_done, x,
-						       id, &e);
+				rc = hs_exec_net_collective(x, (enum hs_coll_op)t->coll, xr, n, t->bytes, lane_done, id, &e);
 			} else {
 				for (int d = 0; d < p->dp; d++)
 					ranks[d] = hs_build_rank(p, tt, c, d, rp->stage);
 				hs_exec_group_channels(x, ranks, p->dp);
-				rc = hs_net_collective(x->net, (enum hs_coll_op)t->coll,
-						       (enum hs_coll_algo)x->s->coll_algo, ranks, p->dp, t->bytes,
-						       lane_done, x, id, &e);
+				rc = hs_exec_net_collective(x, (enum hs_coll_op)t->coll, ranks, p->dp, t->bytes,
+							    lane_done, id, &e);
 			}
 		}
 	free(ranks);
@@ -199,7 +215,8 @@ static void close_net(struct ex *x)
 {
 	struct netstate *ns = x->comm_state;
 	hs_exec_inlayer_free(x);
-	hs_net_free(x->net);
+	if (!x->shared_net)
+		hs_net_free(x->net);
 	x->net = NULL;
 	if (!ns)
 		return;

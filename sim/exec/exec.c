@@ -160,6 +160,13 @@ void hs_exec_charge_wait(struct ex *x, struct rep *r, uint32_t cause, double gap
 
 static void task_done(struct ex *x, uint32_t ti);
 
+static void step_end_ev(hs_engine *eng, void *ctx, uint64_t arg)
+{
+	(void)eng, (void)arg;
+	struct ex *x = ctx;
+	x->step_end(x);
+}
+
 static void done_ev(hs_engine *eng, void *ctx, uint64_t ti)
 {
 	(void)eng;
@@ -310,6 +317,8 @@ static void task_done(struct ex *x, uint32_t ti)
 		r->last_end = now;
 	if (t->stream == HS_S_COMPUTE)
 		r->idle_since = now;
+	if (++x->ndone == x->g->ntasks && x->step_end) /* after what else runs at this instant */
+		hs_engine_after(x->eng, 0, step_end_ev, x, 0);
 	for (uint32_t k = x->succ_first[ti]; k < x->succ_first[ti + 1]; k++) {
 		uint32_t s = x->succ[k];
 		x->ts[s].cause = ti;
@@ -442,44 +451,56 @@ static void run_engine(struct ex *x)
 	o->progress(o->progress_ctx, &p);
 }
 
+void hs_exec_begin_step(struct ex *x)
+{
+	const hs_graph *g = x->g;
+	x->step_start = hs_engine_now(x->eng);
+	x->ndone = 0;
+	for (size_t i = 0; i < g->ntasks; i++)
+		x->ts[i] = (struct tstate){.waiting = g->tasks[i].dep_count, .cause = UINT32_MAX};
+	for (int i = 0; i < g->nrendezvous; i++)
+		x->rv[i].arrived = 0;
+	hs_exec_inlayer_reset(x);
+	x->comm->reset(x);
+	for (int i = 0; i < g->nreps; i++) {
+		struct rep *r = &x->reps[i];
+		memset(r->qpos, 0, sizeof r->qpos);
+		memset(r->busy, 0, sizeof r->busy);
+		r->idle_since = x->step_start;
+		r->last_end = x->step_start;
+	}
+	for (int i = 0; i < g->nreps; i++)
+		for (int k = 0; k < HS_S_COUNT; k++)
+			try_start(x, i, k);
+}
+
+int hs_exec_check_step(struct ex *x, hs_err *err)
+{
+	const hs_graph *g = x->g;
+	for (size_t i = 0; i < g->ntasks; i++)
+		if (!x->ts[i].done)
+			return hs_err_set(err, HS_EINTERNAL, "internal error: task %zu (rep %d, stream %d) never ran: the "
+							     "graph deadlocks",
+					  i, g->tasks[i].rep, g->tasks[i].stream);
+	return 0;
+}
+
 /* Run the steps one after another; each starts when the previous one has ended everywhere (the optimizer step
  * closes it). -1 with err when a task never ran. */
 static int run_steps(struct ex *x, hs_result *out, hs_err *err)
 {
-	const hs_graph *g = x->g;
 	for (int st = 0; st < out->steps; st++) {
-		x->step_start = hs_engine_now(x->eng);
-		x->step = st;
-		for (size_t i = 0; i < g->ntasks; i++)
-			x->ts[i] = (struct tstate){.waiting = g->tasks[i].dep_count, .cause = UINT32_MAX};
-		for (int i = 0; i < g->nrendezvous; i++)
-			x->rv[i].arrived = 0;
-		hs_exec_inlayer_reset(x);
-		x->comm->reset(x);
-		for (int i = 0; i < g->nreps; i++) {
-			struct rep *r = &x->reps[i];
-			memset(r->qpos, 0, sizeof r->qpos);
-			memset(r->busy, 0, sizeof r->busy);
-			r->idle_since = x->step_start;
-			r->last_end = x->step_start;
-		}
-		for (int i = 0; i < g->nreps; i++)
-			for (int k = 0; k < HS_S_COUNT; k++)
-				try_start(x, i, k);
+		x->step = st; /* routing.c keys its draws by the step */
+		hs_exec_begin_step(x);
 		run_engine(x);
-		for (size_t i = 0; i < g->ntasks; i++)
-			if (!x->ts[i].done) {
-				hs_err_set(err, HS_EINTERNAL, "internal error: task %zu (rep %d, stream %d) never ran: the "
-							      "graph deadlocks",
-					   i, g->tasks[i].rep, g->tasks[i].stream);
-				return -1;
-			}
+		if (hs_exec_check_step(x, err))
+			return -1;
 		hs_exec_account_step(x, st, out);
 	}
 	return 0;
 }
 
-static void free_ex(struct ex *x)
+void hs_exec_close(struct ex *x)
 {
 	const hs_graph *g = x->g;
 	x->comm->close(x);
@@ -504,43 +525,59 @@ static void free_ex(struct ex *x)
 	free(x->succ);
 	free(x->succ_first);
 	free(x->memo);
-	hs_engine_destroy(x->eng);
+	if (!x->shared_eng)
+		hs_engine_destroy(x->eng);
 	hs_rng_destroy(x->rng);
+}
+
+int hs_exec_open(struct ex *x, const hs_workload *s, const hs_simopts *o, const hs_build *b,
+		 hs_profile_cache *cache, double horizon_s, const hs_exec_share *share, hs_result *out, hs_err *err)
+{
+	memset(out, 0, sizeof *out);
+	const hs_graph *g = &b->graph;
+	*x = (struct ex){.s = s, .o = o, .horizon_s = horizon_s, .g = g, .err = err, .profiles = cache,
+			 .comm = comm_by_fidelity[o->fidelity]};
+	if (share) {
+		x->eng = share->eng;
+		x->shared_eng = 1;
+		x->shared_net = share->net;
+		x->dev0 = share->dev0;
+	}
+	if (!x->profiles) {
+		x->profiles = hs_profile_cache_create();
+		x->own_profiles = 1;
+	}
+	x->opmemo = hs_op_memo_create();
+	if (!x->eng)
+		x->eng = hs_engine_create();
+	x->ts = hs_xcalloc(g->ntasks ? g->ntasks : 1, sizeof *x->ts);
+	x->reps = hs_xcalloc((size_t)g->nreps, sizeof *x->reps);
+	out->reps = hs_xcalloc((size_t)g->nreps, sizeof *out->reps);
+	out->nreps = g->nreps;
+	/* distinct op ranges: about 5 per (stage, chunk) and node group; keep the table under half full */
+	x->memocap = 1024;
+	while (x->memocap < (size_t)(16 * (g->nreps + 1) * (s->par->vstages + 1) * (hs_cluster_ngroups(s->cluster) + 1)))
+		x->memocap *= 2;
+	x->memo = hs_xcalloc(x->memocap, sizeof *x->memo);
+	if (setup_reps(x, b, out))
+		return -1;
+	setup_streams(x);
+	if (x->comm->open(x, err))
+		return -1;
+	out->steps = s->var->steps > 0 ? s->var->steps : 1;
+	out->step_times = hs_xcalloc((size_t)out->steps, sizeof *out->step_times);
+	if (s->var->noise != HS_NOISE_NONE)
+		x->rng = hs_rng_create(o->seed, 1 /* stream: per-op noise */);
+	return 0;
 }
 
 int hs_exec_step(const hs_workload *s, const hs_simopts *o, const hs_build *b, hs_profile_cache *cache,
 		 double horizon_s, hs_result *out, hs_err *err)
 {
-	memset(out, 0, sizeof *out);
-	const hs_graph *g = &b->graph;
-	struct ex x = {.s = s, .o = o, .horizon_s = horizon_s, .g = g, .err = err, .profiles = cache,
-		       .comm = comm_by_fidelity[o->fidelity]};
-	if (!x.profiles) {
-		x.profiles = hs_profile_cache_create();
-		x.own_profiles = 1;
-	}
-	x.opmemo = hs_op_memo_create();
-	x.eng = hs_engine_create();
-	x.ts = hs_xcalloc(g->ntasks ? g->ntasks : 1, sizeof *x.ts);
-	x.reps = hs_xcalloc((size_t)g->nreps, sizeof *x.reps);
-	out->reps = hs_xcalloc((size_t)g->nreps, sizeof *out->reps);
-	out->nreps = g->nreps;
-	/* distinct op ranges: about 5 per (stage, chunk) and node group; keep the table under half full */
-	x.memocap = 1024;
-	while (x.memocap < (size_t)(16 * (g->nreps + 1) * (s->par->vstages + 1) * (hs_cluster_ngroups(s->cluster) + 1)))
-		x.memocap *= 2;
-	x.memo = hs_xcalloc(x.memocap, sizeof *x.memo);
-
+	struct ex x;
 	int rc = -1;
-	if (setup_reps(&x, b, out))
+	if (hs_exec_open(&x, s, o, b, cache, horizon_s, NULL, out, err))
 		goto out;
-	setup_streams(&x);
-	if (x.comm->open(&x, err))
-		goto out;
-	out->steps = s->var->steps > 0 ? s->var->steps : 1;
-	out->step_times = hs_xcalloc((size_t)out->steps, sizeof *out->step_times);
-	if (s->var->noise != HS_NOISE_NONE)
-		x.rng = hs_rng_create(o->seed, 1 /* stream: per-op noise */);
 	const char *why = o->closed_form ? hs_exec_closed_step(&x, out) : "not asked for";
 	out->closed_form = why == NULL;
 	out->event_why = o->closed_form ? why : NULL;
@@ -550,7 +587,7 @@ int hs_exec_step(const hs_workload *s, const hs_simopts *o, const hs_build *b, h
 	hs_exec_aggregate(&x, b, out);
 	rc = 0;
 out:
-	free_ex(&x);
+	hs_exec_close(&x);
 	if (rc)
 		hs_result_free(out);
 	return rc;

@@ -108,4 +108,22 @@ int hs_exec_step(const hs_workload *w, const hs_simopts *o, const hs_build *b, h
 		 double horizon_s, hs_result *out, hs_err *err);
 void hs_result_free(hs_result *r);
 
+/* One job of several on one cluster (hs_exec_jobs): its workload on the job's own nodes (a cluster of their own,
+ * hs_cluster_sub, devices numbered from 0), its graph, built without symmetry, and where its devices are on the
+ * whole cluster: device i of the job is device dev0 + i there. */
+typedef struct hs_exec_job {
+	const hs_workload *w;
+	const hs_build *b;
+	int dev0;
+} hs_exec_job;
+
+/* Run the jobs together at flow fidelity: one engine, one flow network over `cluster`, one executor per job
+ * (sim/exec/jobs.c), so that the jobs' collectives and sends share the links they cross. Every rep and every
+ * TP x CP lane runs (o->symmetry is ignored: a representative would keep its replicas' traffic off the shared
+ * links). All start at time 0; a job that has run its steps keeps running steps that count nowhere until every
+ * job has run its own, at most max_steps in all (HS_EINFEASIBLE past it). out[njobs] gets each job's result, as
+ * hs_exec_step gives it, except `events` (the whole run's) and no link timeline. */
+int hs_exec_jobs(const hs_cluster *cluster, const hs_exec_job *jobs, int njobs, const hs_simopts *o,
+		 hs_profile_cache *cache, int max_steps, hs_result *out, hs_err *err);
+
 #endif

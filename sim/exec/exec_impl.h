@@ -160,7 +160,40 @@ struct ex {
 	size_t route_cap, route_n;
 	int route_step;
 	hs_err *err;
+	/* Several jobs on one cluster (jobs.c): the engine and the network are the run's, not this executor's, and
+	 * device i of the job's own cluster is device dev0 + i of the shared network. */
+	int shared_eng;
+	hs_net *shared_net; /* NULL: comm_net.c makes its own */
+	int dev0;
+	size_t ndone;       /* tasks done in the current step */
+	/* With it, called from an engine event once every task of the step is done (at the instant of the last
+	 * one, after the other events of that instant); without it, a step ends when the engine runs dry. */
+	void (*step_end)(struct ex *x);
+	void *owner;        /* step_end's context */
 };
+
+/* What several executors share (jobs.c). */
+typedef struct hs_exec_share {
+	hs_engine *eng;
+	hs_net *net;
+	int dev0;
+} hs_exec_share;
+
+/* exec.c: an executor's life, for runs that drive the steps themselves (jobs.c; hs_exec_step is the plain one).
+ * Open sets up everything a step needs (share: NULL for an engine and network of its own); begin_step starts
+ * a step at the engine's now; check_step says whether every task of it ran; close frees (also after a failed
+ * open). */
+int hs_exec_open(struct ex *x, const hs_workload *s, const hs_simopts *o, const hs_build *b,
+		 hs_profile_cache *cache, double horizon_s, const hs_exec_share *share, hs_result *out, hs_err *err);
+void hs_exec_begin_step(struct ex *x);
+int hs_exec_check_step(struct ex *x, hs_err *err);
+void hs_exec_close(struct ex *x);
+
+/* comm_net.c: a job's collective or send on the network, its ranks (devices of the job's cluster) moved to
+ * the shared network's devices (dev0 + rank). */
+int hs_exec_net_collective(struct ex *x, enum hs_coll_op op, const int *ranks, int n, double bytes,
+			   hs_net_done done, uint64_t arg, hs_err *err);
+int hs_exec_net_send(struct ex *x, int src, int dst, double bytes, hs_net_done done, uint64_t arg, hs_err *err);
 
 /* Seconds from the step's start of engine time t, as hs_result and the breakdown take them: the difference of
  * the two instants' seconds, as the executor has always computed it. Converting t - step_start instead (and

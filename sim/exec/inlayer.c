@@ -191,11 +191,10 @@ static int inlayer_start(struct ex *x, const struct rep *r, const hs_op *o, uint
 		if (o->coll == HS_COLL_SENDRECV) {
 			/* one ring step: every member sends to the next at once (ring attention's KV blocks) */
 			for (int i = 0; i < n && !rc; i++, calls++)
-				rc = hs_net_send(x->net, rk[i], rk[(i + 1) % n], o->bytes, seg_net_done, x, arg, &e);
+				rc = hs_exec_net_send(x, rk[i], rk[(i + 1) % n], o->bytes, seg_net_done, arg, &e);
 		} else {
 			hs_exec_group_channels(x, rk, n);
-			rc = hs_net_collective(x->net, o->coll, (enum hs_coll_algo)x->s->coll_algo, rk, n, o->bytes,
-					       seg_net_done, x, arg, &e);
+			rc = hs_exec_net_collective(x, o->coll, rk, n, o->bytes, seg_net_done, arg, &e);
 			calls++;
 		}
 	}

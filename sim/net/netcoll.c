@@ -108,6 +108,8 @@ int hs_net_collective(hs_net *n, enum hs_coll_op op, enum hs_coll_algo algo, con
 		return hs_err_set(err, HS_EINPUT, "sendrecv takes 2 ranks (got %d)", nranks);
 	nc_run *r = hs_xcalloc(1, sizeof *r);
 	r->net = n, r->op = op, r->n = nranks, r->S = bytes, r->done = done, r->ctx = ctx, r->arg = arg;
+	r->spread = n->spread, r->nrails = n->nrails;
+	memcpy(r->rails, n->rails, sizeof r->rails);
 	r->rk = hs_xmalloc((size_t)nranks * sizeof *r->rk);
 	memcpy(r->rk, ranks, (size_t)nranks * sizeof *r->rk);
 	if (n->ring_order && op != HS_COLL_SENDRECV && op != HS_COLL_BROADCAST && op != HS_COLL_REDUCE) {

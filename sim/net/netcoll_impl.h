@@ -28,6 +28,10 @@ struct nc_run {
 	hs_net_done done;
 	void *ctx;
 	uint64_t arg;
+	/* the net's rail options when the collective started (hs_net_set_spread, hs_net_set_rails): a
+	 * communicator keeps its channels, whatever another group sets before its own collective meanwhile */
+	int spread, nrails;
+	int rails[HS_NET_MAX_CHANNELS];
 	long outstanding;
 	const nc_algo *alg;
 	void *st;
@@ -50,12 +54,12 @@ double hs_netcoll_route_bw(nc_run *r, int a, int b, int rail);
 #define NC_ALL_RAILS (-2) /* a rail argument: every rail, even where the sender has a NIC of its own */
 
 /* The NIC rail channel c of C crosses on: rails[c] (hs_net_set_rails) or c; with one channel, the sender's
- * own NIC (-1), or every rail when spread (hs_net_set_spread). */
+ * own NIC (-1), or every rail when spread (hs_net_set_spread); as they were when the collective started. */
 static inline int nc_rail(const nc_run *r, int c, int C)
 {
 	if (C <= 1)
-		return r->net->spread ? NC_ALL_RAILS : -1;
-	return c < r->net->nrails ? r->net->rails[c] : c;
+		return r->spread ? NC_ALL_RAILS : -1;
+	return c < r->nrails ? r->rails[c] : c;
 }
 
 #endif

@@ -13,7 +13,8 @@
 #include "sim/coll/coll.h"
 
 const char *const hs_scenario_keys[] = {"name", "kind", "description", "cluster", "model", "training",
-				       "parallelism", "simulation", "variability", "resilience", "diloco", "cost", NULL};
+				       "parallelism", "simulation", "variability", "resilience", "diloco", "cost", "jobs",
+				       NULL};
 static const char *const training_keys[] = {"seq_len", "global_batch", "micro_batch", "precision", "optimizer",
 					    "attention", "recipe", "grad_dtype", "fp8_recipe", NULL};
 /* In enum hs_fp8_recipe's order. */
@@ -47,7 +48,7 @@ const char *const hs_scenario_kinds[HS_KIND_COUNT + 1] = {"training", "fabric", 
 
 const hs_ynode *hs_scenario_node(const hs_scenario *s, const char *dotted)
 {
-	const hs_ynode *n = hs_yaml_root(s->doc), *last = n;
+	const hs_ynode *n = s->root ? s->root : hs_yaml_root(s->doc), *last = n;
 	char buf[256];
 	snprintf(buf, sizeof buf, "%s", dotted);
 	char *save = NULL;
@@ -842,6 +843,12 @@ hs_scenario *hs_scenario_from_doc(hs_ydoc *doc, const char *path, hs_err *err)
 	s->path = path;
 	s->doc = doc;
 	const hs_ynode *root = hs_yaml_root(s->doc);
+	if (hs_yaml_get(root, "jobs")) {
+		/* several jobs are several scenarios sharing one cluster: sim/study/jobs.h loads them */
+		hs_cfg_err(hs_yaml_get(root, "jobs"), err, "", "jobs", "a scenario with several jobs runs with `hetsim "
+			   "run` only (expected a scenario without jobs: for this command)");
+		goto fail;
+	}
 	if (hs_cfg_known(root, "", hs_scenario_keys, "a scenario mapping with cluster, model, training, parallelism", err))
 		goto fail;
 	int kind;
@@ -895,6 +902,41 @@ fail:
 	return NULL;
 }
 
+hs_scenario *hs_scenario_job(hs_ydoc *doc, const char *path, const hs_ynode *job, const char *name,
+			     hs_cluster *cluster, hs_err *err)
+{
+	hs_scenario *s = hs_xcalloc(1, sizeof *s);
+	s->path = path;
+	s->doc = doc;
+	s->root = job;
+	s->borrowed_doc = 1;
+	s->cluster = cluster;
+	snprintf(s->name, sizeof s->name, "%s", name);
+	if (hs_fabprof_attach(s->cluster, err))
+		goto fail;
+	const hs_ynode *m = hs_yaml_get(job, "model");
+	if (!m) {
+		hs_cfg_err(job, err, "model", "", "missing (expected a preset name or a shape)");
+		goto fail;
+	}
+	/* the sections a job does not have are read as absent: their defaults, with nothing enabled */
+	if (hs_model_from_yaml(m, "model", &s->model, err) || load_training(s, job, err) ||
+	    hs_diloco_from_yaml(NULL, &s->diloco, err) || load_parallel(s, job, err) ||
+	    load_sim(s, hs_yaml_root(doc), err) ||
+	    hs_variability_from_yaml(NULL, hs_cluster_ngpus(s->cluster), &s->var, err) ||
+	    hs_resilience_from_yaml(NULL, &s->res, err) || load_cost(s, job, err))
+		goto fail;
+	s->wl.cluster = s->cluster;
+	s->wl.model = &s->model;
+	s->wl.train = &s->train;
+	s->wl.par = &s->par;
+	s->wl.var = &s->var;
+	return s;
+fail:
+	hs_scenario_free(s);
+	return NULL;
+}
+
 void hs_scenario_free(hs_scenario *s)
 {
 	if (!s)
@@ -905,6 +947,7 @@ void hs_scenario_free(hs_scenario *s)
 	free(s->par.dp_mb);
 	hs_variability_free(&s->var);
 	hs_resilience_free(&s->res);
-	hs_yaml_free(s->doc);
+	if (!s->borrowed_doc)
+		hs_yaml_free(s->doc);
 	free(s);
 }

@@ -31,6 +31,9 @@ typedef struct hs_costopts {
 
 typedef struct hs_scenario {
 	hs_ydoc *doc;
+	const hs_ynode *root;  /* where model, training and parallelism are: NULL for the document's root, or a
+				* job's entry of `jobs:` (hs_scenario_job) */
+	int borrowed_doc;      /* a job's: the document belongs to the jobs run, not to this scenario */
 	const char *path;
 	char name[128];
 	hs_cluster *cluster;
@@ -54,6 +57,12 @@ extern const char *const hs_scenario_keys[];
 hs_scenario *hs_scenario_load(const char *path, const struct hs_strlist *sets, hs_err *err);
 /* The same from a parsed document, which the scenario takes over (freed with it, also on failure). */
 hs_scenario *hs_scenario_from_doc(hs_ydoc *doc, const char *path, hs_err *err);
+/* One job of a scenario with `jobs:` (sim/study/jobs.h) as a scenario of its own: model, training and
+ * parallelism from the job's entry `job`, simulation options from the document's root, on `cluster` (the job's
+ * nodes, hs_cluster_sub), which it takes over (freed with it, also on failure). The document stays the
+ * caller's. No variability, resilience, DiLoCo or cost sections: a job has none. */
+hs_scenario *hs_scenario_job(hs_ydoc *doc, const char *path, const hs_ynode *job, const char *name,
+			     hs_cluster *cluster, hs_err *err);
 void hs_scenario_free(hs_scenario *s);
 /* Whether parallelism.expert_routing draws differ between the replicas of a stage (several EP groups per
  * stage: ep < dp x cp), so that symmetry must be off. */

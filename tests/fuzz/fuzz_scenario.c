@@ -1,5 +1,6 @@
 /* libFuzzer harness: arbitrary bytes as a scenario file, through the YAML reader, every section's checks,
- * the task-graph builder and the executor (a tiny cluster keeps a valid input cheap). Any crash, leak or
+ * the task-graph builder and the executor (a tiny cluster keeps a valid input cheap); a scenario with jobs:
+ * through the jobs loader and, when small, the jobs run. Any crash, leak or
  * sanitizer report is a bug; errors are fine. Build and run with `make fuzz`. */
 #include <stddef.h>
 #include <stdint.h>
@@ -9,6 +10,7 @@
 #include "models/build.h"
 #include "sim/exec/exec.h"
 #include "sim/exec/plan.h"
+#include "sim/study/jobs.h"
 
 /* called by libFuzzer; none of its headers declares it */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -22,6 +24,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* also exercise --set on whatever parsed */
 	hs_yaml_set(doc, "simulation.seed=3", &err);
 	hs_err_clear(&err);
+	if (hs_jobs_in(doc)) { /* several jobs on one cluster: their own loader (sim/study/jobs.h) */
+		hs_jobs J;
+		if (hs_jobs_load(doc, "fuzz.yaml", &J, &err))
+			return 0;
+		int small = hs_cluster_ngpus(J.cluster) <= 256;
+		for (int i = 0; i < J.njobs; i++)
+			small &= J.jobs[i].s->par.micro_batches <= 64 && J.jobs[i].s->model.layers <= 64;
+		if (small)
+			hs_jobs_simulate(&J, NULL, &err);
+		hs_jobs_free(&J);
+		return 0;
+	}
 	hs_scenario *s = hs_scenario_from_doc(doc, "fuzz.yaml", &err);
 	if (!s)
 		return 0;

@@ -10,7 +10,7 @@ for f in $(find scenarios -name '*.yaml' | sort); do
 		cmd="$H validate $f"
 	elif grep -q '^axes:' "$f"; then
 		cmd="$H sweep -q -j 2 $f -o ${TMPDIR:-/tmp}/hetsim-scenarios-sweep-$$.csv"
-	elif grep -q '^model:' "$f" || grep -q '^kind: *fabric' "$f"; then
+	elif grep -q '^model:' "$f" || grep -q '^jobs:' "$f" || grep -q '^kind: *fabric' "$f"; then
 		cmd="$H run $f"
 	else
 		cmd="$H coll $f --sizes 1M:64M --factor 8"
