@@ -162,8 +162,13 @@ static int parse_scaleup(const hs_ynode *m, const char *path, hs_node_group *g, 
 		return -1;
 	if (g->scaleup_bw <= 0)
 		g->scaleup_bw = 1e18; /* one GPU per node: never used */
+	/* NCCL runs NVLS wherever the switch can reduce and the GPU drives it: NVSwitch 3rd generation (HGX
+	 * H100/H200) and later, Hopper and Blackwell GPUs (NCCL src/graph/search.cc: no NVLS graph below sm_90);
+	 * an A100's 2nd-generation NVSwitch has no NVLink SHARP. The rack kinds are Blackwell by definition. */
+	int reduce_def = g->scaleup_props->switch_reduce &&
+			 (g->scaleup_props->reduce_default || hs_arch_has_nvls(g->gpu.arch));
 	if (hs_cfg_bool(m, path, "p2p", 1, &g->scaleup_p2p, err) ||
-	    hs_cfg_bool(m, path, "in_switch_reduction", g->scaleup_props->reduce_default, &g->scaleup_reduce, err))
+	    hs_cfg_bool(m, path, "in_switch_reduction", reduce_def, &g->scaleup_reduce, err))
 		return -1;
 	char list[128];
 	if (g->scaleup_reduce && !g->scaleup_props->switch_reduce)

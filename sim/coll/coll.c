@@ -218,6 +218,11 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 		}
 		if (!ng->scaleup_reduce)
 			g->inswitch_up = 0;
+		if (i == 0 || (int)ng->gpu.arch < g->arch)
+			g->arch = (int)ng->gpu.arch;
+		int nch = ng->nics_per_node * (ng->nodes_per_domain > 0 ? ng->nodes_per_domain : 1);
+		if (i == 0 || nch < g->nch)
+			g->nch = nch;
 		double eff = hs_coll_nvls_efficiency(&ng->gpu);
 		if (eff < g->nvls_eff)
 			g->nvls_eff = eff;
@@ -237,6 +242,8 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 			g->lat_net = lat;
 		i = j;
 	}
+	if (g->nnodes == 1)
+		g->nch = 0;
 	p2p_pairs(g, c, ranks, n);
 	g->bw_ring = g->bw_tree = g->bw_a2a = g->bw_node;
 	if (g->nnodes > 1) {
