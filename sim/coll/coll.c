@@ -386,6 +386,19 @@ double hs_coll_time(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_algo a
 	return hs_coll_grp_time(&g, op, algo, bytes, NULL);
 }
 
+int hs_coll_closed_form_check(const hs_cluster *c, hs_err *err)
+{
+	const hs_fabric_spec *f = hs_cluster_fabric(c);
+	if (f->props->layout != HS_OUT_EXPLICIT || hs_cluster_ndomains(c) < 2)
+		return 0;
+	return hs_err_set(err, HS_EINPUT,
+			  "%s: kind explicit: the analytical fidelity's closed forms do not read an explicit graph's "
+			  "links (each node would get its NIC share, a slow link timed like its neighbours); expected "
+			  "the flow fidelity, which routes over the graph (simulation: {fidelity: flow} in a scenario, "
+			  "--fidelity flow for hetsim coll)",
+			  f->where);
+}
+
 int hs_coll_check(const hs_cluster *c, const int *ranks, int n, hs_err *err)
 {
 	hs_coll_grp g;
