@@ -178,7 +178,9 @@ static int parse_scaleup(const hs_ynode *m, const char *path, hs_node_group *g, 
 	if (!g->scaleup_p2p && !g->scaleup_props->pcie)
 		return hs_cfg_err(hs_yaml_get(m, "p2p"), err, path, "p2p",
 				  "only a PCIe scale-up can lack peer-to-peer (kind is '%s')", g->scaleup_kind);
-	if (hs_cfg_num(m, path, "pcie_bandwidth", HS_U_BW, 1, 1e18, DEF_PCIE_BW, 0, &g->pcie_bw, err))
+	/* the GPU's own PCIe link when its type gives one (topology/device.c), else a Gen4 x16 */
+	double def_pcie = g->gpu.pcie_bw > 0 ? g->gpu.pcie_bw : DEF_PCIE_BW;
+	if (hs_cfg_num(m, path, "pcie_bandwidth", HS_U_BW, 1, 1e18, def_pcie, 0, &g->pcie_bw, err))
 		return -1;
 	if (parse_domain(m, path, g, err))
 		return -1;
@@ -646,6 +648,12 @@ int hs_cluster_domain_first_node(const hs_cluster *c, int dom)
 {
 	int g = hs_cluster_domain_group(c, dom);
 	return g < 0 ? -1 : c->node0[g] + (dom - c->dom0[g]) * c->groups[g].nodes_per_domain;
+}
+
+double hs_cluster_gpu_pcie_bw(const hs_cluster *c, int gpu)
+{
+	int g = hs_cluster_group_of(c, gpu);
+	return g < 0 ? 0 : c->groups[g].pcie_bw;
 }
 
 double hs_cluster_domain_nic_bw(const hs_cluster *c, int dom)

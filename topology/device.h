@@ -30,6 +30,8 @@ typedef struct hs_device_type {
 	double scaleup_bw;                 /* scale-up (NVLink/xGMI/PCIe) bandwidth per direction, bytes/s */
 	double tdp_w;                      /* board power, W */
 	enum hs_arch arch;                 /* architecture (datasheet); HS_ARCH_UNKNOWN when not given */
+	double pcie_bw;                    /* host PCIe link (to host memory and the NICs), bytes/s per direction;
+					    * 0: not given (the scale-up's pcie_bandwidth default applies) */
 	char profile[64];                  /* profile name to load (calib/profiles/<profile>.yaml) */
 } hs_device_type;
 
@@ -44,7 +46,7 @@ const hs_device_type *hs_device_builtin(const char *name);
 const char *const *hs_device_names(void);
 /* A device from a scenario node: a scalar names a built-in type; a mapping defines one
  * ({name, base?, peak_bf16, peak_fp8, peak_fp16, peak_tf32, peak_fp32, memory, memory_bandwidth,
- *   scaleup_bandwidth, tdp, arch, profile}); with `base:` the mapping overrides a built-in type's fields. */
+ *   scaleup_bandwidth, pcie_bandwidth, tdp, arch, profile}); with `base:` the mapping overrides a built-in type's fields. */
 int hs_device_from_yaml(const hs_ynode *n, const char *path, hs_device_type *out, hs_err *err);
 
 #endif

@@ -144,9 +144,10 @@ static void p2p_pairs(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int
 			double bw = ng->nic_bw * ng->nics_per_node / k;
 			if (ng->nic_bw < bw)
 				bw = ng->nic_bw;
-			/* the PCIe link is not a bound yet: its default is one PCIe Gen4 figure for every device
-			 * (docs/topology.md), below the Gen5 link of H100 and later, and would slow their pipeline
-			 * sends; it becomes one with a per-device PCIe figure */
+			/* and the rank's own PCIe link, which its GPUDirect RDMA traffic crosses */
+			double pcie = hs_cluster_gpu_pcie_bw(c, end[e]);
+			if (pcie > 0 && pcie < bw)
+				bw = pcie;
 			if (bw < g->bw_p2p)
 				g->bw_p2p = bw;
 		}
@@ -195,6 +196,7 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 	g->inswitch_net = f->reduce;
 	g->nvls_eff = 1;
 	g->fab = hs_cluster_fabprof(c, hs_cluster_domain_group(c, nodes[0]));
+	double pcie_node = INFINITY;
 	for (int i = 0; i < n;) {
 		int j = i;
 		while (j < n && nodes[j] == nodes[i])
@@ -230,6 +232,9 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 			g->host_bounce = 1;
 		if (ng->scaleup_props->pcie && k > 1)
 			g->up_pcie = 1;
+		/* the direct exchange's NIC traffic crosses each sending rank's own PCIe link as well */
+		if (k * ng->pcie_bw < pcie_node)
+			pcie_node = k * ng->pcie_bw;
 		double nic_total = hs_cluster_domain_nic_bw(c, nodes[i]);
 		double per_gpu = nic_total / ng->domain;
 		double avail = k * per_gpu < nic_total ? k * per_gpu : nic_total;
@@ -259,6 +264,8 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 				g->bw_hd[i] = route_bw(B / g->ppn, 1, r.hd[i]);
 		} else
 			g->bw_ring = g->bw_tree = g->bw_a2a = B / o;
+		if (pcie_node < g->bw_a2a)
+			g->bw_a2a = pcie_node;
 		/* Worst case: every byte crosses the oversubscribed tier (docs/topology.md). */
 		g->bw_node /= o;
 		g->bw_p2p /= o;
