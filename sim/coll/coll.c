@@ -156,6 +156,23 @@ static void p2p_pairs(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int
 	free(rcv);
 }
 
+/* NCCL's channels across nodes for a node group: its search starts one channel per NIC (per NIC of every
+ * tray of a rack-scale domain), at the NIC's rate as far as the GPU's PCIe link carries it in NCCL's figures
+ * (src/graph/topo.cc kvDictPciGen: a Gen4 x16 link is 24 GB/s, 0.76 of its 31.5, Gen5 48), and
+ * ncclTopoDupChannels (src/graph/search.cc, NCCL 2.12-2.23) doubles them when a channel carries 25 GB/s or
+ * more, except on Hopper and later below 50 GB/s with more than 4 channels. So 8 A100s' 200 Gb/s NICs are 8
+ * channels of 24 GB/s, 8 H100s' 400 Gb/s NICs 8 of 48, one 400 Gb/s NIC on an H100 node 2 of 24. */
+static int channels(const hs_node_group *ng)
+{
+	int nch = ng->nics_per_node * (ng->nodes_per_domain > 0 ? ng->nodes_per_domain : 1);
+	double pci = 0.76 * ng->pcie_bw;
+	double bw = (ng->nic_bw < pci ? ng->nic_bw : pci) / 1e9;
+	int hopper = ng->gpu.arch == HS_ARCH_HOPPER || ng->gpu.arch == HS_ARCH_BLACKWELL;
+	if (bw >= 25 && !(hopper && bw < 50 && nch > 4))
+		nch *= 2;
+	return nch;
+}
+
 int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int n, hs_err *err)
 {
 	memset(g, 0, sizeof *g);
@@ -222,7 +239,7 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 			g->inswitch_up = 0;
 		if (i == 0 || (int)ng->gpu.arch < g->arch)
 			g->arch = (int)ng->gpu.arch;
-		int nch = ng->nics_per_node * (ng->nodes_per_domain > 0 ? ng->nodes_per_domain : 1);
+		int nch = channels(ng);
 		if (i == 0 || nch < g->nch)
 			g->nch = nch;
 		double eff = hs_coll_nvls_efficiency(&ng->gpu);

@@ -38,7 +38,8 @@ typedef struct hs_coll_grp {
 	double nvls_eff;  /* fraction of the scale-up bandwidth NVLS's multimem operations reach (min over nodes;
 			   * hs_coll_nvls_efficiency) */
 	int inswitch_net; /* the fabric can reduce in the switch (SHARP) */
-	int nch;          /* across nodes: NCCL's channels, one per NIC of a node (min over nodes); 0 inside one */
+	int nch;          /* across nodes: NCCL's channels (one per NIC, doubled at 25 GB/s a channel: coll.c),
+			   * min over nodes; 0 inside one node */
 	int arch;         /* the oldest architecture among the group's devices (enum hs_arch) */
 	int host_bounce;  /* some node's ranks reach each other only through host memory (PCIe without P2P) */
 	int up_pcie;      /* some node's scale-up is PCIe */

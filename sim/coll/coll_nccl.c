@@ -184,9 +184,9 @@ static double tree_correction(int p, double bytes)
 }
 
 /* NCCL's per-channel bus bandwidth limits across nodes, bytes/s (tuning.cc perChMaxTreeBws,
- * perChMaxTreeLL128Bws, perChMaxRingLL128Bws, identical in NCCL 2.19.3 and 2.23.4), by compute capability
- * (Volta and older, Ampere and Ada (sm_80-89), Hopper and later) and node count (2 nodes, more). Applied
- * across nodes with one channel per NIC, the channel count NCCL's search finds when the NICs bound it. */
+ * perChMaxTreeLL128Bws, perChMaxRingLL128Bws, identical in NCCL 2.12.12, 2.19.3 and 2.23.4), by compute
+ * capability (Volta and older, Ampere and Ada (sm_80-89), Hopper and later) and node count (2 nodes, more).
+ * Applied across nodes with hs_coll_grp.nch channels (one per NIC, doubled as NCCL doubles them: coll.c). */
 static const double tree_cap[3][2] = {{18.5e9, 10.0e9}, {23.6e9, 17.8e9}, {41.4e9, 36.0e9}};
 static const double tree_ll128_cap[3][2] = {{20e9, 20e9}, {20e9, 20e9}, {36.7e9, 29.0e9}};
 static const double ring_ll128_cap[3] = {20e9, 20e9, 36.7e9};

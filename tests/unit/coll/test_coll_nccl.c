@@ -161,6 +161,46 @@ START_TEST(matches_nccl_tests)
 }
 END_TEST
 
+/* NCCL's tree rating on two nodes, by hand (sim/coll/coll_nccl.c; NCCL 2.19-2.23 tuning.cc and search.cc):
+ * 2 x 8 A100 (NVLink 300 GB/s x 0.8 = 240 GB/s), 8 NICs of 200 Gb/s (a node's 200 GB/s x 0.92 = 184 GB/s).
+ * Two nodes: the tree is rated by the intra-node bandwidth up to twice the NICs', min(240, 2 x 184) = 240, x 0.9
+ * = 216 GB/s of bus bandwidth, above NCCL's Ampere two-node limit of 8 channels x 23.6 GB/s = 188.8 (8 channels:
+ * one per NIC, 24 GB/s each, not doubled); the time is S / (0.5 x 188.8 GB/s) past 256 MiB (the size correction
+ * is 1), plus the Simple tree's latency 8.4 + 2 (7 x 4.0 + 1 x 14) = 92.4 us. With 16 NICs of 100 Gb/s (the same
+ * 200 GB/s as 16 channels) the limit is 377.6 and the rating 216 binds. */
+START_TEST(tree_two_nodes_by_hand)
+{
+	static const char *fmt = "cluster:\n  groups:\n    - {nodes: 2, gpus_per_node: 8, gpu: A100-SXM-80GB,\n"
+				 "       scaleup: {kind: nvswitch, bandwidth: 300 GB/s, latency: 1 us},\n"
+				 "       nic: {bandwidth: %s, per_node: %d, latency: 3 us}}\n"
+				 "  fabric: {kind: fat-tree, tiers: 2}\n";
+	static const struct {
+		const char *nic;
+		int per;
+		double bus;
+	} tc[] = {{"200 Gb/s", 8, 188.8e9}, {"100 Gb/s", 16, 216e9}};
+	int ranks[16];
+	for (int i = 0; i < 16; i++)
+		ranks[i] = i;
+	for (int k = 0; k < 2; k++) {
+		char y[512];
+		snprintf(y, sizeof y, fmt, tc[k].nic, tc[k].per);
+		hs_err err = {0};
+		hs_ydoc *d = hs_yaml_load_string(y, strlen(y), "t", &err);
+		ck_assert_msg(d != NULL, "%s", err.msg);
+		hs_cluster *c = hs_cluster_from_yaml(hs_yaml_get(hs_yaml_root(d), "cluster"), "cluster", &err);
+		ck_assert_msg(c != NULL, "%s", err.msg);
+		double S = 8589934592.0;
+		double t = hs_coll_nccl_time(c, HS_COLL_ALL_REDUCE, HS_ALGO_TREE, HS_PROTO_SIMPLE, ranks, 16, S, NULL);
+		double want = 92.4e-6 + S / (0.5 * tc[k].bus);
+		ck_assert_msg(fabs(t - want) <= 1e-9 * want, "%s x %d: %.9g s, expected %.9g s", tc[k].nic, tc[k].per,
+			      t, want);
+		hs_cluster_free(c);
+		hs_yaml_free(d);
+	}
+}
+END_TEST
+
 /* NCCL's AUTO time is the fastest of its (algorithm, protocol) times, each of which falls with bandwidth: more NIC
  * or NVLink bandwidth is never slower, whatever the choice switches to. */
 START_TEST(nccl_auto_monotonic)
@@ -204,6 +244,7 @@ static Suite *suite(void)
 	tcase_add_test(t, log_parser_handles_prefixes);
 	tcase_add_test(t, nccl_auto_monotonic);
 	tcase_add_loop_test(t, matches_nccl_tests, 0, (int)(sizeof cases / sizeof *cases));
+	tcase_add_test(t, tree_two_nodes_by_hand);
 	suite_add_tcase(s, t);
 	return s;
 }
