@@ -16,6 +16,8 @@
 #include "tests/unit/helpers.h"
 #include "topology/cluster.h"
 
+#define SMALL_GATE 30 /* percent: mean relative time error below 1 MB, per log */
+
 struct vcase {
 	const char *log, *scenario;
 	enum hs_coll_op op;
@@ -156,6 +158,13 @@ START_TEST(matches_nccl_tests)
 	       vc->why ? vc->why : "");
 	if (!vc->why)
 		ck_assert_msg(mape <= vc->gate, "%s: busbw MAPE %.2f%% exceeds %.1f%%", vc->log, mape, vc->gate);
+	/* Below 1 MB (issue 16, item 9) the time is mostly NCCL's latency model (tuning.cc's per-launch and per-hop
+	 * figures, not fitted): its mean relative error per log is reported above and held at SMALL_GATE, above
+	 * today's worst (26.4%, the 2080 Ti all-to-all), so that a change to the latencies that makes it worse fails
+	 * here. Known gaps are held too: their small sizes are not what keeps them out of the busbw gate. */
+	if (lcnt)
+		ck_assert_msg(100 * lsum / lcnt <= SMALL_GATE, "%s: small-size time error %.1f%% exceeds %.0f%%", vc->log,
+			      100 * lsum / lcnt, (double)SMALL_GATE);
 	hs_cluster_free(c);
 	hs_yaml_free(d);
 }
