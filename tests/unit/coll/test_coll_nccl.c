@@ -31,7 +31,7 @@ static const struct vcase cases[] = {
 	 * NCCL's two-node tree rating, its tree size correction and its per-channel limits came in: coll_nccl.c)
 	 * and held there until a mechanism brings them in. OCI: NCCL 2.19 turns to the tree at 1 GiB and up,
 	 * 220-238 GB/s busbw where a ring cannot pass the NICs' 184; the tuner model keeps the ring, as it does
-	 * with 8 channels (with the shape's 16 ports of 100 Gb/s as 16 channels it picks the tree from 128 MiB,
+	 * with 8 channels (with the shape's 16 ports of 100 Gb/s as 16 channels it picks the tree at every size,
 	 * 15.4%). Azure: 32 MiB measured at 97 GB/s where the OCI log of the same hardware shows 139. Not
 	 * fitted: see docs/collectives.md, Validation. */
 	{"a100x16-oci-readme-allreduce.txt", "a100x16-oci-roce", HS_COLL_ALL_REDUCE, HS_ALGO_AUTO, 11.5, NULL},
