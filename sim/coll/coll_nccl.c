@@ -279,12 +279,12 @@ static double one(const hs_coll_grp *g, const hs_coll_grp *e, enum hs_coll_op op
 		}
 	}
 	double lat = latency(g, op, ran, p);
-	/* NCCL's "plateau effect of ring": an inter-node Simple ring all-reduce pays 1.9x its latency once each
-	 * rank's share passes 4 KiB (tuning.cc, ncclTopoGetAlgoTime, NCCL 2.8-2.18; from 2.19 NCCL uses 1.4x on
-	 * compute capability 8.0 and later, not modelled: the logs of tests/data are of NCCL 2.12 and 2.19) */
+	/* NCCL's "plateau effect of ring": an inter-node Simple ring all-reduce pays more latency once each
+	 * rank's share passes 4 KiB (tuning.cc, ncclTopoGetAlgoTime): 1.9x in NCCL 2.8-2.18; from 2.19, the
+	 * version of the other constants here, 1.4x on compute capability 8.0 and later, 1.9x below */
 	if (ran == HS_ALGO_RING && p == P_SIMPLE && g->nnodes > 1 && op == HS_COLL_ALL_REDUCE &&
 	    S >= g->n / 16.0 * 65536)
-		lat *= 1.9;
+		lat *= cc_index(g) >= 1 ? 1.4 : 1.9;
 	if (lat_out)
 		*lat_out = lat;
 	if (bw_out)
