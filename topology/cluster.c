@@ -162,8 +162,13 @@ static int parse_scaleup(const hs_ynode *m, const char *path, hs_node_group *g, 
 		return -1;
 	if (g->scaleup_bw <= 0)
 		g->scaleup_bw = 1e18; /* one GPU per node: never used */
+	/* NCCL runs NVLS wherever the switch can reduce and the GPU drives it: NVSwitch 3rd generation (HGX
+	 * H100/H200) and later, Hopper and Blackwell GPUs (NCCL src/graph/search.cc: no NVLS graph below sm_90);
+	 * an A100's 2nd-generation NVSwitch has no NVLink SHARP. The rack kinds are Blackwell by definition. */
+	int reduce_def = g->scaleup_props->switch_reduce &&
+			 (g->scaleup_props->reduce_default || hs_arch_has_nvls(g->gpu.arch));
 	if (hs_cfg_bool(m, path, "p2p", 1, &g->scaleup_p2p, err) ||
-	    hs_cfg_bool(m, path, "in_switch_reduction", g->scaleup_props->reduce_default, &g->scaleup_reduce, err))
+	    hs_cfg_bool(m, path, "in_switch_reduction", reduce_def, &g->scaleup_reduce, err))
 		return -1;
 	char list[128];
 	if (g->scaleup_reduce && !g->scaleup_props->switch_reduce)
@@ -173,7 +178,9 @@ static int parse_scaleup(const hs_ynode *m, const char *path, hs_node_group *g, 
 	if (!g->scaleup_p2p && !g->scaleup_props->pcie)
 		return hs_cfg_err(hs_yaml_get(m, "p2p"), err, path, "p2p",
 				  "only a PCIe scale-up can lack peer-to-peer (kind is '%s')", g->scaleup_kind);
-	if (hs_cfg_num(m, path, "pcie_bandwidth", HS_U_BW, 1, 1e18, DEF_PCIE_BW, 0, &g->pcie_bw, err))
+	/* the GPU's own PCIe link when its type gives one (topology/device.c), else a Gen4 x16 */
+	double def_pcie = g->gpu.pcie_bw > 0 ? g->gpu.pcie_bw : DEF_PCIE_BW;
+	if (hs_cfg_num(m, path, "pcie_bandwidth", HS_U_BW, 1, 1e18, def_pcie, 0, &g->pcie_bw, err))
 		return -1;
 	if (parse_domain(m, path, g, err))
 		return -1;
@@ -713,6 +720,12 @@ int hs_cluster_domain_first_node(const hs_cluster *c, int dom)
 {
 	int g = hs_cluster_domain_group(c, dom);
 	return g < 0 ? -1 : c->node0[g] + (dom - c->dom0[g]) * c->groups[g].nodes_per_domain;
+}
+
+double hs_cluster_gpu_pcie_bw(const hs_cluster *c, int gpu)
+{
+	int g = hs_cluster_group_of(c, gpu);
+	return g < 0 ? 0 : c->groups[g].pcie_bw;
 }
 
 double hs_cluster_domain_nic_bw(const hs_cluster *c, int dom)

@@ -110,6 +110,10 @@ double hs_cluster_host_link_bw(const hs_cluster *c, int gpu);
 double hs_cluster_host_mem_bw(const hs_cluster *c, int gpu);
 /* Bytes/s per direction of every NIC of a domain together (each of its nodes' NICs). */
 double hs_cluster_domain_nic_bw(const hs_cluster *c, int dom);
+/* Bytes/s per direction of device `gpu`'s own PCIe link, the path of its GPUDirect RDMA traffic to and from
+ * the NICs (its group's scaleup.pcie_bandwidth, by default the device type's PCIe figure); 0 for a device outside
+ * the cluster. One link per GPU: a node's host link (shared by its GPUs for host offload) is another figure. */
+double hs_cluster_gpu_pcie_bw(const hs_cluster *c, int gpu);
 
 /* One derived object kept with the cluster: built on first use by the module that needs it (the collectives'
  * closed forms keep the link graph here, sim/coll/coll_route.c) and freed with the cluster by `free_fn`. The cluster

@@ -150,8 +150,13 @@ static void build_node(hs_topo *t, const hs_node_group *g, int node, int gpu0)
 	t->nicn[node] = nn;
 	for (int i = 0; i < nn; i++) {
 		int nic = add_v(t, HS_V_NIC, node, i);
-		int owner = gpu0 + (int)((long)i * p / nn);
-		add_pair(t, owner, nic, g->nic_bw, g->nic_lat / 2, g->nic_lat / 2);
+		int own = (int)((long)i * p / nn);
+		/* the owner's NICs share its own PCIe link (hs_cluster_gpu_pcie_bw): each at most its part of it */
+		/* NICs j with floor(j p / nn) == own: j from ceil(own nn / p) to ceil((own + 1) nn / p) - 1 */
+		long lo = ((long)own * nn + p - 1) / p, hi = ((long)(own + 1) * nn + p - 1) / p;
+		int shared = (int)(hi - lo);
+		double bw = g->pcie_bw / shared < g->nic_bw ? g->pcie_bw / shared : g->nic_bw;
+		add_pair(t, gpu0 + own, nic, bw, g->nic_lat / 2, g->nic_lat / 2);
 	}
 }
 

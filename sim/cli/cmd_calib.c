@@ -363,6 +363,10 @@ static int model_rows(const hs_nccl_log *l, const char *logname, const char *scn
 	else
 		c = hs_cluster_from_yaml(cn, "cluster", &err);
 	hs_yaml_free(d);
+	if (c && hs_coll_closed_form_check(c, &err)) { /* the fit compares the log with NCCL's model */
+		hs_cluster_free(c);
+		c = NULL;
+	}
 	if (!c)
 		return fail("import-nccl-tests", &err);
 	int rc = 0, ng = hs_cluster_ngpus(c), nr = l->ranks > 0 ? l->ranks : ng;

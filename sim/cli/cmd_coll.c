@@ -327,6 +327,10 @@ static int run(const char *file)
 		hs_cluster_free(c);
 		c = NULL;
 	}
+	if (c && !flow && hs_coll_closed_form_check(c, &err)) {
+		hs_cluster_free(c);
+		c = NULL;
+	}
 	if (!c) {
 		hs_yaml_free(doc);
 		return fail(&err);

@@ -147,7 +147,8 @@ static hs_cluster *load_cluster(const char *full, const struct hs_strlist *sets,
 		hs_cfg_err(hs_yaml_root(d), err, "cluster", "", "missing section (expected {groups: [...]})");
 	else
 		c = hs_cluster_from_yaml(cn, "cluster", err);
-	if (c && hs_fabprof_attach(c, err)) {
+	/* the nccl entries are timed with the closed forms (NCCL's model) */
+	if (c && (hs_fabprof_attach(c, err) || hs_coll_closed_form_check(c, err))) {
 		hs_cluster_free(c);
 		c = NULL;
 	}

@@ -144,15 +144,33 @@ static void p2p_pairs(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int
 			double bw = ng->nic_bw * ng->nics_per_node / k;
 			if (ng->nic_bw < bw)
 				bw = ng->nic_bw;
-			/* the PCIe link is not a bound yet: its default is one PCIe Gen4 figure for every device
-			 * (docs/topology.md), below the Gen5 link of H100 and later, and would slow their pipeline
-			 * sends; it becomes one with a per-device PCIe figure */
+			/* and the rank's own PCIe link, which its GPUDirect RDMA traffic crosses */
+			double pcie = hs_cluster_gpu_pcie_bw(c, end[e]);
+			if (pcie > 0 && pcie < bw)
+				bw = pcie;
 			if (bw < g->bw_p2p)
 				g->bw_p2p = bw;
 		}
 	}
 	free(snd);
 	free(rcv);
+}
+
+/* NCCL's channels across nodes for a node group: its search starts one channel per NIC (per NIC of every
+ * tray of a rack-scale domain), at the NIC's rate as far as the GPU's PCIe link carries it in NCCL's figures
+ * (src/graph/topo.cc kvDictPciGen: a Gen4 x16 link is 24 GB/s, 0.76 of its 31.5, Gen5 48), and
+ * ncclTopoDupChannels (src/graph/search.cc, NCCL 2.12-2.23) doubles them when a channel carries 25 GB/s or
+ * more, except on Hopper and later below 50 GB/s with more than 4 channels. So 8 A100s' 200 Gb/s NICs are 8
+ * channels of 24 GB/s, 8 H100s' 400 Gb/s NICs 8 of 48, one 400 Gb/s NIC on an H100 node 2 of 24. */
+static int channels(const hs_node_group *ng)
+{
+	int nch = ng->nics_per_node * (ng->nodes_per_domain > 0 ? ng->nodes_per_domain : 1);
+	double pci = 0.76 * ng->pcie_bw;
+	double bw = (ng->nic_bw < pci ? ng->nic_bw : pci) / 1e9;
+	int hopper = ng->gpu.arch == HS_ARCH_HOPPER || ng->gpu.arch == HS_ARCH_BLACKWELL;
+	if (bw >= 25 && !(hopper && bw < 50 && nch > 4))
+		nch *= 2;
+	return nch;
 }
 
 int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int n, hs_err *err)
@@ -195,6 +213,7 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 	g->inswitch_net = f->reduce;
 	g->nvls_eff = 1;
 	g->fab = hs_cluster_fabprof(c, hs_cluster_domain_group(c, nodes[0]));
+	double pcie_node = INFINITY;
 	for (int i = 0; i < n;) {
 		int j = i;
 		while (j < n && nodes[j] == nodes[i])
@@ -218,6 +237,11 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 		}
 		if (!ng->scaleup_reduce)
 			g->inswitch_up = 0;
+		if (i == 0 || (int)ng->gpu.arch < g->arch)
+			g->arch = (int)ng->gpu.arch;
+		int nch = channels(ng);
+		if (i == 0 || nch < g->nch)
+			g->nch = nch;
 		double eff = hs_coll_nvls_efficiency(&ng->gpu);
 		if (eff < g->nvls_eff)
 			g->nvls_eff = eff;
@@ -225,6 +249,9 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 			g->host_bounce = 1;
 		if (ng->scaleup_props->pcie && k > 1)
 			g->up_pcie = 1;
+		/* the direct exchange's NIC traffic crosses each sending rank's own PCIe link as well */
+		if (k * ng->pcie_bw < pcie_node)
+			pcie_node = k * ng->pcie_bw;
 		double nic_total = hs_cluster_domain_nic_bw(c, nodes[i]);
 		double per_gpu = nic_total / ng->domain;
 		double avail = k * per_gpu < nic_total ? k * per_gpu : nic_total;
@@ -237,6 +264,8 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 			g->lat_net = lat;
 		i = j;
 	}
+	if (g->nnodes == 1)
+		g->nch = 0;
 	p2p_pairs(g, c, ranks, n);
 	g->bw_ring = g->bw_tree = g->bw_a2a = g->bw_node;
 	if (g->nnodes > 1) {
@@ -252,6 +281,8 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 				g->bw_hd[i] = route_bw(B / g->ppn, 1, r.hd[i]);
 		} else
 			g->bw_ring = g->bw_tree = g->bw_a2a = B / o;
+		if (pcie_node < g->bw_a2a)
+			g->bw_a2a = pcie_node;
 		/* Worst case: every byte crosses the oversubscribed tier (docs/topology.md). */
 		g->bw_node /= o;
 		g->bw_p2p /= o;
@@ -377,6 +408,19 @@ double hs_coll_time(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_algo a
 	if (g.fab)
 		return hs_coll_nccl_grp_time(&g, op, algo, bytes);
 	return hs_coll_grp_time(&g, op, algo, bytes, NULL);
+}
+
+int hs_coll_closed_form_check(const hs_cluster *c, hs_err *err)
+{
+	const hs_fabric_spec *f = hs_cluster_fabric(c);
+	if (f->props->layout != HS_OUT_EXPLICIT || hs_cluster_ndomains(c) < 2)
+		return 0;
+	return hs_err_set(err, HS_EINPUT,
+			  "%s: kind explicit: the analytical fidelity's closed forms do not read an explicit graph's "
+			  "links (each node would get its NIC share, a slow link timed like its neighbours); expected "
+			  "the flow fidelity, which routes over the graph (simulation: {fidelity: flow} in a scenario, "
+			  "--fidelity flow for hetsim coll)",
+			  f->where);
 }
 
 int hs_coll_check(const hs_cluster *c, const int *ranks, int n, hs_err *err)

@@ -40,6 +40,12 @@ int hs_coll_algo_parse(const char *s);              /* -1 if unknown */
 double hs_coll_time(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_algo algo, const int *ranks, int n,
 		    double bytes);
 
+/* 0 when the closed forms can time collectives on `c`, else -1 and why: an explicit graph (fabric kind
+ * `explicit`) joining several scale-up domains is read only by the routed flow model; the closed forms would
+ * give every node its NIC share and time a 1 GB/s link like its 25 GB/s neighbours, so such a scenario is
+ * refused at analytical fidelity with a message naming the flow fidelity. */
+int hs_coll_closed_form_check(const hs_cluster *c, hs_err *err);
+
 /* 0 when ranks[0..n-1] is a valid group of `c` (distinct devices inside the cluster), else -1 and why. */
 int hs_coll_check(const hs_cluster *c, const int *ranks, int n, hs_err *err);
 /* Whether `algo` implements `op` on this group (AUTO always does). */

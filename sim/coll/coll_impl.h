@@ -38,6 +38,9 @@ typedef struct hs_coll_grp {
 	double nvls_eff;  /* fraction of the scale-up bandwidth NVLS's multimem operations reach (min over nodes;
 			   * hs_coll_nvls_efficiency) */
 	int inswitch_net; /* the fabric can reduce in the switch (SHARP) */
+	int nch;          /* across nodes: NCCL's channels (one per NIC, doubled at 25 GB/s a channel: coll.c),
+			   * min over nodes; 0 inside one node */
+	int arch;         /* the oldest architecture among the group's devices (enum hs_arch) */
 	int host_bounce;  /* some node's ranks reach each other only through host memory (PCIe without P2P) */
 	int up_pcie;      /* some node's scale-up is PCIe */
 	/* the fitted fabric profile of the group's node groups (calib/fabric.h) when they all have the same one,

@@ -165,6 +165,50 @@ static double proto_bw(const hs_coll_grp *g, enum hs_coll_op op, enum hs_coll_al
 	return reduce_like ? 0.25 : 1.0 / 3.0;
 }
 
+/* NCCL's size correction of the tree's bandwidth, by protocol and log2(bytes / 64) for 64 B to 256 MiB, 1
+ * above ("Trees are not perfectly sticking to the model for medium sizes"; src/graph/tuning.cc,
+ * treeCorrectionFactor, identical in NCCL 2.19.3 and 2.23.4). */
+static const double tree_corr[3][23] = {
+	{1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+	{1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
+	{.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
+};
+
+static double tree_correction(int p, double bytes)
+{
+	double u = floor(bytes / 64);
+	int l = 0;
+	while (l < 23 && u >= 2) /* log2i of bytes >> 6 */
+		u /= 2, l++;
+	return l < 23 ? tree_corr[p][l] : 1.0;
+}
+
+/* NCCL's per-channel bus bandwidth limits across nodes, bytes/s (tuning.cc perChMaxTreeBws,
+ * perChMaxTreeLL128Bws, perChMaxRingLL128Bws, identical in NCCL 2.12.12, 2.19.3 and 2.23.4), by compute
+ * capability (Volta and older, Ampere and Ada (sm_80-89), Hopper and later) and node count (2 nodes, more).
+ * Applied across nodes with hs_coll_grp.nch channels (one per NIC, doubled as NCCL doubles them: coll.c). */
+static const double tree_cap[3][2] = {{18.5e9, 10.0e9}, {23.6e9, 17.8e9}, {41.4e9, 36.0e9}};
+static const double tree_ll128_cap[3][2] = {{20e9, 20e9}, {20e9, 20e9}, {36.7e9, 29.0e9}};
+static const double ring_ll128_cap[3] = {20e9, 20e9, 36.7e9};
+
+static int cc_index(const hs_coll_grp *g)
+{
+	switch (g->arch) {
+	case HS_ARCH_AMPERE:
+	case HS_ARCH_ADA: return 1;
+	case HS_ARCH_HOPPER:
+	case HS_ARCH_BLACKWELL: return 2;
+	default: return 0;
+	}
+}
+
+static double cap_tree(const hs_coll_grp *g) { return tree_cap[cc_index(g)][g->nnodes > 2]; }
+
+static double cap_ll128(const hs_coll_grp *g, int tree)
+{
+	return tree ? tree_ll128_cap[cc_index(g)][g->nnodes > 2] : ring_ll128_cap[cc_index(g)];
+}
+
 static const enum hs_coll_algo nccl_algos[] = {HS_ALGO_RING,	   HS_ALGO_TREE,	 HS_ALGO_NVLS,
 					       HS_ALGO_NVLS_TREE, HS_ALGO_INSWITCH,	 HS_ALGO_DIRECT,
 					       HS_ALGO_HIERARCHICAL, HS_ALGO_HALVING_DOUBLING};
@@ -207,17 +251,40 @@ static double one(const hs_coll_grp *g, const hs_coll_grp *e, enum hs_coll_op op
 		double B = INFINITY;
 		if (e->ppn > 1)
 			B = e->bw_up;
-		if (e->nnodes > 1 && e->bw_tree < B)
-			B = e->bw_tree;
-		tb = S / (0.45 * B);
+		/* On two nodes each tree is one edge and a node's NICs carry half of what they carry on more nodes:
+		 * NCCL rates the tree by its intra-node bandwidth there (tuning.cc: bw = nNodes <= 2 ? bwIntra :
+		 * bwInter), which its search raises up to twice the NICs' (search.cc, pass 2, "increase bwIntra for
+		 * trees (2 nodes or collnet)") */
+		double net = e->nnodes == 2 ? 2 * e->bw_tree : e->bw_tree;
+		if (e->nnodes > 1 && net < B)
+			B = net;
+		double bus = 0.9 * B;
+		if (g->nch > 0 && bus > g->nch * cap_tree(g))
+			bus = g->nch * cap_tree(g);
+		bus *= f;
+		if (p == P_LL128 && g->nch > 0 && bus > g->nch * cap_ll128(g, 1))
+			bus = g->nch * cap_ll128(g, 1);
+		tb = S / (0.5 * bus * tree_correction(p, S));
+	} else {
+		tb /= f;
+		/* NCCL's per-channel limit on the ring's LL128 bus bandwidth, as busbw = S / tb / ratio */
+		if (ran == HS_ALGO_RING && p == P_LL128 && g->nch > 0) {
+			int n = g->n;
+			double steps = op == HS_COLL_ALL_REDUCE ? 2.0 * (n - 1)
+				       : op == HS_COLL_ALL_GATHER || op == HS_COLL_REDUCE_SCATTER ? n - 1.0
+													 : n;
+			double tmin = S * steps / n / (g->nch * cap_ll128(g, 0));
+			if (tb < tmin)
+				tb = tmin;
+		}
 	}
-	tb /= f;
 	double lat = latency(g, op, ran, p);
-	/* NCCL's "plateau effect of ring": an inter-node Simple ring all-reduce pays 1.9x its latency once each
-	 * rank's share passes 4 KiB (tuning.cc, ncclTopoGetAlgoTime, NCCL 2.8-2.18) */
+	/* NCCL's "plateau effect of ring": an inter-node Simple ring all-reduce pays more latency once each
+	 * rank's share passes 4 KiB (tuning.cc, ncclTopoGetAlgoTime): 1.9x in NCCL 2.8-2.18; from 2.19, the
+	 * version of the other constants here, 1.4x on compute capability 8.0 and later, 1.9x below */
 	if (ran == HS_ALGO_RING && p == P_SIMPLE && g->nnodes > 1 && op == HS_COLL_ALL_REDUCE &&
 	    S >= g->n / 16.0 * 65536)
-		lat *= 1.9;
+		lat *= cc_index(g) >= 1 ? 1.4 : 1.9;
 	if (lat_out)
 		*lat_out = lat;
 	if (bw_out)

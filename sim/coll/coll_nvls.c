@@ -23,22 +23,15 @@
 
 #include "sim/coll/coll_impl.h"
 
-/* The architecture of a device type, from its name: the device table (topology/device.c) has no field for it
- * yet, so the built-in names and the usual spellings of custom ones are matched by prefix. */
-static const struct {
-	const char *prefix;
-	double nvls_eff;
-} arch_eff[] = {
-	{"H100", 0.85}, {"H200", 0.85}, {"H800", 0.85}, {"H20", 0.85}, {"GH200", 0.85}, /* Hopper (sm_90) */
-	{"B200", 0.74}, {"B100", 0.74}, {"B300", 0.74}, {"GB200", 0.74}, {"GB300", 0.74}, /* Blackwell (sm_100) */
-};
-
+/* NCCL 2.28.3 tuning.cc nvlsEfficiency by architecture; 1 where NCCL has none (NVLS is not run there by
+ * default: topology/cluster.c). */
 double hs_coll_nvls_efficiency(const hs_device_type *d)
 {
-	for (size_t i = 0; i < sizeof arch_eff / sizeof *arch_eff; i++)
-		if (strncmp(d->name, arch_eff[i].prefix, strlen(arch_eff[i].prefix)) == 0)
-			return arch_eff[i].nvls_eff;
-	return 1;
+	switch (d->arch) {
+	case HS_ARCH_HOPPER: return 0.85;
+	case HS_ARCH_BLACKWELL: return 0.74;
+	default: return 1;
+	}
 }
 
 static int supports(const hs_coll_grp *g, enum hs_coll_op op)

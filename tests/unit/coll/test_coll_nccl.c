@@ -16,6 +16,8 @@
 #include "tests/unit/helpers.h"
 #include "topology/cluster.h"
 
+#define SMALL_GATE 30 /* percent: mean relative time error below 1 MB, per log */
+
 struct vcase {
 	const char *log, *scenario;
 	enum hs_coll_op op;
@@ -25,12 +27,16 @@ struct vcase {
 };
 
 static const struct vcase cases[] = {
-	/* Issue 16's gate is 10% for these two as well; they are at 14.7% and 12.8% and held there until a
-	 * mechanism brings them in (OCI: NCCL 2.19 turns to the tree at 1 GiB and up, 220-238 GB/s busbw where a
-	 * ring cannot pass the NICs' 184; Azure: 32 MiB measured at 97 GB/s where the OCI log of the same
-	 * hardware shows 139). Not fitted: see docs/collectives.md, Validation. */
-	{"a100x16-oci-readme-allreduce.txt", "a100x16-oci-roce", HS_COLL_ALL_REDUCE, HS_ALGO_AUTO, 15, NULL},
-	{"a100x16-sxm4-80gb-ib-allreduce.txt", "a100x16-azure-hdr", HS_COLL_ALL_REDUCE, HS_ALGO_AUTO, 13.5, NULL},
+	/* Issue 16's gate is 10% for these two as well; they are at 11.2% and 10.9% (14.7% and 12.8% before
+	 * NCCL's two-node tree rating, its tree size correction and its per-channel limits came in, coll_nccl.c;
+	 * the Azure log is NCCL 2.12, whose 1.9x ring plateau the model's 2.19+ 1.4x undercuts: 10.0% with 1.9x)
+	 * and held there until a mechanism brings them in. OCI: NCCL 2.19 turns to the tree at 1 GiB and up,
+	 * 220-238 GB/s busbw where a ring cannot pass the NICs' 184; the tuner model keeps the ring, as it does
+	 * with 8 channels (with the shape's 16 ports of 100 Gb/s as 16 channels it picks the tree at every size,
+	 * 15.4%). Azure: 32 MiB measured at 97 GB/s where the OCI log of the same hardware shows 139. Not
+	 * fitted: see docs/collectives.md, Validation. */
+	{"a100x16-oci-readme-allreduce.txt", "a100x16-oci-roce", HS_COLL_ALL_REDUCE, HS_ALGO_AUTO, 11.5, NULL},
+	{"a100x16-sxm4-80gb-ib-allreduce.txt", "a100x16-azure-hdr", HS_COLL_ALL_REDUCE, HS_ALGO_AUTO, 11, NULL},
 	{"a100x8-sxm4-80gb-nvswitch-allreduce.txt", "a100x8-nvswitch", HS_COLL_ALL_REDUCE, HS_ALGO_AUTO, 10, NULL},
 	{"h100x16-ndr-allreduce-default.txt", "h100x16-ndr", HS_COLL_ALL_REDUCE, HS_ALGO_AUTO, 0,
 	 "the reporter's system reaches 24% of its 8 x 400 Gb/s NICs (nccl-tests issue 290 asks why); the model "
@@ -148,13 +154,60 @@ START_TEST(matches_nccl_tests)
 		}
 	}
 	double mape = 100 * sum / cnt;
-	printf("nccl validation: %-42s busbw MAPE (>= 1 MB, %2d rows) %6.1f%%   small-size time error (%2d rows) %s%.1f%%%s%s\n",
+	printf("nccl validation: %-42s busbw MAPE (>= 1 MB, %2d rows) %6.2f%%   small-size time error (%2d rows) %s%.1f%%%s%s\n",
 	       vc->log, cnt, mape, lcnt, lcnt ? "" : "n/a ", lcnt ? 100 * lsum / lcnt : 0.0, vc->why ? "   known gap: " : "",
 	       vc->why ? vc->why : "");
 	if (!vc->why)
-		ck_assert_msg(mape <= vc->gate, "%s: busbw MAPE %.1f%% exceeds %.0f%%", vc->log, mape, vc->gate);
+		ck_assert_msg(mape <= vc->gate, "%s: busbw MAPE %.2f%% exceeds %.1f%%", vc->log, mape, vc->gate);
+	/* Below 1 MB (issue 16, item 9) the time is mostly NCCL's latency model (tuning.cc's per-launch and per-hop
+	 * figures, not fitted): its mean relative error per log is reported above and held at SMALL_GATE, above
+	 * today's worst (26.4%, the 2080 Ti all-to-all), so that a change to the latencies that makes it worse fails
+	 * here. Known gaps are held too: their small sizes are not what keeps them out of the busbw gate. */
+	if (lcnt)
+		ck_assert_msg(100 * lsum / lcnt <= SMALL_GATE, "%s: small-size time error %.1f%% exceeds %.0f%%", vc->log,
+			      100 * lsum / lcnt, (double)SMALL_GATE);
 	hs_cluster_free(c);
 	hs_yaml_free(d);
+}
+END_TEST
+
+/* NCCL's tree rating on two nodes, by hand (sim/coll/coll_nccl.c; NCCL 2.19-2.23 tuning.cc and search.cc):
+ * 2 x 8 A100 (NVLink 300 GB/s x 0.8 = 240 GB/s), 8 NICs of 200 Gb/s (a node's 200 GB/s x 0.92 = 184 GB/s).
+ * Two nodes: the tree is rated by the intra-node bandwidth up to twice the NICs', min(240, 2 x 184) = 240, x 0.9
+ * = 216 GB/s of bus bandwidth, above NCCL's Ampere two-node limit of 8 channels x 23.6 GB/s = 188.8 (8 channels:
+ * one per NIC, 24 GB/s each, not doubled); the time is S / (0.5 x 188.8 GB/s) past 256 MiB (the size correction
+ * is 1), plus the Simple tree's latency 8.4 + 2 (7 x 4.0 + 1 x 14) = 92.4 us. With 16 NICs of 100 Gb/s (the same
+ * 200 GB/s as 16 channels) the limit is 377.6 and the rating 216 binds. */
+START_TEST(tree_two_nodes_by_hand)
+{
+	static const char *fmt = "cluster:\n  groups:\n    - {nodes: 2, gpus_per_node: 8, gpu: A100-SXM-80GB,\n"
+				 "       scaleup: {kind: nvswitch, bandwidth: 300 GB/s, latency: 1 us},\n"
+				 "       nic: {bandwidth: %s, per_node: %d, latency: 3 us}}\n"
+				 "  fabric: {kind: fat-tree, tiers: 2}\n";
+	static const struct {
+		const char *nic;
+		int per;
+		double bus;
+	} tc[] = {{"200 Gb/s", 8, 188.8e9}, {"100 Gb/s", 16, 216e9}};
+	int ranks[16];
+	for (int i = 0; i < 16; i++)
+		ranks[i] = i;
+	for (int k = 0; k < 2; k++) {
+		char y[512];
+		snprintf(y, sizeof y, fmt, tc[k].nic, tc[k].per);
+		hs_err err = {0};
+		hs_ydoc *d = hs_yaml_load_string(y, strlen(y), "t", &err);
+		ck_assert_msg(d != NULL, "%s", err.msg);
+		hs_cluster *c = hs_cluster_from_yaml(hs_yaml_get(hs_yaml_root(d), "cluster"), "cluster", &err);
+		ck_assert_msg(c != NULL, "%s", err.msg);
+		double S = 8589934592.0;
+		double t = hs_coll_nccl_time(c, HS_COLL_ALL_REDUCE, HS_ALGO_TREE, HS_PROTO_SIMPLE, ranks, 16, S, NULL);
+		double want = 92.4e-6 + S / (0.5 * tc[k].bus);
+		ck_assert_msg(fabs(t - want) <= 1e-9 * want, "%s x %d: %.9g s, expected %.9g s", tc[k].nic, tc[k].per,
+			      t, want);
+		hs_cluster_free(c);
+		hs_yaml_free(d);
+	}
 }
 END_TEST
 
@@ -201,6 +254,7 @@ static Suite *suite(void)
 	tcase_add_test(t, log_parser_handles_prefixes);
 	tcase_add_test(t, nccl_auto_monotonic);
 	tcase_add_loop_test(t, matches_nccl_tests, 0, (int)(sizeof cases / sizeof *cases));
+	tcase_add_test(t, tree_two_nodes_by_hand);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -85,7 +85,47 @@ END_TEST
  * any node the 15 others lie at dx + dy hops, dx and dy each 0, 1, 2, 1 (the 2-hop ones split over both ways
  * round): 32 link crossings per node, 16 x 32 = 512 over the 64 directed links, which the torus's symmetries
  * (shifts, mirror images, swapping x and y) load equally: 8 pieces each. 8 (S/16) / 100 GB/s = S / 200 GB/s;
- * the NICs alone (15 pieces at 400 GB/s) would take S / 427 GB/s. */
+ * the NICs alone (15 pieces at 400 GB/s) would take S / 427 GB/s. The GPUs' PCIe links are set to the NICs'
+ * 400 GB/s so that they do not bind (an H100's own Gen5 x16, 63 GB/s, would: a2a_pcie_bound). */
+/* Send/recv and all-to-all are bound by each rank's own PCIe link as well as its NIC (issue 16, item 5): GPUDirect
+ * RDMA crosses the GPU's x16 link. H100 SXM: PCIe Gen5 x16, 63 GB/s per direction (topology/device.c).
+ * (a) sendrecv_perf on 2 nodes of 8, 800 Gb/s (100 GB/s) NICs, one per GPU: the two crossing pairs (7 -> 8,
+ *     15 -> 0) each use one NIC; the PCIe link binds: S / 63 GB/s. With the link set to 200 GB/s the NIC binds,
+ *     S / 100 GB/s; an A100 (Gen4, 31.5 GB/s) on 200 Gb/s NICs is NIC-bound, S / 25 GB/s.
+ * (b) all-to-all over 16 single-GPU nodes with 100 GB/s NICs on a full-bisection fat-tree: each rank sends 15
+ *     pieces of S/16 through its PCIe link, 15 S / 16 / 63 GB/s (the NIC alone: 15 S / 16 / 100 GB/s). */
+START_TEST(p2p_a2a_pcie_bound)
+{
+	int r[16];
+	iota(r, 16);
+	double S = 1e9;
+	static const char *two = "cluster:\n  groups:\n"
+				 "    - {nodes: 2, gpus_per_node: 8, gpu: %s,\n"
+				 "       scaleup: {kind: nvswitch, bandwidth: 450 GB/s, latency: 0 us%s},\n"
+				 "       nic: {bandwidth: %s, per_node: 8, latency: 0 us}}\n"
+				 "  fabric: {kind: fat-tree, tiers: 2, latency: 0 us}\n";
+	char y[512];
+	snprintf(y, sizeof y, two, "H100-SXM-80GB", "", "800 Gb/s");
+	hs_cluster *c = mk(y);
+	expect_time(c, HS_COLL_SENDRECV, HS_ALGO_DIRECT, r, 16, S, S / 63e9);
+	done(c);
+	snprintf(y, sizeof y, two, "H100-SXM-80GB", ", pcie_bandwidth: 200 GB/s", "800 Gb/s");
+	c = mk(y);
+	expect_time(c, HS_COLL_SENDRECV, HS_ALGO_DIRECT, r, 16, S, S / 100e9);
+	done(c);
+	snprintf(y, sizeof y, two, "A100-SXM-80GB", "", "200 Gb/s");
+	c = mk(y);
+	expect_time(c, HS_COLL_SENDRECV, HS_ALGO_DIRECT, r, 16, S, S / 25e9);
+	done(c);
+	c = mk("cluster:\n  groups:\n"
+	       "    - {nodes: 16, gpus_per_node: 1, gpu: H100-SXM-80GB, nic: {bandwidth: 100 GB/s, per_node: 1,"
+	       " latency: 0 us}}\n"
+	       "  fabric: {kind: fat-tree, tiers: 2, latency: 0 us}\n");
+	expect_time(c, HS_COLL_ALL_TO_ALL, HS_ALGO_DIRECT, r, 16, S, 15 * S / 16 / 63e9);
+	done(c);
+}
+END_TEST
+
 START_TEST(a2a_torus2d)
 {
 	int r[16];
@@ -93,7 +133,7 @@ START_TEST(a2a_torus2d)
 	double S = 1e9;
 	hs_cluster *c = mk("cluster:\n  groups:\n"
 			   "    - {nodes: 16, gpus_per_node: 1, gpu: H100-SXM-80GB, nic: {bandwidth: 400 GB/s, per_node: 1,"
-			   " latency: 0 us}}\n"
+			   " latency: 0 us}, scaleup: {pcie_bandwidth: 400 GB/s}}\n"
 			   "  fabric: {kind: torus2d, dims: [4, 4], link_bandwidth: 100 GB/s, latency: 0 us}\n");
 	expect_time(c, HS_COLL_ALL_TO_ALL, HS_ALGO_DIRECT, r, 16, S, S / 200e9);
 	done(c);
@@ -137,7 +177,8 @@ END_TEST
 
 /* Clos fabrics at full bisection are not routed: tree, halving-doubling and direct give exactly what they gave
  * before routes (figures from the build before this change, commit 94c1c73, bit for bit: a change to the
- * closed forms themselves has to regenerate them). Routing them anyway finds no link below the NIC share. */
+ * closed forms themselves has to regenerate them; NCCL's per-channel tree limit, 8 channels x 36 GB/s, does not
+ * bind here). Routing them anyway finds no link below the NIC share. */
 static const char *clos[] = {
 	"cluster:\n  groups:\n    - {nodes: 16, gpus_per_node: 4, gpu: H100-SXM-80GB, nic: {per_node: 4}}\n"
 	"  fabric: {kind: fat-tree, tiers: 2, radix: 8}\n",
@@ -282,6 +323,7 @@ static Suite *suite(void)
 	TCase *t = tcase_create("coll_route");
 	tcase_add_test(t, a2a_fat_tree_oversubscribed);
 	tcase_add_test(t, a2a_torus2d);
+	tcase_add_test(t, p2p_a2a_pcie_bound);
 	tcase_add_test(t, tree_hd_a2a_torus1d);
 	tcase_add_test(t, full_bisection_unchanged);
 	tcase_add_test(t, demand_sets);

@@ -110,12 +110,15 @@ START_TEST(dp_only_is_compute_plus_ring_allreduce)
 }
 END_TEST
 
+/* NVLS off (H100 on NVSwitch has it on by default): these tests are about pipelines, and with NVLS the flow
+ * model's step of the 4-node case is 5.3% longer than the closed forms' (TP exposed 7.8 -> 8.9 ms: the
+ * in-switch traffic meets TP's on NVLink, which the closed forms do not model). */
 static const char *pipe_tmpl =
 	"name: pipe\n"
 	"cluster:\n"
 	"  groups:\n"
 	"    - {name: a, nodes: %d, gpus_per_node: 8, gpu: H100-SXM-80GB,\n"
-	"       scaleup: {kind: nvswitch, bandwidth: 450 GB/s, latency: 2 us},\n"
+	"       scaleup: {kind: nvswitch, bandwidth: 450 GB/s, latency: 2 us, in_switch_reduction: false},\n"
 	"       nic: {bandwidth: 400 Gb/s, per_node: 8, latency: 3 us}}\n"
 	"model: {layers: 16, hidden: 2048, heads: 16, ffn: 8192, vocab: %d, seq_len: 2048}\n"
 	"training: {global_batch: %d, micro_batch: 1}\n"

@@ -1,5 +1,6 @@
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "config/yaml.h"
@@ -158,6 +159,54 @@ START_TEST(domains_span_nodes)
 }
 END_TEST
 
+/* in_switch_reduction's default follows the GPU's architecture on an NVSwitch (docs/collectives.md, "NVLS: where
+ * it is on"): Hopper and Blackwell on, A100 off, a custom type by its `arch` (or its base's), unknown off; the
+ * rack kinds on whatever the device; an explicit value wins. */
+START_TEST(in_switch_default_by_arch)
+{
+	static const struct {
+		const char *gpu, *scaleup;
+		int want;
+	} cases[] = {
+		{"H100-SXM-80GB", "{kind: nvswitch}", 1},
+		{"H200-SXM-141GB", "{kind: nvswitch}", 1},
+		{"B200", "{kind: nvswitch}", 1},
+		{"A100-SXM-80GB", "{kind: nvswitch}", 0},
+		{"H100-SXM-80GB", "{kind: nvswitch, in_switch_reduction: false}", 0},
+		{"A100-SXM-80GB", "{kind: nvswitch, in_switch_reduction: true}", 1},
+		{"H100-SXM-80GB", "{kind: nvlink-mesh}", 0},
+		{"{name: X, memory: 80 GiB, memory_bandwidth: 3 TB/s, peak_bf16: 1 PFLOP/s, scaleup_bandwidth: 450 GB/s}",
+		 "{kind: nvswitch}", 0},
+		{"{name: X, memory: 80 GiB, memory_bandwidth: 3 TB/s, peak_bf16: 1 PFLOP/s, scaleup_bandwidth: 450 GB/s,"
+		 " arch: hopper}", "{kind: nvswitch}", 1},
+		{"{name: X, base: A100-SXM-80GB, memory: 40 GiB}", "{kind: nvswitch}", 0},
+		{"{name: X, base: H100-SXM-80GB, memory: 94 GiB}", "{kind: nvswitch}", 1},
+		{"{name: X, memory: 80 GiB, memory_bandwidth: 3 TB/s, peak_bf16: 1 PFLOP/s, scaleup_bandwidth: 900 GB/s}",
+		 "{kind: nvl72, domain: 72}", 1},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char y[512];
+		snprintf(y, sizeof y, "cluster: {groups: [{gpu: %s, nodes: 18, gpus_per_node: 4, scaleup: %s}]}\n",
+			 cases[i].gpu, cases[i].scaleup);
+		hs_err err;
+		hs_ydoc *d;
+		hs_cluster *c = load(y, &err, &d);
+		ck_assert_msg(c != NULL, "%s: %s", y, err.msg);
+		ck_assert_msg(hs_cluster_group(c, 0)->scaleup_reduce == cases[i].want, "case %zu: %s", i, y);
+		hs_cluster_free(c);
+		hs_yaml_free(d);
+	}
+	/* an architecture that is not one is an error naming the key */
+	hs_err err;
+	hs_ydoc *d;
+	hs_cluster *c = load("cluster: {groups: [{gpu: {name: X, base: B200, arch: kepler}, nodes: 1}]}\n", &err, &d);
+	ck_assert_ptr_null(c);
+	ck_assert_int_eq(err.code, HS_EINPUT);
+	ck_assert_msg(strstr(err.msg, "arch") != NULL, "%s", err.msg);
+	hs_yaml_free(d);
+}
+END_TEST
+
 START_TEST(rejects_bad_input)
 {
 	hs_err err;
@@ -186,6 +235,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(t, rejects_bad_input, 0, (int)(sizeof bads / sizeof *bads));
 	tcase_add_test(t, missing_cluster);
 	tcase_add_test(t, domains_span_nodes);
+	tcase_add_test(t, in_switch_default_by_arch);
 	suite_add_tcase(s, t);
 	return s;
 }
