@@ -202,9 +202,18 @@ int hs_trace_chrome_write(const char *path, const hs_scenario *s, const hs_build
 	for (size_t i = 0; i < g->ntasks && nstreams < HS_S_COUNT; i++)
 		if (g->tasks[i].kind == HS_T_HOST)
 			nstreams = HS_S_COUNT;
+	/* a track of the collectives inside compute tasks (TP, CP, EP in a layer) for the reps that have any */
+	unsigned char *has_inl = hs_xcalloc((size_t)nreps + 1, 1);
+	for (size_t k = 0; k < r->ninl; k++)
+		has_inl[g->tasks[r->inl[k].task].rep] = 1;
+	const int inl_tid = HS_S_COUNT + 1;
 	for (int i = 0; i < nreps; i++) {
 		if (!keep[i])
 			continue;
+		if (has_inl[i]) {
+			meta(&j, "thread_name", i + 1, inl_tid, "name", "collectives in layers", 0);
+			meta(&j, "thread_sort_index", i + 1, inl_tid, "sort_index", NULL, 1); /* beside compute */
+		}
 		const hs_rep *rp = &g->reps[i];
 		char name[160];
 		snprintf(name, sizeof name, "stage %d dp %d: %s (x%d ranks)", rp->stage, rp->dp_index,
@@ -267,6 +276,46 @@ int hs_trace_chrome_write(const char *path, const hs_scenario *s, const hs_build
 		hs_json_end_obj(&j);
 		o->slices++;
 	}
+
+	/* the collectives inside compute tasks, on their own track: one slice each (its start as the executor
+	 * placed it; never before the previous one's end, so the track reads in order) */
+	long long *track_end = hs_xcalloc((size_t)nreps + 1, sizeof *track_end);
+	for (size_t k = 0; k < r->ninl; k++) {
+		const hs_inl_span *sp = &r->inl[k];
+		const hs_task *t = &g->tasks[sp->task];
+		if (!keep[t->rep])
+			continue;
+		const hs_op *op = &g->ops[sp->op];
+		long long a = ns(sp->start), e = ns(sp->end);
+		if (a < track_end[t->rep])
+			a = track_end[t->rep];
+		if (e < a)
+			e = a;
+		track_end[t->rep] = e;
+		char name[96];
+		snprintf(name, sizeof name, "%s %s", group_names[op->group], hs_coll_op_name(op->coll));
+		hs_json_obj(&j);
+		hs_json_kstr(&j, "ph", "X");
+		hs_json_kstr(&j, "name", name);
+		hs_json_kstr(&j, "cat", "comm");
+		hs_json_kint(&j, "pid", t->rep + 1);
+		hs_json_kint(&j, "tid", inl_tid);
+		hs_json_kmilli(&j, "ts", a);
+		hs_json_kmilli(&j, "dur", e - a);
+		hs_json_key(&j, "args");
+		hs_json_obj(&j);
+		hs_json_kint(&j, "task", (long long)sp->task);
+		hs_json_kstr(&j, "op", op->name);
+		hs_json_kstr(&j, "group", group_names[op->group]);
+		hs_json_kstr(&j, "collective", hs_coll_op_name(op->coll));
+		hs_json_knum(&j, "bytes", op->bytes);
+		hs_json_kint(&j, "mb", t->mb);
+		hs_json_end_obj(&j);
+		hs_json_end_obj(&j);
+		o->slices++;
+	}
+	free(track_end);
+	free(has_inl);
 
 	/* flows: a send to each task of the receiving rank that depends on it */
 	long long fid = 1;

@@ -187,6 +187,32 @@ double hs_exec_add_compute(hs_rep_result *res, const hs_task *t, const hs_ops_co
 	return c->comp * f;
 }
 
+void hs_exec_inl_push(struct ex *x, uint32_t task, uint32_t op, double start_s, double end_s)
+{
+	hs_xgrow(&x->inl, &x->capinl, x->ninl + 1, sizeof *x->inl);
+	x->inl[x->ninl++] = (hs_inl_span){task, op, start_s, end_s};
+}
+
+/* Where the collectives inside compute task ti (range m, starting now) run: op timing's places in the range
+ * (hs_ops_cost.rec, once per range), the kernels before each scaled by the task's factor f as its compute is,
+ * the collectives by its share. */
+static void record_inlayer(struct ex *x, struct rep *r, uint32_t ti, struct memo *m, double f, double share)
+{
+	if (!m->rec_done) {
+		hs_op_env e;
+		hs_exec_rep_env(x, r, &e);
+		hs_ops_cost c = {.rec = &m->rec};
+		hs_ops_time(&e, x->g->ops + m->first, m->count, &c);
+		m->rec_done = 1;
+	}
+	double t0 = hs_exec_step_s(x, hs_engine_now(x->eng));
+	for (size_t k = 0; k < m->rec.n; k++) {
+		const hs_ops_slot *sl = &m->rec.v[k];
+		double a = t0 + f * sl->kern_s + share * sl->comm_s;
+		hs_exec_inl_push(x, ti, m->first + sl->op, a, a + share * sl->dur_s);
+	}
+}
+
 /* Compute task ti of rep `rep`: its kernels (scaled by compute_factor) and the closed-form time of the
  * collectives inside it as one event, or, where the network carries those collectives, as segments. */
 static void start_compute(struct ex *x, int rep, uint32_t ti)
@@ -229,6 +255,8 @@ static void start_compute(struct ex *x, int rep, uint32_t ti)
 		r->res->exposed_s[HS_GROUP_EP] += ep;
 		d += ep;
 	}
+	if (x->o->record_inlayer && m->netcomm)
+		record_inlayer(x, r, ti, m, f, t->scale);
 	begin(x, ti);
 	hs_engine_after(x->eng, hs_time_from_s(d), done_ev, x, ti); /* op timing's seconds become hs_time here */
 }
@@ -456,6 +484,7 @@ void hs_exec_begin_step(struct ex *x)
 	const hs_graph *g = x->g;
 	x->step_start = hs_engine_now(x->eng);
 	x->ndone = 0;
+	x->ninl = 0; /* the trace shows the last step */
 	for (size_t i = 0; i < g->ntasks; i++)
 		x->ts[i] = (struct tstate){.waiting = g->tasks[i].dep_count, .cause = UINT32_MAX};
 	for (int i = 0; i < g->nrendezvous; i++)
@@ -524,7 +553,10 @@ void hs_exec_close(struct ex *x)
 	free(x->ts);
 	free(x->succ);
 	free(x->succ_first);
+	for (size_t i = 0; x->memo && i < x->memocap; i++)
+		free(x->memo[i].rec.v);
 	free(x->memo);
+	free(x->inl);
 	if (!x->shared_eng)
 		hs_engine_destroy(x->eng);
 	hs_rng_destroy(x->rng);

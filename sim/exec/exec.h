@@ -46,6 +46,8 @@ typedef struct hs_simopts {
 	 * forms, no rendezvous across replicas, no slowdowns or noise, one step), else by the event run; the two
 	 * agree to rounding (tests/unit/exec/test_closed_step.c). 0: always the event run. */
 	int closed_form;
+	/* Record where each collective inside a compute task ran (hs_result.inl), for traces; 0: not kept. */
+	int record_inlayer;
 } hs_simopts;
 
 typedef struct hs_rep_result {
@@ -68,6 +70,14 @@ typedef struct hs_rep_result {
 typedef struct hs_span {
 	double start, end;
 } hs_span;
+
+/* A collective inside compute task `task` (its op `op`: TP, CP or EP in a layer), when it ran in the step
+ * (seconds from the step's start): at the closed forms, where op timing places it inside the task (kernels
+ * before it scaled as the task's compute was, collectives not); on the network, as it ran there. */
+typedef struct hs_inl_span {
+	uint32_t task, op;
+	double start, end;
+} hs_inl_span;
 
 /* The busiest links of a flow-fidelity run: utilisation over time (for HDF5 and reports). */
 typedef struct hs_link_util {
@@ -96,6 +106,8 @@ typedef struct hs_result {
 	double mem_peak_bytes;
 	int mem_peak_rep;
 	hs_span *spans;      /* [tasks]: the timeline, for traces and reports */
+	hs_inl_span *inl;    /* with hs_simopts.record_inlayer: the last step's in-layer collectives, by start */
+	size_t ninl;
 	hs_link_util links;  /* flow fidelity: the busiest links over time (nlinks 0 otherwise) */
 	int closed_form;     /* 1: timed in closed form (events is 0); 0: by the event run */
 	const char *event_why; /* with closed_form asked for and not taken: why (a static string); else NULL */

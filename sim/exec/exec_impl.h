@@ -75,6 +75,7 @@ struct seg {
 	double lag;         /* the host's issue time minus the device's free time (hs_ops_time_from); NAN at the
 			     * task's start */
 	hs_time arrive;     /* EP rendezvous: when this rep arrived */
+	uint32_t comm_op;   /* the op of the collective in flight (hs_simopts.record_inlayer) */
 	hs_exec_done done;  /* the task's end */
 };
 
@@ -123,6 +124,9 @@ struct memo {
 	 * routed ops (what the busiest rank's load scales) */
 	int routed_known, moe_runs;
 	double routed_s, routed_flops, routed_cls[HS_TC_COUNT];
+	/* with hs_simopts.record_inlayer, once: where each collective of the range sits in it */
+	int rec_done;
+	hs_ops_rec rec;
 };
 
 struct ex {
@@ -170,6 +174,9 @@ struct ex {
 	 * one, after the other events of that instant); without it, a step ends when the engine runs dry. */
 	void (*step_end)(struct ex *x);
 	void *owner;        /* step_end's context */
+	/* hs_simopts.record_inlayer: the step's in-layer collectives so far */
+	hs_inl_span *inl;
+	size_t ninl, capinl;
 };
 
 /* What several executors share (jobs.c). */
@@ -219,6 +226,8 @@ struct memo *hs_exec_range_cost(struct ex *x, struct rep *r, int stage, uint32_t
  * (its share of the op range, slowdowns, noise), and its FLOPs scaled by `share`, into res; returns the compute
  * time. And the idle time `gap` (seconds) before a compute-stream task of rep r, charged to what kept it
  * waiting: `cause`, the dependency that completed last (UINT32_MAX: none), as exec.c's begin() says. */
+/* Keep where collective `op` of compute task `task` ran (hs_simopts.record_inlayer). */
+void hs_exec_inl_push(struct ex *x, uint32_t task, uint32_t op, double start_s, double end_s);
 double hs_exec_add_compute(hs_rep_result *res, const hs_task *t, const hs_ops_cost *c, double f, double share);
 void hs_exec_charge_wait(struct ex *x, struct rep *r, uint32_t cause, double gap);
 

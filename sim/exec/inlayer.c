@@ -156,6 +156,9 @@ static void seg_part_done(struct ex *x, int rep)
 	double c = took - r->seg.hide;
 	if (c > 0)
 		r->res->exposed_s[r->seg.group] += c;
+	if (x->o->record_inlayer)
+		hs_exec_inl_push(x, r->seg.task, r->seg.comm_op, hs_exec_step_s(x, r->seg.comm_start),
+				 hs_exec_step_s(x, hs_engine_now(x->eng)));
 	r->seg.lag -= took / r->seg.f; /* the host went on issuing while the device waited (in unscaled time) */
 	seg_next(x, rep);
 }
@@ -215,6 +218,7 @@ static void seg_comm(struct ex *x, int rep)
 		sg->done(x, sg->task);
 		return;
 	}
+	sg->comm_op = sg->pos;
 	const hs_op *o = &x->g->ops[sg->pos++];
 	sg->group = o->group;
 	sg->hide = 0;

@@ -212,6 +212,9 @@ void hs_ops_time_from(const hs_op_env *e, const hs_op *ops, size_t n, double *la
 {
 	/* a fresh list: its first op was issued while earlier work ran */
 	struct queues q = {.host = lag && !isnan(*lag) ? *lag : n ? -hs_op_issue_s(e, &ops[0]) : 0};
+	double comp0 = c->comp, comm0 = 0; /* for c->rec: what this call adds before each collective */
+	for (int k = 0; k < HS_GROUP_COUNT; k++)
+		comm0 += c->comm[k];
 	for (size_t i = 0; i < n; i++) {
 		const hs_op *o = &ops[i];
 		int is_comm;
@@ -224,6 +227,14 @@ void hs_ops_time_from(const hs_op_env *e, const hs_op *ops, size_t n, double *la
 		}
 		/* a collective: the host issues it and goes on issuing what follows while the device waits */
 		q.host += hs_op_issue_s(e, o);
+		if (c->rec) {
+			/* it starts once the host has issued it and the device is free, as below */
+			double held = q.host > q.dev ? q.host - q.dev : 0, comm = -comm0;
+			for (int k = 0; k < HS_GROUP_COUNT; k++)
+				comm += c->comm[k];
+			hs_xgrow(&c->rec->v, &c->rec->cap, c->rec->n + 1, sizeof *c->rec->v);
+			c->rec->v[c->rec->n++] = (hs_ops_slot){(uint32_t)i, c->comp - comp0 + held, comm, t};
+		}
 		double busy = t;
 		if (o->overlap && i + 1 < n && ops[i + 1].kind != HS_OP_COMM) {
 			/* the transfer hides behind the next kernel, issued with it */

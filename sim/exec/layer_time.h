@@ -54,6 +54,18 @@ double hs_op_time(const hs_op_env *e, const hs_op *o, int *is_comm);
 enum hs_time_class { HS_TC_GEMM, HS_TC_ATTN, HS_TC_MEM, HS_TC_OPT, HS_TC_HOST, HS_TC_COUNT };
 const char *hs_time_class_name(enum hs_time_class c); /* "gemm", "attention", "memory", "optimizer", "host" */
 
+/* Where each collective of an op list sits inside it, for traces (hs_ops_cost.rec; NULL: not recorded): before
+ * it, `kern_s` of kernels and host waits (the part a task's compute factor scales) and `comm_s` of exposed
+ * collectives (the part it does not); `dur_s` the transfer's own time, beside a kernel it overlaps. */
+typedef struct hs_ops_slot {
+	uint32_t op; /* index into the list */
+	double kern_s, comm_s, dur_s;
+} hs_ops_slot;
+typedef struct hs_ops_rec {
+	hs_ops_slot *v;
+	size_t n, cap;
+} hs_ops_rec;
+
 /* The cost of an op list on one rank, added to by hs_ops_time. */
 typedef struct hs_ops_cost {
 	double comp;                 /* compute stream time outside collectives: kernels and host waits */
@@ -61,6 +73,7 @@ typedef struct hs_ops_cost {
 	double comm[HS_GROUP_COUNT]; /* collectives that block the computation, by group */
 	double flops;                /* of the compute ops */
 	double cls[HS_TC_COUNT];     /* comp by class: sum(cls) == comp */
+	hs_ops_rec *rec;             /* optional: each collective's place in the list, appended to */
 } hs_ops_cost;
 
 /* An op list ops[0..n-1] run in order on one rank, added to *c. Two queues: the host issues the kernels one

@@ -105,6 +105,11 @@ void hs_exec_aggregate(struct ex *x, const hs_build *b, hs_result *out)
 	out->spans = hs_xmalloc((g->ntasks ? g->ntasks : 1) * sizeof *out->spans);
 	for (size_t i = 0; i < g->ntasks; i++)
 		out->spans[i] = (hs_span){hs_exec_step_s(x, x->ts[i].start), hs_exec_step_s(x, x->ts[i].end)};
+	if (x->ninl) {
+		out->inl = hs_xmalloc(x->ninl * sizeof *out->inl);
+		memcpy(out->inl, x->inl, x->ninl * sizeof *out->inl);
+		out->ninl = x->ninl;
+	}
 	out->events = hs_engine_executed(x->eng);
 	out->tasks = g->ntasks;
 	for (int i = 0; i < g->nreps; i++) {
@@ -158,6 +163,7 @@ void hs_result_free(hs_result *r)
 		return;
 	free(r->reps);
 	free(r->spans);
+	free(r->inl);
 	free(r->step_times);
 	for (int i = 0; i < r->links.nlinks; i++)
 		free(r->links.names[i]);
@@ -169,4 +175,6 @@ void hs_result_free(hs_result *r)
 	r->step_times = NULL;
 	r->reps = NULL;
 	r->spans = NULL;
+	r->inl = NULL;
+	r->ninl = 0;
 }

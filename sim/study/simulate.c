@@ -111,7 +111,10 @@ static int sim_devices(hs_sim *out, hs_profile_cache *cache, hs_err *err)
 	return rc;
 }
 
-/* The step of a planned scenario (out->s, out->b), its devices and cost; closed_form as hs_simopts. */
+/* closed_form below: these bits (the closed-form step; in-layer collectives kept for a trace) */
+enum { SIM_CLOSED = 1, SIM_RECORD_INLAYER = 2 };
+
+/* The step of a planned scenario (out->s, out->b), its devices and cost; closed_form: SIM_* bits. */
 static int run_planned(hs_sim *out, hs_profile_cache *cache, hs_progress_fn progress, void *progress_ctx,
 		       int closed_form, hs_err *err)
 {
@@ -120,7 +123,8 @@ static int run_planned(hs_sim *out, hs_profile_cache *cache, hs_progress_fn prog
 	hs_simopts o = s->sim;
 	o.progress = progress;
 	o.progress_ctx = progress_ctx;
-	o.closed_form = closed_form;
+	o.closed_form = (closed_form & SIM_CLOSED) != 0;
+	o.record_inlayer = (closed_form & SIM_RECORD_INLAYER) != 0;
 	if (estimate_horizon(s, &out->b, cache, &horizon_s, err) ||
 	    hs_exec_step(&s->wl, &o, &out->b, cache, horizon_s, &out->r, err) || sim_devices(out, cache, err)) {
 		hs_sim_free(out);
@@ -151,13 +155,19 @@ int hs_simulate_doc_progress(hs_ydoc *doc, const char *path, int symmetry, hs_pr
 	return simulate_doc(doc, path, symmetry, cache, progress, progress_ctx, 0, out, err);
 }
 
+int hs_simulate_doc_traced(hs_ydoc *doc, const char *path, int symmetry, hs_profile_cache *cache,
+			   hs_progress_fn progress, void *progress_ctx, hs_sim *out, hs_err *err)
+{
+	return simulate_doc(doc, path, symmetry, cache, progress, progress_ctx, SIM_RECORD_INLAYER, out, err);
+}
+
 static int simulate_scn(hs_scenario *scn, const char *path, int symmetry, hs_profile_cache *cache,
 			hs_progress_fn progress, void *progress_ctx, int closed_form, hs_sim *out, hs_err *err);
 
 int hs_simulate_scenario(hs_scenario *s, const char *path, int symmetry, hs_profile_cache *cache, int closed_form,
 			 hs_sim *out, hs_err *err)
 {
-	return simulate_scn(s, path, symmetry, cache, NULL, NULL, closed_form, out, err);
+	return simulate_scn(s, path, symmetry, cache, NULL, NULL, closed_form ? SIM_CLOSED : 0, out, err);
 }
 
 static int simulate_doc(hs_ydoc *doc, const char *path, int symmetry, hs_profile_cache *cache, hs_progress_fn progress,

@@ -49,6 +49,9 @@ int hs_simulate_doc(hs_ydoc *doc, const char *path, int symmetry, hs_profile_cac
 /* The same with a progress hook for a flow-fidelity run (hs_simopts.progress; NULL: none). */
 int hs_simulate_doc_progress(hs_ydoc *doc, const char *path, int symmetry, hs_profile_cache *cache,
 			     hs_progress_fn progress, void *progress_ctx, hs_sim *out, hs_err *err);
+/* The same, keeping where each collective inside a compute task ran (hs_result.inl), for a trace. */
+int hs_simulate_doc_traced(hs_ydoc *doc, const char *path, int symmetry, hs_profile_cache *cache,
+			   hs_progress_fn progress, void *progress_ctx, hs_sim *out, hs_err *err);
 /* The same from a scenario already loaded (hs_scenario_from_doc), which the simulation takes over (freed with
  * it, also on failure), with the step timed in closed form where its pattern allows (closed_form 1:
  * hs_simopts.closed_form; the result's closed_form says which way it went). What sweeps take: they look at the

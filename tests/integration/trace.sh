@@ -63,4 +63,24 @@ assert max(e["args"]["busy"] for e in c) > 0.1, "no link was busy"
 assert max(e["ts"] for e in c) >= d["otherData"]["step_time_s"] * 1e6 * 0.99
 print(f"trace: {len(names)} link counter tracks")
 PYEOF
+# every collective inside a layer is a slice on its rank's "collectives in layers" track, inside its compute
+# task's slice, and on the critical rank they add up to the exposed TP communication of the summary
+"$H" run --json --trace "$T/sym.json" scenarios/default.yaml > "$T/run.json" || no "run --json --trace"
+"$PY" - "$T/sym.json" "$T/run.json" <<'PYEOF' || no "in-layer collectives"
+import json, sys
+d = json.load(open(sys.argv[1])); s = json.load(open(sys.argv[2]))
+names = {(e["pid"], e["tid"]): e["args"]["name"] for e in d["traceEvents"] if e["ph"] == "M" and e["name"] == "thread_name"}
+tasks = {e["args"]["task"]: e for e in d["traceEvents"] if e["ph"] == "X" and names.get((e["pid"], e["tid"])) == "compute"}
+inl = [e for e in d["traceEvents"] if e["ph"] == "X" and names.get((e["pid"], e["tid"])) == "collectives in layers"]
+assert inl, "no in-layer collective slices"
+for e in inl:
+    t = tasks[e["args"]["task"]]
+    assert e["pid"] == t["pid"] and e["ts"] >= t["ts"] - 1e-3 and e["ts"] + e["dur"] <= t["ts"] + t["dur"] + 1e-3, (e, t)
+    assert e["args"]["group"] in ("tp", "cp", "ep") and e["args"]["bytes"] > 0, e
+crit = s["breakdown"]["critical_stage"] + 1  # symmetry: one simulated rank per stage, pid = stage + 1
+tp = sum(e["dur"] for e in inl if e["pid"] == crit and e["args"]["group"] == "tp") / 1e6
+want = s["breakdown"]["exposed_comm_by_kind_s"]["tp"]
+assert abs(tp - want) < 1e-5, (tp, want)
+print(f"trace: {len(inl)} in-layer collective slices; critical rank's TP {tp:.6f} s = summary {want:.6f} s")
+PYEOF
 exit $fail
