@@ -382,9 +382,15 @@ int hs_yaml_set(hs_ydoc *d, const char *asg, hs_err *err)
 	}
 	adopt(d, v);
 
+	/* the path as messages write it (cluster.groups[0].nic) or dotted (cluster.groups.0.nic): [N] is .N */
 	char *path = hs_xmalloc(plen + 1);
-	memcpy(path, asg, plen);
-	path[plen] = 0;
+	size_t pl = 0;
+	for (size_t i = 0; i < plen; i++)
+		if (asg[i] == '[')
+			path[pl++] = '.';
+		else if (asg[i] != ']')
+			path[pl++] = asg[i];
+	path[pl] = 0;
 	hs_ynode *cur = d->root;
 	char *save = NULL;
 	int rc = 0;

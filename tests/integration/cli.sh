@@ -56,6 +56,10 @@ r = b["ranks"][0]["comm_sent_bytes"]["dp"] / a["ranks"][0]["comm_sent_bytes"]["d
 assert abs(r - 1.5) < 1e-9, r  # bucket sizes are summed in floating point
 assert b["ranks"][0]["comm_sent_bytes"]["tp"] == a["ranks"][0]["comm_sent_bytes"]["tp"]
 ' || { echo "FAIL: communication volume by kind"; fail=1; }
+# --set takes a path as messages write it (groups[0]) as well as dotted (groups.0)
+a=$("$H" run scenarios/default.yaml --json --set 'cluster.groups[0].nodes=1' --set parallelism.dp=2 --set training.global_batch=32)
+b=$("$H" run scenarios/default.yaml --json --set cluster.groups.0.nodes=1 --set parallelism.dp=2 --set training.global_batch=32)
+[ -n "$a" ] && [ "$a" = "$b" ] || { echo "FAIL: --set groups[0] and groups.0 differ"; fail=1; }
 # determinism: the same scenario and seed give byte-identical text (wall time removed)
 a=$("$H" run scenarios/default.yaml --detail | grep -v "simulated .* in ") 
 b=$("$H" run scenarios/default.yaml --detail | grep -v "simulated .* in ")
