@@ -391,6 +391,7 @@ int hs_yaml_set(hs_ydoc *d, const char *asg, hs_err *err)
 		else if (asg[i] != ']')
 			path[pl++] = asg[i];
 	path[pl] = 0;
+	char *whole = hs_xstrdup(path); /* strtok_r cuts path; messages quote prefixes of this */
 	hs_ynode *cur = d->root;
 	char *save = NULL;
 	int rc = 0;
@@ -410,8 +411,22 @@ int hs_yaml_set(hs_ydoc *d, const char *asg, hs_err *err)
 			continue;
 		}
 		if (cur->kind != HS_Y_MAP) {
-			rc = hs_err_set(err, HS_EINPUT, "%s: '%s' descends into a scalar (at %s:%d:%d)", label, tok,
-					cur->file, cur->line, cur->col);
+			/* the way out: set the scalar's key whole, as a mapping; a model or a GPU named by a preset keeps it
+			 * under `preset` / `base` (model: llama3-8b -> model={preset: llama3-8b, layers: 8}) */
+			int upto = (int)(tok - path) - 1;
+			const char *key = upto > 0 ? whole + upto : whole;
+			while (key > whole && key[-1] != '.')
+				key--;
+			const char *pk = strncmp(key, "model.", 6) == 0 ? "preset" : strncmp(key, "gpu.", 4) == 0 ? "base" : NULL;
+			if (pk)
+				rc = hs_err_set(err, HS_EINPUT,
+						"%s: '%s' descends into a scalar ('%s' at %s:%d:%d; set it whole as a mapping: "
+						"--set '%.*s={%s: %s, %s: ...}')",
+						label, tok, cur->str ? cur->str : "", cur->file, cur->line, cur->col,
+						upto > 0 ? upto : 0, whole, pk, cur->str ? cur->str : "NAME", tok);
+			else
+				rc = hs_err_set(err, HS_EINPUT, "%s: '%s' descends into a scalar ('%s' at %s:%d:%d)", label,
+						tok, cur->str ? cur->str : "", cur->file, cur->line, cur->col);
 			break;
 		}
 		size_t i;
@@ -431,5 +446,6 @@ int hs_yaml_set(hs_ydoc *d, const char *asg, hs_err *err)
 		cur = cur->vals[i];
 	}
 	free(path);
+	free(whole);
 	return rc;
 }

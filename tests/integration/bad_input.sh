@@ -84,4 +84,7 @@ expect 2 "nohost.yaml:8:24: parallelism.offload.optimizer: node group 'bare' des
 # ZeRO-3's bucket settings are DeepSpeed's, FSDP's are PyTorch's: not both
 expect 2 "parallelism.zero3: zero3 is DeepSpeed's ZeRO-3 and fsdp is PyTorch's" -- \
 	"$H" run scenarios/default.yaml --set 'parallelism.zero3={prefetch_bucket: 50M}' --set parallelism.fsdp=true
+# --set into a preset name says how to keep the preset and change one key
+expect 2 "set it whole as a mapping: --set 'model={preset: llama3-8b, layers: ...}'" -- \
+	"$H" run scenarios/default.yaml --set model.layers=4
 exit $fail
