@@ -415,6 +415,8 @@ int hs_h5_write_links(hs_h5 *h, const hs_link_series *ls, hs_err *err)
 	hs_h5_attr_num(h, "/", "links", ls->nlinks);
 	hs_h5_col_str(h, "/links", "name", ls->names, (size_t)ls->nlinks);
 	hs_h5_col_num(h, "/links", "capacity_Bps", ls->capacity_Bps, (size_t)ls->nlinks);
+	if (ls->bytes)
+		hs_h5_col_num(h, "/links", "carried_bytes", ls->bytes, (size_t)ls->nlinks);
 	hs_h5_attr_num(h, "/links", "bin_s", ls->bin_s);
 	/* the matrix is not a table: a 2-D dataset beside it, a row per link in the table's order */
 	hid_t g = group(h, "/");

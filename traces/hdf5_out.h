@@ -51,6 +51,7 @@ typedef struct hs_link_series {
 	double bin_s;                 /* width of a time bin */
 	const char *const *names;     /* [nlinks] "node3.nic0->leaf1" */
 	const double *capacity_Bps;   /* [nlinks] bytes/s */
+	const double *bytes;          /* [nlinks] carried over the run; NULL: not known */
 	const double *util;           /* [nlinks * nbins] busy fraction, row per link */
 } hs_link_series;
 int hs_h5_write_links(hs_h5 *h, const hs_link_series *ls, hs_err *err);

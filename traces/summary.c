@@ -280,6 +280,16 @@ static void write_text(FILE *f, const hs_sim *sim, int detail)
 				fprintf(f, " %10.3f", by[k] / 1e9);
 			fprintf(f, "\n");
 		}
+		const hs_link_util *lu = &r->links;
+		if (lu->nlinks > 0 && lu->bytes) {
+			/* flow fidelity: the links are in decreasing order of bytes carried (sim/exec/result.c) */
+			int top = lu->nlinks < 8 ? lu->nlinks : 8;
+			fprintf(f, "\nbusiest links (of the %d that carried the most bytes; all in HDF5 /links):\n  %-36s %10s %8s %10s\n",
+				lu->nlinks, "link", "GB", "busy", "GB/s");
+			for (int l = 0; l < top; l++)
+				fprintf(f, "  %-36s %10.3f %7.1f%% %10.1f\n", lu->names[l], lu->bytes[l] / 1e9,
+					100 * lu->mean_util[l], lu->capacity_Bps[l] / 1e9);
+		}
 		fprintf(f, "\nmemory per stage (GiB per GPU):\n  %5s %8s %8s %8s %11s %8s %8s\n", "stage", "weights",
 			"grads", "optim", "activations", "logits", "total");
 		for (int i = 0; i < b->pp; i++) {
@@ -449,6 +459,19 @@ static void write_json(FILE *f, const hs_sim *sim, int detail)
 			hs_json_end_obj(&j);
 		}
 		hs_json_end_arr(&j);
+		if (r->links.nlinks > 0 && r->links.bytes) {
+			hs_json_key(&j, "links");
+			hs_json_arr(&j);
+			for (int l = 0; l < r->links.nlinks; l++) {
+				hs_json_obj(&j);
+				hs_json_kstr(&j, "name", r->links.names[l]);
+				hs_json_knum(&j, "carried_bytes", r->links.bytes[l]);
+				hs_json_knum(&j, "mean_busy", r->links.mean_util[l]);
+				hs_json_knum(&j, "capacity_Bps", r->links.capacity_Bps[l]);
+				hs_json_end_obj(&j);
+			}
+			hs_json_end_arr(&j);
+		}
 		(void)b;
 	}
 	if (s->res.enabled) {

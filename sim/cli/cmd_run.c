@@ -152,7 +152,8 @@ static int run_training(hs_ydoc *doc, const char *path, int index, hs_err *err)
 			hs_link_series ls = {.nlinks = sim.r.links.nlinks, .nbins = sim.r.links.nbins,
 					     .bin_s = sim.r.links.bin_s,
 					     .names = (const char *const *)sim.r.links.names,
-					     .capacity_Bps = sim.r.links.capacity_Bps, .util = sim.r.links.util};
+					     .capacity_Bps = sim.r.links.capacity_Bps, .bytes = sim.r.links.bytes,
+					     .util = sim.r.links.util};
 			rc = hs_h5_write_links(h, &ls, err);
 		}
 		if (h)

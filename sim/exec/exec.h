@@ -86,6 +86,7 @@ typedef struct hs_link_util {
 	char **names;          /* [nlinks] "n0.nic3->leaf2" */
 	double *capacity_Bps;  /* [nlinks] */
 	double *mean_util;     /* [nlinks] over the whole run */
+	double *bytes;         /* [nlinks] carried over the whole run (the links are in decreasing order of it) */
 	double *util;          /* [nlinks * nbins] busy fraction per bin, row per link */
 } hs_link_util;
 

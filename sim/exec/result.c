@@ -65,6 +65,7 @@ void hs_exec_collect_links(struct ex *x, hs_result *out)
 	u->names = hs_xcalloc((size_t)(n ? n : 1), sizeof *u->names);
 	u->capacity_Bps = hs_xcalloc((size_t)(n ? n : 1), sizeof *u->capacity_Bps);
 	u->mean_util = hs_xcalloc((size_t)(n ? n : 1), sizeof *u->mean_util);
+	u->bytes = hs_xcalloc((size_t)(n ? n : 1), sizeof *u->bytes);
 	u->util = hs_xcalloc((size_t)(n ? n : 1) * HS_EXEC_LINK_BINS, sizeof *u->util);
 	const hs_topo *t = hs_net_topo(x->net);
 	for (int i = 0; i < n; i++) {
@@ -77,6 +78,7 @@ void hs_exec_collect_links(struct ex *x, hs_result *out)
 		u->names[i] = hs_xstrdup(name);
 		u->capacity_Bps[i] = st.bw_Bps;
 		u->mean_util[i] = st.util;
+		u->bytes[i] = st.bytes;
 	}
 	free(order);
 }
@@ -170,6 +172,7 @@ void hs_result_free(hs_result *r)
 	free(r->links.names);
 	free(r->links.capacity_Bps);
 	free(r->links.mean_util);
+	free(r->links.bytes);
 	free(r->links.util);
 	memset(&r->links, 0, sizeof r->links);
 	r->step_times = NULL;

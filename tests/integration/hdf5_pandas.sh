@@ -51,7 +51,8 @@ if not (tasks["end_s"] >= tasks["start_s"]).all() or abs(tasks["end_s"].max() - 
 links, lu = table(f"{d}/flow.h5", "/links")
 with h5py.File(f"{d}/flow.h5", "r") as f:
     m = f["/links_utilisation"][()]
-if len(links) == 0 or m.shape[0] != len(links) or lu.get("capacity_Bps") != "B/s":
+if len(links) == 0 or m.shape[0] != len(links) or lu.get("capacity_Bps") != "B/s" or lu.get("carried_bytes") != "B" \
+        or not (links["carried_bytes"] > 0).all() or not (links["carried_bytes"].diff().dropna() <= 0).all():
     bad.append(f"/links: {len(links)} rows, matrix {m.shape}, units {lu}")
 sweep, _ = table(f"{d}/sweep.h5", "/sweep")
 with h5py.File(f"{d}/sweep.h5", "r") as f:
