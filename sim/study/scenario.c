@@ -837,6 +837,16 @@ hs_scenario *hs_scenario_load(const char *path, const struct hs_strlist *sets, h
 	return doc ? hs_scenario_from_doc(doc, path, err) : NULL;
 }
 
+/* The workload view of a loaded scenario: what models/ and the executor read. */
+static void wire_workload(hs_scenario *s)
+{
+	s->wl.cluster = s->cluster;
+	s->wl.model = &s->model;
+	s->wl.train = &s->train;
+	s->wl.par = &s->par;
+	s->wl.var = &s->var;
+}
+
 hs_scenario *hs_scenario_from_doc(hs_ydoc *doc, const char *path, hs_err *err)
 {
 	hs_scenario *s = hs_xcalloc(1, sizeof *s);
@@ -893,11 +903,7 @@ hs_scenario *hs_scenario_from_doc(hs_ydoc *doc, const char *path, hs_err *err)
 		goto fail;
 	if (hs_variability_active(&s->var) || hs_scenario_routing_splits(s))
 		s->sim.symmetry = 0; /* replicas differ (speeds, or their EP groups' routing): simulate each */
-	s->wl.cluster = s->cluster;
-	s->wl.model = &s->model;
-	s->wl.train = &s->train;
-	s->wl.par = &s->par;
-	s->wl.var = &s->var;
+	wire_workload(s);
 	return s;
 fail:
 	hs_scenario_free(s);
@@ -928,11 +934,7 @@ hs_scenario *hs_scenario_job(hs_ydoc *doc, const char *path, const hs_ynode *job
 	    hs_variability_from_yaml(NULL, hs_cluster_ngpus(s->cluster), &s->var, err) ||
 	    hs_resilience_from_yaml(NULL, &s->res, err) || load_cost(s, job, err))
 		goto fail;
-	s->wl.cluster = s->cluster;
-	s->wl.model = &s->model;
-	s->wl.train = &s->train;
-	s->wl.par = &s->par;
-	s->wl.var = &s->var;
+	wire_workload(s);
 	return s;
 fail:
 	hs_scenario_free(s);
