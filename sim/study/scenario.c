@@ -820,6 +820,18 @@ static int load_cost(hs_scenario *s, const hs_ynode *root, hs_err *err)
 			const char *dev = g->keys[i]->str;
 			char path[96];
 			snprintf(path, sizeof path, "cost.gpu_hour");
+			/* a price for a type the cluster does not have would be ignored without a word (a typo) */
+			char types[256] = "";
+			int known = 0;
+			for (int k = 0; s->cluster && k < hs_cluster_ngroups(s->cluster); k++) {
+				const char *nm = hs_cluster_group(s->cluster, k)->gpu.name;
+				known |= strcmp(nm, dev) == 0;
+				if (!strstr(types, nm) && strlen(types) + strlen(nm) + 3 < sizeof types)
+					snprintf(types + strlen(types), sizeof types - strlen(types), "%s%s", *types ? ", " : "", nm);
+			}
+			if (s->cluster && !known)
+				return hs_cfg_err(g->keys[i], err, path, dev,
+						  "not a device type of this cluster (expected one of: %s)", types);
 			if (hs_cfg_node_num(g->vals[i], path, dev, HS_U_COUNT, 0, 1e9, &c->price[i], err))
 				return -1;
 			snprintf(c->price_dev[i], sizeof c->price_dev[i], "%s", dev);
