@@ -22,7 +22,7 @@
 /* A rank's file is read whole: 1 GiB bounds the memory one bad path can take (a 10,000-node rank of
  * hetsim's export is about 0.5 MB). */
 #define HS_CHAKRA_MAX_FILE (1ull << 30)
-/* A receive's placeholder dependency until sends are matched: the high bit, then the receive's index. */
+/* A receive's dependency, marked until its send is matched: the high bit, then the receive's index. */
 #define RECV_MARK 0x80000000u
 
 /* ---- a small open-addressing map from a pair of 64-bit keys to a 32-bit value ---- */
