@@ -228,21 +228,7 @@ int hs_jobs_load(hs_ydoc *doc, const char *path, hs_jobs *out, hs_err *err)
 	out->doc = doc;
 	out->path = path;
 	const hs_ynode *root = hs_yaml_root(doc);
-	const char *name;
-	if (check_top(root, err) || hs_cfg_str(root, "", "name", NULL, 0, &name, err))
-		goto fail;
-	if (!name) {
-		const char *b = strrchr(path, '/');
-		name = b ? b + 1 : path;
-	}
-	snprintf(out->name, sizeof out->name, "%s", name);
-	const hs_ynode *c = hs_yaml_get(root, "cluster");
-	if (!c) {
-		hs_cfg_err(root, err, "cluster", "", "missing section (expected {groups: [...], fabric: {...}})");
-		goto fail;
-	}
-	out->cluster = hs_cluster_from_yaml(c, "cluster", err);
-	if (!out->cluster)
+	if (check_top(root, err) || hs_scenario_head(root, path, out->name, sizeof out->name, &out->cluster, err))
 		goto fail;
 	const hs_ynode *list = hs_yaml_get(root, "jobs");
 	if (load_jobs(out, list, err))

@@ -849,6 +849,25 @@ hs_scenario *hs_scenario_load(const char *path, const struct hs_strlist *sets, h
 	return doc ? hs_scenario_from_doc(doc, path, err) : NULL;
 }
 
+int hs_scenario_head(const hs_ynode *root, const char *path, char *name, size_t n, hs_cluster **cluster,
+		     hs_err *err)
+{
+	*cluster = NULL;
+	const char *nm;
+	if (hs_cfg_str(root, "", "name", NULL, 0, &nm, err))
+		return -1;
+	if (!nm) { /* the file's name stands for the scenario's */
+		const char *b = strrchr(path, '/');
+		nm = b ? b + 1 : path;
+	}
+	snprintf(name, n, "%s", nm);
+	const hs_ynode *c = hs_yaml_get(root, "cluster");
+	if (!c)
+		return hs_cfg_err(root, err, "cluster", "", "missing section (expected {groups: [...], fabric: {...}})");
+	*cluster = hs_cluster_from_yaml(c, "cluster", err);
+	return *cluster ? 0 : -1;
+}
+
 /* The workload view of a loaded scenario: what models/ and the executor read. */
 static void wire_workload(hs_scenario *s)
 {
@@ -881,21 +900,8 @@ hs_scenario *hs_scenario_from_doc(hs_ydoc *doc, const char *path, hs_err *err)
 								  "scenario (run it with `hetsim run`)");
 		goto fail;
 	}
-	const char *name;
-	if (hs_cfg_str(root, "", "name", NULL, 0, &name, err))
-		goto fail;
-	if (!name) {
-		const char *b = strrchr(path, '/');
-		name = b ? b + 1 : path;
-	}
-	snprintf(s->name, sizeof s->name, "%s", name);
-	const hs_ynode *c = hs_yaml_get(root, "cluster");
-	if (!c) {
-		hs_cfg_err(root, err, "cluster", "", "missing section (expected {groups: [...], fabric: {...}})");
-		goto fail;
-	}
-	s->cluster = hs_cluster_from_yaml(c, "cluster", err);
-	if (!s->cluster || hs_fabprof_attach(s->cluster, err))
+	if (hs_scenario_head(root, path, s->name, sizeof s->name, &s->cluster, err) ||
+	    hs_fabprof_attach(s->cluster, err))
 		goto fail;
 	const hs_ynode *m = hs_yaml_get(root, "model");
 	if (!m) {

@@ -57,6 +57,10 @@ extern const char *const hs_scenario_keys[];
 hs_scenario *hs_scenario_load(const char *path, const struct hs_strlist *sets, hs_err *err);
 /* The same from a parsed document, which the scenario takes over (freed with it, also on failure). */
 hs_scenario *hs_scenario_from_doc(hs_ydoc *doc, const char *path, hs_err *err);
+/* The head every training document shares (a scenario, a jobs file): its `name` (the file's name when absent)
+ * into name[n], and its `cluster` section built. -1 with err (file:line:col) on either. */
+int hs_scenario_head(const hs_ynode *root, const char *path, char *name, size_t n, hs_cluster **cluster,
+		     hs_err *err);
 /* One job of a scenario with `jobs:` (sim/study/jobs.h) as a scenario of its own: model, training and
  * parallelism from the job's entry `job`, simulation options from the document's root, on `cluster` (the job's
  * nodes, hs_cluster_sub), which it takes over (freed with it, also on failure). The document stays the
