@@ -22,6 +22,7 @@ struct hs_cluster {
 	_Atomic(struct memo *) memo; /* hs_cluster_memo: NULL until set, then never changed */
 	struct hs_fabprof **fab;      /* ngroups: hs_cluster_fabprof, NULL where none is attached */
 	void (*fab_free)(struct hs_fabprof *);
+	int nccl_ver; /* cluster.nccl.version as major*100 + minor; 0: not given (the newest modelled) */
 };
 
 struct memo {
@@ -449,9 +450,65 @@ static int parse_fabric(const hs_ynode *m, const char *path, hs_fabric_spec *f, 
 	return 0;
 }
 
+/* "2.19", "2.19.3" or "2.19.3-1" as major*100 + minor; -1 when it is not such a version. */
+static int nccl_version_parse(const char *s)
+{
+	char *end;
+	long major = strtol(s, &end, 10);
+	if (end == s || *end != '.' || major < 1 || major > 99)
+		return -1;
+	const char *m = end + 1;
+	long minor = strtol(m, &end, 10);
+	if (end == m || minor < 0 || minor > 99)
+		return -1;
+	if (*end == '.') { /* a patch release, and an optional "-1" package suffix */
+		const char *p = end + 1;
+		long patch = strtol(p, &end, 10);
+		if (end == p || patch < 0)
+			return -1;
+		if (*end == '-') {
+			p = end + 1;
+			(void)strtol(p, &end, 10);
+			if (end == p)
+				return -1;
+		}
+	}
+	return *end ? -1 : (int)(major * 100 + minor);
+}
+
+/* cluster.nccl: the communication library the jobs run, {version: "2.19.3"}. Its tuner's constants differ by
+ * release (sim/coll/nccl_tuner.h); 2.12 is the oldest modelled there. */
+static int parse_nccl(const hs_ynode *cl, const char *path, hs_cluster *c, hs_err *err)
+{
+	const hs_ynode *m = hs_yaml_get(cl, "nccl");
+	if (!m)
+		return 0;
+	char sub[256];
+	snprintf(sub, sizeof sub, "%s.nccl", path);
+	static const char *const known[] = {"version", NULL};
+	if (m->kind != HS_Y_MAP)
+		return hs_cfg_err(m, err, path, "nccl", "expected a mapping {version: \"2.19.3\"}");
+	if (hs_cfg_known(m, sub, known, "a mapping {version}", err))
+		return -1;
+	const char *v;
+	if (hs_cfg_str(m, sub, "version", NULL, 1, &v, err))
+		return -1;
+	int ver = nccl_version_parse(v);
+	if (ver < 0)
+		return hs_cfg_err(hs_yaml_get(m, "version"), err, sub, "version",
+				  "'%s': expected an NCCL release such as \"2.19\" or \"2.19.3\"", v);
+	if (ver < 212)
+		return hs_cfg_err(hs_yaml_get(m, "version"), err, sub, "version",
+				  "'%s': the oldest NCCL release modelled is 2.12 (expected 2.12 or later)", v);
+	c->nccl_ver = ver;
+	return 0;
+}
+
+int hs_cluster_nccl_version(const hs_cluster *c) { return c->nccl_ver; }
+
 hs_cluster *hs_cluster_from_yaml(const hs_ynode *cl, const char *path, hs_err *err)
 {
-	static const char *const known[] = {"groups", "fabric", "fabric_profile", NULL};
+	static const char *const known[] = {"groups", "fabric", "fabric_profile", "nccl", NULL};
 	if (!path || !*path)
 		path = "cluster";
 	if (!cl) {
@@ -478,7 +535,7 @@ hs_cluster *hs_cluster_from_yaml(const hs_ynode *cl, const char *path, hs_err *e
 	c->dom0 = hs_xcalloc(gs->n + 1, sizeof *c->dom0);
 	c->fab = hs_xcalloc(gs->n, sizeof *c->fab);
 	hs_node_group all = {0}; /* the cluster's fabric_profile, for groups that name none */
-	if (fabric_profile_key(cl, path, &all, err))
+	if (fabric_profile_key(cl, path, &all, err) || parse_nccl(cl, path, c, err))
 		goto fail;
 	char sub[256];
 	for (size_t i = 0; i < gs->n; i++) {
@@ -538,6 +595,7 @@ hs_cluster *hs_cluster_sub(const hs_cluster *c, int node0, int nnodes, hs_err *e
 	}
 	hs_cluster *s = hs_xcalloc(1, sizeof *s);
 	atomic_init(&s->memo, NULL);
+	s->nccl_ver = c->nccl_ver;
 	s->groups = hs_xcalloc((size_t)c->ngroups, sizeof *s->groups);
 	s->gpu0 = hs_xcalloc((size_t)c->ngroups + 1, sizeof *s->gpu0);
 	s->node0 = hs_xcalloc((size_t)c->ngroups + 1, sizeof *s->node0);

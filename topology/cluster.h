@@ -85,6 +85,8 @@ void hs_cluster_free(hs_cluster *c);
 hs_cluster *hs_cluster_sub(const hs_cluster *c, int node0, int nnodes, hs_err *err);
 
 int hs_cluster_ngpus(const hs_cluster *c);
+/* cluster.nccl.version as major*100 + minor (219 for 2.19.3); 0 when the scenario names none. */
+int hs_cluster_nccl_version(const hs_cluster *c);
 int hs_cluster_ngroups(const hs_cluster *c);
 const hs_node_group *hs_cluster_group(const hs_cluster *c, int g);
 const hs_fabric_spec *hs_cluster_fabric(const hs_cluster *c);

@@ -212,6 +212,7 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 	g->inswitch_up = 1;
 	g->inswitch_net = f->reduce;
 	g->nvls_eff = 1;
+	g->nccl_ver = hs_cluster_nccl_version(c);
 	g->fab = hs_cluster_fabprof(c, hs_cluster_domain_group(c, nodes[0]));
 	double pcie_node = INFINITY;
 	for (int i = 0; i < n;) {

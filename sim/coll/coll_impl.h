@@ -41,6 +41,7 @@ typedef struct hs_coll_grp {
 	int nch;          /* across nodes: NCCL's channels (one per NIC, doubled at 25 GB/s a channel: coll.c),
 			   * min over nodes; 0 inside one node */
 	int arch;         /* the oldest architecture among the group's devices (enum hs_arch) */
+	int nccl_ver;     /* the cluster's NCCL release, major*100 + minor; 0: the newest modelled (nccl_tuner.h) */
 	int host_bounce;  /* some node's ranks reach each other only through host memory (PCIe without P2P) */
 	int up_pcie;      /* some node's scale-up is PCIe */
 	/* the fitted fabric profile of the group's node groups (calib/fabric.h) when they all have the same one,

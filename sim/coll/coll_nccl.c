@@ -2,11 +2,11 @@
  * (src/graph/tuning.cc: time = latency + bytes / algorithm bandwidth, per algorithm and protocol); the
  * bandwidths come from the cluster's links rather than NCCL's topology search, the latencies are NCCL's.
  *
- * Constants (NCCL 2.19-2.23 src/graph/tuning.cc and src/graph/topo.h, read 2026-11; none fitted to logs):
- *   base latency per launch, us: tree {LL 6.8, LL128 14.0, Simple 8.4}, ring {6.6, 14.0, 8.4}
- *   per-hop latency, us:  NVLink tree {0.6, 1.25, 4.0} ring {0.6, 1.9, 3.4}, NVLS 25
- *                         PCIe   tree {1.0, 1.9, 4.0}  ring {1.0, 2.5, 5.7}
- *                         network tree {5.0, 8.5, 14} ring {2.7, 4.0, 14.0}, NVLS 18
+ * Latencies come by NCCL release (sim/coll/nccl_tuner.c, cluster.nccl.version). The cluster's release rates
+ * the candidates, so the choice is that release's; the time charged uses the newest release's latencies,
+ * each hop at least the cluster's own hop latency (scale-up, NIC and switches), since an older tuner's
+ * constants decided what the old library ran, not how long a hop takes.
+ * Other constants (NCCL 2.12-2.29 src/graph/tuning.cc and src/graph/topo.h; none fitted to logs):
  *   LL moves 8 bytes per 16 (data + flag) and needs a round of polling: ring LL runs at 1/4 of the link
  *   (1/3 inside a node for gathers), tree LL at 1/3.8; LL128 moves 120 of 128 bytes: 0.92 (0.7 when one
  *   rank per node sends and receives through the same NIC); the tree reaches 0.9 of its links.
@@ -25,19 +25,10 @@
 
 #include "calib/fabric.h"
 #include "sim/coll/coll_impl.h"
+#include "sim/coll/nccl_tuner.h"
 
-enum { P_LL, P_LL128, P_SIMPLE };
-enum { HW_NVL, HW_PCI, HW_NET };
-
-static const double base_lat[2][3] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}}; /* tree, ring */
-static const double hw_lat[3][2][3] = {
-	{{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}},
-	{{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}},
-	{{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}},
-};
-static const double nvls_lat[2] = {25.0, 18.0}; /* NVLink, network */
-/* NVLS-tree's network hop, us (NCCL 2.28.3 tuning.cc hwLatencies NET NVLSTree Simple; 20.9 from 2.29) */
-#define NVLS_TREE_NET_LAT 14.0
+enum { P_LL = HS_NCCL_LL, P_LL128 = HS_NCCL_LL128, P_SIMPLE = HS_NCCL_SIMPLE };
+enum { HW_NVL = HS_NCCL_HW_NVLINK, HW_PCI = HS_NCCL_HW_PCI, HW_NET = HS_NCCL_HW_NET };
 
 #define EFF_NVLINK 0.8
 #define EFF_PCIE 0.76
@@ -100,45 +91,63 @@ static double log2i(int n)
 	return l;
 }
 
-/* NCCL's latency of one (algorithm, protocol), in seconds. */
-static double latency(const hs_coll_grp *g, enum hs_coll_op op, enum hs_coll_algo a, int p)
+/* NCCL's latency of one (algorithm, protocol), in seconds, with the constants of release band T (tuning.cc,
+ * ncclTopoTuneModel; sim/coll/nccl_tuner.c). */
+static double latency(const hs_nccl_tuner *T, const hs_coll_grp *g, enum hs_coll_op op, enum hs_coll_algo a, int p,
+		      int physical)
 {
 	int n = g->n, N = g->nnodes, ppn = g->ppn;
 	int intra_hw = g->up_pcie ? HW_PCI : HW_NVL;
+	double ll = T->ll_intra_x18 && N > 1 && p == P_LL ? 1.8 : 1;
 	double us;
-	switch (a) {
-	case HS_ALGO_TREE: {
-		double intra = hw_lat[intra_hw][0][p] * (N > 1 && p == P_LL ? 1.8 : 1);
-		us = base_lat[0][p] + 2 * ((ppn - 1) * intra + log2i(N) * hw_lat[HW_NET][0][p]);
-		break;
+	hs_nccl_tuner Tp;
+	if (physical) {
+		/* NCCL's per-hop constants were measured on NVIDIA's reference systems; a path whose links take
+		 * longer (the cluster's scale-up latency, the NIC and switch hops of its fabric: hs_coll_grp lat_up,
+		 * lat_net) takes at least that long a hop */
+		Tp = *T;
+		for (int al = 0; al < 2; al++)
+			for (int pr = 0; pr < 3; pr++) {
+				if (Tp.hw_lat[intra_hw][al][pr] < g->lat_up * 1e6)
+					Tp.hw_lat[intra_hw][al][pr] = g->lat_up * 1e6;
+				if (Tp.hw_lat[HW_NET][al][pr] < g->lat_net * 1e6)
+					Tp.hw_lat[HW_NET][al][pr] = g->lat_net * 1e6;
+			}
+		T = &Tp;
 	}
+	switch (a) {
+	case HS_ALGO_TREE:
+		us = T->base_lat[0][p] + 2 * ((ppn - 1) * T->hw_lat[intra_hw][0][p] * ll + log2i(N) * T->hw_lat[HW_NET][0][p]);
+		break;
 	case HS_ALGO_INSWITCH:
-		us = (ppn > 1 ? nvls_lat[0] : 0) + (N > 1 ? nvls_lat[1] : 0);
+		us = (ppn > 1 ? T->nvls_lat[0] : 0) + (N > 1 ? T->nvls_lat[1] : 0);
 		break;
 	case HS_ALGO_NVLS: /* tuning.cc: latency = intraLat, no base latency */
-		us = nvls_lat[0];
+		us = T->nvls_lat[0];
 		break;
 	case HS_ALGO_NVLS_TREE: /* tuning.cc: intraLat + 2 log2(nNodes) interLat */
-		us = nvls_lat[0] + 2 * log2i(N) * NVLS_TREE_NET_LAT;
+		us = T->nvls_lat[0] + 2 * log2i(N) * T->nvls_tree_net;
 		break;
 	case HS_ALGO_DIRECT:
 		/* NCCL's send/recv and all-to-all: one launch, one hop (the network's when any peer is remote) */
-		us = base_lat[1][p] + hw_lat[N > 1 ? HW_NET : intra_hw][1][p];
+		us = T->base_lat[1][p] + T->hw_lat[N > 1 ? HW_NET : intra_hw][1][p];
 		break;
 	default: { /* ring, and what NCCL runs as rings */
-		int steps = op == HS_COLL_ALL_REDUCE ? 2 * (n - 1)
-			    : op == HS_COLL_ALL_GATHER || op == HS_COLL_REDUCE_SCATTER ? n - 1
-										     : n;
-		int inter = op == HS_COLL_ALL_REDUCE ? 2 * (N - 1)
-			    : op == HS_COLL_ALL_GATHER || op == HS_COLL_REDUCE_SCATTER ? N - 1
-										     : N;
-		if (N == 1)
-			inter = 0;
-		double intra = hw_lat[intra_hw][1][p] * (N > 1 && p == P_LL ? 1.8 : 1);
-		if (op == HS_COLL_BROADCAST || op == HS_COLL_REDUCE)
-			us = base_lat[1][p] + hw_lat[N > 1 ? HW_NET : intra_hw][1][p]; /* pipelined chain */
-		else
-			us = base_lat[1][p] + (steps - inter) * intra + inter * hw_lat[HW_NET][1][p];
+		if (op == HS_COLL_BROADCAST || op == HS_COLL_REDUCE) { /* pipelined chain */
+			us = T->base_lat[1][p] + T->hw_lat[N > 1 ? HW_NET : intra_hw][1][p];
+			break;
+		}
+		int ar = op == HS_COLL_ALL_REDUCE, ag = op == HS_COLL_ALL_GATHER || op == HS_COLL_REDUCE_SCATTER;
+		int steps = ar ? 2 * (n - 1) : ag ? n - 1 : n;
+		int inter = N == 1 ? 0 : T->inter_steps_exact ? (ar ? 2 * (N - 1) : N - 1) : ar ? 2 * N : ag ? N - 1 : N;
+		double intra = T->hw_lat[intra_hw][1][p] * ll;
+		if (T->net_overhead && N > 1) { /* getNetOverhead: 1 us (x3 for Simple) */
+			double ovh = p == P_SIMPLE ? 3.0 : 1.0;
+			if (intra < ovh)
+				intra = ovh;
+		}
+		double net = T->ppn1_tree_net && ppn == 1 ? T->hw_lat[HW_NET][0][p] : T->hw_lat[HW_NET][1][p];
+		us = T->base_lat[1][p] + (steps - inter) * intra + inter * net;
 		break;
 	}
 	}
@@ -202,11 +211,18 @@ static int cc_index(const hs_coll_grp *g)
 	}
 }
 
-static double cap_tree(const hs_coll_grp *g) { return tree_cap[cc_index(g)][g->nnodes > 2]; }
+/* The row of the caps: before NCCL 2.18 Hopper had Ampere's (nccl_tuner.h, hopper_caps). */
+static int cap_index(const hs_coll_grp *g)
+{
+	int i = cc_index(g);
+	return i == 2 && !hs_nccl_tuner_for(g->nccl_ver)->hopper_caps ? 1 : i;
+}
+
+static double cap_tree(const hs_coll_grp *g) { return tree_cap[cap_index(g)][g->nnodes > 2]; }
 
 static double cap_ll128(const hs_coll_grp *g, int tree)
 {
-	return tree ? tree_ll128_cap[cc_index(g)][g->nnodes > 2] : ring_ll128_cap[cc_index(g)];
+	return tree ? tree_ll128_cap[cap_index(g)][g->nnodes > 2] : ring_ll128_cap[cap_index(g)];
 }
 
 static const enum hs_coll_algo nccl_algos[] = {HS_ALGO_RING,	   HS_ALGO_TREE,	 HS_ALGO_NVLS,
@@ -236,8 +252,23 @@ static int nccl_has(const hs_coll_grp *g, enum hs_coll_algo a, enum hs_coll_op o
 	}
 }
 
+/* NCCL's "plateau effect of ring" (tuning.cc, ncclTopoGetAlgoTime): an inter-node Simple ring all-reduce pays
+ * more latency past a size. Before 2.18, 1.9x from nRanks/16 x 64 KiB; from 2.18, from 64 bytes per channel
+ * and rank, 1.4x on compute capability 8.0 and later, 1.9x below. The factor on the latency. */
+static double plateau(const hs_nccl_tuner *T, const hs_coll_grp *g, enum hs_coll_op op, enum hs_coll_algo a, int p,
+		      double S)
+{
+	if (a != HS_ALGO_RING || p != P_SIMPLE || g->nnodes <= 1 || op != HS_COLL_ALL_REDUCE)
+		return 1;
+	if (!T->plateau_v2)
+		return S >= g->n / 16.0 * 65536 ? 1.9 : 1;
+	return S / ((g->nch > 0 ? g->nch : 1) * (double)g->n) >= 64 ? (cc_index(g) >= 1 ? 1.4 : 1.9) : 1;
+}
+
+/* One (algorithm, protocol): returns the time NCCL's tuner rates it at, for the choice; *time_out the time
+ * predicted (see below). */
 static double one(const hs_coll_grp *g, const hs_coll_grp *e, enum hs_coll_op op, enum hs_coll_algo a, int p,
-		  double S, double *lat_out, double *bw_out)
+		  double S, double *lat_out, double *bw_out, double *time_out)
 {
 	double f = proto_bw(g, op, a, p);
 	if (f <= 0)
@@ -278,18 +309,19 @@ static double one(const hs_coll_grp *g, const hs_coll_grp *e, enum hs_coll_op op
 				tb = tmin;
 		}
 	}
-	double lat = latency(g, op, ran, p);
-	/* NCCL's "plateau effect of ring": an inter-node Simple ring all-reduce pays more latency once each
-	 * rank's share passes 4 KiB (tuning.cc, ncclTopoGetAlgoTime): 1.9x in NCCL 2.8-2.18; from 2.19, the
-	 * version of the other constants here, 1.4x on compute capability 8.0 and later, 1.9x below */
-	if (ran == HS_ALGO_RING && p == P_SIMPLE && g->nnodes > 1 && op == HS_COLL_ALL_REDUCE &&
-	    S >= g->n / 16.0 * 65536)
-		lat *= cc_index(g) >= 1 ? 1.4 : 1.9;
+	/* Two latencies: the cluster's release rates the candidates, as that release chooses; the time charged is
+	 * the newest release's, NVIDIA's latest estimate of what the hardware takes. An older tuner's constants
+	 * decided what the old library ran, not how fast the links were. */
+	const hs_nccl_tuner *Tv = hs_nccl_tuner_for(g->nccl_ver), *Tn = hs_nccl_tuner_for(0);
+	double rate = latency(Tv, g, op, ran, p, 1) * plateau(Tv, g, op, ran, p, S);
+	double lat = latency(Tn, g, op, ran, p, 1) * plateau(Tn, g, op, ran, p, S);
 	if (lat_out)
 		*lat_out = lat;
 	if (bw_out)
 		*bw_out = tb > 0 ? S / tb : INFINITY;
-	return lat + tb;
+	if (time_out)
+		*time_out = lat + tb;
+	return rate + tb;
 }
 
 /* NCCL's choice on a summarised group: for every enabled (algorithm, protocol) its time, the fastest wins.
@@ -304,7 +336,7 @@ static double choose(const hs_coll_grp *g, enum hs_coll_op op, enum hs_coll_algo
 	if (algo == HS_ALGO_FASTEST)
 		algo = hs_coll_grp_resolve(g, op, HS_ALGO_FASTEST, bytes);
 	hs_coll_grp e = effective(g, op);
-	double best = INFINITY, blat = 0, bbw = 0;
+	double best = INFINITY, blat = 0, bbw = 0, btime = 0;
 	enum hs_coll_algo ba = hs_coll_default_algo(op);
 	int bp = P_SIMPLE;
 	for (size_t i = 0; i < sizeof nccl_algos / sizeof *nccl_algos; i++) {
@@ -320,18 +352,18 @@ static double choose(const hs_coll_grp *g, enum hs_coll_op op, enum hs_coll_algo
 		for (int p = P_LL; p <= P_SIMPLE; p++) {
 			if (proto != HS_PROTO_AUTO && p != (int)proto - 1)
 				continue;
-			double lat, bw;
-			double t = one(g, &e, op, run, p, bytes, &lat, &bw);
+			double lat, bw, tt;
+			double t = one(g, &e, op, run, p, bytes, &lat, &bw, &tt);
 			if (t < best) {
-				best = t, blat = lat, bbw = bw, ba = run, bp = p;
+				best = t, blat = lat, bbw = bw, ba = run, bp = p, btime = tt;
 			}
 		}
 	}
 	if (!isfinite(best)) /* e.g. LL128 asked for on PCIe: run Simple */
-		best = one(g, &e, op, ba, P_SIMPLE, bytes, &blat, &bbw), bp = P_SIMPLE;
+		best = one(g, &e, op, ba, P_SIMPLE, bytes, &blat, &bbw, &btime), bp = P_SIMPLE;
 	if (choice)
 		*choice = (hs_coll_choice){ba, (enum hs_coll_proto)(bp + 1), blat, bbw};
-	return best;
+	return btime;
 }
 
 /* The one place a fitted fabric profile (calib/fabric.h) changes a prediction: the tuner's choice stands (NCCL

@@ -27,16 +27,15 @@ struct vcase {
 };
 
 static const struct vcase cases[] = {
-	/* Issue 16's gate is 10% for these two as well; they are at 11.2% and 10.9% (14.7% and 12.8% before
-	 * NCCL's two-node tree rating, its tree size correction and its per-channel limits came in, coll_nccl.c;
-	 * the Azure log is NCCL 2.12, whose 1.9x ring plateau the model's 2.19+ 1.4x undercuts: 10.0% with 1.9x)
-	 * and held there until a mechanism brings them in. OCI: NCCL 2.19 turns to the tree at 1 GiB and up,
-	 * 220-238 GB/s busbw where a ring cannot pass the NICs' 184; the tuner model keeps the ring, as it does
-	 * with 8 channels (with the shape's 16 ports of 100 Gb/s as 16 channels it picks the tree at every size,
-	 * 15.4%). Azure: 32 MiB measured at 97 GB/s where the OCI log of the same hardware shows 139. Not
-	 * fitted: see docs/collectives.md, Validation. */
+	/* Issue 16's gate is 10%. The Azure log (NCCL 2.12.12, named in its scenario) is at 9.5%: its release's
+	 * tuner chooses, the newest release's latencies (floored by the cluster's hop latencies) are charged.
+	 * OCI (2.19.3) is at 11.0%, held at 11.5% until a mechanism brings it in: from 1 GiB NCCL 2.19 turns to
+	 * the tree at 220-238 GB/s busbw, where a ring cannot pass the NICs' 184; the model keeps the ring with 8
+	 * channels of 24 GB/s. Described as NCCL sees the shape (16 ports of 100 Gb/s, 16 channels) the model
+	 * picks the tree from 512 KiB and is 15% off: its tree rating is not NCCL's topology search (speed
+	 * arrays per channel), which is not modelled. Not fitted: see docs/collectives.md, Validation. */
 	{"a100x16-oci-readme-allreduce.txt", "a100x16-oci-roce", HS_COLL_ALL_REDUCE, HS_ALGO_AUTO, 11.5, NULL},
-	{"a100x16-sxm4-80gb-ib-allreduce.txt", "a100x16-azure-hdr", HS_COLL_ALL_REDUCE, HS_ALGO_AUTO, 11, NULL},
+	{"a100x16-sxm4-80gb-ib-allreduce.txt", "a100x16-azure-hdr", HS_COLL_ALL_REDUCE, HS_ALGO_AUTO, 10, NULL},
 	{"a100x8-sxm4-80gb-nvswitch-allreduce.txt", "a100x8-nvswitch", HS_COLL_ALL_REDUCE, HS_ALGO_AUTO, 10, NULL},
 	{"h100x16-ndr-allreduce-default.txt", "h100x16-ndr", HS_COLL_ALL_REDUCE, HS_ALGO_AUTO, 0,
 	 "the reporter's system reaches 24% of its 8 x 400 Gb/s NICs (nccl-tests issue 290 asks why); the model "
@@ -247,12 +246,78 @@ START_TEST(nccl_auto_monotonic)
 }
 END_TEST
 
+/* NCCL's release changes what its tuner chooses, not how fast the links are (sim/coll/nccl_tuner.h). On two
+ * nodes of 8 A100s with 8 x 200 Gb/s, 16 MiB all-reduce: the LL128 ring and the LL128 tree are rated within a
+ * few microseconds of each other, and 2.12-2.22 charge the ring's all-reduce 2 nNodes = 4 network steps where
+ * 2.23 charges 2 (nNodes - 1) = 2, 2 x 4.0 us less: 2.19 picks the tree, 2.23 the ring. A forced algorithm
+ * takes the same time under every release, since the time charged is the newest release's. */
+START_TEST(nccl_version_changes_the_choice)
+{
+	static const char *fmt = "cluster:\n  groups:\n    - {nodes: 2, gpus_per_node: 8, gpu: A100-SXM-80GB,\n"
+				 "       scaleup: {kind: nvswitch, bandwidth: 300 GB/s, latency: 1 us},\n"
+				 "       nic: {bandwidth: 200 Gb/s, per_node: 8, latency: 3 us}}\n"
+				 "  fabric: {kind: fat-tree, tiers: 2, latency: 1 us}\n"
+				 "  nccl: {version: \"%s\"}\n";
+	static const char *ver[] = {"2.19.3", "2.23.4-1"};
+	int ranks[16];
+	for (int i = 0; i < 16; i++)
+		ranks[i] = i;
+	hs_coll_choice ch[2];
+	double forced[2][2];
+	for (int v = 0; v < 2; v++) {
+		char y[512];
+		snprintf(y, sizeof y, fmt, ver[v]);
+		hs_err err = {0};
+		hs_ydoc *d = hs_yaml_load_string(y, strlen(y), "t", &err);
+		ck_assert_msg(d != NULL, "%s", err.msg);
+		hs_cluster *c = hs_cluster_from_yaml(hs_yaml_get(hs_yaml_root(d), "cluster"), "cluster", &err);
+		ck_assert_msg(c != NULL, "%s", err.msg);
+		ck_assert_int_eq(hs_cluster_nccl_version(c), v ? 223 : 219);
+		double S = 16 << 20;
+		ck_assert(hs_coll_nccl_time(c, HS_COLL_ALL_REDUCE, HS_ALGO_AUTO, HS_PROTO_AUTO, ranks, 16, S, &ch[v]) > 0);
+		forced[v][0] = hs_coll_nccl_time(c, HS_COLL_ALL_REDUCE, HS_ALGO_RING, HS_PROTO_AUTO, ranks, 16, S, NULL);
+		forced[v][1] = hs_coll_nccl_time(c, HS_COLL_ALL_REDUCE, HS_ALGO_TREE, HS_PROTO_AUTO, ranks, 16, S, NULL);
+		hs_cluster_free(c);
+		hs_yaml_free(d);
+	}
+	ck_assert_msg(ch[0].algo == HS_ALGO_TREE && ch[0].proto == HS_PROTO_LL128, "2.19: %s/%s",
+		      hs_coll_algo_name(ch[0].algo), hs_coll_proto_name(ch[0].proto));
+	ck_assert_msg(ch[1].algo == HS_ALGO_RING && ch[1].proto == HS_PROTO_LL128, "2.23: %s/%s",
+		      hs_coll_algo_name(ch[1].algo), hs_coll_proto_name(ch[1].proto));
+	ck_assert_double_eq(forced[0][0], forced[1][0]);
+	ck_assert_double_eq(forced[0][1], forced[1][1]);
+}
+END_TEST
+
+/* cluster.nccl.version: a release before the oldest modelled, or not a version, is bad input naming the key. */
+START_TEST(nccl_version_errors)
+{
+	static const char *bad[] = {"2.11", "two", "2.", "2.19.x", "2.19.3-"};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		char y[256];
+		snprintf(y, sizeof y,
+			 "cluster:\n  groups:\n    - {nodes: 1, gpus_per_node: 2, gpu: A100-SXM-80GB}\n"
+			 "  nccl: {version: \"%s\"}\n", bad[i]);
+		hs_err err = {0};
+		hs_ydoc *d = hs_yaml_load_string(y, strlen(y), "t.yaml", &err);
+		ck_assert_msg(d != NULL, "%s", err.msg);
+		hs_cluster *c = hs_cluster_from_yaml(hs_yaml_get(hs_yaml_root(d), "cluster"), "cluster", &err);
+		ck_assert_msg(c == NULL, "version '%s' accepted", bad[i]);
+		ck_assert_int_eq(err.code, HS_EINPUT);
+		ck_assert_msg(strstr(err.msg, "t.yaml:4:") && strstr(err.msg, "cluster.nccl.version"), "%s", err.msg);
+		hs_yaml_free(d);
+	}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("coll_nccl");
 	TCase *t = tcase_create("validation");
 	tcase_add_test(t, log_parser_handles_prefixes);
 	tcase_add_test(t, nccl_auto_monotonic);
+	tcase_add_test(t, nccl_version_changes_the_choice);
+	tcase_add_test(t, nccl_version_errors);
 	tcase_add_loop_test(t, matches_nccl_tests, 0, (int)(sizeof cases / sizeof *cases));
 	tcase_add_test(t, tree_two_nodes_by_hand);
 	suite_add_tcase(s, t);
