@@ -144,8 +144,11 @@ static void comm_sent(const hs_sim *sim, int rep, double out[HS_GROUP_COUNT])
 		if (t->kind == HS_T_SEND) {
 			out[HS_GROUP_PP] += t->bytes;
 		} else if (t->kind == HS_T_COLL) {
-			if (t->group < HS_GROUP_COUNT && n[t->group] > 1)
-				out[t->group] += t->bytes * hs_coll_busbw_factor((enum hs_coll_op)t->coll, n[t->group]);
+			/* a traced workload's collective is over its own process group, not the flat layout's */
+			int gn = t->xgroup ? (int)(g->xg_first[t->xgroup] - g->xg_first[t->xgroup - 1])
+					   : t->group < HS_GROUP_COUNT ? n[t->group] : 0;
+			if (t->group < HS_GROUP_COUNT && gn > 1)
+				out[t->group] += t->bytes * hs_coll_busbw_factor((enum hs_coll_op)t->coll, gn);
 		} else if (t->kind == HS_T_COMPUTE) {
 			for (uint32_t q = t->op_first; q < t->op_first + t->op_count; q++) {
 				const hs_op *o = &g->ops[q];
