@@ -9,6 +9,8 @@
 
 #include <stdlib.h>
 
+#include "sim/coll/coll_impl.h"
+
 static int cmp_int(const void *a, const void *b)
 {
 	int x = *(const int *)a, y = *(const int *)b;
@@ -69,8 +71,10 @@ int hs_coll_flow_plan_of(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_a
 			 const int *ranks, int n, double bytes, hs_coll_flow_plan *out)
 {
 	hs_err err = {0};
+	hs_coll_grp g;
 	*out = (hs_coll_flow_plan){hs_coll_default_algo(op), 1, 0, {0}};
-	if (!ranks || n < 1 || hs_coll_check(c, ranks, n, &err))
+	if (!ranks || n < 1 || (unsigned)op >= HS_COLL_OP_COUNT || (unsigned)algo >= HS_ALGO_COUNT ||
+	    hs_coll_grp_init(&g, c, ranks, n, &err))
 		return -1;
 	if (algo == HS_ALGO_AUTO && proto != HS_PROTO_AUTO) {
 		/* the tuner restricted to one protocol (hetsim coll --proto) may pick another algorithm */
@@ -78,7 +82,7 @@ int hs_coll_flow_plan_of(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_a
 		hs_coll_nccl_time(c, op, HS_ALGO_AUTO, proto, ranks, n, bytes, &ch);
 		out->algo = ch.algo;
 	} else {
-		out->algo = hs_coll_resolve_algo(c, op, algo, ranks, n, bytes);
+		out->algo = hs_coll_grp_resolve(&g, op, algo, bytes); /* as hs_coll_resolve_algo */
 	}
 	layout(c, ranks, n, out);
 	return 0;
