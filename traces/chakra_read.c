@@ -85,6 +85,7 @@ struct node {
 	uint8_t type;
 	int8_t hsgroup;      /* hetsim_group attribute: enum hs_group, -1 none */
 	uint8_t has_dur, has_ctype, has_size, has_src, has_dst, gemm;
+	uint8_t in_layer;    /* hetsim_in_layer: a collective that blocks the compute stream */
 	uint64_t dur_ps;
 	int comm_type;
 	double bytes;        /* comm_size, or tensor_size */
@@ -263,6 +264,10 @@ static int parse_attr(struct ctx *c, int rank, hs_pb *ac, struct node *nd, int64
 		if (!integer || iv < 0)
 			want = "duration_ps: expected picoseconds, 0 or more";
 		nd->dur_ps = (uint64_t)iv, nd->has_dur = 1;
+	} else if (name_is(&name, "hetsim_in_layer")) {
+		if (!integer)
+			want = "hetsim_in_layer: expected a bool";
+		nd->in_layer = iv != 0;
 	} else if (name_is(&name, "hetsim_group")) {
 		static const char *const gn[HS_GROUP_COUNT] = {"tp", "cp", "dp", "ep", "pp"};
 		nd->hsgroup = -1;
@@ -854,7 +859,10 @@ static int emit_rank(struct ctx *c, int rank, struct rank *rk, int64_t *scratch)
 			}
 			double bytes = nd->comm_type == HS_ET_BARRIER ? 0 : nd->bytes;
 			uint32_t gi = nd->grp ? nd->grp : world_group(c, scratch);
-			t.kind = HS_T_COLL, t.stream = HS_S_COMM, t.what = HS_W_GRAD_REDUCE;
+			/* a collective inside a layer (hetsim's writer marks it) blocks the compute stream, as the
+			 * layer's collectives do in a built-in workload; any other runs on the comm stream */
+			t.kind = HS_T_COLL, t.stream = nd->in_layer ? HS_S_COMPUTE : HS_S_COMM;
+			t.what = nd->in_layer ? HS_W_FWD : HS_W_GRAD_REDUCE;
 			t.group = (uint8_t)(nd->hsgroup >= 0 ? nd->hsgroup : HS_GROUP_DP);
 			t.coll = (uint8_t)coll, t.bytes = bytes, t.xgroup = gi;
 			if (rendezvous(c, rank, nd, gi, coll, bytes, &t.rendezvous))

@@ -1,10 +1,12 @@
 #include "traces/summary.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include <math.h>
 
 #include "models/schedule.h"
+#include "sim/base/alloc.h"
 #include "sim/coll/coll.h"
 #include "sim/study/cost.h"
 #include "sim/base/json.h"
@@ -123,29 +125,32 @@ static void text_diloco(FILE *f, const hs_sim *sim)
 		o.inner_s + o.sync_wan_s, o.sync_wan_s);
 }
 
-/* Bytes one real rank of simulated rank `rep` sends in the step, by group kind: each collective (its own tasks
+/* Bytes one real rank of each simulated rank sends in the step, by group kind (out[rep * HS_GROUP_COUNT + k],
+ * malloc'd, one pass over the tasks: a traced workload has a rep per rank, 1,024 x 10,000 tasks): each collective (its own tasks
  * and those inside compute tasks, TP/CP/EP) at nccl-tests' bus-bandwidth accounting over its group's size (an
  * all-reduce of S bytes over n ranks sends 2(n-1)/n x S per rank, an all-gather or reduce-scatter (n-1)/n x
  * S, sim/coll/coll.c), pipeline sends at their size. What the algorithm puts on each link differs (trees,
  * NVLS); this is the per-rank volume the bandwidth figures of every tool are quoted against. */
-static void comm_sent(const hs_sim *sim, int rep, double out[HS_GROUP_COUNT])
+static double *comm_sent(const hs_sim *sim)
 {
+	int nreps = sim->r.nreps > sim->b.graph.nreps ? sim->r.nreps : sim->b.graph.nreps;
+	double *all = hs_xcalloc((size_t)(nreps > 0 ? nreps : 1) * HS_GROUP_COUNT, sizeof *all);
 	const hs_parallel *p = &sim->s->par;
 	const hs_graph *g = &sim->b.graph;
 	const int n[HS_GROUP_COUNT] = {[HS_GROUP_TP] = p->tp, [HS_GROUP_CP] = p->cp,
 				       [HS_GROUP_DP] = hs_build_dp_group_size(p), [HS_GROUP_EP] = p->ep,
 				       [HS_GROUP_PP] = 2};
-	for (int k = 0; k < HS_GROUP_COUNT; k++)
-		out[k] = 0;
 	for (size_t i = 0; i < g->ntasks; i++) {
 		const hs_task *t = &g->tasks[i];
-		if (t->rep != rep)
-			continue;
+		double *out = all + (size_t)t->rep * HS_GROUP_COUNT;
 		if (t->kind == HS_T_SEND) {
 			out[HS_GROUP_PP] += t->bytes;
 		} else if (t->kind == HS_T_COLL) {
-			if (t->group < HS_GROUP_COUNT && n[t->group] > 1)
-				out[t->group] += t->bytes * hs_coll_busbw_factor((enum hs_coll_op)t->coll, n[t->group]);
+			/* a traced workload's collective is over its own process group, not the flat layout's */
+			int gn = t->xgroup ? (int)(g->xg_first[t->xgroup] - g->xg_first[t->xgroup - 1])
+					   : t->group < HS_GROUP_COUNT ? n[t->group] : 0;
+			if (t->group < HS_GROUP_COUNT && gn > 1)
+				out[t->group] += t->bytes * hs_coll_busbw_factor((enum hs_coll_op)t->coll, gn);
 		} else if (t->kind == HS_T_COMPUTE) {
 			for (uint32_t q = t->op_first; q < t->op_first + t->op_count; q++) {
 				const hs_op *o = &g->ops[q];
@@ -154,6 +159,7 @@ static void comm_sent(const hs_sim *sim, int rep, double out[HS_GROUP_COUNT])
 			}
 		}
 	}
+	return all;
 }
 
 /* The passes of hs_profile_attn_rule's bits. */
@@ -272,14 +278,15 @@ static void write_text(FILE *f, const hs_sim *sim, int detail)
 		for (int k = 0; k < HS_GROUP_COUNT; k++)
 			fprintf(f, " %10s", group_names[k]);
 		fprintf(f, "\n");
+		double *sent = comm_sent(sim);
 		for (int i = 0; i < r->nreps; i++) {
-			double by[HS_GROUP_COUNT];
-			comm_sent(sim, i, by);
+			const double *by = sent + (size_t)i * HS_GROUP_COUNT;
 			fprintf(f, "  %5d %4d", r->reps[i].stage, r->reps[i].dp_index);
 			for (int k = 0; k < HS_GROUP_COUNT; k++)
 				fprintf(f, " %10.3f", by[k] / 1e9);
 			fprintf(f, "\n");
 		}
+		free(sent);
 		const hs_link_util *lu = &r->links;
 		if (lu->nlinks > 0 && lu->bytes) {
 			/* flow fidelity: the links are in decreasing order of bytes carried (sim/exec/result.c) */
@@ -378,9 +385,9 @@ static void write_json(FILE *f, const hs_sim *sim, int detail)
 	hs_json_end_obj(&j);
 	/* the step's communication volume over every real rank, by kind (comm_sent: per rank) */
 	double tot[HS_GROUP_COUNT] = {0};
+	double *sent = comm_sent(sim);
 	for (int i = 0; i < r->nreps; i++) {
-		double by[HS_GROUP_COUNT];
-		comm_sent(sim, i, by);
+		const double *by = sent + (size_t)i * HS_GROUP_COUNT;
 		int mult = i < b->graph.nreps ? b->graph.reps[i].multiplicity : 1;
 		for (int k = 0; k < HS_GROUP_COUNT; k++)
 			tot[k] += mult * by[k];
@@ -449,8 +456,7 @@ static void write_json(FILE *f, const hs_sim *sim, int detail)
 			hs_json_end_obj(&j);
 			hs_json_knum(&j, "straggler_wait_s", q->straggler_wait_s);
 			hs_json_knum(&j, "memory_bytes", q->mem_bytes);
-			double by[HS_GROUP_COUNT];
-			comm_sent(sim, i, by);
+			const double *by = sent + (size_t)i * HS_GROUP_COUNT;
 			hs_json_key(&j, "comm_sent_bytes");
 			hs_json_obj(&j);
 			for (int k = 0; k < HS_GROUP_COUNT; k++)
@@ -499,6 +505,7 @@ static void write_json(FILE *f, const hs_sim *sim, int detail)
 	}
 	hs_json_kint(&j, "events", (long long)r->events);
 	hs_json_end_obj(&j);
+	free(sent);
 }
 
 static const hs_summary_format formats[] = {

@@ -16,6 +16,7 @@
 #include "config/yaml.h"
 #include "sim/base/alloc.h"
 #include "sim/coll/coll.h"
+#include "sim/coll/coll_flow.h"
 #include "sim/coll/coll_nccl.h"
 #include "sim/engine/engine.h"
 #include "sim/net/net.h"
@@ -208,15 +209,17 @@ static void on_flow_done(void *ctx, uint64_t arg)
 	flow_calls++;
 }
 
-/* One collective on a fresh network (idle at time 0); seconds, or -1 with err. */
-static double flow_time(const hs_cluster *c, const char *model, int op, int algo, const int *ranks, int n, double s,
-			int channels, double chunk, int window, hs_err *err)
+/* One collective on a fresh network (idle at time 0) with plan pl's algorithm and channels; seconds, or -1
+ * with err. */
+static double flow_time(const hs_cluster *c, const char *model, int op, const hs_coll_flow_plan *pl, const int *ranks,
+			int n, double s, double chunk, int window, hs_err *err)
 {
 	hs_engine *eng = hs_engine_create();
 	hs_net *net = hs_net_create(c, model, eng, err);
 	double t = -1;
 	if (net) {
-		hs_net_set_channels(net, channels);
+		hs_net_set_channels(net, pl->channels);
+		hs_net_set_rails(net, pl->nrails ? pl->rails : NULL, pl->nrails);
 		hs_net_set_chunk(net, chunk);
 		hs_net_set_window(net, window);
 		hs_net_set_symmetry(net, !o_nosym);
@@ -230,8 +233,7 @@ static double flow_time(const hs_cluster *c, const char *model, int op, int algo
 				rc = hs_net_send(net, ranks[i], ranks[(i + 1) % n], s, on_flow_done, eng, (uint64_t)i, err);
 			want = n;
 		} else {
-			rc = hs_net_collective(net, (enum hs_coll_op)op, (enum hs_coll_algo)algo, ranks, n, s, on_flow_done,
-					       eng, 0, err);
+			rc = hs_net_collective(net, (enum hs_coll_op)op, pl->algo, ranks, n, s, on_flow_done, eng, 0, err);
 		}
 		if (rc == 0) {
 			hs_engine_run(eng, HS_TIME_MAX);
@@ -367,17 +369,6 @@ static int run(const char *file)
 	int *ranks = hs_xmalloc((size_t)n * sizeof *ranks);
 	for (int i = 0; i < n; i++)
 		ranks[i] = i;
-	if (channels == 0) {
-		/* NCCL runs at least a channel per NIC across nodes (its ring and tree search starts a channel next to
-		 * each NIC); one channel would push a node's crossing through the one NIC of the GPU at its edge */
-		channels = 1;
-		if (hs_cluster_domain_of(c, ranks[0]) != hs_cluster_domain_of(c, ranks[n - 1]))
-			for (int i = 0; i < n; i++) {
-				int k = hs_cluster_group(c, hs_cluster_group_of(c, ranks[i]))->nics_per_node;
-				if (k > channels)
-					channels = k > 64 ? 64 : k;
-			}
-	}
 
 	/* Compute every row before printing anything: nothing half-done reaches stdout. */
 	size_t cap = 64, nrows = 0;
@@ -389,16 +380,18 @@ static int run(const char *file)
 		hs_coll_choice ch = {hs_coll_default_algo(op), HS_PROTO_SIMPLE, 0, 0};
 		double t;
 		if (flow) {
-			/* the flow model has no protocol overheads: it is the routed, contended physical transfer. AUTO
-			 * runs what NCCL's tuner (as sim/coll/coll_nccl.c models it) would run, as nccl-tests does: the
-			 * fastest ideal closed form would pick trees NCCL rates below the ring (two nodes) */
-			int run = algo;
-			if (algo == HS_ALGO_AUTO) {
-				hs_coll_nccl_time(c, op, HS_ALGO_AUTO, proto, ranks, n, s, &ch);
-				run = ch.algo;
-			}
+			/* the flow model has no protocol overheads: it is the routed, contended physical transfer. The
+			 * algorithm and channels are the plan a simulated step's collective over these devices runs
+			 * (sim/coll/coll_flow.h): AUTO is what NCCL's tuner (as sim/coll/coll_nccl.c models it) would
+			 * run, as nccl-tests does; a channel per NIC across nodes, as NCCL's search opens them.
+			 * --channels C overrides the layout: C channels, channel c on NIC c. */
+			hs_coll_flow_plan pl;
+			hs_coll_flow_plan_of(c, op, (enum hs_coll_algo)algo, (enum hs_coll_proto)proto, ranks, n, s, &pl);
+			if (channels > 0)
+				pl.channels = channels, pl.nrails = 0;
+			ch.algo = pl.algo;
 			ch.proto = HS_PROTO_SIMPLE;
-			t = flow_time(c, "flow", op, run, ranks, n, s, channels, chunk, window, &err);
+			t = flow_time(c, "flow", op, &pl, ranks, n, s, chunk, window, &err);
 			if (t < 0) {
 				status = fail(&err);
 				break;

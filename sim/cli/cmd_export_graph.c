@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/yaml.h"
 #include "sim/base/alloc.h"
 #include "sim/cli/cmd.h"
 #include "sim/study/simulate.h"
@@ -118,7 +119,11 @@ int cmd_export_graph(int argc, char **argv)
 	}
 	hs_err err = {0};
 	hs_sim sim;
-	if (hs_simulate(pos[0], &sets, 1, NULL, &sim, &err)) {
+	/* Chakra: keeping where the collectives inside layers ran, which the writer makes nodes of */
+	memset(&sim, 0, sizeof sim);
+	hs_ydoc *doc = chakra ? hs_yaml_load_file_set(pos[0], sets.v, sets.n, &err) : NULL;
+	if (chakra ? !doc || hs_simulate_doc_traced(doc, pos[0], 1, NULL, NULL, NULL, &sim, &err)
+		   : hs_simulate(pos[0], &sets, 1, NULL, &sim, &err)) {
 		free(ranks);
 		status = hs_cmd_fail("export-graph", &err);
 		goto done;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sim/base/alloc.h"
+#include "sim/coll/coll_flow.h"
 #include "sim/exec/exec_impl.h"
 
 /* One graph task (or the members of one rendezvous) carried by the network as several lanes: the same
@@ -90,64 +91,27 @@ static void lane_done(void *ctx, uint64_t arg)
 	}
 }
 
-static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
-
-/* Open a group's channels as NCCL would before its collective: one per NIC of the group's own devices on a
- * node, each crossing by that NIC, when the group spans nodes (NCCL's search puts a channel next to each NIC
- * of the communicator's GPUs). A lane of one device per node crosses on that device's NIC, as with one
- * channel. A group of whole nodes crosses on every NIC: its channels are alike, so one channel whose
- * crossings spread over every NIC stands for them (hs_net_set_spread), at 1/NICs of the transfers. The first
- * node stands for all (groups hold the same local devices on every node). */
-void hs_exec_group_channels(struct ex *x, const int *ranks, int n)
-{
-	const hs_cluster *c = x->s->cluster;
-	int node0 = hs_cluster_node_of(c, ranks[0]), dom0 = hs_cluster_domain_of(c, ranks[0]), spans = 0, C = 0;
-	int rails[64], loc[64], nl = 0;
-	const hs_node_group *g = hs_cluster_group(c, hs_cluster_group_of(c, ranks[0]));
-	for (int i = 0; i < n; i++) {
-		/* crossing NICs means leaving the scale-up domain (an NVL72 rack's trays never use them inside it) */
-		if (hs_cluster_domain_of(c, ranks[i]) != dom0)
-			spans = 1;
-		if (hs_cluster_node_of(c, ranks[i]) == node0 && nl < 64)
-			loc[nl++] = hs_cluster_local_rank(c, ranks[i]);
-	}
-	int p = g->gpus_per_node, nn = g->nics_per_node;
-	if (spans && nn > 0) {
-		for (int i = 0; i < nn && C < 64; i++) /* NIC i hangs off device i * p / nn (topology/topo.c) */
-			for (int k = 0; k < nl; k++)
-				if (loc[k] == (int)((long)i * p / nn)) {
-					rails[C++] = i;
-					break;
-				}
-		for (int k = 0; k < nl && C < 64; k++) { /* a device without a NIC of its own: the nearest one */
-			int nic = (int)((long)loc[k] * nn / p), seen = 0;
-			for (int j = 0; j < C; j++)
-				seen |= rails[j] == nic;
-			if (!seen)
-				rails[C++] = nic;
-		}
-	}
-	hs_net_set_spread(x->net, spans && nl == p && C > 1);
-	if (C < 2 || nl == p) {
-		hs_net_set_channels(x->net, 1);
-		hs_net_set_rails(x->net, NULL, 0);
-		return;
-	}
-	qsort(rails, (size_t)C, sizeof *rails, cmp_int);
-	hs_net_set_channels(x->net, C);
-	hs_net_set_rails(x->net, rails, C);
-}
-
+/* Run `op` over the job's ranks on the network as `hetsim coll --fidelity flow` runs it over the same devices:
+ * the algorithm and the channels (a channel per NIC of the group's devices when it leaves its scale-up domain)
+ * are the one rule of sim/coll/coll_flow.h, so a collective inside a step takes what it takes alone there on an
+ * idle network. The plan is the job's cluster's, on the job's ranks; the network's devices are dev0 on. The
+ * layout is set just before the start: a collective keeps the channels it started with (sim/net/netcoll.c
+ * copies them), whatever the next group sets. */
 int hs_exec_net_collective(struct ex *x, enum hs_coll_op op, const int *ranks, int n, double bytes,
 			   hs_net_done done, uint64_t arg, hs_err *err)
 {
-	enum hs_coll_algo algo = (enum hs_coll_algo)x->s->coll_algo;
+	hs_coll_flow_plan pl;
+	if (hs_coll_flow_plan_of(x->s->cluster, op, (enum hs_coll_algo)x->s->coll_algo, HS_PROTO_AUTO, ranks, n, bytes,
+				 &pl))
+		return hs_coll_check(x->s->cluster, ranks, n, err);
+	hs_net_set_channels(x->net, pl.channels);
+	hs_net_set_rails(x->net, pl.nrails ? pl.rails : NULL, pl.nrails);
 	if (!x->dev0)
-		return hs_net_collective(x->net, op, algo, ranks, n, bytes, done, x, arg, err);
+		return hs_net_collective(x->net, op, pl.algo, ranks, n, bytes, done, x, arg, err);
 	int *g = hs_xmalloc((size_t)n * sizeof *g);
 	for (int i = 0; i < n; i++)
 		g[i] = x->dev0 + ranks[i];
-	int rc = hs_net_collective(x->net, op, algo, g, n, bytes, done, x, arg, err);
+	int rc = hs_net_collective(x->net, op, pl.algo, g, n, bytes, done, x, arg, err);
 	free(g);
 	return rc;
 }
@@ -188,12 +152,10 @@ static void start_net(struct ex *x, uint32_t ti, const uint32_t *tasks, int ntas
 				uint32_t gi = t->xgroup - 1;
 				const int *xr = g->xg_ranks + g->xg_first[gi];
 				int n = (int)(g->xg_first[gi + 1] - g->xg_first[gi]);
-				hs_exec_group_channels(x, xr, n);
 				rc = hs_exec_net_collective(x, (enum hs_coll_op)t->coll, xr, n, t->bytes, lane_done, id, &e);
 			} else {
 				for (int d = 0; d < p->dp; d++)
 					ranks[d] = hs_build_rank(p, tt, c, d, rp->stage);
-				hs_exec_group_channels(x, ranks, p->dp);
 				rc = hs_exec_net_collective(x, (enum hs_coll_op)t->coll, ranks, p->dp, t->bytes,
 							    lane_done, id, &e);
 			}

@@ -343,7 +343,10 @@ static void task_done(struct ex *x, uint32_t ti)
 	r->qpos[t->stream]++;
 	if (now > r->last_end)
 		r->last_end = now;
-	if (t->stream == HS_S_COMPUTE)
+	/* a collective on the compute stream (a traced workload's collective inside a layer) is a wait of the
+	 * stream: the next task's begin() charges it to the collective's group, as a layer's blocking collective
+	 * is charged in a built-in workload */
+	if (t->stream == HS_S_COMPUTE && t->kind != HS_T_COLL)
 		r->idle_since = now;
 	if (++x->ndone == x->g->ntasks && x->step_end) /* after what else runs at this instant */
 		hs_engine_after(x->eng, 0, step_end_ev, x, 0);

@@ -197,7 +197,8 @@ int hs_exec_check_step(struct ex *x, hs_err *err);
 void hs_exec_close(struct ex *x);
 
 /* comm_net.c: a job's collective or send on the network, its ranks (devices of the job's cluster) moved to
- * the shared network's devices (dev0 + rank). */
+ * the shared network's devices (dev0 + rank); a collective with the algorithm and channels `hetsim coll
+ * --fidelity flow` gives the same group (sim/coll/coll_flow.h). */
 int hs_exec_net_collective(struct ex *x, enum hs_coll_op op, const int *ranks, int n, double bytes,
 			   hs_net_done done, uint64_t arg, hs_err *err);
 int hs_exec_net_send(struct ex *x, int src, int dst, double bytes, hs_net_done done, uint64_t arg, hs_err *err);
@@ -240,10 +241,8 @@ double hs_exec_comm_closed_time(struct ex *x, uint32_t task);
  * needed (nothing accounted). Its own header comment says what the pattern is. */
 const char *hs_exec_closed_step(struct ex *x, hs_result *out);
 
-/* comm_net.c: whether the TP x CP lanes (and replicas) may share fabric links; and a group's channels and rails
- * set on the network before its collective, as NCCL would open them. */
+/* comm_net.c: whether the TP x CP lanes (and replicas) may share fabric links. */
 int hs_exec_lanes_contend(const hs_workload *s, const hs_simopts *o);
-void hs_exec_group_channels(struct ex *x, const int *ranks, int n);
 
 /* inlayer.c */
 void hs_exec_inlayer_setup(struct ex *x);

@@ -196,7 +196,6 @@ static int inlayer_start(struct ex *x, const struct rep *r, const hs_op *o, uint
 			for (int i = 0; i < n && !rc; i++, calls++)
 				rc = hs_exec_net_send(x, rk[i], rk[(i + 1) % n], o->bytes, seg_net_done, arg, &e);
 		} else {
-			hs_exec_group_channels(x, rk, n);
 			rc = hs_exec_net_collective(x, o->coll, rk, n, o->bytes, seg_net_done, arg, &e);
 			calls++;
 		}

@@ -1,7 +1,8 @@
 /* Chakra ET in and out (traces/chakra.h):
  * - round trip: a built-in workload simulated, written as Chakra ET, read back and simulated on the same
- *   scenario gives the same step time to the picosecond (analytical fidelity), and every rank finishes when
- *   its stage's rep did, for several parallel layouts;
+ *   scenario gives the same step time to the picosecond (analytical fidelity), every rank finishes when its
+ *   stage's rep did, each kind of group carries the same bytes (the collectives inside layers are COMM_COLL
+ *   nodes of their own) and is exposed as long, for several parallel layouts;
  * - ASTRA-sim's microbenchmark ETs (tests/chakra/gen_microbench.py) over 8, 64 and 1,024 ranks simulate to the
  *   collective's closed form within half a picosecond (the engine's resolution; under 1e-9 s absolute);
  * - bad input (a truncated file, a varint that runs on, a missing dependency, a cycle, a group naming a rank
@@ -46,6 +47,32 @@ static int chakra_sim(const char *scn, const char *const *sets, int nsets, const
 	return hs_chakra_simulate(doc, scn, prefix, out, info, err);
 }
 
+/* Bytes each kind of group carries in the step (collectives, those inside compute tasks at the task's share,
+ * sends), summed over every real rank: what a round trip must keep. Counted from the graph, beside the
+ * summary's own accounting. */
+static void kind_bytes(const hs_sim *sim, double out[HS_GROUP_COUNT])
+{
+	const hs_graph *g = &sim->b.graph;
+	const hs_parallel *p = &sim->s->par;
+	int n[HS_GROUP_COUNT] = {p->tp, p->cp, p->dp, p->ep, p->pp};
+	for (int k = 0; k < HS_GROUP_COUNT; k++)
+		out[k] = 0;
+	for (size_t i = 0; i < g->ntasks; i++) {
+		const hs_task *t = &g->tasks[i];
+		double mult = g->reps[t->rep].multiplicity;
+		if (t->kind == HS_T_SEND)
+			out[HS_GROUP_PP] += mult * t->bytes;
+		else if (t->kind == HS_T_COLL)
+			out[t->group] += mult * t->bytes;
+		else if (t->kind == HS_T_COMPUTE)
+			for (uint32_t q = t->op_first; q < t->op_first + t->op_count; q++) {
+				const hs_op *o = &g->ops[q];
+				if (o->kind == HS_OP_COMM && n[o->group] > 1)
+					out[o->group] += mult * t->scale * o->bytes;
+			}
+	}
+}
+
 static void roundtrip(const char *const *sets, int nsets)
 {
 	const char *scn = "scenarios/default.yaml";
@@ -54,7 +81,10 @@ static void roundtrip(const char *const *sets, int nsets)
 		hs_strlist_push(&sl, sets[i]);
 	hs_err err = {0};
 	hs_sim a, b;
-	ck_assert_msg(hs_simulate(scn, &sl, 1, NULL, &a, &err) == 0, "%s", err.msg);
+	/* kept where the collectives inside layers ran: the writer makes nodes of them */
+	hs_ydoc *doc = hs_yaml_load_file_set(scn, sets, nsets, &err);
+	ck_assert_msg(doc != NULL, "%s", err.msg);
+	ck_assert_msg(hs_simulate_doc_traced(doc, scn, 1, NULL, NULL, NULL, &a, &err) == 0, "%s", err.msg);
 	char prefix[256];
 	hs_test_tmpname(prefix, sizeof prefix, "chakra", "");
 	int files;
@@ -71,6 +101,26 @@ static void roundtrip(const char *const *sets, int nsets)
 	/* the same picoseconds: the step is the same instant */
 	ck_assert_msg(a.r.step_time_s == b.r.step_time_s, "%s: built-in %.15f s, through Chakra %.15f s",
 		      nsets ? sets[0] : "default", a.r.step_time_s, b.r.step_time_s);
+	/* every kind's bytes: the collectives inside layers came back as collectives of their kind (the slices
+	 * of a backward pass, 1/16 each, sum to whole collectives: within a relative 1e-12 of rounding) */
+	double ka[HS_GROUP_COUNT], kb[HS_GROUP_COUNT];
+	kind_bytes(&a, ka);
+	kind_bytes(&b, kb);
+	/* the trace's compute nodes hold no collectives (measured durations): its TP bytes are COMM_COLL nodes */
+	ck_assert(p->tp == 1 || kb[HS_GROUP_TP] > 0);
+	for (int k = 0; k < HS_GROUP_COUNT; k++)
+		ck_assert_msg(fabs(ka[k] - kb[k]) <= 1e-12 * ka[k], "%s: kind %d: built-in %.17g bytes, through "
+			      "Chakra %.17g", nsets ? sets[0] : "default", k, ka[k], kb[k]);
+	/* and the communication exposed to each kind, to the rounding of the pieces' picoseconds (1 ps each) */
+	const hs_rep_result *ra = &a.r.reps[a.r.critical_rep];
+	int crit = -1;
+	for (int r = 0; r < world && crit < 0; r++)
+		if (r / (p->tp * p->cp * p->dp) == ra->stage)
+			crit = r;
+	for (int k = 0; k < HS_GROUP_COUNT; k++)
+		ck_assert_msg(fabs(ra->exposed_s[k] - b.r.reps[crit].exposed_s[k]) <= 1e-7 * a.r.step_time_s,
+			      "%s: exposed kind %d: built-in %.12f s, through Chakra %.12f s", nsets ? sets[0] : "default",
+			      k, ra->exposed_s[k], b.r.reps[crit].exposed_s[k]);
 	/* every rank ends when its stage's rep ended (Megatron's order: the stage is the outermost index) */
 	for (int r = 0; r < world; r++) {
 		int stage = r / (p->tp * p->cp * p->dp);
