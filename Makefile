@@ -32,7 +32,7 @@ HETSIM  := $(if $(filter build,$(BUILD)),bin/hetsim,$(BUILD)/bin/hetsim)
 # Adding or removing libns3-dev changes HS_HAVE_NS3: `make clean` first.
 CXX     ?= g++
 NS3_PC  := ns3-core ns3-network ns3-point-to-point
-NS3     ?= $(shell pkg-config --exists $(NS3_PC) 2>/dev/null && echo 1)
+NS3     ?= $(shell pkg-config --exists $(NS3_PC) 2>/dev/null && command -v $(CXX) >/dev/null && echo 1)
 ifeq ($(NS3),1)
 ALL_CFLAGS += -DHS_HAVE_NS3=1
 LIBOBJ  += $(BUILD)/sim/net/net_ns3.o
