@@ -411,6 +411,52 @@ START_TEST(ring_allreduce_vs_flow)
 }
 END_TEST
 
+/* Refused, exit 2: a one-way link (acknowledgements return on the reverse path); a second ns3 network while one
+ * exists (ns-3's simulator is one per process). */
+START_TEST(refusals)
+{
+	hs_cluster *c = load("cluster:\n"
+			     "  groups:\n"
+			     "    - {nodes: 2, gpus_per_node: 1, gpu: H100-SXM-80GB}\n"
+			     "  fabric:\n"
+			     "    kind: explicit\n"
+			     "    links: [{from: gpu0, to: gpu1, bandwidth: 10 GB/s, duplex: false},\n"
+			     "            {from: gpu1, to: gpu0, bandwidth: 10 GB/s, duplex: false}]\n");
+	hs_err err;
+	hs_err_clear(&err);
+	cur = hs_engine_create();
+	hs_net *n = hs_net_create(c, "ns3", cur, &err);
+	ck_assert_msg(n != NULL, "%s", err.msg); /* two one-way links, one each way: a reverse for each */
+	hs_engine *e2 = hs_engine_create();
+	ck_assert_ptr_null(hs_net_create(c, "ns3", e2, &err));
+	ck_assert_int_eq(err.code, HS_EINPUT);
+	ck_assert_msg(strstr(err.msg, "one per process"), "%s", err.msg);
+	hs_net_free(n);
+	hs_err_clear(&err);
+	n = hs_net_create(c, "ns3", e2, &err); /* the first one gone, a new one is fine */
+	ck_assert_msg(n != NULL, "%s", err.msg);
+	hs_net_free(n);
+	hs_engine_destroy(e2);
+	hs_engine_destroy(cur);
+	unload(c);
+	c = load("cluster:\n"
+		 "  groups:\n"
+		 "    - {nodes: 2, gpus_per_node: 1, gpu: H100-SXM-80GB}\n"
+		 "  fabric:\n"
+		 "    kind: explicit\n"
+		 "    switches: [s0]\n"
+		 "    links: [{from: gpu0, to: s0, bandwidth: 10 GB/s}, {from: s0, to: gpu1, bandwidth: 10 GB/s},\n"
+		 "            {from: gpu1, to: gpu0, bandwidth: 10 GB/s, duplex: false}]\n");
+	cur = hs_engine_create();
+	hs_err_clear(&err);
+	ck_assert_ptr_null(hs_net_create(c, "ns3", cur, &err));
+	ck_assert_int_eq(err.code, HS_EINPUT);
+	ck_assert_msg(strstr(err.msg, "gpu1 -> gpu0 has no reverse link"), "%s", err.msg);
+	hs_engine_destroy(cur);
+	unload(c);
+}
+END_TEST
+
 static const char *skip_reason(void)
 {
 	return hs_net_ns3_built() ? NULL
@@ -429,6 +475,7 @@ static Suite *suite(void)
 	tcase_add_test(t, ecmp_collision);
 	tcase_add_test(t, deterministic);
 	tcase_add_test(t, ring_allreduce_vs_flow);
+	tcase_add_test(t, refusals);
 	suite_add_tcase(s, t);
 	return s;
 }
