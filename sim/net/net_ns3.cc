@@ -121,6 +121,7 @@ struct Sub {
 	uint64_t arrived = 0;        /* payload bytes at the destination */
 	uint32_t window, inflight = 0;
 	hs_time ack_delay = 0;       /* the ack path's latencies and one ack's serialisation per hop */
+	uint32_t gen = 0;            /* bumped when the record is freed: an ack names the generation it is for */
 	bool last_out = false;
 	int next_free = -1;
 };
@@ -160,7 +161,7 @@ struct hs_net_model {
 		  NetDevice::PacketType type);
 	void tx_end(Ptr<const Packet> p);
 	void pump(int s);
-	void ack(int s);
+	void ack(int s, uint32_t gen);
 	void forward(Ptr<Packet> p, int link);
 };
 
@@ -185,6 +186,8 @@ static void schedule_step(hs_net_model *m)
 	hs_time t;
 	if (!m->notes.empty())
 		t = hs_engine_now(m->eng);
+	else if (m->active == 0) /* what ns-3 has left are acks of finished subflows: run with the next transfer */
+		return;
 	else if (PeekScheduler::live && !PeekScheduler::live->IsEmpty())
 		t = (hs_time)PeekScheduler::live->PeekNext().key.m_ts;
 	else
@@ -266,23 +269,27 @@ void hs_net_model::recv(Ptr<NetDevice> d, Ptr<const Packet> p, uint16_t proto, c
 	Sub &u = subs[(size_t)s];
 	u.arrived += tag.bytes;
 	st.delivered += tag.bytes;
-	if (u.arrived == u.total && --xs[(size_t)u.x].subs_left == 0)
-		notes.push_back({u.x, true});
 	st.ack_packets++;
-	Simulator::Schedule(PicoSeconds(u.ack_delay), &hs_net_model::ack, this, s);
-}
-
-/* An acknowledgement at the source: the window opens; the subflow's record goes when its last ack is in. */
-void hs_net_model::ack(int s)
-{
-	Sub &u = subs[(size_t)s];
-	u.inflight--;
-	if (u.queued < u.total) {
-		pump(s);
-	} else if (u.inflight == 0 && u.arrived == u.total) {
+	/* an ack matters only while the sender has bytes to send: the others are not simulated (they would keep
+	 * ns-3, and so the engine, running after the last transfer is done) */
+	if (u.queued < u.total)
+		Simulator::Schedule(PicoSeconds(u.ack_delay), &hs_net_model::ack, this, s, u.gen);
+	if (u.arrived == u.total) { /* the subflow is over: acks still on their way find another generation */
+		if (--xs[(size_t)u.x].subs_left == 0)
+			notes.push_back({u.x, true});
+		u.gen++;
 		u.next_free = sub_free;
 		sub_free = s;
 	}
+}
+
+/* An acknowledgement at the source: the window opens. */
+void hs_net_model::ack(int s, uint32_t gen)
+{
+	if (subs[(size_t)s].gen != gen)
+		return;
+	subs[(size_t)s].inflight--;
+	pump(s);
 }
 
 /* The last data packet of a subflow has left its source: with every subflow's out, the transfer is sent. */
@@ -462,7 +469,9 @@ static void start(hs_net_model *m, const hs_route *r, double bytes, hs_net_done 
 			m->subs.emplace_back();
 		}
 		Sub &u = m->subs[(size_t)s];
+		uint32_t gen = u.gen;
 		u = Sub();
+		u.gen = gen;
 		u.x = xi;
 		u.path = paths[k];
 		for (size_t i = u.path.size(); i-- > 0;)

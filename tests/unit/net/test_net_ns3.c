@@ -102,6 +102,10 @@ static void run(const hs_cluster *c, const char *model, const struct send *s, in
 	}
 	hs_engine_run(cur, HS_TIME_MAX);
 	ck_assert_int_eq(ndone, ns);
+	hs_time last = 0;
+	for (int i = 0; i < ns; i++)
+		last = done_at[i] > last ? done_at[i] : last;
+	ck_assert_uint_eq(hs_engine_now(cur), last); /* nothing of the model runs on after the last completion */
 	double want = 0;
 	for (int i = 0; i < ns; i++)
 		want += s[i].bytes;
