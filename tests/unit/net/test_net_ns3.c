@@ -333,6 +333,50 @@ START_TEST(ecmp_collision)
 }
 END_TEST
 
+/* A parking lot: A = gpu0 -> gpu4 crosses s0 -> s1 (shared with B = gpu1 -> gpu5) and s1 -> gpu4 (shared with
+ * C = gpu2 -> gpu4 and D = gpu3 -> gpu4). Max-min gives A, C and D b/3 each and B the 2b/3 A leaves on s0 -> s1.
+ * Window senders on FIFO queues have no such allocation, but s1 -> gpu4 is work-conserving: busy from the first
+ * packet's arrival (C's or D's, one hop: 1 us + S/b) until the three flows' bytes and headers are through, so the
+ * last of A, C, D finishes at 2 us + S/b + 3 (B + p H)/b (to 3 packet times). How the link is shared among them
+ * is printed: where it is not max-min's equal thirds, a collective whose step waits for its slowest transfer
+ * differs from the flow model by that spread. */
+START_TEST(parking_lot)
+{
+	hs_cluster *c = load("cluster:\n"
+			     "  groups:\n"
+			     "    - {nodes: 6, gpus_per_node: 1, gpu: H100-SXM-80GB}\n"
+			     "  fabric:\n"
+			     "    kind: explicit\n"
+			     "    switches: [s0, s1]\n"
+			     "    links: [{from: gpu0, to: s0, bandwidth: 10 GB/s, latency: 1 us},\n"
+			     "            {from: gpu1, to: s0, bandwidth: 10 GB/s, latency: 1 us},\n"
+			     "            {from: s0, to: s1, bandwidth: 10 GB/s, latency: 1 us},\n"
+			     "            {from: gpu2, to: s1, bandwidth: 10 GB/s, latency: 1 us},\n"
+			     "            {from: gpu3, to: s1, bandwidth: 10 GB/s, latency: 1 us},\n"
+			     "            {from: gpu4, to: s1, bandwidth: 10 GB/s, latency: 1 us},\n"
+			     "            {from: gpu5, to: s1, bandwidth: 10 GB/s, latency: 1 us}]\n");
+	const double B = 8 << 20, bw = 10e9, S = MTU + HDR;
+	struct send s[] = {{0, 4, B, 0}, {1, 5, B, 0}, {2, 4, B, 0}, {3, 4, B, 0}};
+	hs_net_ns3_stat st;
+	run(c, "ns3", s, 4, &st);
+	double t3[4], tf[4];
+	for (int i = 0; i < 4; i++)
+		t3[i] = sec(done_at[i]);
+	run(c, "flow", s, 4, NULL);
+	for (int i = 0; i < 4; i++)
+		tf[i] = sec(done_at[i]);
+	ck_assert_double_eq_tol(tf[1], 3e-6 + 1.5 * B / bw, 1e-9); /* B: 2b/3 while A runs, all of it */
+	ck_assert_double_eq_tol(tf[0], 3e-6 + 3 * B / bw, 1e-9); /* A, C, D: b/3 (A has one more hop's latency) */
+	ck_assert_double_eq_tol(tf[2], 2e-6 + 3 * B / bw, 1e-9);
+	double last = fmax(t3[0], fmax(t3[2], t3[3])), want = 2e-6 + S / bw + 3 * (B + packets(B) * HDR) / bw;
+	ck_assert_msg(fabs(last - want) <= 3 * S / bw, "parking lot: last of A, C, D %.9g s, derived %.9g s", last, want);
+	ck_assert_msg(t3[1] >= tf[1], "parking lot: B %.9g s before the flow model's %.9g s", t3[1], tf[1]);
+	printf("parking lot, 4 x %.0f B: ns-3 A %.1f B %.1f C %.1f D %.1f us; flow A %.1f B %.1f C %.1f D %.1f us\n", B,
+	       t3[0] * 1e6, t3[1] * 1e6, t3[2] * 1e6, t3[3] * 1e6, tf[0] * 1e6, tf[1] * 1e6, tf[2] * 1e6, tf[3] * 1e6);
+	unload(c);
+}
+END_TEST
+
 /* Same sends twice: identical times and figures. */
 START_TEST(deterministic)
 {
@@ -477,6 +521,7 @@ static Suite *suite(void)
 	tcase_add_test(t, one_flow_per_link);
 	tcase_add_test(t, incast);
 	tcase_add_test(t, ecmp_collision);
+	tcase_add_test(t, parking_lot);
 	tcase_add_test(t, deterministic);
 	tcase_add_test(t, ring_allreduce_vs_flow);
 	tcase_add_test(t, refusals);
