@@ -169,13 +169,12 @@ static bool g_live = false;
 
 static hs_time ns3_now() { return (hs_time)Simulator::Now().GetTimeStep(); }
 
-/* Run ns-3 up to and including its events at time t (>= its clock). */
-static void advance(hs_net_model *m, hs_time t)
+/* Run ns-3 up to and including its events at time t (>= its clock): the stop event goes after the events
+ * already scheduled at t (ties run in insertion order); what they schedule at t runs in the next step. */
+static void advance(hs_time t)
 {
-	hs_time now = ns3_now();
-	Simulator::Stop(PicoSeconds(t - now));
+	Simulator::Stop(PicoSeconds(t - ns3_now()));
 	Simulator::Run();
-	(void)m;
 }
 
 static void step_event(hs_engine *eng, void *ctx, uint64_t arg);
@@ -207,7 +206,7 @@ static void step_event(hs_engine *eng, void *ctx, uint64_t arg)
 	hs_net_model *m = (hs_net_model *)ctx;
 	m->ev_pending = false;
 	m->st.steps++;
-	advance(m, hs_engine_now(eng));
+	advance(hs_engine_now(eng));
 	/* callbacks may start transfers, whose completions in this instant join the list */
 	for (size_t i = 0; i < m->notes.size(); i++) {
 		Note n = m->notes[i];
@@ -433,7 +432,7 @@ static int decompose(const hs_topo *t, const hs_route *r, std::vector<std::vecto
 static void start(hs_net_model *m, const hs_route *r, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
 		  uint64_t arg)
 {
-	advance(m, hs_engine_now(m->eng)); /* packets enter at the engine's time */
+	advance(hs_engine_now(m->eng)); /* packets enter at the engine's time */
 	std::vector<std::vector<int>> paths;
 	std::vector<double> share;
 	if (decompose(m->t, r, paths, share)) {

@@ -459,6 +459,46 @@ START_TEST(ring_allreduce_vs_flow)
 }
 END_TEST
 
+static hs_time sent_at;
+static void on_sent(void *ctx, uint64_t arg)
+{
+	(void)ctx, (void)arg;
+	sent_at = hs_engine_now(cur);
+}
+
+/* The sender hears `sent` when the last packet has left the source (its transmission on the first link ended),
+ * before `done`: on one link of bandwidth b and latency L, at (B + p H)/b, and done L later, as the flow model
+ * (which has no headers) calls them at B/b and B/b + L. */
+START_TEST(sent_before_done)
+{
+	hs_cluster *c = load("cluster:\n"
+			     "  groups:\n"
+			     "    - {nodes: 2, gpus_per_node: 1, gpu: H100-SXM-80GB}\n"
+			     "  fabric:\n"
+			     "    kind: explicit\n"
+			     "    links: [{from: gpu0, to: gpu1, bandwidth: 10 GB/s, latency: 5 us}]\n");
+	const double B = 1e6, bw = 10e9;
+	hs_err err;
+	hs_err_clear(&err);
+	cur = hs_engine_create();
+	hs_net *n = hs_net_create(c, "ns3", cur, &err);
+	ck_assert_msg(n != NULL, "%s", err.msg);
+	const hs_route *r = hs_route_get(hs_net_router(n), 0, 1, -1, &err);
+	ck_assert_ptr_nonnull(r);
+	sent_at = 0;
+	ndone = 0;
+	hs_net_xfer(n, r, B, on_sent, rec, NULL, 0);
+	hs_engine_run(cur, HS_TIME_MAX);
+	ck_assert_int_eq(ndone, 1);
+	double want = (B + packets(B) * HDR) / bw;
+	ck_assert_msg(fabs(sec(sent_at) - want) <= packets(B) * 1e-12, "sent at %.12g s, derived %.12g s", sec(sent_at), want);
+	ck_assert_uint_eq(done_at[0] - sent_at, hs_time_from_s(5e-6));
+	hs_net_free(n);
+	hs_engine_destroy(cur);
+	unload(c);
+}
+END_TEST
+
 /* Refused, exit 2: a one-way link (acknowledgements return on the reverse path); a second ns3 network while one
  * exists (ns-3's simulator is one per process). */
 START_TEST(refusals)
@@ -524,6 +564,7 @@ static Suite *suite(void)
 	tcase_add_test(t, parking_lot);
 	tcase_add_test(t, deterministic);
 	tcase_add_test(t, ring_allreduce_vs_flow);
+	tcase_add_test(t, sent_before_done);
 	tcase_add_test(t, refusals);
 	suite_add_tcase(s, t);
 	return s;
