@@ -21,7 +21,11 @@
  *   - Each subflow keeps at most W packets unacknowledged, W = ceil(bottleneck bw x base RTT / packet) + 2,
  *     the base RTT being the path's latencies both ways plus one data and one ack packet's serialisation per
  *     hop: alone on its path a subflow is never held by its window (it sends at its bottleneck's rate), and
- *     a queue holds at most the windows of the subflows crossing it. There is no congestion control: senders
+ *     a queue holds at most the windows of the subflows crossing it. A window of the bandwidth-delay product is
+ *     HPCC's cap on a flow's bytes in flight (Li et al., "HPCC: High Precision Congestion Control", SIGCOMM 2019,
+ *     sec. 3.2). Its cost: queueing anywhere on the path lengthens the RTT the window must cover, so a flow
+ *     whose path crosses another's queue runs below its share (docs/network.md gives a measured case). There
+ *     is no congestion control: senders
  *     that share a bottleneck fill its queue up to their windows (an incast's queueing delay), which is what
  *     queues of a lossless fabric without ECN do. Queues are sized (2^32 - 1 packets) so that nothing drops;
  *     the drop count is kept and tested to be 0.
