@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages hetsim needs, or, when not root, prints the apt-get line and fails.
 # Usage: tools/deps.sh [extra-package...]
 # Optional packages are offered, not installed: libns3-dev (ns-3 3.37) builds the ns3 network model
-# (sim/net/net_ns3.cc; `tools/deps.sh libns3-dev` installs it, then `make clean && make`).
+# (sim/net/net_ns3.cc; `tools/deps.sh libns3-dev` installs it, then `make`).
 set -u
 PKGS="gcc make pkg-config libgsl-dev libyaml-dev libjansson-dev libhdf5-dev gnuplot-nox libopenmpi-dev openmpi-bin check $*"
 OPTIONAL="libns3-dev"

@@ -548,8 +548,8 @@ END_TEST
 static const char *skip_reason(void)
 {
 	return hs_net_ns3_built() ? NULL
-				  : "test_net_ns3: skipped: this build has no ns-3 model (install libns3-dev: make deps; then "
-				    "make clean && make)";
+				  : "test_net_ns3: skipped: this build has no ns-3 model (install libns3-dev: "
+				    "tools/deps.sh libns3-dev, then make)";
 }
 #define HS_CHECK_SKIP skip_reason
 
