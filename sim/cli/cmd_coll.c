@@ -108,7 +108,13 @@ static int check_sets(const char *file, const hs_ynode *root, hs_err *err)
 	if (!hs_yaml_get(root, "model"))
 		return 0;
 	hs_err e = {0};
-	hs_scenario *s = hs_scenario_load(file, &o_set, &e);
+	/* simulation.network is read here (it may name ns3, which a training step refuses): checked as flow */
+	struct hs_strlist sets = {0};
+	for (int i = 0; i < o_set.n; i++)
+		hs_strlist_push(&sets, o_set.v[i]);
+	hs_strlist_push(&sets, "simulation.network=flow");
+	hs_scenario *s = hs_scenario_load(file, &sets, &e);
+	hs_strlist_free(&sets);
 	hs_scenario_free(s);
 	if (!s && e.code == HS_EINPUT) {
 		*err = e;

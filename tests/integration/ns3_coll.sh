@@ -12,6 +12,10 @@ if ar t "${BUILD:-build}/libhetsim.a" 2>/dev/null | grep -qx net_ns3.o; then
 	a=$("$H" coll --fidelity flow --sizes 1M:4M --json --set simulation.network=ns3 $S)
 	b=$("$H" coll --fidelity flow --sizes 1M:4M --json --set simulation.network=ns3 $S)
 	[ -n "$a" ] && [ "$a" = "$b" ] || { echo "FAIL: two ns3 runs differ"; fail=1; }
+	# a training scenario's --set overrides are checked as `hetsim run` checks them, the network key aside
+	expect 0 "(ns3 model)" -- "$H" coll --fidelity flow --sizes 1M:1M --set simulation.network=ns3 scenarios/default.yaml
+	expect 2 "parallelism.tpp: unknown key" -- \
+		"$H" coll --fidelity flow --sizes 1M:1M --set simulation.network=ns3 --set parallelism.tpp=2 scenarios/default.yaml
 else
 	expect 2 "simulation.network: 'ns3': .*not built: install libns3-dev (make deps)" -- \
 		"$H" coll --fidelity flow --sizes 1M:1M --set simulation.network=ns3 $S
