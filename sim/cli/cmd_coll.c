@@ -26,6 +26,7 @@
 
 static const char *o_op, *o_sizes, *o_factor, *o_ranks, *o_algo, *o_proto, *o_fid, *o_channels, *o_chunk, *o_window;
 static int o_json, o_ideal, o_nosym;
+static const char *net_model = "flow"; /* simulation.network, at --fidelity flow */
 static struct hs_strlist o_set;
 
 static const hs_opt coll_opts[] = {
@@ -108,7 +109,13 @@ static int check_sets(const char *file, const hs_ynode *root, hs_err *err)
 	if (!hs_yaml_get(root, "model"))
 		return 0;
 	hs_err e = {0};
-	hs_scenario *s = hs_scenario_load(file, &o_set, &e);
+	/* simulation.network is read here (it may name ns3, which a training step refuses): checked as flow */
+	struct hs_strlist sets = {0};
+	for (int i = 0; i < o_set.n; i++)
+		hs_strlist_push(&sets, o_set.v[i]);
+	hs_strlist_push(&sets, "simulation.network=flow");
+	hs_scenario *s = hs_scenario_load(file, &sets, &e);
+	hs_strlist_free(&sets);
 	hs_scenario_free(s);
 	if (!s && e.code == HS_EINPUT) {
 		*err = e;
@@ -167,7 +174,7 @@ static void print_table(const hs_cluster *c, const char *name, int op, const int
 	int root_rank = op == HS_COLL_BROADCAST || op == HS_COLL_REDUCE ? 0 : -1;
 	printf("# Collective test starting: %s\n", perf_name(op));
 	printf("# hetsim coll: %s, %s over %d ranks (%s model)\n", name, hs_coll_op_name(op), n,
-	       flow ? "flow" : o_ideal ? "ideal" : "nccl");
+	       flow ? net_model : o_ideal ? "ideal" : "nccl");
 	printf("# nThread 1 nGpus 1 minBytes %.0f maxBytes %.0f step: %g(factor) warmup iters: 0 iters: 1 agg iters: 1 "
 	       "validation: 0 graph: 0\n#\n# Using devices\n", lo, hi, factor);
 	for (int i = 0; i < n; i++) {
@@ -188,7 +195,7 @@ static void print_table(const hs_cluster *c, const char *name, int op, const int
 		const struct row *r = &rows[i];
 		char ts[32];
 		printf("# hetsim algo/proto: %s/%s\n", hs_coll_algo_name(r->ch.algo),
-		       flow ? "flow" : o_ideal ? "ideal" : hs_coll_proto_name(r->ch.proto));
+		       flow ? net_model : o_ideal ? "ideal" : hs_coll_proto_name(r->ch.proto));
 		printf("%12.0f  %12.0f  %8s  %6s  %6d", r->size, r->count, "float", reduce ? "sum" : "none", root_rank);
 		time_str(r->t * 1e6, ts, sizeof ts);
 		for (int half = 0; half < 2; half++)
@@ -352,6 +359,25 @@ static int run(const char *file)
 	}
 	hs_ynode *nn = hs_yaml_get(root, "name");
 	const char *name = nn && nn->kind == HS_Y_SCALAR ? nn->str : file;
+	/* simulation.network: the model step-by-step collectives run on (docs/network.md) */
+	const hs_ynode *simn = hs_yaml_get(root, "simulation");
+	static const char *const nets[] = {"flow", "ns3", NULL};
+	int net = 0;
+	if (simn && simn->kind == HS_Y_MAP && hs_cfg_enum(simn, "simulation", "network", nets, 0, &net, &err) == 0 &&
+	    net == 1) {
+		hs_err e2 = {0};
+		if (!flow)
+			hs_cfg_err(hs_yaml_get(simn, "network"), &err, "simulation", "network",
+				   "'ns3' runs the collective step by step on ns-3 (expected --fidelity flow with it)");
+		else if (!hs_net_find("ns3", &e2))
+			hs_cfg_err(hs_yaml_get(simn, "network"), &err, "simulation", "network", "'ns3': %s", e2.msg);
+		net_model = "ns3";
+	}
+	if (err.code) {
+		hs_cluster_free(c);
+		hs_yaml_free(doc);
+		return fail(&err);
+	}
 
 	int ng = hs_cluster_ngpus(c), n = ng;
 	if (o_ranks) {
@@ -391,7 +417,7 @@ static int run(const char *file)
 				pl.channels = channels, pl.nrails = 0;
 			ch.algo = pl.algo;
 			ch.proto = HS_PROTO_SIMPLE;
-			t = flow_time(c, "flow", op, &pl, ranks, n, s, chunk, window, &err);
+			t = flow_time(c, net_model, op, &pl, ranks, n, s, chunk, window, &err);
 			if (t < 0) {
 				status = fail(&err);
 				break;
@@ -423,7 +449,7 @@ static int run(const char *file)
 				       "\"busbw_GBps\":%.3f,\"algo\":\"%s\",\"proto\":\"%s\"}",
 				       i ? "," : "", rows[i].size, rows[i].count, rows[i].t * 1e6, rows[i].algbw, rows[i].busbw,
 				       hs_coll_algo_name(rows[i].ch.algo),
-				       flow ? "flow" : o_ideal ? "ideal" : hs_coll_proto_name(rows[i].ch.proto));
+				       flow ? net_model : o_ideal ? "ideal" : hs_coll_proto_name(rows[i].ch.proto));
 			printf("]}\n");
 		} else
 			print_table(c, name, op, ranks, n, lo, hi, factor, flow, rows, nrows);

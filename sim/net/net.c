@@ -12,6 +12,12 @@ const hs_net_entry hs_net_models[] = {
 	{"analytical", &hs_net_analytical, "alpha-beta over the route's bottleneck, no contention"},
 	{"flow", &hs_net_flow, "max-min fair sharing on routed paths, updated incrementally"},
 	{"packet", NULL, "packets, queues and credits: implemented by the scale-up fabric model (sim/fabric/)"},
+#ifdef HS_HAVE_NS3
+	{"ns3", &hs_net_ns3, "packets on ns-3 point-to-point links and drop-tail queues, window-limited lossless "
+			     "transport (sim/net/net_ns3.cc)"},
+#else
+	{"ns3", NULL, "not built: install libns3-dev (make deps)"},
+#endif
 	{NULL, NULL, NULL},
 };
 
@@ -23,7 +29,7 @@ const hs_net_ops *hs_net_find(const char *name, hs_err *err)
 				hs_err_set(err, HS_EINPUT, "network model '%s' is not available here (%s)", name, e->note);
 			return e->ops;
 		}
-	hs_err_set(err, HS_EINPUT, "network model '%s' is not known (expected analytical or flow)", name ? name : "");
+	hs_err_set(err, HS_EINPUT, "network model '%s' is not known (expected analytical, flow or ns3)", name ? name : "");
 	return NULL;
 }
 

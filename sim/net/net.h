@@ -7,7 +7,9 @@
  *               start or finish, only for the flows on links whose flow set changed (and, while their rates
  *               move, the flows they share links with); flows started at one instant are one batch;
  *   packet      not here: the scale-up fabric model (sim/fabric/) implements packets, queues and credits
- *               and fills this slot; hs_net_create("packet") says so.
+ *               and fills this slot; hs_net_create("packet") says so;
+ *   ns3         every transfer as packets on ns-3 point-to-point links and queues (sim/net/net_ns3.h), where
+ *               the build found libns3-dev; elsewhere its entry says "not built".
  * On top, hs_net_collective runs a collective algorithm step by step as transfers (one algorithm per
  * sim/net/netcoll_*.c, sharing sim/net/netcoll_impl.h): a ring rank forwards a chunk only after receiving it, so a slow link or a busy NIC slows the whole ring, and
  * collectives running at once share links. Time is the engine's; callbacks run from engine events. */
@@ -61,6 +63,8 @@ typedef struct hs_net_ops {
 } hs_net_ops;
 
 extern const hs_net_ops hs_net_analytical, hs_net_flow;
+/* Packets on ns-3 (sim/net/net_ns3.h): only in builds where libns3-dev was found (HS_HAVE_NS3). */
+extern const hs_net_ops hs_net_ns3;
 
 /* Name-to-model table, NULL-terminated. An entry with create == NULL is a slot another module fills
  * ("packet": sim/fabric/). */

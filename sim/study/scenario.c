@@ -31,7 +31,7 @@ static const char *const routing_keys[] = {"skew", "sampling", NULL};
 static const char *const routing_samplings[] = {"expected", "multinomial", NULL};
 static const char *const cp_modes[] = {"allgather", "ring", NULL};
 static const char *const sim_keys[] = {"fidelity", "seed", "symmetry", "collective_algorithm", "layer_collectives",
-				       NULL};
+				       "network", NULL};
 static const char *const cost_keys[] = {"gpu_hour", "idle_power", "pue", "currency", NULL};
 static const char *const precisions[] = {"bf16", "fp16", "fp8", "fp32", NULL};
 static const char *const optimizers[] = {"adam", NULL};
@@ -775,6 +775,16 @@ static int load_sim(hs_scenario *s, const hs_ynode *root, hs_err *err)
 		return hs_cfg_err(hs_yaml_get(n, "fidelity"), err, "simulation", "fidelity",
 				  "'packet' runs fabric experiments (kind: fabric), not training steps (expected "
 				  "analytical or flow)");
+	/* the network model: flow; ns3 (sim/net/net_ns3.h) runs `hetsim coll --fidelity flow` so far, which reads the
+	 * key itself: a training step's transfers are the executor's, on the flow model (docs/network.md) */
+	static const char *const nets[] = {"flow", "ns3", NULL};
+	int net;
+	if (hs_cfg_enum(n, "simulation", "network", nets, 0, &net, err))
+		return -1;
+	if (net == 1)
+		return hs_cfg_err(hs_yaml_get(n, "network"), err, "simulation", "network",
+				  "'ns3' runs the collectives of `hetsim coll --fidelity flow` so far, not training steps "
+				  "(expected flow)");
 	/* collectives inside a layer: on the network at flow fidelity unless asked otherwise; the analytical
 	 * fidelity has no network to put them on */
 	static const char *const lc[] = {"network", "closed_form", NULL};

@@ -1,0 +1,30 @@
+#!/bin/sh
+# simulation.network: ns3 (docs/network.md). Where the build has the ns-3 model: `hetsim coll --fidelity flow`
+# runs on it, says so in its banner, and gives the same output twice. Where it does not: selecting it exits 2
+# with "not built: install libns3-dev". Either way: `hetsim run` refuses it (training steps stay on the flow
+# model), so does coll without --fidelity flow, and a value not in the table, each exit 2 at the key.
+set -u
+. tests/integration/lib/expect.sh
+S=scenarios/validation/nccl/h100x16-ndr.yaml
+if ar t "${BUILD:-build}/libhetsim.a" 2>/dev/null | grep -qx net_ns3.o; then
+	expect 0 "(ns3 model)" -- "$H" coll --fidelity flow --algo ring --sizes 1M:4M --set simulation.network=ns3 $S
+	expect 0 "algo/proto: ring/ns3" -- "$H" coll --fidelity flow --algo ring --sizes 1M:1M --set simulation.network=ns3 $S
+	a=$("$H" coll --fidelity flow --sizes 1M:4M --json --set simulation.network=ns3 $S)
+	b=$("$H" coll --fidelity flow --sizes 1M:4M --json --set simulation.network=ns3 $S)
+	[ -n "$a" ] && [ "$a" = "$b" ] || { echo "FAIL: two ns3 runs differ"; fail=1; }
+	# a training scenario's --set overrides are checked as `hetsim run` checks them, the network key aside
+	expect 0 "(ns3 model)" -- "$H" coll --fidelity flow --sizes 1M:1M --set simulation.network=ns3 scenarios/default.yaml
+	expect 2 "parallelism.tpp: unknown key" -- \
+		"$H" coll --fidelity flow --sizes 1M:1M --set simulation.network=ns3 --set parallelism.tpp=2 scenarios/default.yaml
+else
+	expect 2 "simulation.network: 'ns3': .*not built: install libns3-dev (make deps)" -- \
+		"$H" coll --fidelity flow --sizes 1M:1M --set simulation.network=ns3 $S
+fi
+expect 2 "simulation.network: 'ns3' runs the collectives of .hetsim coll --fidelity flow. so far" -- \
+	"$H" run scenarios/default.yaml --set simulation.network=ns3
+expect 2 "simulation.network: 'ns3' runs the collective step by step on ns-3 (expected --fidelity flow" -- \
+	"$H" coll --sizes 1M:1M --set simulation.network=ns3 $S
+expect 2 "simulation.network: 'tcp' is not known (expected one of: flow, ns3)" -- \
+	"$H" coll --fidelity flow --sizes 1M:1M --set simulation.network=tcp $S
+expect 0 "(flow model)" -- "$H" coll --fidelity flow --sizes 1M:1M --set simulation.network=flow $S
+exit $fail
