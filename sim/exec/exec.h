@@ -48,6 +48,11 @@ typedef struct hs_simopts {
 	int closed_form;
 	/* Record where each collective inside a compute task ran (hs_result.inl), for traces; 0: not kept. */
 	int record_inlayer;
+	/* Packet fidelity: the receiver model of each node group's scale-up domains (simulation.packet, [npacket],
+	 * indexed by node group; owned by the scenario). Collectives inside one domain run on it
+	 * (sim/exec/comm_packet.c). */
+	const struct hs_fcoll_cfg *packet;
+	int npacket;
 } hs_simopts;
 
 typedef struct hs_rep_result {

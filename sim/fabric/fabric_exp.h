@@ -29,6 +29,11 @@ typedef struct hs_fabric_exp_spec {
 
 int hs_fabric_exp_parse(hs_ydoc *doc, hs_fabric_exp_spec *s, hs_err *err);
 
+/* The `fabric:` and `credits:` mappings (docs/fabric.md) at `m` (NULL: nothing to change), `path` naming it in
+ * messages ("fabric", "simulation.packet.fabric"): what they set overrides *p and *c, the rest stays. */
+int hs_fabric_parse_params(const hs_ynode *m, const char *path, hs_fabric_params *p, hs_err *err);
+int hs_fabric_parse_credits(const hs_ynode *m, const char *path, hs_credit_cfg *c, hs_err *err);
+
 typedef struct hs_fabric_lat {
 	uint64_t ops;
 	double p50, p99, p999, mean; /* ns */

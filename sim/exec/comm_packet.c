@@ -1,0 +1,155 @@
+/* Communication at packet fidelity: collectives inside one switched scale-up domain run on the packet fabric
+ * model (sim/fabric/fabric_coll.h: one receiver, its credits and the protocol's flags), the rest on the flow
+ * network (comm_net.c, through hs_net's model lookup, so another scale-out model can stand in for it).
+ *
+ * Which collectives: a collective task (or an in-layer collective, through the op timing hook
+ * hs_exec_packet_coll_time) whose ranks all sit in one scale-up domain, of an op the fabric model runs (ring
+ * all-reduce, all-gather, reduce-scatter) and an algorithm that is the ring (`collective_algorithm: ring`, or
+ * auto where NCCL's tuner model picks the ring, sim/coll/coll_nccl.c). Sends, explicit
+ * groups, all-to-alls and groups that leave the domain go to the flow network; in-layer collectives that the
+ * packet model does not run keep their closed forms (as at analytical fidelity).
+ *
+ * Symmetry: every GPU of a ring inside a domain is equivalent, so one receiver stands for all of them; and
+ * every domain of one node group is equivalent, so a collective of (op, ranks, bytes) is simulated once per
+ * node group and step run, and its time is reused (memo below). Two collectives of one domain that run at
+ * the same time are not made to share the fabric: each is timed as if alone, as the closed forms do; a TP
+ * group runs its collectives one after another on its compute stream, so within a TP-only domain this is
+ * exact. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/base/alloc.h"
+#include "sim/exec/exec_impl.h"
+#include "sim/fabric/fabric_coll.h"
+
+struct pmemo {
+	int group, op, n;
+	double bytes, s;
+};
+
+struct pkstate {
+	void *net_state;     /* comm_net.c's state, swapped in around each call to it */
+	hs_exec_done done;
+	struct pmemo *m;
+	size_t mn, mcap;
+	uint64_t events;     /* engine events of the packet runs */
+};
+
+/* Call comm_net.c's `fn` with its own state in place. */
+#define WITH_NET(x, ps, call)                                                                                 \
+	do {                                                                                                   \
+		(x)->comm_state = (ps)->net_state;                                                             \
+		call;                                                                                          \
+		(ps)->net_state = (x)->comm_state;                                                             \
+		(x)->comm_state = (ps);                                                                        \
+	} while (0)
+
+/* The packet model's seconds for (op, ranks, bytes), or -1 when it is not the packet model's. */
+static double packet_time(struct ex *x, int op, const int *ranks, int n, double bytes)
+{
+	struct pkstate *ps = x->packet;
+	const hs_cluster *c = x->s->cluster;
+	if (n < 2 || !(bytes >= 1) || !hs_fcoll_supported(op))
+		return -1;
+	int dom = hs_cluster_domain_of(c, ranks[0]);
+	for (int i = 1; i < n; i++)
+		if (hs_cluster_domain_of(c, ranks[i]) != dom)
+			return -1;
+	int grp = hs_cluster_group_of(c, ranks[0]);
+	if (grp >= x->o->npacket)
+		return -1;
+	for (size_t i = 0; i < ps->mn; i++) {
+		const struct pmemo *e = &ps->m[i];
+		if (e->group == grp && e->op == op && e->n == n && e->bytes == bytes)
+			return e->s;
+	}
+	/* the ring, as the scenario names it or as NCCL's tuner picks it (auto) */
+	if (hs_coll_resolve_algo(c, (enum hs_coll_op)op, (enum hs_coll_algo)x->s->coll_algo, ranks, n, bytes) !=
+	    HS_ALGO_RING)
+		return -1;
+	const hs_fcoll_cfg *cfg = &x->o->packet[grp];
+	hs_fcoll fc = {.op = op, .n = n, .bytes = bytes, .proto = cfg->proto, .signal = cfg->signal,
+		       .pull = cfg->pull, .channels = cfg->channels};
+	hs_fcoll_out out;
+	hs_fcoll_run(&cfg->p, cfg->scheme, &cfg->credits, &fc, &out, NULL);
+	ps->events += out.events;
+	double s = hs_time_to_s(out.time);
+	hs_xgrow(&ps->m, &ps->mcap, ps->mn + 1, sizeof *ps->m);
+	ps->m[ps->mn++] = (struct pmemo){grp, op, n, bytes, s};
+	return s;
+}
+
+double hs_exec_packet_coll_time(void *ctx, int op, const int *ranks, int n, double bytes)
+{
+	return packet_time(ctx, op, ranks, n, bytes);
+}
+
+static int open_packet(struct ex *x, hs_err *err)
+{
+	struct pkstate *ps = hs_xcalloc(1, sizeof *ps);
+	int rc = hs_exec_comm_net.open(x, err); /* the flow network for what leaves the domain */
+	ps->net_state = x->comm_state;
+	x->comm_state = ps;
+	x->packet = ps;
+	return rc;
+}
+
+static void reset_packet(struct ex *x)
+{
+	struct pkstate *ps = x->comm_state;
+	WITH_NET(x, ps, hs_exec_comm_net.reset(x));
+}
+
+static void done_ev(hs_engine *eng, void *ctx, uint64_t task)
+{
+	(void)eng;
+	struct ex *x = ctx;
+	((struct pkstate *)x->packet)->done(x, (uint32_t)task);
+}
+
+static void start_packet(struct ex *x, uint32_t task, const uint32_t *tasks, int n, hs_exec_done done)
+{
+	struct pkstate *ps = x->comm_state;
+	const hs_task *t = &x->g->tasks[task];
+	struct rep *r = &x->reps[t->rep];
+	double s = -1;
+	if (t->kind == HS_T_COLL && !t->xgroup && r->grp_n[t->group] > 1)
+		s = packet_time(x, (int)t->coll, r->grp[t->group], r->grp_n[t->group], t->bytes);
+	if (s < 0) {
+		WITH_NET(x, ps, hs_exec_comm_net.start(x, task, tasks, n, done));
+		return;
+	}
+	ps->done = done;
+	hs_time d = hs_time_from_s(s);
+	for (int k = 0; k < n; k++) {
+		x->ts[tasks[k]].xfer_s = s;
+		hs_engine_after(x->eng, d, done_ev, x, tasks[k]);
+	}
+}
+
+static void collect_packet(struct ex *x, hs_result *out)
+{
+	struct pkstate *ps = x->comm_state;
+	WITH_NET(x, ps, hs_exec_comm_net.collect(x, out));
+	out->events += ps->events; /* the packet runs' events count as the step's */
+}
+
+static void close_packet(struct ex *x)
+{
+	struct pkstate *ps = x->comm_state;
+	if (!ps) { /* open never ran */
+		hs_exec_comm_net.close(x);
+		return;
+	}
+	x->comm_state = ps->net_state;
+	hs_exec_comm_net.close(x);
+	free(ps->m);
+	free(ps);
+	x->packet = NULL;
+	x->comm_state = NULL;
+}
+
+const hs_exec_comm_ops hs_exec_comm_packet = {"packet", open_packet, reset_packet, start_packet, collect_packet,
+					      close_packet};
