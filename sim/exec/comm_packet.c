@@ -46,11 +46,11 @@ struct pkstate {
 		(x)->comm_state = (ps);                                                                        \
 	} while (0)
 
-/* The packet model's seconds for (op, ranks, bytes), or -1 when it is not the packet model's. */
-static double packet_time(struct ex *x, int op, const int *ranks, int n, double bytes)
+/* Whether (op, ranks, bytes) is the packet model's: inside one domain, an op it runs, the ring. Its node
+ * group, or -1. */
+static int packet_group(const hs_workload *w, const hs_simopts *o, int op, const int *ranks, int n, double bytes)
 {
-	struct pkstate *ps = x->packet;
-	const hs_cluster *c = x->s->cluster;
+	const hs_cluster *c = w->cluster;
 	if (n < 2 || !(bytes >= 1) || !hs_fcoll_supported(op))
 		return -1;
 	int dom = hs_cluster_domain_of(c, ranks[0]);
@@ -58,16 +58,29 @@ static double packet_time(struct ex *x, int op, const int *ranks, int n, double 
 		if (hs_cluster_domain_of(c, ranks[i]) != dom)
 			return -1;
 	int grp = hs_cluster_group_of(c, ranks[0]);
-	if (grp >= x->o->npacket)
+	if (grp >= o->npacket)
 		return -1;
+	/* the ring, as the scenario names it or as NCCL's tuner picks it (auto) */
+	if (hs_coll_resolve_algo(c, (enum hs_coll_op)op, (enum hs_coll_algo)w->coll_algo, ranks, n, bytes) !=
+	    HS_ALGO_RING)
+		return -1;
+	return grp;
+}
+
+/* The packet model's seconds for (op, ranks, bytes), or -1 when it is not the packet model's. */
+static double packet_time(struct ex *x, int op, const int *ranks, int n, double bytes)
+{
+	struct pkstate *ps = x->packet;
+	const hs_cluster *c = x->s->cluster;
+	if (n < 2 || !(bytes >= 1) || !hs_fcoll_supported(op))
+		return -1;
+	int grp = hs_cluster_group_of(c, ranks[0]);
 	for (size_t i = 0; i < ps->mn; i++) {
 		const struct pmemo *e = &ps->m[i];
 		if (e->group == grp && e->op == op && e->n == n && e->bytes == bytes)
 			return e->s;
 	}
-	/* the ring, as the scenario names it or as NCCL's tuner picks it (auto) */
-	if (hs_coll_resolve_algo(c, (enum hs_coll_op)op, (enum hs_coll_algo)x->s->coll_algo, ranks, n, bytes) !=
-	    HS_ALGO_RING)
+	if (packet_group(x->s, x->o, op, ranks, n, bytes) < 0)
 		return -1;
 	const hs_fcoll_cfg *cfg = &x->o->packet[grp];
 	hs_fcoll fc = {.op = op, .n = n, .bytes = bytes, .proto = cfg->proto, .signal = cfg->signal,
@@ -153,3 +166,56 @@ static void close_packet(struct ex *x)
 
 const hs_exec_comm_ops hs_exec_comm_packet = {"packet", open_packet, reset_packet, start_packet, collect_packet,
 					      close_packet};
+
+static void use_add(hs_packet_use **v, size_t *n, size_t *cap, int op, int nr, int grp, double bytes, double w)
+{
+	for (size_t i = 0; i < *n; i++)
+		if ((*v)[i].op == op && (*v)[i].n == nr && (*v)[i].group == grp && (*v)[i].bytes == bytes) {
+			(*v)[i].count += w;
+			return;
+		}
+	hs_xgrow(v, cap, *n + 1, sizeof **v);
+	(*v)[(*n)++] = (hs_packet_use){.op = op, .n = nr, .group = grp, .bytes = bytes, .count = w};
+}
+
+size_t hs_exec_packet_uses(const hs_workload *w, const hs_simopts *o, const hs_build *b, hs_packet_use **out)
+{
+	const hs_graph *g = &b->graph;
+	hs_packet_use *v = NULL;
+	size_t n = 0, cap = 0;
+	*out = NULL;
+	if (!g->nreps)
+		return 0;
+	const hs_rep *rp = &g->reps[0];
+	int *grp[HS_GROUP_COUNT], grp_n[HS_GROUP_COUNT];
+	const hs_parallel *p = w->par;
+	int sizes[HS_GROUP_COUNT] = {[HS_GROUP_TP] = p->tp, [HS_GROUP_CP] = p->cp, [HS_GROUP_DP] = p->dp,
+				     [HS_GROUP_EP] = p->ep, [HS_GROUP_PP] = p->pp};
+	for (int k = 0; k < HS_GROUP_COUNT; k++) {
+		grp[k] = hs_xmalloc((size_t)(sizes[k] > 0 ? sizes[k] : 1) * sizeof(int));
+		grp_n[k] = hs_build_group(p, (enum hs_group)k, rp->dp_index, rp->stage, grp[k]);
+	}
+	for (size_t i = 0; i < g->ntasks; i++) {
+		const hs_task *t = &g->tasks[i];
+		if (t->rep != 0)
+			continue;
+		if (t->kind == HS_T_COLL && !t->xgroup) {
+			int gi = packet_group(w, o, (int)t->coll, grp[t->group], grp_n[t->group], t->bytes);
+			if (gi >= 0)
+				use_add(&v, &n, &cap, (int)t->coll, grp_n[t->group], gi, t->bytes, 1);
+		} else if (t->kind == HS_T_COMPUTE) {
+			for (uint32_t j = t->op_first; j < t->op_first + t->op_count; j++) {
+				const hs_op *op = &g->ops[j];
+				if (op->kind != HS_OP_COMM || grp_n[op->group] < 2)
+					continue;
+				int gi = packet_group(w, o, (int)op->coll, grp[op->group], grp_n[op->group], op->bytes);
+				if (gi >= 0)
+					use_add(&v, &n, &cap, (int)op->coll, grp_n[op->group], gi, op->bytes, t->scale);
+			}
+		}
+	}
+	for (int k = 0; k < HS_GROUP_COUNT; k++)
+		free(grp[k]);
+	*out = v;
+	return n;
+}

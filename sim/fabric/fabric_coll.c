@@ -283,3 +283,29 @@ void hs_fcoll_run(const hs_fabric_params *pin, const hs_credit_scheme *s, const 
 	hs_fabric_destroy(r.f);
 	hs_engine_destroy(eng);
 }
+
+int hs_fcoll_check_fit(const hs_fabric_params *p, const hs_credit_scheme *s, const hs_credit_cfg *cfg, char *why,
+		       size_t n)
+{
+	hs_credit_cfg cc = *cfg;
+	hs_credit_defaults(&cc, p->rxbuf, p->atomic_depth);
+	const char *pn[HS_CREDIT_POOLS];
+	int64_t cap[HS_CREDIT_POOLS];
+	int np = s->pools(&cc, pn, cap);
+	static const int kinds[] = {HS_FOP_WRITE, HS_FOP_READ, HS_FOP_NOTIFY, HS_FOP_ATOMIC};
+	uint32_t sizes[] = {p->mtu, p->mtu, FLAG_BYTES, FLAG_BYTES};
+	for (int k = 0; k < 4; k++) {
+		hs_credit_op op = hs_fabric_describe(p, kinds[k], sizes[k]);
+		int64_t need[HS_CREDIT_POOLS] = {0};
+		s->demand(&cc, &op, need);
+		for (int i = 0; i < np; i++) {
+			int64_t have = hs_credit_share(&cc, cap[i], 2);
+			if (need[i] > have) {
+				snprintf(why, n, "the %s pool of scheme %s holds %lld but one %s of %u B needs %lld", pn[i],
+					 s->name, (long long)have, hs_fabric_op_names[kinds[k]], sizes[k], (long long)need[i]);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}

@@ -37,6 +37,7 @@
 #ifndef HS_FABRIC_COLL_H
 #define HS_FABRIC_COLL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "sim/fabric/credit.h"
@@ -91,6 +92,12 @@ typedef struct hs_fcoll_out {
  * caller), each class's latency and stall histograms are merged into it. */
 void hs_fcoll_run(const hs_fabric_params *p, const hs_credit_scheme *s, const hs_credit_cfg *cfg, const hs_fcoll *c,
 		  hs_fcoll_out *out, hs_fabric_class_stats *stats);
+
+/* 0 when every operation a collective issues (a packet's write or read, an 8 B flag as a notify or an atomic)
+ * fits the pools of scheme s (admission is all or nothing: one that does not could never be admitted); else -1
+ * with why[n] saying which pool and operation. */
+int hs_fcoll_check_fit(const hs_fabric_params *p, const hs_credit_scheme *s, const hs_credit_cfg *cfg, char *why,
+		       size_t n);
 
 /* The receiver's payload bytes of the collective in closed form: what the data of a ring step brings, times
  * the steps (all-reduce 2(n-1) S/n, all-gather and reduce-scatter (n-1) S/n), with whole bytes per channel

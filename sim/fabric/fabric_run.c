@@ -439,7 +439,12 @@ static int parse_focus(const hs_ynode *rep, hs_fabric_exp_spec *s, hs_err *err)
 	return 0;
 }
 
-int hs_fabric_exp_parse(hs_ydoc *doc, hs_fabric_exp_spec *s, hs_err *err)
+static int exp_parse(hs_ydoc *doc, hs_fabric_exp_spec *s, int replay, hs_err *err);
+
+int hs_fabric_exp_parse(hs_ydoc *doc, hs_fabric_exp_spec *s, hs_err *err) { return exp_parse(doc, s, 0, err); }
+int hs_fabric_exp_parse_replay(hs_ydoc *doc, hs_fabric_exp_spec *s, hs_err *err) { return exp_parse(doc, s, 1, err); }
+
+static int exp_parse(hs_ydoc *doc, hs_fabric_exp_spec *s, int replay, hs_err *err)
 {
 	static const char *const known[] = {"kind",	"name",	  "description", "fabric",    "credits",
 					    "traffic", "schemes", "report",	 "simulation", NULL};
@@ -465,7 +470,11 @@ int hs_fabric_exp_parse(hs_ydoc *doc, hs_fabric_exp_spec *s, hs_err *err)
 		return -1;
 	hs_ydoc *mixdoc = NULL;
 	const hs_ynode *space = NULL;
-	int rc = parse_traffic(hs_yaml_get(root, "traffic"), s, &mixdoc, &space, err);
+	int rc = 0;
+	if (replay) /* the traffic is the recorded one: a traffic section, if any, is not read */
+		s->traffic.address_space = HS_GiB;
+	else
+		rc = parse_traffic(hs_yaml_get(root, "traffic"), s, &mixdoc, &space, err);
 	hs_yaml_free(mixdoc);
 	if (rc)
 		return -1;

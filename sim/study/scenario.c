@@ -850,26 +850,11 @@ static int load_packet(hs_scenario *s, const hs_ynode *sim, int packet, hs_err *
 					  "nvl36x2, or fidelity: flow)",
 					  grp->name, grp->scaleup_kind);
 		/* every operation a collective issues must fit the pools it needs (all or nothing) */
-		hs_credit_cfg cc = c->credits;
-		hs_credit_defaults(&cc, c->p.rxbuf, c->p.atomic_depth);
-		const char *pn[HS_CREDIT_POOLS];
-		int64_t cap[HS_CREDIT_POOLS];
-		int np = cs->pools(&cc, pn, cap);
-		int kinds[] = {HS_FOP_WRITE, HS_FOP_READ, HS_FOP_NOTIFY, HS_FOP_ATOMIC};
-		uint32_t sizes[] = {c->p.mtu, c->p.mtu, 8, 8};
-		for (int k = 0; k < 4; k++) {
-			hs_credit_op op = hs_fabric_describe(&c->p, kinds[k], sizes[k]);
-			int64_t need[HS_CREDIT_POOLS] = {0};
-			cs->demand(&cc, &op, need);
-			for (int i = 0; i < np; i++)
-				if (need[i] > hs_credit_share(&cc, cap[i], 2)) {
-					const hs_ynode *at = hs_yaml_get(n, "credits");
-					return hs_cfg_err(at ? at : n, err, path, "credits",
-							  "the %s pool holds %lld but one %s of %u B needs %lld (expected "
-							  "pools of at least one packet)",
-							  pn[i], (long long)hs_credit_share(&cc, cap[i], 2),
-							  hs_fabric_op_names[kinds[k]], sizes[k], (long long)need[i]);
-				}
+		char why[200];
+		if (hs_fcoll_check_fit(&c->p, cs, &c->credits, why, sizeof why)) {
+			const hs_ynode *at = hs_yaml_get(n, "credits");
+			return hs_cfg_err(at ? at : n, err, path, "credits", "%s (expected pools of at least one packet)",
+					  why);
 		}
 	}
 	return 0;
