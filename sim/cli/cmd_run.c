@@ -7,6 +7,7 @@
 
 #include "sim/study/scenario.h"
 #include "models/build.h"
+#include "sim/base/alloc.h"
 #include "sim/cli/cmd.h"
 #include "sim/exec/exec.h"
 #include "sim/fabric/fabric_replay.h"
@@ -225,8 +226,8 @@ static int run_replay(hs_ydoc *doc, const char *path, hs_err *err)
 		if (k == 0) {
 			hs_packet_use *u;
 			size_t nu = hs_exec_packet_uses(&sim.s->wl, &sim.s->sim, &sim.b, &u);
-			v = calloc(nu ? nu : 1, sizeof *v);
-			for (size_t i = 0; v && i < nu; i++) {
+			v = hs_xcalloc(nu ? nu : 1, sizeof *v);
+			for (size_t i = 0; i < nu; i++) {
 				const hs_fcoll_cfg *c = &sim.s->packet[u[i].group];
 				v[nv++] = (hs_replay_coll){.c = {.op = u[i].op, .n = u[i].n, .bytes = u[i].bytes,
 								 .proto = c->proto, .signal = c->signal, .pull = c->pull,
@@ -234,8 +235,16 @@ static int run_replay(hs_ydoc *doc, const char *path, hs_err *err)
 							   .count = u[i].count};
 			}
 			free(u);
+			if (!nv)
+				rc = hs_err_set(err, HS_EINPUT,
+						"%s: no collective of a step runs on the packet model (it takes ring "
+						"all-reduce, all-gather and reduce-scatter inside one switched scale-up "
+						"domain; expected such a collective, e.g. simulation.collective_algorithm: ring)",
+						traffic_from);
 		}
 		hs_sim_free(&sim);
+		if (rc)
+			break;
 		hs_fabric_replay_run(&spec, spec.schemes[k], v, nv, &rows[k]);
 	}
 	if (!rc)
