@@ -29,22 +29,14 @@ struct pmemo {
 	double bytes, s;
 };
 
+/* Kept in x->packet; x->comm_state stays comm_net.c's own, since its completions read it from engine events
+ * long after the call that started them. */
 struct pkstate {
-	void *net_state;     /* comm_net.c's state, swapped in around each call to it */
 	hs_exec_done done;
 	struct pmemo *m;
 	size_t mn, mcap;
 	uint64_t events;     /* engine events of the packet runs */
 };
-
-/* Call comm_net.c's `fn` with its own state in place. */
-#define WITH_NET(x, ps, call)                                                                                 \
-	do {                                                                                                   \
-		(x)->comm_state = (ps)->net_state;                                                             \
-		call;                                                                                          \
-		(ps)->net_state = (x)->comm_state;                                                             \
-		(x)->comm_state = (ps);                                                                        \
-	} while (0)
 
 /* Whether (op, ranks, bytes) is the packet model's: inside one domain, an op it runs, the ring. Its node
  * group, or -1. */
@@ -101,19 +93,11 @@ double hs_exec_packet_coll_time(void *ctx, int op, const int *ranks, int n, doub
 
 static int open_packet(struct ex *x, hs_err *err)
 {
-	struct pkstate *ps = hs_xcalloc(1, sizeof *ps);
-	int rc = hs_exec_comm_net.open(x, err); /* the flow network for what leaves the domain */
-	ps->net_state = x->comm_state;
-	x->comm_state = ps;
-	x->packet = ps;
-	return rc;
+	x->packet = hs_xcalloc(1, sizeof(struct pkstate));
+	return hs_exec_comm_net.open(x, err); /* the flow network for what leaves the domain */
 }
 
-static void reset_packet(struct ex *x)
-{
-	struct pkstate *ps = x->comm_state;
-	WITH_NET(x, ps, hs_exec_comm_net.reset(x));
-}
+static void reset_packet(struct ex *x) { hs_exec_comm_net.reset(x); }
 
 static void done_ev(hs_engine *eng, void *ctx, uint64_t task)
 {
@@ -124,14 +108,14 @@ static void done_ev(hs_engine *eng, void *ctx, uint64_t task)
 
 static void start_packet(struct ex *x, uint32_t task, const uint32_t *tasks, int n, hs_exec_done done)
 {
-	struct pkstate *ps = x->comm_state;
+	struct pkstate *ps = x->packet;
 	const hs_task *t = &x->g->tasks[task];
 	struct rep *r = &x->reps[t->rep];
 	double s = -1;
 	if (t->kind == HS_T_COLL && !t->xgroup && r->grp_n[t->group] > 1)
 		s = packet_time(x, (int)t->coll, r->grp[t->group], r->grp_n[t->group], t->bytes);
 	if (s < 0) {
-		WITH_NET(x, ps, hs_exec_comm_net.start(x, task, tasks, n, done));
+		hs_exec_comm_net.start(x, task, tasks, n, done);
 		return;
 	}
 	ps->done = done;
@@ -144,24 +128,19 @@ static void start_packet(struct ex *x, uint32_t task, const uint32_t *tasks, int
 
 static void collect_packet(struct ex *x, hs_result *out)
 {
-	struct pkstate *ps = x->comm_state;
-	WITH_NET(x, ps, hs_exec_comm_net.collect(x, out));
-	out->events += ps->events; /* the packet runs' events count as the step's */
+	hs_exec_comm_net.collect(x, out);
+	if (x->packet)
+		out->events += ((struct pkstate *)x->packet)->events; /* the packet runs' events count as the step's */
 }
 
 static void close_packet(struct ex *x)
 {
-	struct pkstate *ps = x->comm_state;
-	if (!ps) { /* open never ran */
-		hs_exec_comm_net.close(x);
-		return;
-	}
-	x->comm_state = ps->net_state;
 	hs_exec_comm_net.close(x);
-	free(ps->m);
+	struct pkstate *ps = x->packet;
+	if (ps)
+		free(ps->m);
 	free(ps);
 	x->packet = NULL;
-	x->comm_state = NULL;
 }
 
 const hs_exec_comm_ops hs_exec_comm_packet = {"packet", open_packet, reset_packet, start_packet, collect_packet,

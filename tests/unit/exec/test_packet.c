@@ -194,6 +194,31 @@ START_TEST(recorded_step_replayed_conserves_bytes)
 }
 END_TEST
 
+/* Two nodes, TP 2 x PP 2 x DP 4: the TP all-reduces run on the packet model, the data-parallel reduction across
+ * the nodes and the pipeline sends on the flow network, whose completions come back through the packet
+ * fidelity's communication interface (a regression: they once read the wrong state and the step deadlocked). */
+static double default_step(const char *fid)
+{
+	const char *sets[] = {"model={preset: llama3-8b, layers: 4}", "simulation.collective_algorithm=ring", fid};
+	struct hs_strlist sl = {.v = sets, .n = 3};
+	hs_sim sim;
+	hs_err err = {0};
+	ck_assert_msg(hs_simulate("scenarios/default.yaml", &sl, -1, NULL, &sim, &err) == 0, "%s", err.msg);
+	ck_assert(sim.r.reps[0].exposed_s[HS_GROUP_PP] > 0 || sim.r.reps[sim.r.nreps - 1].exposed_s[HS_GROUP_PP] > 0 ||
+		  sim.r.reps[0].exposed_s[HS_GROUP_DP] > 0);
+	double t = sim.r.step_time_s;
+	hs_sim_free(&sim);
+	return t;
+}
+
+START_TEST(out_of_domain_traffic_runs_on_the_flow_network)
+{
+	double flow = default_step("simulation.fidelity=flow");
+	double packet = default_step("simulation.fidelity=packet");
+	ck_assert_msg(fabs(packet - flow) / flow < 0.05, "packet %.6f s vs flow %.6f s", packet, flow);
+}
+END_TEST
+
 static void bad(const char *kind, const char *extra, const char *want)
 {
 	hs_sim sim;
@@ -228,6 +253,7 @@ static Suite *suite(void)
 	tcase_add_test(t, atomic_heavy_vector_unblocks_what_waits_behind_atomics);
 	tcase_add_test(t, recorded_step_replayed_conserves_bytes);
 	tcase_add_test(t, bad_input_is_exit_2_with_position);
+	tcase_add_test(t, out_of_domain_traffic_runs_on_the_flow_network);
 	suite_add_tcase(s, t);
 	return s;
 }
