@@ -7,8 +7,10 @@
 
 #include "sim/study/scenario.h"
 #include "models/build.h"
+#include "sim/base/alloc.h"
 #include "sim/cli/cmd.h"
 #include "sim/exec/exec.h"
+#include "sim/fabric/fabric_replay.h"
 #include "sim/fabric/fabric_run.h"
 #include "sim/study/simulate.h"
 #include "sim/study/jobs.h"
@@ -20,7 +22,7 @@
 
 static int json, detail, no_symmetry, hdf5_tasks, timing;
 static struct hs_strlist sets;
-static const char *trace_path, *trace_ranks, *trace_limit, *hdf5_path, *workload;
+static const char *trace_path, *trace_ranks, *trace_limit, *hdf5_path, *workload, *traffic_from;
 
 static const hs_opt opts[] = {
 	{HS_OPT_FLAG, "json", 0, &json, NULL, "print one JSON object per scenario instead of text"},
@@ -37,6 +39,9 @@ static const hs_opt opts[] = {
 	{HS_OPT_STRING, "workload", 0, &workload, "chakra:PREFIX",
 	 "simulate the Chakra ET files PREFIX.<rank>.et on the scenario's cluster instead of its model "
 	 "(docs/chakra.md)"},
+	{HS_OPT_STRING, "traffic-from", 0, &traffic_from, "SCENARIO.yaml",
+	 "fabric experiments: replay one step's scale-up collectives of this training scenario (at packet fidelity) "
+	 "instead of the experiment's traffic"},
 	{HS_OPT_FLAG, "timing", 0, &timing, NULL,
 	 "print the wall-clock time of each scenario on stderr (stdout stays byte-identical across runs)"},
 	{.type = HS_OPT_END},
@@ -183,6 +188,72 @@ static int run_fabric(hs_ydoc *doc, const char *path, int index, hs_err *err)
 	return rc;
 }
 
+/* FABRIC.yaml --traffic-from SCENARIO.yaml (docs/fabric.md): per scheme of the experiment, the scenario's step
+ * at packet fidelity on the experiment's receiver (its step time), then the step's scale-up collectives
+ * replayed on that receiver (fabric_replay.h prints both). */
+static int run_replay(hs_ydoc *doc, const char *path, hs_err *err)
+{
+	hs_fabric_exp_spec spec;
+	int rc = hs_fabric_exp_parse_replay(doc, &spec, err);
+	char why[200];
+	for (int k = 0; !rc && k < spec.nschemes; k++)
+		if (hs_fcoll_check_fit(&spec.p, spec.schemes[k], &spec.credits, why, sizeof why))
+			rc = hs_err_set(err, HS_EINPUT, "%s: credits: %s (expected pools of at least one packet)", path, why);
+	hs_replay_row rows[HS_FABRIC_MAX_SCHEMES];
+	hs_replay_coll *v = NULL;
+	int nv = 0;
+	char from[160] = "";
+	static const char *fid[] = {"simulation.fidelity=packet"};
+	for (int k = 0; !rc && k < spec.nschemes; k++) {
+		hs_ydoc *sd = hs_yaml_load_file_set(traffic_from, fid, 1, err);
+		hs_scenario *s = sd ? hs_scenario_from_doc(sd, traffic_from, err) : NULL;
+		if (!s) {
+			rc = -1;
+			break;
+		}
+		snprintf(from, sizeof from, "%s", s->name);
+		for (int g = 0; g < s->sim.npacket; g++) { /* the experiment's receiver and credits */
+			s->packet[g].p = spec.p;
+			s->packet[g].credits = spec.credits;
+			s->packet[g].scheme = spec.schemes[k];
+		}
+		hs_sim sim;
+		if (hs_simulate_scenario(s, traffic_from, no_symmetry ? 0 : -1, NULL, 0, &sim, err)) {
+			rc = -1;
+			break;
+		}
+		rows[k].step_s = sim.r.step_time_s;
+		if (k == 0) {
+			hs_packet_use *u;
+			size_t nu = hs_exec_packet_uses(&sim.s->wl, &sim.s->sim, &sim.b, &u);
+			v = hs_xcalloc(nu ? nu : 1, sizeof *v);
+			for (size_t i = 0; i < nu; i++) {
+				const hs_fcoll_cfg *c = &sim.s->packet[u[i].group];
+				v[nv++] = (hs_replay_coll){.c = {.op = u[i].op, .n = u[i].n, .bytes = u[i].bytes,
+								 .proto = c->proto, .signal = c->signal, .pull = c->pull,
+								 .channels = c->channels},
+							   .count = u[i].count};
+			}
+			free(u);
+			if (!nv)
+				rc = hs_err_set(err, HS_EINPUT,
+						"%s: no collective of a step runs on the packet model (it takes ring "
+						"all-reduce, all-gather and reduce-scatter inside one switched scale-up "
+						"domain; expected such a collective, e.g. simulation.collective_algorithm: ring)",
+						traffic_from);
+		}
+		hs_sim_free(&sim);
+		if (rc)
+			break;
+		hs_fabric_replay_run(&spec, spec.schemes[k], v, nv, &rows[k]);
+	}
+	if (!rc)
+		hs_fabric_replay_print(stdout, json, &spec, from, v, nv, rows);
+	free(v);
+	hs_yaml_free(doc);
+	return rc;
+}
+
 /* The runner of each scenario kind, in the order of hs_scenario_kinds. A runner takes the parsed document
  * (overrides applied) over and frees it. */
 static int (*const runners[HS_KIND_COUNT])(hs_ydoc *doc, const char *path, int index, hs_err *err) = {
@@ -194,7 +265,7 @@ int cmd_run(int argc, char **argv)
 {
 	const char *pos[256];
 	json = detail = no_symmetry = hdf5_tasks = timing = 0;
-	trace_path = trace_ranks = trace_limit = hdf5_path = workload = NULL;
+	trace_path = trace_ranks = trace_limit = hdf5_path = workload = traffic_from = NULL;
 	int n = hs_opt_parse(&hs_usage_run, argc, argv, pos, 256);
 	if (n == -2)
 		return 0;
@@ -239,7 +310,18 @@ int cmd_run(int argc, char **argv)
 		hs_err err = {0};
 		/* parsed once, overrides applied once, then handed to the runner of its kind */
 		hs_ydoc *doc = hs_yaml_load_file_set(pos[i], sets.v, sets.n, &err);
-		int rc = doc ? runners[hs_scenario_kind(doc)](doc, pos[i], i, &err) : -1;
+		int kind = doc ? (int)hs_scenario_kind(doc) : -1;
+		int rc;
+		if (doc && traffic_from && kind != HS_KIND_FABRIC) {
+			hs_yaml_free(doc);
+			rc = hs_err_set(&err, HS_EINPUT, "%s: --traffic-from replays traffic in a fabric experiment "
+							 "(expected a scenario with kind: fabric)",
+					pos[i]);
+		} else if (doc && traffic_from) {
+			rc = run_replay(doc, pos[i], &err);
+		} else {
+			rc = doc ? runners[kind](doc, pos[i], i, &err) : -1;
+		}
 		if (rc) {
 			status = hs_cmd_fail("run", &err);
 			break; /* stop at the first failure: nothing half-done is reported as a result */

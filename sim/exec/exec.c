@@ -22,12 +22,12 @@
 #include "sim/exec/exec_impl.h"
 #include "sim/exec/plan.h"
 
-/* Communication by fidelity. Packet fidelity has no network model of its own here yet (the packet model is
- * the scale-up fabric's, sim/fabric), so it times communication as the analytical fidelity does. */
+/* Communication by fidelity. Packet fidelity runs the collectives inside a scale-up domain on the packet
+ * fabric model and the rest on the flow network (comm_packet.c). */
 static const hs_exec_comm_ops *const comm_by_fidelity[] = {
 	[HS_FID_ANALYTICAL] = &hs_exec_comm_closed,
 	[HS_FID_FLOW] = &hs_exec_comm_net,
-	[HS_FID_PACKET] = &hs_exec_comm_closed,
+	[HS_FID_PACKET] = &hs_exec_comm_packet,
 };
 
 static const hs_profile *profile_for(struct ex *x, const hs_device_type *dev)
@@ -44,6 +44,10 @@ void hs_exec_rep_env(struct ex *x, struct rep *r, hs_op_env *e)
 		e->grp[k] = r->grp[k];
 		e->grp_n[k] = r->grp_n[k];
 		e->cgrp[k] = r->grp_n[k] > 1 ? &r->cg[k] : NULL;
+	}
+	if (x->packet) { /* in-layer collectives inside a domain on the packet model (comm_packet.c) */
+		e->coll_time = hs_exec_packet_coll_time;
+		e->coll_ctx = x;
 	}
 }
 
@@ -613,7 +617,9 @@ int hs_exec_step(const hs_workload *s, const hs_simopts *o, const hs_build *b, h
 	int rc = -1;
 	if (hs_exec_open(&x, s, o, b, cache, horizon_s, NULL, out, err))
 		goto out;
-	const char *why = o->closed_form ? hs_exec_closed_step(&x, out) : "not asked for";
+	/* packet fidelity's communication tasks are the packet model's and the flow network's: no closed step */
+	const char *why = o->closed_form && o->fidelity != HS_FID_PACKET ? hs_exec_closed_step(&x, out)
+					    : "not asked for";
 	out->closed_form = why == NULL;
 	out->event_why = o->closed_form ? why : NULL;
 	if (why && run_steps(&x, out, err))

@@ -48,6 +48,11 @@ typedef struct hs_simopts {
 	int closed_form;
 	/* Record where each collective inside a compute task ran (hs_result.inl), for traces; 0: not kept. */
 	int record_inlayer;
+	/* Packet fidelity: the receiver model of each node group's scale-up domains (simulation.packet, [npacket],
+	 * indexed by node group; owned by the scenario). Collectives inside one domain run on it
+	 * (sim/exec/comm_packet.c). */
+	const struct hs_fcoll_cfg *packet;
+	int npacket;
 } hs_simopts;
 
 typedef struct hs_rep_result {
@@ -120,6 +125,18 @@ typedef struct hs_result {
 int hs_exec_step(const hs_workload *w, const hs_simopts *o, const hs_build *b, hs_profile_cache *cache,
 		 double horizon_s, hs_result *out, hs_err *err);
 void hs_result_free(hs_result *r);
+
+/* One collective the packet fidelity runs on the fabric model, as a step of b issues it at the receivers of
+ * rep 0's domain: what it is (op, ranks, bytes; the protocol from o->packet), how many times a step runs it
+ * (in-layer collectives of sliced tasks count their share) and its node group. */
+typedef struct hs_packet_use {
+	int op, n, group;
+	double bytes, count;
+} hs_packet_use;
+/* The collectives of one step of b that packet fidelity puts on the fabric model (sim/exec/comm_packet.c's
+ * rule), rep 0's, distinct (op, n, bytes, group) with their counts, in the order first met; *out is malloc'd
+ * (free it). */
+size_t hs_exec_packet_uses(const hs_workload *w, const hs_simopts *o, const hs_build *b, hs_packet_use **out);
 
 /* One job of several on one cluster (hs_exec_jobs): its workload on the job's own nodes (a cluster of their own,
  * hs_cluster_sub, devices numbered from 0), its graph, built without symmetry, and where its devices are on the

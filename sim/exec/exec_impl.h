@@ -45,7 +45,7 @@ typedef struct hs_exec_comm_ops {
 	void (*close)(struct ex *x);
 } hs_exec_comm_ops;
 
-extern const hs_exec_comm_ops hs_exec_comm_closed, hs_exec_comm_net;
+extern const hs_exec_comm_ops hs_exec_comm_closed, hs_exec_comm_net, hs_exec_comm_packet;
 
 /* One task in the current step. Times are engine times (absolute). */
 struct tstate {
@@ -177,6 +177,7 @@ struct ex {
 	/* hs_simopts.record_inlayer: the step's in-layer collectives so far */
 	hs_inl_span *inl;
 	size_t ninl, capinl;
+	void *packet;       /* comm_packet.c's state at packet fidelity (NULL otherwise) */
 };
 
 /* What several executors share (jobs.c). */
@@ -243,6 +244,11 @@ const char *hs_exec_closed_step(struct ex *x, hs_result *out);
 
 /* comm_net.c: whether the TP x CP lanes (and replicas) may share fabric links. */
 int hs_exec_lanes_contend(const hs_workload *s, const hs_simopts *o);
+
+/* comm_packet.c: seconds of collective `op` over ranks[0..n-1] of `bytes` on the packet fabric model, when
+ * the group is inside one switched scale-up domain and the model runs the collective (memoised per domain
+ * class, op, ranks and size); -1 otherwise (the caller uses the closed form). ctx: the executor. */
+double hs_exec_packet_coll_time(void *ctx, int op, const int *ranks, int n, double bytes);
 
 /* inlayer.c */
 void hs_exec_inlayer_setup(struct ex *x);

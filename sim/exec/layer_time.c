@@ -151,6 +151,11 @@ static double kernel_time(const hs_op_env *e, const hs_op *o, int *is_comm)
 		*is_comm = 1;
 		if (e->grp_n[o->group] <= 1)
 			return 0;
+		if (e->coll_time) {
+			double t = e->coll_time(e->coll_ctx, (int)o->coll, e->grp[o->group], e->grp_n[o->group], o->bytes);
+			if (t >= 0)
+				return t;
+		}
 		if (e->cgrp[o->group])
 			return hs_coll_grp_time(e->cgrp[o->group], o->coll, (enum hs_coll_algo)e->coll_algo, o->bytes,
 						NULL);

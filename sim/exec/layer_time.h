@@ -33,6 +33,11 @@ typedef struct hs_op_env {
 	/* optional: kernel times already computed (a model's layers repeat the same shapes), keyed by the op's
 	 * shape and the device; NULL: none */
 	struct hs_op_memo *memo;
+	/* optional: times a collective in place of the closed forms (packet fidelity: sim/exec/comm_packet.c runs
+	 * a collective inside one scale-up domain on the packet fabric model); seconds, or a negative number for
+	 * "not mine: use the closed form". NULL: the closed forms. */
+	double (*coll_time)(void *ctx, int op, const int *ranks, int n, double bytes);
+	void *coll_ctx;
 } hs_op_env;
 
 /* Set e's host issue costs from the recipe (NULL: the default recipe's). */

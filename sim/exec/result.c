@@ -112,7 +112,7 @@ void hs_exec_aggregate(struct ex *x, const hs_build *b, hs_result *out)
 		memcpy(out->inl, x->inl, x->ninl * sizeof *out->inl);
 		out->ninl = x->ninl;
 	}
-	out->events = hs_engine_executed(x->eng);
+	out->events += hs_engine_executed(x->eng); /* after what comm->collect added (packet runs' events) */
 	out->tasks = g->ntasks;
 	for (int i = 0; i < g->nreps; i++) {
 		hs_rep_result *rr = &out->reps[i];

@@ -144,6 +144,8 @@ struct hs_fabric {
 	hs_fabric_queues qs;
 	hs_fabric_done_fn done_fn;
 	void *done_ctx;
+	hs_fabric_done_fn target_fn; /* an operation's last target stage (HBM or atomic) completed */
+	void *target_ctx;
 };
 
 void hs_fabric_params_default(hs_fabric_params *p)
@@ -599,6 +601,8 @@ static void h_hbm_lat(hs_engine *e, void *ctx, uint64_t arg)
 	if (o->kind == HS_FOP_READ)
 		rx_release(f, o->c.req_bytes);
 	credit_stage(f, o, HS_STAGE_HBM, 0);
+	if (f->target_fn)
+		f->target_fn(f->target_ctx, o->src, o->cls, o->tag);
 	resp_enqueue(f, it.op);
 }
 
@@ -627,6 +631,8 @@ static void h_atomic(hs_engine *e, void *ctx, uint64_t arg)
 	struct op *o = &f->ops[it.op];
 	rx_release(f, o->c.req_bytes);
 	credit_stage(f, o, HS_STAGE_ATOMIC, 0);
+	if (f->target_fn)
+		f->target_fn(f->target_ctx, o->src, o->cls, o->tag);
 	resp_enqueue(f, it.op);
 	atomic_try(f);
 	dispatch(f);
@@ -909,6 +915,12 @@ void hs_fabric_on_done(hs_fabric *f, hs_fabric_done_fn fn, void *ctx)
 {
 	f->done_fn = fn;
 	f->done_ctx = ctx;
+}
+
+void hs_fabric_on_target(hs_fabric *f, hs_fabric_done_fn fn, void *ctx)
+{
+	f->target_fn = fn;
+	f->target_ctx = ctx;
 }
 
 const hs_fabric_class_stats *hs_fabric_class(const hs_fabric *f, int cls) { return &f->cls[cls]; }

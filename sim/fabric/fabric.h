@@ -28,8 +28,8 @@
  * Every component schedules itself and keeps at most one pending event (a server or link when busy, a delay
  * line for its oldest item, a source for its next arrival), as in htsim. Operations live in a pool that
  * grows by doubling; packets and jobs are values in per-component rings: no allocation per event. */
-#ifndef HS_FABRIC_H
-#define HS_FABRIC_H
+#ifndef HS_SIM_FABRIC_H
+#define HS_SIM_FABRIC_H
 
 #include <stdint.h>
 
@@ -95,6 +95,10 @@ hs_fabric *hs_fabric_create(hs_engine *eng, const hs_fabric_params *p, const hs_
 			    const hs_credit_cfg *cfg);
 void hs_fabric_destroy(hs_fabric *f);
 void hs_fabric_on_done(hs_fabric *f, hs_fabric_done_fn fn, void *ctx);
+/* Called when an operation's data is in place at the target: its HBM stage (read, write, notify) or its
+ * atomic execution completed, before the response is queued. A receiver that polls a flag sees it then,
+ * one response and one reverse path before its sender does (sim/fabric/fabric_coll.c uses it). */
+void hs_fabric_on_target(hs_fabric *f, hs_fabric_done_fn fn, void *ctx);
 
 /* The credit view of an operation (used by validation: does every operation fit the pools?). */
 hs_credit_op hs_fabric_describe(const hs_fabric_params *p, int kind, uint32_t size);

@@ -28,6 +28,13 @@ typedef struct hs_fabric_exp_spec {
 } hs_fabric_exp_spec;
 
 int hs_fabric_exp_parse(hs_ydoc *doc, hs_fabric_exp_spec *s, hs_err *err);
+/* The same for a replay of recorded traffic (hetsim run --traffic-from): the `traffic:` section is not read. */
+int hs_fabric_exp_parse_replay(hs_ydoc *doc, hs_fabric_exp_spec *s, hs_err *err);
+
+/* The `fabric:` and `credits:` mappings (docs/fabric.md) at `m` (NULL: nothing to change), `path` naming it in
+ * messages ("fabric", "simulation.packet.fabric"): what they set overrides *p and *c, the rest stays. */
+int hs_fabric_parse_params(const hs_ynode *m, const char *path, hs_fabric_params *p, hs_err *err);
+int hs_fabric_parse_credits(const hs_ynode *m, const char *path, hs_credit_cfg *c, hs_err *err);
 
 typedef struct hs_fabric_lat {
 	uint64_t ops;

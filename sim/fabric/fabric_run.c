@@ -60,7 +60,7 @@ static void fmt_size(char *b, size_t n, uint64_t v)
 		snprintf(b, n, "%lluB", (unsigned long long)v);
 }
 
-static int parse_fabric(const hs_ynode *m, hs_fabric_exp_spec *s, hs_err *err)
+int hs_fabric_parse_params(const hs_ynode *m, const char *path, hs_fabric_params *p, hs_err *err)
 {
 	static const char *const known[] = {"paths",	     "spray",	       "source_bandwidth", "path_bandwidth",
 					    "path_latency",  "mtu",	       "header",	   "receive_buffer",
@@ -71,43 +71,42 @@ static int parse_fabric(const hs_ynode *m, hs_fabric_exp_spec *s, hs_err *err)
 	static const char *const kresp[] = {"bandwidth", NULL};
 	static const char *const spray[] = {"round_robin", "random", NULL};
 	static const char *const admission[] = {"transmit", "issue", NULL};
-	hs_fabric_params *p = &s->p;
 	if (!m)
 		return 0;
-	if (hs_cfg_known(m, "fabric", known, "a mapping", err))
+	if (hs_cfg_known(m, path, known, "a mapping", err))
 		return -1;
 	int64_t v;
 	double d;
-	if (hs_cfg_int(m, "fabric", "paths", 1, 256, p->paths, 0, &v, err))
+	if (hs_cfg_int(m, path, "paths", 1, 256, p->paths, 0, &v, err))
 		return -1;
 	p->paths = (int)v;
-	if (hs_cfg_enum(m, "fabric", "spray", spray, 0, &p->spray_random, err))
+	if (hs_cfg_enum(m, path, "spray", spray, 0, &p->spray_random, err))
 		return -1;
-	if (hs_cfg_enum(m, "fabric", "admission", admission, 0, &p->admit_at_issue, err))
+	if (hs_cfg_enum(m, path, "admission", admission, 0, &p->admit_at_issue, err))
 		return -1;
-	if (positive(m, "fabric", "source_bandwidth", HS_U_BW, hs_rate_to_Bps(p->src_rate), &d, err))
+	if (positive(m, path, "source_bandwidth", HS_U_BW, hs_rate_to_Bps(p->src_rate), &d, err))
 		return -1;
 	p->src_rate = hs_rate_from_Bps(d);
-	if (positive(m, "fabric", "path_bandwidth", HS_U_BW, hs_rate_to_Bps(p->path_rate), &d, err))
+	if (positive(m, path, "path_bandwidth", HS_U_BW, hs_rate_to_Bps(p->path_rate), &d, err))
 		return -1;
 	p->path_rate = hs_rate_from_Bps(d);
-	if (hs_cfg_num(m, "fabric", "path_latency", HS_U_TIME, 0, 1, hs_time_to_s(p->path_latency), 0, &d, err))
+	if (hs_cfg_num(m, path, "path_latency", HS_U_TIME, 0, 1, hs_time_to_s(p->path_latency), 0, &d, err))
 		return -1;
 	p->path_latency = hs_time_from_s(d);
-	if (bytes32(m, "fabric", "mtu", 1, p->mtu, &p->mtu, err) ||
-	    bytes32(m, "fabric", "header", 0, p->header, &p->header, err) ||
-	    bytes32(m, "fabric", "receive_buffer", 1, p->rxbuf, &p->rxbuf, err))
+	if (bytes32(m, path, "mtu", 1, p->mtu, &p->mtu, err) ||
+	    bytes32(m, path, "header", 0, p->header, &p->header, err) ||
+	    bytes32(m, path, "receive_buffer", 1, p->rxbuf, &p->rxbuf, err))
 		return -1;
 	if (p->rxbuf < p->mtu + p->header)
-		return hs_cfg_err(hs_yaml_get(m, "receive_buffer"), err, "fabric", "receive_buffer",
+		return hs_cfg_err(hs_yaml_get(m, "receive_buffer"), err, path, "receive_buffer",
 				  "%u B cannot hold one packet of %u B (expected at least mtu + header)", p->rxbuf,
 				  p->mtu + p->header);
-	if (hs_cfg_num(m, "fabric", "credit_latency", HS_U_TIME, 0, 1, hs_time_to_s(p->credit_latency), 0, &d, err))
+	if (hs_cfg_num(m, path, "credit_latency", HS_U_TIME, 0, 1, hs_time_to_s(p->credit_latency), 0, &d, err))
 		return -1;
 	p->credit_latency = hs_time_from_s(d);
 	char sub[128];
 	const hs_ynode *h;
-	if (submap(m, "fabric", "hbm", khbm, sub, sizeof sub, &h, err))
+	if (submap(m, path, "hbm", khbm, sub, sizeof sub, &h, err))
 		return -1;
 	if (h) {
 		if (hs_cfg_int(h, sub, "partitions", 1, 4096, p->partitions, 0, &v, err))
@@ -125,7 +124,7 @@ static int parse_fabric(const hs_ynode *m, hs_fabric_exp_spec *s, hs_err *err)
 			return -1;
 		p->hbm_depth = (uint32_t)v;
 	}
-	if (submap(m, "fabric", "atomic", katom, sub, sizeof sub, &h, err))
+	if (submap(m, path, "atomic", katom, sub, sizeof sub, &h, err))
 		return -1;
 	if (h) {
 		if (positive(h, sub, "service_time", HS_U_TIME, hs_time_to_s(p->atomic_time), &d, err))
@@ -138,7 +137,7 @@ static int parse_fabric(const hs_ynode *m, hs_fabric_exp_spec *s, hs_err *err)
 			return -1;
 		p->atomic_depth = (uint32_t)v;
 	}
-	if (submap(m, "fabric", "response", kresp, sub, sizeof sub, &h, err))
+	if (submap(m, path, "response", kresp, sub, sizeof sub, &h, err))
 		return -1;
 	if (h) {
 		if (positive(h, sub, "bandwidth", HS_U_BW, hs_rate_to_Bps(p->resp_rate), &d, err))
@@ -148,26 +147,26 @@ static int parse_fabric(const hs_ynode *m, hs_fabric_exp_spec *s, hs_err *err)
 	return 0;
 }
 
-static int parse_credits(const hs_ynode *m, hs_credit_cfg *c, hs_err *err)
+int hs_fabric_parse_credits(const hs_ynode *m, const char *path, hs_credit_cfg *c, hs_err *err)
 {
 	static const char *const known[] = {"cell", "bytes", "hbm", "atomic_bytes", "resp", "atomic", "split", NULL};
 	static const char *const split[] = {"shared", "per_sender", NULL};
 	if (!m)
 		return 0;
-	if (hs_cfg_known(m, "credits", known, "a mapping", err))
+	if (hs_cfg_known(m, path, known, "a mapping", err))
 		return -1;
 	double d;
 	int64_t *dst[] = {&c->cell, &c->bytes, &c->hbm, &c->atomic_bytes, &c->resp};
 	for (int i = 0; i < 5; i++) {
-		if (hs_cfg_num(m, "credits", known[i], HS_U_BYTES, 1, 1e15, 0, 0, &d, err))
+		if (hs_cfg_num(m, path, known[i], HS_U_BYTES, 1, 1e15, 0, 0, &d, err))
 			return -1;
 		*dst[i] = (int64_t)d;
 	}
 	int64_t v;
-	if (hs_cfg_int(m, "credits", "atomic", 1, 1 << 30, 0, 0, &v, err))
+	if (hs_cfg_int(m, path, "atomic", 1, 1 << 30, 0, 0, &v, err))
 		return -1;
 	c->atomic = v;
-	return hs_cfg_enum(m, "credits", "split", split, 0, &c->per_sender, err);
+	return hs_cfg_enum(m, path, "split", split, 0, &c->per_sender, err);
 }
 
 static int parse_op(const hs_ynode *n, const char *path, const char *gname, hs_traffic_class *c, hs_err *err)
@@ -440,7 +439,12 @@ static int parse_focus(const hs_ynode *rep, hs_fabric_exp_spec *s, hs_err *err)
 	return 0;
 }
 
-int hs_fabric_exp_parse(hs_ydoc *doc, hs_fabric_exp_spec *s, hs_err *err)
+static int exp_parse(hs_ydoc *doc, hs_fabric_exp_spec *s, int replay, hs_err *err);
+
+int hs_fabric_exp_parse(hs_ydoc *doc, hs_fabric_exp_spec *s, hs_err *err) { return exp_parse(doc, s, 0, err); }
+int hs_fabric_exp_parse_replay(hs_ydoc *doc, hs_fabric_exp_spec *s, hs_err *err) { return exp_parse(doc, s, 1, err); }
+
+static int exp_parse(hs_ydoc *doc, hs_fabric_exp_spec *s, int replay, hs_err *err)
 {
 	static const char *const known[] = {"kind",	"name",	  "description", "fabric",    "credits",
 					    "traffic", "schemes", "report",	 "simulation", NULL};
@@ -461,11 +465,16 @@ int hs_fabric_exp_parse(hs_ydoc *doc, hs_fabric_exp_spec *s, hs_err *err)
 	if (hs_cfg_str(root, "", "name", hs_yaml_name(doc), 0, &s->name, err) ||
 	    hs_cfg_str(root, "", "description", NULL, 0, &desc, err))
 		return -1;
-	if (parse_fabric(hs_yaml_get(root, "fabric"), s, err) || parse_credits(hs_yaml_get(root, "credits"), &s->credits, err))
+	if (hs_fabric_parse_params(hs_yaml_get(root, "fabric"), "fabric", &s->p, err) ||
+	    hs_fabric_parse_credits(hs_yaml_get(root, "credits"), "credits", &s->credits, err))
 		return -1;
 	hs_ydoc *mixdoc = NULL;
 	const hs_ynode *space = NULL;
-	int rc = parse_traffic(hs_yaml_get(root, "traffic"), s, &mixdoc, &space, err);
+	int rc = 0;
+	if (replay) /* the traffic is the recorded one: a traffic section, if any, is not read */
+		s->traffic.address_space = HS_GiB;
+	else
+		rc = parse_traffic(hs_yaml_get(root, "traffic"), s, &mixdoc, &space, err);
 	hs_yaml_free(mixdoc);
 	if (rc)
 		return -1;

@@ -11,6 +11,8 @@
 #include "sim/base/alloc.h"
 #include "sim/base/sizes.h"
 #include "sim/coll/coll.h"
+#include "sim/fabric/fabric_coll.h"
+#include "sim/fabric/fabric_exp.h"
 
 const char *const hs_scenario_keys[] = {"name", "kind", "description", "cluster", "model", "training",
 				       "parallelism", "simulation", "variability", "resilience", "diloco", "cost", "jobs",
@@ -31,7 +33,10 @@ static const char *const routing_keys[] = {"skew", "sampling", NULL};
 static const char *const routing_samplings[] = {"expected", "multinomial", NULL};
 static const char *const cp_modes[] = {"allgather", "ring", NULL};
 static const char *const sim_keys[] = {"fidelity", "seed", "symmetry", "collective_algorithm", "layer_collectives",
-				       "network", NULL};
+				       "network", "packet", NULL};
+/* simulation.packet (docs/fabric.md, "Training steps at packet fidelity") */
+static const char *const packet_keys[] = {"scheme", "protocol", "signal", "pull", "channels", "fabric", "credits",
+					  NULL};
 static const char *const cost_keys[] = {"gpu_hour", "idle_power", "pue", "currency", NULL};
 static const char *const precisions[] = {"bf16", "fp16", "fp8", "fp32", NULL};
 static const char *const optimizers[] = {"adam", NULL};
@@ -745,6 +750,116 @@ static int load_parallel(hs_scenario *s, const hs_ynode *root, hs_err *err)
 	return load_sites(s, err);
 }
 
+/* The receiver of group g's scale-up domain before `simulation.packet.fabric` overrides it: the fabric model's
+ * defaults (docs/fabric.md) where the cluster says nothing, and the cluster's figures where it does. The
+ * scale-up bandwidth is read as the payload rate the flow model moves, so the wire carries the headers on top
+ * (rate x (mtu + header) / mtu): the two fidelities then differ by queueing, credits and the protocol's
+ * flags, not by a change of unit. Four paths: an HGX H100 board's four NVSwitch chips (a GPU's 18 NVLinks
+ * spread 5/4/4/5 over them, NVIDIA HGX H100 datasheet). The path latency is the GPU-to-GPU latency the
+ * topology gives the scale-up (topology/topo.c: half on each side of the switch). The HBM partitions share
+ * the device's memory bandwidth. The response engine injects at the link's rate, and the receive buffer
+ * covers twice the bytes a full-rate sender has in flight over one path latency and the HBM latency. */
+static void packet_defaults(const hs_node_group *g, hs_fabric_params *p, int wire_from_mtu)
+{
+	double wire = (double)(p->mtu + p->header) / p->mtu;
+	double link = g->scaleup_bw * wire; /* bytes/s on the wire */
+	if (wire_from_mtu) {
+		p->src_rate = hs_rate_from_Bps(link);
+		p->path_rate = hs_rate_from_Bps(link / p->paths);
+		return;
+	}
+	p->paths = 4;
+	p->src_rate = hs_rate_from_Bps(link);
+	p->path_rate = hs_rate_from_Bps(link / p->paths);
+	p->path_latency = hs_time_from_s(g->scaleup_lat);
+	p->credit_latency = p->path_latency;
+	if (g->gpu.hbm_bw > 0)
+		p->hbm_rate = hs_rate_from_Bps(g->gpu.hbm_bw / p->partitions);
+	p->resp_rate = hs_rate_from_Bps(link);
+	double inflight = 2 * link * (g->scaleup_lat + hs_time_to_s(p->hbm_latency));
+	uint64_t rx = 256 * 1024;
+	while (rx < inflight && rx < (1ull << 30))
+		rx *= 2;
+	p->rxbuf = (uint32_t)rx;
+}
+
+/* `simulation.packet`: per node group, the receiver model packet fidelity runs the group's in-domain
+ * collectives on (sim/exec/comm_packet.c). Read whatever the fidelity, so that its keys are always checked;
+ * at packet fidelity every group's scale-up must be a switch (the fabric model is one receiver behind a
+ * switch: a mesh, bridge or PCIe tree is not what it represents). */
+static int load_packet(hs_scenario *s, const hs_ynode *sim, int packet, hs_err *err)
+{
+	const hs_ynode *n = hs_yaml_get(sim, "packet");
+	const char *path = "simulation.packet";
+	static const hs_ynode empty = {.kind = HS_Y_MAP, .file = "", .line = 0, .col = 0};
+	if (n && hs_cfg_known(n, path, packet_keys, "a mapping of packet-fidelity options", err))
+		return -1;
+	if (!n)
+		n = &empty;
+	const char *scheme;
+	int proto, signal, pull;
+	int64_t ch;
+	if (hs_cfg_str(n, path, "scheme", "per_resource", 0, &scheme, err) ||
+	    hs_cfg_enum(n, path, "protocol", hs_fcoll_proto_names, HS_FCOLL_SIMPLE, &proto, err) ||
+	    hs_cfg_enum(n, path, "signal", hs_fcoll_signal_names, HS_FCOLL_SIG_WRITE, &signal, err) ||
+	    hs_cfg_bool(n, path, "pull", 0, &pull, err) ||
+	    hs_cfg_int(n, path, "channels", 1, 64, 8, 0, &ch, err))
+		return -1;
+	const hs_credit_scheme *cs = hs_credit_find(scheme);
+	if (!cs) {
+		const char *names[16];
+		int k = 0;
+		for (; hs_credit_schemes[k] && k < 15; k++)
+			names[k] = hs_credit_schemes[k]->name;
+		names[k] = NULL;
+		const char *sug = hs_cfg_suggest(scheme, names);
+		return hs_cfg_err(hs_yaml_get(n, "scheme"), err, path, "scheme",
+				  "unknown credit scheme '%s'%s%s%s (expected none, byte, per_resource or vector)", scheme,
+				  sug ? " (did you mean '" : "", sug ? sug : "", sug ? "'?)" : "");
+	}
+	if (pull && proto != HS_FCOLL_SIMPLE)
+		return hs_cfg_err(hs_yaml_get(n, "pull"), err, path, "pull",
+				  "P2P reads are NCCL's Simple protocol only (expected protocol: simple, or pull: false)");
+	int ng = hs_cluster_ngroups(s->cluster);
+	hs_fcoll_cfg *cfg = hs_xcalloc((size_t)ng, sizeof *cfg);
+	s->packet = cfg;
+	s->sim.packet = cfg;
+	s->sim.npacket = ng;
+	const hs_ynode *fab = hs_yaml_get(n, "fabric");
+	for (int g = 0; g < ng; g++) {
+		const hs_node_group *grp = hs_cluster_group(s->cluster, g);
+		hs_fcoll_cfg *c = &cfg[g];
+		hs_fabric_params_default(&c->p);
+		packet_defaults(grp, &c->p, 0);
+		if (hs_fabric_parse_params(fab, "simulation.packet.fabric", &c->p, err) ||
+		    hs_fabric_parse_credits(hs_yaml_get(n, "credits"), "simulation.packet.credits", &c->credits, err))
+			return -1;
+		/* a changed mtu or header changes the wire rate, unless the rates were given */
+		if (fab && !hs_yaml_get(fab, "source_bandwidth") && !hs_yaml_get(fab, "path_bandwidth"))
+			packet_defaults(grp, &c->p, 1);
+		c->p.sources = 2;
+		c->scheme = cs;
+		c->proto = proto;
+		c->signal = signal;
+		c->pull = pull;
+		c->channels = (int)ch;
+		if (packet && grp->scaleup_props->layout != HS_UP_SWITCH)
+			return hs_cfg_err(hs_yaml_get(sim, "fidelity"), err, "simulation", "fidelity",
+					  "'packet' models a switched scale-up domain, one receiver behind the switch; node "
+					  "group '%s' has scale-up kind '%s' (expected a group of kind nvswitch, nvl72 or "
+					  "nvl36x2, or fidelity: flow)",
+					  grp->name, grp->scaleup_kind);
+		/* every operation a collective issues must fit the pools it needs (all or nothing) */
+		char why[200];
+		if (hs_fcoll_check_fit(&c->p, cs, &c->credits, why, sizeof why)) {
+			const hs_ynode *at = hs_yaml_get(n, "credits");
+			return hs_cfg_err(at ? at : n, err, path, "credits", "%s (expected pools of at least one packet)",
+					  why);
+		}
+	}
+	return 0;
+}
+
 static int load_sim(hs_scenario *s, const hs_ynode *root, hs_err *err)
 {
 	const hs_ynode *n = hs_yaml_get(root, "simulation");
@@ -771,10 +886,8 @@ static int load_sim(hs_scenario *s, const hs_ynode *root, hs_err *err)
 	s->sim.fidelity = (enum hs_fidelity)fid;
 	s->sim.seed = (uint64_t)seed;
 	s->sim.steps = 1;
-	if (fid == HS_FID_PACKET)
-		return hs_cfg_err(hs_yaml_get(n, "fidelity"), err, "simulation", "fidelity",
-				  "'packet' runs fabric experiments (kind: fabric), not training steps (expected "
-				  "analytical or flow)");
+	if (load_packet(s, n, fid == HS_FID_PACKET, err))
+		return -1;
 	/* the network model: flow; ns3 (sim/net/net_ns3.h) runs `hetsim coll --fidelity flow` so far, which reads the
 	 * key itself: a training step's transfers are the executor's, on the flow model (docs/network.md) */
 	static const char *const nets[] = {"flow", "ns3", NULL};
@@ -979,6 +1092,7 @@ void hs_scenario_free(hs_scenario *s)
 	free(s->par.dp_mb);
 	hs_variability_free(&s->var);
 	hs_resilience_free(&s->res);
+	free(s->packet);
 	if (!s->borrowed_doc)
 		hs_yaml_free(s->doc);
 	free(s);

@@ -47,6 +47,7 @@ typedef struct hs_scenario {
 	hs_resilience res;
 	hs_diloco diloco;
 	hs_costopts cost;
+	struct hs_fcoll_cfg *packet; /* simulation.packet per node group (sim.packet points here) */
 } hs_scenario;
 
 /* The keys a scenario's top level may have, NULL-terminated (for readers of part of a scenario: `hetsim coll`). */
