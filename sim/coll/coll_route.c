@@ -41,6 +41,7 @@
 
 #include "sim/base/alloc.h"
 #include "sim/coll/coll_impl.h"
+#include "topology/route.h"
 #include "topology/topo.h"
 
 #define MEMO_SETS 8 /* rank sets remembered: a step's TP/DP/PP/EP/CP groups fit */
@@ -51,6 +52,14 @@ typedef struct rset {
 	int ok; /* 0: routes do not apply */
 	hs_coll_route r;
 } rset;
+
+/* An explicit graph's rank set (hs_coll_xgraph_factors). */
+typedef struct xset {
+	int n;
+	int *ranks;
+	int ok;
+	hs_coll_xroute r;
+} xset;
 
 typedef struct netmemo {
 	hs_topo *t;            /* NULL when the topology does not build: callers keep the NIC share */
@@ -66,6 +75,11 @@ typedef struct netmemo {
 	pthread_mutex_t mu;    /* guards sets */
 	rset sets[MEMO_SETS];
 	int next;
+	/* device-to-device routes, as the flow model routes them (topology/route.c, its defaults: one ECMP path,
+	 * splits by bandwidth); made on first use, used under mu (its route cache grows) */
+	hs_router *rt;
+	xset xsets[MEMO_SETS];
+	int xnext;
 } netmemo;
 
 static void memo_free(void *p)
@@ -83,8 +97,11 @@ static void memo_free(void *p)
 	free(m->nic_sw);
 	free(m->nic_up);
 	free(m->nic_dn);
-	for (int i = 0; i < MEMO_SETS; i++)
+	for (int i = 0; i < MEMO_SETS; i++) {
 		free(m->sets[i].ranks);
+		free(m->xsets[i].ranks);
+	}
+	hs_router_free(m->rt);
 	pthread_mutex_destroy(&m->mu);
 	free(m);
 }
@@ -632,4 +649,224 @@ double hs_coll_route_time(const hs_cluster *c, const int *ranks, int n, const hs
 	free(g);
 	free(by_node);
 	return T;
+}
+
+/* ---- explicit graphs and per-link bytes: device-to-device routes ---- */
+
+/* The memo's router, made on first use; the caller holds m->mu. */
+static hs_router *router(netmemo *m)
+{
+	if (!m->rt)
+		m->rt = hs_router_create(m->t);
+	return m->rt;
+}
+
+/* Add w x each link's share of the route a -> b (devices) to load[] (per link of the topology), and its
+ * latency (seconds) to *lat as a maximum; -1 when there is no route. The caller holds m->mu. */
+static int route_add(netmemo *m, int a, int b, double w, double *load, double *lat)
+{
+	if (a == b || w == 0)
+		return 0;
+	hs_err e = {0};
+	const hs_route *r = hs_route_get(router(m), a, b, -1, &e);
+	if (!r)
+		return -1;
+	for (int i = 0; i < r->nl; i++)
+		load[r->link[i]] += w * r->coef[i];
+	if (lat && hs_time_to_s(r->lat) > *lat)
+		*lat = hs_time_to_s(r->lat);
+	return 0;
+}
+
+/* max over links of load / bandwidth (seconds per byte of unit weight), clearing load[] for the next set. */
+static double load_T(const netmemo *m, double *load)
+{
+	double T = 0;
+	for (int l = 0; l < hs_topo_nlinks(m->t); l++) {
+		if (load[l] > 0) {
+			double x = load[l] / hs_rate_to_Bps(hs_topo_link(m->t, l)->bw);
+			T = x > T ? x : T;
+		}
+		load[l] = 0;
+	}
+	return T;
+}
+
+/* Whether some scale-up domain holds two of ranks[0..n-1]. */
+static int shares_domain(const hs_cluster *c, const int *ranks, int n)
+{
+	int nd = hs_cluster_ndomains(c), rc = 0;
+	char *seen = hs_xcalloc((size_t)nd, 1);
+	for (int i = 0; i < n && !rc; i++) {
+		int d = hs_cluster_domain_of(c, ranks[i]);
+		rc = seen[d];
+		seen[d] = 1;
+	}
+	free(seen);
+	return rc;
+}
+
+/* hs_coll_xroute of ranks[0..n-1] on an explicit graph; -1 when some pair has no route. Holds m->mu. */
+static int xcompute(const hs_cluster *c, netmemo *m, const int *ranks, int n, hs_coll_xroute *r)
+{
+	memset(r, 0, sizeof *r);
+	double *load = hs_xcalloc((size_t)hs_topo_nlinks(m->t), sizeof *load);
+	int bad = 0;
+	double lat = 0, junk = 0;
+	/* the ring: rank i to rank i + 1, in the group's order, as the flow model's ring sends */
+	for (int i = 0; i < n && !bad; i++)
+		bad |= route_add(m, ranks[i], ranks[(i + 1) % n], 1, load, &lat);
+	r->ring = load_T(m, load);
+	r->lat = lat;
+	/* the double binary tree over the ranks (each its own endpoint), every edge both ways, weight 1/2 */
+	r->tree_routed = !shares_domain(c, ranks, n);
+	for (int tr = 0; tr < 2 && !bad && r->tree_routed; tr++)
+		for (int x = 0; x < n && !bad; x++) {
+			int p = hs_coll_dtree_parent(x, n, tr);
+			if (p >= 0)
+				bad |= route_add(m, ranks[x], ranks[p], 0.5, load, &junk) ||
+				       route_add(m, ranks[p], ranks[x], 0.5, load, &junk);
+		}
+	r->tree = load_T(m, load);
+	/* every ordered pair, weight 1 */
+	for (int i = 0; i < n && !bad; i++)
+		for (int j = 0; j < n && !bad; j++)
+			bad |= route_add(m, ranks[i], ranks[j], 1, load, &junk);
+	r->a2a = load_T(m, load);
+	/* halving-doubling: the step at distance d pairs rank j with j ^ d among the first power of two */
+	int pow2 = 1;
+	while (pow2 * 2 <= n)
+		pow2 *= 2;
+	for (int i = 0; i < HS_COLL_HD_STEPS && (1 << i) < pow2 && !bad; i++) {
+		for (int j = 0; j < pow2 && !bad; j++)
+			bad |= route_add(m, ranks[j], ranks[j ^ (1 << i)], 1, load, &junk);
+		r->hd[i] = load_T(m, load);
+	}
+	free(load);
+	return bad ? -1 : 0;
+}
+
+int hs_coll_xgraph_factors(const hs_cluster *c, const int *ranks, int n, hs_coll_xroute *r)
+{
+	if (n < 2 || hs_cluster_fabric(c)->props->layout != HS_OUT_EXPLICIT)
+		return -1;
+	netmemo *m = memo_get(c);
+	if (!m->t)
+		return -1;
+	pthread_mutex_lock(&m->mu);
+	for (int i = 0; i < MEMO_SETS; i++)
+		if (m->xsets[i].n == n && !memcmp(m->xsets[i].ranks, ranks, (size_t)n * sizeof *ranks)) {
+			int ok = m->xsets[i].ok;
+			*r = m->xsets[i].r;
+			pthread_mutex_unlock(&m->mu);
+			return ok ? 0 : -1;
+		}
+	int ok = xcompute(c, m, ranks, n, r) == 0;
+	xset *s = &m->xsets[m->xnext];
+	m->xnext = (m->xnext + 1) % MEMO_SETS;
+	s->ranks = hs_xrealloc(s->ranks, (size_t)n * sizeof *s->ranks);
+	memcpy(s->ranks, ranks, (size_t)n * sizeof *ranks);
+	s->n = n;
+	s->ok = ok;
+	s->r = *r;
+	pthread_mutex_unlock(&m->mu);
+	return ok ? 0 : -1;
+}
+
+const hs_topo *hs_coll_link_topo(const hs_cluster *c)
+{
+	return memo_get(c)->t;
+}
+
+/* The transfers of `op` with algorithm `a` over n ranks of S bytes (nccl-tests' sizes, sim/coll/coll.h), as the
+ * flow model's step-by-step programs send them (sim/net/netcoll_*.c): emit(i, j, bytes) per sender and receiver
+ * index pair, the bytes summed over the whole operation. -1 for an algorithm whose transfers are not listed
+ * here. */
+typedef int (*emit_fn)(void *ctx, int i, int j, double bytes);
+
+static int transfers(enum hs_coll_op op, enum hs_coll_algo a, int n, double S, int one_per_domain, emit_fn emit,
+		     void *ctx)
+{
+	int rc = 0;
+	switch (a) {
+	case HS_ALGO_RING:
+		if (op == HS_COLL_BROADCAST || op == HS_COLL_REDUCE) { /* a chain 0 -> 1 -> ... -> n-1, S on each */
+			for (int i = 0; i + 1 < n && !rc; i++)
+				rc = emit(ctx, i, i + 1, S);
+			return rc;
+		}
+		if (op != HS_COLL_ALL_REDUCE && op != HS_COLL_ALL_GATHER && op != HS_COLL_REDUCE_SCATTER)
+			return -1;
+		for (int i = 0; i < n && !rc; i++) /* 2(n-1) (all-reduce) or n-1 steps of S/n to the successor */
+			rc = emit(ctx, i, (i + 1) % n, (op == HS_COLL_ALL_REDUCE ? 2.0 : 1.0) * (n - 1) * S / n);
+		return rc;
+	case HS_ALGO_DIRECT:
+		if (op == HS_COLL_SENDRECV) { /* sendrecv_perf: every rank S to the next */
+			for (int i = 0; i < n && !rc; i++)
+				rc = emit(ctx, i, (i + 1) % n, S);
+			return rc;
+		}
+		if (op == HS_COLL_BROADCAST || op == HS_COLL_REDUCE)
+			return -1;
+		for (int i = 0; i < n && !rc; i++) /* a piece of S/n to every other rank (twice for all-reduce) */
+			for (int j = 0; j < n && !rc; j++)
+				if (i != j)
+					rc = emit(ctx, i, j, (op == HS_COLL_ALL_REDUCE ? 2.0 : 1.0) * S / n);
+		return rc;
+	case HS_ALGO_TREE:
+		/* with one rank per domain every rank is a tree node (no chains): each tree carries S/2 once up
+		 * and once down every edge */
+		if (op != HS_COLL_ALL_REDUCE || !one_per_domain)
+			return -1;
+		for (int t = 0; t < 2 && !rc; t++)
+			for (int x = 0; x < n && !rc; x++) {
+				int p = hs_coll_dtree_parent(x, n, t);
+				if (p >= 0)
+					rc = emit(ctx, x, p, S / 2) || emit(ctx, p, x, S / 2);
+			}
+		return rc;
+	case HS_ALGO_HALVING_DOUBLING: {
+		/* a power of two only (the fold of extra ranks is left out): step at distance d exchanges S/2^k
+		 * with j ^ d, once (all-gather, reduce-scatter) or twice (all-reduce: halving, then doubling) */
+		if ((n & (n - 1)) || !(op == HS_COLL_ALL_REDUCE || op == HS_COLL_ALL_GATHER || op == HS_COLL_REDUCE_SCATTER))
+			return -1;
+		int k = 1;
+		for (int d = 1; d < n && !rc; d *= 2, k++)
+			for (int j = 0; j < n && !rc; j++)
+				rc = emit(ctx, j, j ^ d, (op == HS_COLL_ALL_REDUCE ? 2.0 : 1.0) * S / ldexp(1.0, k));
+		return rc;
+	}
+	default: return -1;
+	}
+}
+
+struct lb_ctx {
+	netmemo *m;
+	const int *ranks;
+	double *load;
+	double scale;
+};
+
+static int lb_emit(void *p, int i, int j, double bytes)
+{
+	struct lb_ctx *x = p;
+	return route_add(x->m, x->ranks[i], x->ranks[j], bytes * x->scale, x->load, NULL);
+}
+
+int hs_coll_link_bytes(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_algo algo, const int *ranks, int n,
+		       double bytes, double scale, double *load)
+{
+	if (n < 2 || bytes <= 0)
+		return 0;
+	netmemo *m = memo_get(c);
+	if (!m->t)
+		return -1;
+	enum hs_coll_algo a = hs_coll_resolve_algo(c, op, algo, ranks, n, bytes);
+	int one = !shares_domain(c, ranks, n);
+	/* an algorithm not listed returns before it emits anything, so it adds nothing */
+	pthread_mutex_lock(&m->mu);
+	struct lb_ctx x = {m, ranks, load, scale};
+	int rc = transfers(op, a, n, bytes, one, lb_emit, &x);
+	pthread_mutex_unlock(&m->mu);
+	return rc;
 }
