@@ -57,6 +57,9 @@ int hs_coll_closed_form_check(const hs_cluster *c, enum hs_coll_algo algo, hs_er
  * done; -1 (nothing added) for another algorithm, or when the topology does not build. */
 int hs_coll_link_bytes(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_algo algo, const int *ranks, int n,
 		       double bytes, double scale, double *load);
+/* The same for one transfer of `bytes` from device src to device dst (a pipeline send), routed as the flow
+ * model routes hs_net_send. */
+int hs_coll_link_bytes_send(const hs_cluster *c, int src, int dst, double bytes, double scale, double *load);
 /* The link graph hs_coll_link_bytes indexes (built once per cluster), NULL when it does not build. */
 const struct hs_topo *hs_coll_link_topo(const hs_cluster *c);
 

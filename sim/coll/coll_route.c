@@ -661,6 +661,15 @@ static hs_router *router(netmemo *m)
 	return m->rt;
 }
 
+/* The rail a transfer from device a leaves by, as the flow model picks it (sim/net/net.c, hs_net_home_rail):
+ * the device's own NIC where every device has one, else every rail (-1, split). The ECMP hash of an explicit
+ * graph's paths takes it too. */
+static int home_rail(const hs_cluster *c, int a)
+{
+	const hs_node_group *g = hs_cluster_group(c, hs_cluster_group_of(c, a));
+	return g->nics_per_node == g->gpus_per_node ? hs_cluster_local_rank(c, a) : -1;
+}
+
 /* Add w x each link's share of the route a -> b (devices) to load[] (per link of the topology), and its
  * latency (seconds) to *lat as a maximum; -1 when there is no route. The caller holds m->mu. */
 static int route_add(netmemo *m, int a, int b, double w, double *load, double *lat)
@@ -668,7 +677,7 @@ static int route_add(netmemo *m, int a, int b, double w, double *load, double *l
 	if (a == b || w == 0)
 		return 0;
 	hs_err e = {0};
-	const hs_route *r = hs_route_get(router(m), a, b, -1, &e);
+	const hs_route *r = hs_route_get(router(m), a, b, home_rail(hs_topo_cluster(m->t), a), &e);
 	if (!r)
 		return -1;
 	for (int i = 0; i < r->nl; i++)
@@ -867,6 +876,17 @@ int hs_coll_link_bytes(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_alg
 	pthread_mutex_lock(&m->mu);
 	struct lb_ctx x = {m, ranks, load, scale};
 	int rc = transfers(op, a, n, bytes, one, lb_emit, &x);
+	pthread_mutex_unlock(&m->mu);
+	return rc;
+}
+
+int hs_coll_link_bytes_send(const hs_cluster *c, int src, int dst, double bytes, double scale, double *load)
+{
+	netmemo *m = memo_get(c);
+	if (!m->t)
+		return -1;
+	pthread_mutex_lock(&m->mu);
+	int rc = route_add(m, src, dst, bytes * scale, load, NULL);
 	pthread_mutex_unlock(&m->mu);
 	return rc;
 }

@@ -13,6 +13,7 @@
 
 #include "sim/base/alloc.h"
 #include "sim/exec/exec_impl.h"
+#include "topology/topo.h"
 
 /* A rep sends to at most two peers (the next and the previous model chunk's stage): their pair summaries. */
 struct peers {
@@ -163,10 +164,130 @@ static void start_closed(struct ex *x, uint32_t task, const uint32_t *tasks, int
 	}
 }
 
+static int cmp_bytes_desc(const void *a, const void *b)
+{
+	const double *p = a, *q = b; /* {bytes, link} pairs */
+	if (p[0] != q[0])
+		return (p[0] < q[0]) - (p[0] > q[0]);
+	return (p[1] > q[1]) - (p[1] < q[1]);
+}
+
+/* Per-link bytes of the run (issue 19): every communication task's transfers routed on the link graph as the
+ * flow model routes them (hs_coll_link_bytes), counted as the flow model carries them (comm_net.c): a
+ * collective once per rendezvous (its member tasks are one collective), over every TP x CP lane where lanes
+ * contend (hs_exec_lanes_contend; one lane where they are equivalent, as there), over the data-parallel ranks
+ * of the rep's stage or the task's explicit group; a send per lane from the rep's rank to its peer's; each
+ * step alike, so the step's bytes times the steps. *partial is set when some collective's algorithm has no
+ * per-link transfers (hs_coll_link_bytes: hierarchical, NVLS, in-switch, the tree over multi-GPU domains):
+ * then the links are left out rather than shown short. Collectives inside compute tasks (TP, CP and EP in a
+ * layer) are timed by op timing and are not here (docs/outputs.md). */
+static double *closed_link_bytes(struct ex *x, int *partial)
+{
+	const hs_cluster *c = x->s->cluster;
+	const hs_topo *t = hs_coll_link_topo(c);
+	if (!t)
+		return NULL;
+	const hs_graph *g = x->g;
+	const hs_parallel *p = x->s->par;
+	double *load = hs_xcalloc((size_t)hs_topo_nlinks(t), sizeof *load);
+	uint8_t *seen = hs_xcalloc((size_t)(g->nrendezvous ? g->nrendezvous : 1), 1);
+	int lanes = hs_exec_lanes_contend(x->s, x->o) ? p->tp * p->cp : 1;
+	int *ranks = hs_xmalloc((size_t)(p->dp > 2 ? p->dp : 2) * sizeof *ranks);
+	enum hs_coll_algo algo = (enum hs_coll_algo)x->s->coll_algo;
+	*partial = 0;
+	for (size_t i = 0; i < g->ntasks; i++) {
+		const hs_task *tk = &g->tasks[i];
+		if (tk->kind != HS_T_COLL && tk->kind != HS_T_SEND)
+			continue;
+		if (tk->kind == HS_T_COLL && tk->rendezvous >= 0) {
+			if (seen[tk->rendezvous])
+				continue;
+			seen[tk->rendezvous] = 1;
+		}
+		const hs_rep *rp = &g->reps[tk->rep];
+		if (tk->kind == HS_T_COLL && tk->xgroup) {
+			uint32_t gi = tk->xgroup - 1;
+			int n = (int)(g->xg_first[gi + 1] - g->xg_first[gi]);
+			if (n > 1 && hs_coll_link_bytes(c, (enum hs_coll_op)tk->coll, algo, g->xg_ranks + g->xg_first[gi], n,
+						      tk->bytes, 1, load))
+				*partial = 1;
+			continue;
+		}
+		for (int cc = 0; cc < p->cp; cc++)
+			for (int tt = 0; tt < p->tp; tt++) {
+				if (cc * p->tp + tt >= lanes)
+					break;
+				if (tk->kind == HS_T_SEND) {
+					const hs_rep *q = &g->reps[tk->peer];
+					if (hs_coll_link_bytes_send(c, hs_build_rank(p, tt, cc, rp->dp_index, rp->stage),
+								    hs_build_rank(p, tt, cc, q->dp_index, q->stage),
+								    tk->bytes, 1, load))
+						*partial = 1;
+					continue;
+				}
+				for (int d = 0; d < p->dp; d++)
+					ranks[d] = hs_build_rank(p, tt, cc, d, rp->stage);
+				if (p->dp > 1 &&
+				    hs_coll_link_bytes(c, (enum hs_coll_op)tk->coll, algo, ranks, p->dp, tk->bytes, 1, load))
+					*partial = 1;
+			}
+	}
+	free(ranks);
+	free(seen);
+	return load;
+}
+
+/* The HS_EXEC_LINK_TOP links that carried the most bytes over the run, as the flow model reports them
+ * (result.c): the analytical fidelity knows how many bytes cross a link, not when, so the run is one time
+ * bin and a link's busy fraction is its bytes over its capacity times the run's length. Kept only when asked
+ * for (hs_simopts.record_links: `hetsim run`, not sweeps) and for a run on its own cluster (a job's shares
+ * another's links: jobs.c). */
 static void collect_closed(struct ex *x, hs_result *out)
 {
-	(void)x;
-	(void)out; /* no links: the closed forms see none */
+	if (!x->o->record_links || x->dev0 || x->shared_net)
+		return;
+	int partial;
+	double *load = closed_link_bytes(x, &partial);
+	if (!load)
+		return;
+	const hs_topo *t = hs_coll_link_topo(x->s->cluster);
+	int nl = hs_topo_nlinks(t), steps = out->steps > 0 ? out->steps : 1;
+	double run_s = 0;
+	for (int k = 0; k < steps; k++)
+		run_s += out->step_times[k];
+	double *order = hs_xmalloc((size_t)(nl ? nl : 1) * 2 * sizeof *order);
+	for (int l = 0; l < nl; l++) {
+		order[2 * l] = load[l] * steps;
+		order[2 * l + 1] = l;
+	}
+	free(load);
+	qsort(order, (size_t)nl, 2 * sizeof *order, cmp_bytes_desc);
+	int n = nl < HS_EXEC_LINK_TOP ? nl : HS_EXEC_LINK_TOP;
+	while (n > 0 && order[2 * (n - 1)] <= 0)
+		n--;
+	if (partial)
+		n = 0;
+	hs_link_util *u = &out->links;
+	u->nlinks = n;
+	u->nbins = n ? 1 : 0;
+	u->bin_s = run_s;
+	u->names = hs_xcalloc((size_t)(n ? n : 1), sizeof *u->names);
+	u->capacity_Bps = hs_xcalloc((size_t)(n ? n : 1), sizeof *u->capacity_Bps);
+	u->mean_util = hs_xcalloc((size_t)(n ? n : 1), sizeof *u->mean_util);
+	u->bytes = hs_xcalloc((size_t)(n ? n : 1), sizeof *u->bytes);
+	u->util = hs_xcalloc((size_t)(n ? n : 1), sizeof *u->util);
+	for (int i = 0; i < n; i++) {
+		const hs_link *L = hs_topo_link(t, (int)order[2 * i + 1]);
+		char a[64], b[64], name[160];
+		snprintf(name, sizeof name, "%s->%s", hs_topo_vname(t, L->from, a, sizeof a),
+			 hs_topo_vname(t, L->to, b, sizeof b));
+		u->names[i] = hs_xstrdup(name);
+		u->capacity_Bps[i] = hs_rate_to_Bps(L->bw);
+		u->bytes[i] = order[2 * i];
+		u->mean_util[i] = run_s > 0 ? u->bytes[i] / (u->capacity_Bps[i] * run_s) : 0;
+		u->util[i] = u->mean_util[i];
+	}
+	free(order);
 }
 
 static void close_closed(struct ex *x)

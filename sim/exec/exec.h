@@ -48,6 +48,9 @@ typedef struct hs_simopts {
 	int closed_form;
 	/* Record where each collective inside a compute task ran (hs_result.inl), for traces; 0: not kept. */
 	int record_inlayer;
+	/* At the closed forms (analytical fidelity), compute per-link bytes into hs_result.links (comm_closed.c);
+	 * 0: none (sweeps). The flow model keeps its links whenever it has a horizon. */
+	int record_links;
 } hs_simopts;
 
 typedef struct hs_rep_result {
@@ -79,7 +82,8 @@ typedef struct hs_inl_span {
 	double start, end;
 } hs_inl_span;
 
-/* The busiest links of a flow-fidelity run: utilisation over time (for HDF5 and reports). */
+/* The busiest links of a run: utilisation over time (flow fidelity), or the closed forms' per-link bytes over
+ * one bin spanning the run (analytical fidelity); for HDF5 and reports. */
 typedef struct hs_link_util {
 	int nlinks, nbins;
 	double bin_s;
@@ -109,7 +113,8 @@ typedef struct hs_result {
 	hs_span *spans;      /* [tasks]: the timeline, for traces and reports */
 	hs_inl_span *inl;    /* with hs_simopts.record_inlayer: the last step's in-layer collectives, by start */
 	size_t ninl;
-	hs_link_util links;  /* flow fidelity: the busiest links over time (nlinks 0 otherwise) */
+	hs_link_util links;  /* the busiest links: over time at flow fidelity; at analytical fidelity (with
+			      * hs_simopts.record_links) their bytes from the closed forms' routes, one bin */
 	int closed_form;     /* 1: timed in closed form (events is 0); 0: by the event run */
 	const char *event_why; /* with closed_form asked for and not taken: why (a static string); else NULL */
 } hs_result;
