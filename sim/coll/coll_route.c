@@ -787,32 +787,66 @@ const hs_topo *hs_coll_link_topo(const hs_cluster *c)
 	return memo_get(c)->t;
 }
 
-/* The transfers of `op` with algorithm `a` over n ranks of S bytes (nccl-tests' sizes, sim/coll/coll.h), as the
- * flow model's step-by-step programs send them (sim/net/netcoll_*.c): emit(i, j, bytes) per sender and receiver
- * index pair, the bytes summed over the whole operation. -1 for an algorithm whose transfers are not listed
- * here. */
-typedef int (*emit_fn)(void *ctx, int i, int j, double bytes);
+/* The transfers of `op` with algorithm `a` over ranks[0..n-1] of S bytes (nccl-tests' sizes, sim/coll/coll.h), as
+ * the flow model's step-by-step programs send them (sim/net/netcoll_*.c): emit(va, vb, bytes) per transfer
+ * between vertices of the link graph (devices, and the scale-up switch for NVLS), the bytes summed over the
+ * whole operation. -1, before emitting anything, for an algorithm whose transfers are not listed here. */
+typedef int (*emit_fn)(void *ctx, int va, int vb, double bytes);
 
-static int transfers(enum hs_coll_op op, enum hs_coll_algo a, int n, double S, int one_per_domain, emit_fn emit,
-		     void *ctx)
+/* NVLS (sim/net/netcoll_nvls.c): the group by scale-up domain (in order of first appearance), equal ranks per
+ * domain, every domain with a scale-up switch; *byn[q * ppn + l] is the index of domain q's l-th rank. */
+static int nvls_layout(const hs_cluster *c, const hs_topo *t, const int *ranks, int n, int *N, int *ppn, int **byn)
+{
+	int *dom = hs_xmalloc((size_t)n * sizeof *dom), *cnt = hs_xcalloc((size_t)n, sizeof *cnt);
+	int *nid = hs_xmalloc((size_t)n * sizeof *nid), k = 0, ok = 1;
+	for (int i = 0; i < n; i++) {
+		int d = hs_cluster_domain_of(c, ranks[i]), q = 0;
+		while (q < k && nid[q] != d)
+			q++;
+		if (q == k)
+			nid[k++] = d;
+		dom[i] = q;
+		cnt[q]++;
+		ok &= hs_topo_upswitch(t, hs_cluster_node_of(c, ranks[i])) >= 0;
+	}
+	for (int q = 0; q < k; q++)
+		ok &= cnt[q] == cnt[0];
+	*N = k;
+	*ppn = cnt[0];
+	*byn = NULL;
+	if (ok && cnt[0] > 1) {
+		*byn = hs_xmalloc((size_t)n * sizeof **byn);
+		memset(cnt, 0, (size_t)n * sizeof *cnt);
+		for (int i = 0; i < n; i++)
+			(*byn)[dom[i] * *ppn + cnt[dom[i]]++] = i;
+	}
+	free(dom);
+	free(cnt);
+	free(nid);
+	return *byn ? 0 : -1;
+}
+
+static int transfers(const hs_cluster *c, const hs_topo *t, enum hs_coll_op op, enum hs_coll_algo a,
+		     const int *ranks, int n, double S, emit_fn emit, void *ctx)
 {
 	int rc = 0;
 	switch (a) {
 	case HS_ALGO_RING:
 		if (op == HS_COLL_BROADCAST || op == HS_COLL_REDUCE) { /* a chain 0 -> 1 -> ... -> n-1, S on each */
 			for (int i = 0; i + 1 < n && !rc; i++)
-				rc = emit(ctx, i, i + 1, S);
+				rc = emit(ctx, ranks[i], ranks[i + 1], S);
 			return rc;
 		}
 		if (op != HS_COLL_ALL_REDUCE && op != HS_COLL_ALL_GATHER && op != HS_COLL_REDUCE_SCATTER)
 			return -1;
 		for (int i = 0; i < n && !rc; i++) /* 2(n-1) (all-reduce) or n-1 steps of S/n to the successor */
-			rc = emit(ctx, i, (i + 1) % n, (op == HS_COLL_ALL_REDUCE ? 2.0 : 1.0) * (n - 1) * S / n);
+			rc = emit(ctx, ranks[i], ranks[(i + 1) % n],
+				  (op == HS_COLL_ALL_REDUCE ? 2.0 : 1.0) * (n - 1) * S / n);
 		return rc;
 	case HS_ALGO_DIRECT:
 		if (op == HS_COLL_SENDRECV) { /* sendrecv_perf: every rank S to the next */
 			for (int i = 0; i < n && !rc; i++)
-				rc = emit(ctx, i, (i + 1) % n, S);
+				rc = emit(ctx, ranks[i], ranks[(i + 1) % n], S);
 			return rc;
 		}
 		if (op == HS_COLL_BROADCAST || op == HS_COLL_REDUCE)
@@ -820,18 +854,18 @@ static int transfers(enum hs_coll_op op, enum hs_coll_algo a, int n, double S, i
 		for (int i = 0; i < n && !rc; i++) /* a piece of S/n to every other rank (twice for all-reduce) */
 			for (int j = 0; j < n && !rc; j++)
 				if (i != j)
-					rc = emit(ctx, i, j, (op == HS_COLL_ALL_REDUCE ? 2.0 : 1.0) * S / n);
+					rc = emit(ctx, ranks[i], ranks[j], (op == HS_COLL_ALL_REDUCE ? 2.0 : 1.0) * S / n);
 		return rc;
 	case HS_ALGO_TREE:
 		/* with one rank per domain every rank is a tree node (no chains): each tree carries S/2 once up
 		 * and once down every edge */
-		if (op != HS_COLL_ALL_REDUCE || !one_per_domain)
+		if (op != HS_COLL_ALL_REDUCE || shares_domain(c, ranks, n))
 			return -1;
-		for (int t = 0; t < 2 && !rc; t++)
+		for (int tr = 0; tr < 2 && !rc; tr++)
 			for (int x = 0; x < n && !rc; x++) {
-				int p = hs_coll_dtree_parent(x, n, t);
+				int p = hs_coll_dtree_parent(x, n, tr);
 				if (p >= 0)
-					rc = emit(ctx, x, p, S / 2) || emit(ctx, p, x, S / 2);
+					rc = emit(ctx, ranks[x], ranks[p], S / 2) || emit(ctx, ranks[p], ranks[x], S / 2);
 			}
 		return rc;
 	case HS_ALGO_HALVING_DOUBLING: {
@@ -842,7 +876,37 @@ static int transfers(enum hs_coll_op op, enum hs_coll_algo a, int n, double S, i
 		int k = 1;
 		for (int d = 1; d < n && !rc; d *= 2, k++)
 			for (int j = 0; j < n && !rc; j++)
-				rc = emit(ctx, j, j ^ d, (op == HS_COLL_ALL_REDUCE ? 2.0 : 1.0) * S / ldexp(1.0, k));
+				rc = emit(ctx, ranks[j], ranks[j ^ d], (op == HS_COLL_ALL_REDUCE ? 2.0 : 1.0) * S / ldexp(1.0, k));
+		return rc;
+	}
+	case HS_ALGO_NVLS:
+	case HS_ALGO_NVLS_TREE: {
+		/* all-reduce through each domain's switch: a GPU sends S (reduce) + S/p (multicast store) up and
+		 * receives S/p + S down, each at 1/e of its bytes (NVLS's efficiency, the lowest of the group's
+		 * devices); across domains local index l's S/p all-reduced in a ring over the domains. Groups the
+		 * flow model runs as a ring (unequal domains, no switch) are the ring here too. */
+		int N, ppn, *byn;
+		if (op != HS_COLL_ALL_REDUCE)
+			return -1;
+		if (nvls_layout(c, t, ranks, n, &N, &ppn, &byn))
+			return transfers(c, t, op, HS_ALGO_RING, ranks, n, S, emit, ctx);
+		double e = 1;
+		for (int i = 0; i < n; i++) {
+			double x = hs_coll_nvls_efficiency(hs_cluster_device(c, ranks[i]));
+			e = x < e ? x : e;
+		}
+		for (int i = 0; i < n && !rc; i++) {
+			int sw = hs_topo_upswitch(t, hs_cluster_node_of(c, ranks[i]));
+			rc = emit(ctx, ranks[i], sw, (S + S / ppn) / e) || emit(ctx, sw, ranks[i], (S / ppn + S) / e);
+		}
+		int *idx = hs_xmalloc((size_t)N * sizeof *idx);
+		for (int l = 0; l < ppn && N > 1 && !rc; l++) {
+			for (int q = 0; q < N; q++)
+				idx[q] = ranks[byn[q * ppn + l]];
+			rc = transfers(c, t, op, HS_ALGO_RING, idx, N, S / ppn, emit, ctx);
+		}
+		free(idx);
+		free(byn);
 		return rc;
 	}
 	default: return -1;
@@ -851,15 +915,14 @@ static int transfers(enum hs_coll_op op, enum hs_coll_algo a, int n, double S, i
 
 struct lb_ctx {
 	netmemo *m;
-	const int *ranks;
 	double *load;
 	double scale;
 };
 
-static int lb_emit(void *p, int i, int j, double bytes)
+static int lb_emit(void *p, int va, int vb, double bytes)
 {
 	struct lb_ctx *x = p;
-	return route_add(x->m, x->ranks[i], x->ranks[j], bytes * x->scale, x->load, NULL);
+	return route_add(x->m, va, vb, bytes * x->scale, x->load, NULL);
 }
 
 int hs_coll_link_bytes(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_algo algo, const int *ranks, int n,
@@ -871,11 +934,9 @@ int hs_coll_link_bytes(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_alg
 	if (!m->t)
 		return -1;
 	enum hs_coll_algo a = hs_coll_resolve_algo(c, op, algo, ranks, n, bytes);
-	int one = !shares_domain(c, ranks, n);
-	/* an algorithm not listed returns before it emits anything, so it adds nothing */
 	pthread_mutex_lock(&m->mu);
-	struct lb_ctx x = {m, ranks, load, scale};
-	int rc = transfers(op, a, n, bytes, one, lb_emit, &x);
+	struct lb_ctx x = {m, load, scale};
+	int rc = transfers(c, m->t, op, a, ranks, n, bytes, lb_emit, &x);
 	pthread_mutex_unlock(&m->mu);
 	return rc;
 }
