@@ -6,6 +6,7 @@
  * of a collective run step by step on the network, where these closed forms time the collective whole (with
  * hop latencies, the algorithm's structure and route-aware bandwidths), so the two give different figures. It
  * stays a network model, which the network tests run beside the flow model. */
+#include <math.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -172,6 +173,50 @@ static int cmp_bytes_desc(const void *a, const void *b)
 	return (p[1] > q[1]) - (p[1] < q[1]);
 }
 
+/* The collectives inside compute tasks (TP, CP and EP in a layer), counted as the flow model carries them with
+ * layer_collectives: network (inlayer.c): per rep, each compute task's collectives (a gradient-bucket slice
+ * its share of the ops, so that each runs once), on every lane of the rep's group (hs_exec_inlayer_setup's
+ * lanes: other TP x CP indices, and other replicas where the rep stands for them and the group leaves its
+ * node), an EP all-to-all once per EP group of reps; ring attention's send/recv step as every member sending
+ * to the next. */
+static void inlayer_link_bytes(struct ex *x, double *load, int *partial)
+{
+	const hs_graph *g = x->g;
+	const hs_cluster *c = x->s->cluster;
+	enum hs_coll_algo algo = (enum hs_coll_algo)x->s->coll_algo;
+	x->contend = hs_exec_lanes_contend(x->s, x->o);
+	hs_exec_inlayer_setup(x);
+	for (int i = 0; i < g->nreps; i++) {
+		const struct rep *r = &x->reps[i];
+		for (size_t q = 0; q < r->qn[HS_S_COMPUTE]; q++) {
+			uint32_t ti = r->queue[HS_S_COMPUTE][q];
+			const hs_task *t = &g->tasks[ti];
+			uint32_t a = t->op_first, b = t->op_first + t->op_count;
+			if (t->scale < 1) {
+				uint32_t nsl = (uint32_t)lround(1 / t->scale), k = x->slice[ti];
+				a = t->op_first + (uint32_t)((uint64_t)t->op_count * k / nsl);
+				b = t->op_first + (uint32_t)((uint64_t)t->op_count * (k + 1) / nsl);
+			}
+			for (uint32_t op = a; op < b; op++) {
+				const hs_op *o = &g->ops[op];
+				int k = o->group, n = r->grp_n[k];
+				if (o->kind != HS_OP_COMM || n <= 1 || !(o->bytes > 0))
+					continue;
+				if (k == HS_GROUP_EP && r->epg >= 0 && x->epg[r->epg].members > 1 && x->epg[r->epg].reps[0] != i)
+					continue; /* the EP group's all-to-all runs once, for all its reps */
+				for (int l = 0; l < r->lane_n[k]; l++) {
+					const int *rk = r->lane_rk[k] + (size_t)l * n;
+					int sendrecv = o->coll == HS_COLL_SENDRECV;
+					if (hs_coll_link_bytes(c, (enum hs_coll_op)o->coll, sendrecv ? HS_ALGO_DIRECT : algo, rk, n,
+							       o->bytes, 1, load))
+						*partial = 1;
+				}
+			}
+		}
+	}
+	hs_exec_inlayer_free(x);
+}
+
 /* Per-link bytes of the run (issue 19): every communication task's transfers routed on the link graph as the
  * flow model routes them (hs_coll_link_bytes), counted as the flow model carries them (comm_net.c): a
  * collective once per rendezvous (its member tasks are one collective), over every TP x CP lane where lanes
@@ -180,7 +225,7 @@ static int cmp_bytes_desc(const void *a, const void *b)
  * step alike, so the step's bytes times the steps. *partial is set when some collective's algorithm has no
  * per-link transfers (hs_coll_link_bytes: hierarchical, NVLS, in-switch, the tree over multi-GPU domains):
  * then the links are left out rather than shown short. Collectives inside compute tasks (TP, CP and EP in a
- * layer) are timed by op timing and are not here (docs/outputs.md). */
+ * layer) are added by inlayer_link_bytes. */
 static double *closed_link_bytes(struct ex *x, int *partial)
 {
 	const hs_cluster *c = x->s->cluster;
@@ -234,6 +279,7 @@ static double *closed_link_bytes(struct ex *x, int *partial)
 	}
 	free(ranks);
 	free(seen);
+	inlayer_link_bytes(x, load, partial);
 	return load;
 }
 
