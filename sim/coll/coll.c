@@ -381,7 +381,7 @@ int hs_coll_supported(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_algo
 	hs_coll_grp g;
 	if (hs_coll_grp_init(&g, c, ranks, n, &err))
 		return 0;
-	return table[algo]->supports(&g, op) && xgraph_routed(&g, algo);
+	return table[algo]->supports(&g, op);
 }
 
 /* The fastest supported closed form (FASTEST). */
@@ -416,13 +416,17 @@ enum hs_coll_algo hs_coll_grp_resolve(const hs_coll_grp *g, enum hs_coll_op op, 
 		return g->n <= 1 || bytes <= 0 ? hs_coll_default_algo(op) : fastest(g, op, bytes, NULL);
 	/* As NCCL does when NCCL_ALGO names an algorithm the operation lacks: run the operation's default (ring,
 	 * or direct for all-to-all and send/recv). */
-	return table[algo]->supports(g, op) && xgraph_routed(g, algo) ? algo : hs_coll_default_algo(op);
+	return table[algo]->supports(g, op) ? algo : hs_coll_default_algo(op);
 }
 
 double hs_coll_grp_time(const hs_coll_grp *g, enum hs_coll_op op, enum hs_coll_algo algo, double bytes,
 			enum hs_coll_algo *chosen)
 {
 	enum hs_coll_algo a = hs_coll_grp_resolve(g, op, algo, bytes);
+	/* an algorithm the closed forms do not route on an explicit graph (the flow model runs it; a scenario
+	 * that names it is refused at analytical fidelity, hs_coll_closed_form_check) runs the default here */
+	if (!xgraph_routed(g, a))
+		a = hs_coll_default_algo(op);
 	if (chosen)
 		*chosen = a;
 	if (g->n <= 1 || bytes <= 0)
