@@ -416,7 +416,11 @@ enum hs_coll_algo hs_coll_grp_resolve(const hs_coll_grp *g, enum hs_coll_op op, 
 		return g->n <= 1 || bytes <= 0 ? hs_coll_default_algo(op) : fastest(g, op, bytes, NULL);
 	/* As NCCL does when NCCL_ALGO names an algorithm the operation lacks: run the operation's default (ring,
 	 * or direct for all-to-all and send/recv). */
-	return table[algo]->supports(g, op) ? algo : hs_coll_default_algo(op);
+	/* what the algorithm implements, whether or not the closed forms route it on an explicit graph: the flow
+	 * model runs it there */
+	hs_coll_grp h = *g;
+	h.xgraph = 0;
+	return table[algo]->supports(&h, op) ? algo : hs_coll_default_algo(op);
 }
 
 double hs_coll_grp_time(const hs_coll_grp *g, enum hs_coll_op op, enum hs_coll_algo algo, double bytes,
