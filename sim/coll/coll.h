@@ -51,12 +51,21 @@ int hs_coll_closed_form_check(const hs_cluster *c, enum hs_coll_algo algo, hs_er
 
 /* Per-link bytes (issue 19): add to load[l], for every link l of hs_coll_link_topo(c), scale x the bytes that
  * `op` of `bytes` with algorithm setting `algo` over ranks[0..n-1] carries across it, each transfer of the
- * algorithm routed as the flow model routes it (topology/route.c; across nodes split over every rail). The
- * transfers are those of the flow model's programs (sim/net/netcoll_*.c): ring (and its chain for broadcast
+ * algorithm routed as the flow model routes it (topology/route.c; across nodes by the sender's own NIC, or the
+ * ring's channels, below), ranks in the flow model's ring order. The transfers are those of the flow model's programs (sim/net/netcoll_*.c): ring (and its chain for broadcast
  * and reduce), direct, the tree with one rank per scale-up domain, halving-doubling over a power of two. 0
  * done; -1 (nothing added) for another algorithm, or when the topology does not build. */
+#define HS_COLL_MAX_CHANNELS 64
+/* The channels a group's ring runs on, as the flow model opens them (sim/exec/comm_net.c,
+ * hs_exec_group_channels; sim/net/netcoll_ring.c): n channels, channel c crossing nodes on rail rails[c] (n > 1),
+ * or one whose crossings split over every rail (spread). NULL: one channel on each sender's own NIC. */
+typedef struct hs_coll_channels {
+	int n;
+	int rails[HS_COLL_MAX_CHANNELS];
+	int spread;
+} hs_coll_channels;
 int hs_coll_link_bytes(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_algo algo, const int *ranks, int n,
-		       double bytes, double scale, double *load);
+		       double bytes, double scale, const hs_coll_channels *ch, double *load);
 /* The same for one transfer of `bytes` from device src to device dst (a pipeline send), routed as the flow
  * model routes hs_net_send. */
 int hs_coll_link_bytes_send(const hs_cluster *c, int src, int dst, double bytes, double scale, double *load);

@@ -36,6 +36,7 @@
  * hs_coll_time is called once per message size. */
 #include <math.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -670,14 +671,25 @@ static int home_rail(const hs_cluster *c, int a)
 	return g->nics_per_node == g->gpus_per_node ? hs_cluster_local_rank(c, a) : -1;
 }
 
-/* Add w x each link's share of the route a -> b (devices) to load[] (per link of the topology), and its
- * latency (seconds) to *lat as a maximum; -1 when there is no route. The caller holds m->mu. */
-static int route_add(netmemo *m, int a, int b, double w, double *load, double *lat)
+#define RAIL_HOME (-2) /* route_add: the sender's home rail */
+
+/* The route a -> b (vertices) on `rail` (RAIL_HOME: a's home rail; -1 split over every rail), NULL if none.
+ * The caller holds m->mu. */
+static const hs_route *route_on(netmemo *m, int a, int b, int rail)
+{
+	hs_err e = {0};
+	if (rail == RAIL_HOME)
+		rail = a < hs_cluster_ngpus(hs_topo_cluster(m->t)) ? home_rail(hs_topo_cluster(m->t), a) : -1;
+	return hs_route_get(router(m), a, b, rail, &e);
+}
+
+/* Add w x each link's share of the route a -> b (vertices) on `rail` (route_on) to load[] (per link of the
+ * topology), and its latency (seconds) to *lat as a maximum; -1 when there is no route. The caller holds m->mu. */
+static int route_add_on(netmemo *m, int a, int b, int rail, double w, double *load, double *lat)
 {
 	if (a == b || w == 0)
 		return 0;
-	hs_err e = {0};
-	const hs_route *r = hs_route_get(router(m), a, b, home_rail(hs_topo_cluster(m->t), a), &e);
+	const hs_route *r = route_on(m, a, b, rail);
 	if (!r)
 		return -1;
 	for (int i = 0; i < r->nl; i++)
@@ -685,6 +697,11 @@ static int route_add(netmemo *m, int a, int b, double w, double *load, double *l
 	if (lat && hs_time_to_s(r->lat) > *lat)
 		*lat = hs_time_to_s(r->lat);
 	return 0;
+}
+
+static int route_add(netmemo *m, int a, int b, double w, double *load, double *lat)
+{
+	return route_add_on(m, a, b, RAIL_HOME, w, load, lat);
 }
 
 /* max over links of load / bandwidth (seconds per byte of unit weight), clearing load[] for the next set. */
@@ -713,6 +730,26 @@ static int shares_domain(const hs_cluster *c, const int *ranks, int n)
 	}
 	free(seen);
 	return rc;
+}
+
+/* ranks[0..n-1] in the flow model's ring order (sim/net/netcoll.c, ring_order on: by node group, scale-up
+ * domain, device), into out[]. */
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return (a > b) - (a < b);
+}
+
+static void ring_order(const hs_cluster *c, const int *ranks, int n, int *out)
+{
+	uint64_t *k = hs_xmalloc((size_t)n * sizeof *k);
+	for (int i = 0; i < n; i++)
+		k[i] = (uint64_t)hs_cluster_group_of(c, ranks[i]) << 48 | (uint64_t)hs_cluster_domain_of(c, ranks[i]) << 24 |
+		       (uint64_t)ranks[i];
+	qsort(k, (size_t)n, sizeof *k, cmp_u64);
+	for (int i = 0; i < n; i++)
+		out[i] = (int)(k[i] & 0xffffff);
+	free(k);
 }
 
 /* hs_coll_xroute of ranks[0..n-1] on an explicit graph; -1 when some pair has no route. Holds m->mu. */
@@ -770,7 +807,11 @@ int hs_coll_xgraph_factors(const hs_cluster *c, const int *ranks, int n, hs_coll
 			pthread_mutex_unlock(&m->mu);
 			return ok ? 0 : -1;
 		}
-	int ok = xcompute(c, m, ranks, n, r) == 0;
+	/* the flow model runs the group in its ring order */
+	int *rk = hs_xmalloc((size_t)n * sizeof *rk);
+	ring_order(c, ranks, n, rk);
+	int ok = xcompute(c, m, rk, n, r) == 0;
+	free(rk);
 	xset *s = &m->xsets[m->xnext];
 	m->xnext = (m->xnext + 1) % MEMO_SETS;
 	s->ranks = hs_xrealloc(s->ranks, (size_t)n * sizeof *s->ranks);
@@ -791,7 +832,7 @@ const hs_topo *hs_coll_link_topo(const hs_cluster *c)
  * the flow model's step-by-step programs send them (sim/net/netcoll_*.c): emit(va, vb, bytes) per transfer
  * between vertices of the link graph (devices, and the scale-up switch for NVLS), the bytes summed over the
  * whole operation. -1, before emitting anything, for an algorithm whose transfers are not listed here. */
-typedef int (*emit_fn)(void *ctx, int va, int vb, double bytes);
+typedef int (*emit_fn)(void *ctx, int va, int vb, int rail, double bytes);
 
 /* NVLS (sim/net/netcoll_nvls.c): the group by scale-up domain (in order of first appearance), equal ranks per
  * domain, every domain with a scale-up switch; *byn[q * ppn + l] is the index of domain q's l-th rank. */
@@ -826,27 +867,46 @@ static int nvls_layout(const hs_cluster *c, const hs_topo *t, const int *ranks, 
 	return *byn ? 0 : -1;
 }
 
-static int transfers(const hs_cluster *c, const hs_topo *t, enum hs_coll_op op, enum hs_coll_algo a,
-		     const int *ranks, int n, double S, emit_fn emit, void *ctx)
+static int transfers(const hs_cluster *c, netmemo *m, const hs_coll_channels *ch, enum hs_coll_op op,
+		     enum hs_coll_algo a, const int *ranks, int n, double S, emit_fn emit, void *ctx)
 {
 	int rc = 0;
 	switch (a) {
-	case HS_ALGO_RING:
-		if (op == HS_COLL_BROADCAST || op == HS_COLL_REDUCE) { /* a chain 0 -> 1 -> ... -> n-1, S on each */
-			for (int i = 0; i + 1 < n && !rc; i++)
-				rc = emit(ctx, ranks[i], ranks[i + 1], S);
-			return rc;
-		}
-		if (op != HS_COLL_ALL_REDUCE && op != HS_COLL_ALL_GATHER && op != HS_COLL_REDUCE_SCATTER)
+	case HS_ALGO_RING: {
+		/* a chain 0 -> 1 -> ... -> n-1 (broadcast, reduce), S on each edge; or the ring, 2(n-1) (all-reduce)
+		 * or n-1 steps of S/n to the successor. Over ch's channels as netcoll_ring.c runs them: channel c
+		 * on rail ch->rails[c] with a share of the bytes proportional to its ring's (chain's) slowest route,
+		 * one channel on the sender's home rail, or on every rail where ch->spread */
+		int chain = op == HS_COLL_BROADCAST || op == HS_COLL_REDUCE;
+		if (!chain && op != HS_COLL_ALL_REDUCE && op != HS_COLL_ALL_GATHER && op != HS_COLL_REDUCE_SCATTER)
 			return -1;
-		for (int i = 0; i < n && !rc; i++) /* 2(n-1) (all-reduce) or n-1 steps of S/n to the successor */
-			rc = emit(ctx, ranks[i], ranks[(i + 1) % n],
-				  (op == HS_COLL_ALL_REDUCE ? 2.0 : 1.0) * (n - 1) * S / n);
+		double per = chain ? S : (op == HS_COLL_ALL_REDUCE ? 2.0 : 1.0) * (n - 1) * S / n;
+		int C = ch && ch->n > 1 ? ch->n : 1, edges = chain ? n - 1 : n;
+		double w[HS_COLL_MAX_CHANNELS], sum = 0;
+		for (int k = 0; k < C; k++) {
+			w[k] = 1;
+			if (C > 1 && m) {
+				double b = 1e300;
+				for (int i = 0; i < edges; i++) {
+					const hs_route *r = route_on(m, ranks[i], ranks[(i + 1) % n], ch->rails[k]);
+					if (r && r->bw < b)
+						b = r->bw;
+				}
+				w[k] = b;
+			}
+			sum += w[k];
+		}
+		for (int k = 0; k < C && !rc; k++) {
+			int rail = C > 1 ? ch->rails[k] : ch && ch->spread ? -1 : RAIL_HOME;
+			for (int i = 0; i < edges && !rc; i++)
+				rc = emit(ctx, ranks[i], ranks[(i + 1) % n], rail, per * w[k] / sum);
+		}
 		return rc;
+	}
 	case HS_ALGO_DIRECT:
 		if (op == HS_COLL_SENDRECV) { /* sendrecv_perf: every rank S to the next */
 			for (int i = 0; i < n && !rc; i++)
-				rc = emit(ctx, ranks[i], ranks[(i + 1) % n], S);
+				rc = emit(ctx, ranks[i], ranks[(i + 1) % n], RAIL_HOME, S);
 			return rc;
 		}
 		if (op == HS_COLL_BROADCAST || op == HS_COLL_REDUCE)
@@ -854,7 +914,7 @@ static int transfers(const hs_cluster *c, const hs_topo *t, enum hs_coll_op op, 
 		for (int i = 0; i < n && !rc; i++) /* a piece of S/n to every other rank (twice for all-reduce) */
 			for (int j = 0; j < n && !rc; j++)
 				if (i != j)
-					rc = emit(ctx, ranks[i], ranks[j], (op == HS_COLL_ALL_REDUCE ? 2.0 : 1.0) * S / n);
+					rc = emit(ctx, ranks[i], ranks[j], RAIL_HOME, (op == HS_COLL_ALL_REDUCE ? 2.0 : 1.0) * S / n);
 		return rc;
 	case HS_ALGO_TREE:
 		/* with one rank per domain every rank is a tree node (no chains): each tree carries S/2 once up
@@ -865,7 +925,7 @@ static int transfers(const hs_cluster *c, const hs_topo *t, enum hs_coll_op op, 
 			for (int x = 0; x < n && !rc; x++) {
 				int p = hs_coll_dtree_parent(x, n, tr);
 				if (p >= 0)
-					rc = emit(ctx, ranks[x], ranks[p], S / 2) || emit(ctx, ranks[p], ranks[x], S / 2);
+					rc = emit(ctx, ranks[x], ranks[p], RAIL_HOME, S / 2) || emit(ctx, ranks[p], ranks[x], RAIL_HOME, S / 2);
 			}
 		return rc;
 	case HS_ALGO_HALVING_DOUBLING: {
@@ -876,7 +936,7 @@ static int transfers(const hs_cluster *c, const hs_topo *t, enum hs_coll_op op, 
 		int k = 1;
 		for (int d = 1; d < n && !rc; d *= 2, k++)
 			for (int j = 0; j < n && !rc; j++)
-				rc = emit(ctx, ranks[j], ranks[j ^ d], (op == HS_COLL_ALL_REDUCE ? 2.0 : 1.0) * S / ldexp(1.0, k));
+				rc = emit(ctx, ranks[j], ranks[j ^ d], RAIL_HOME, (op == HS_COLL_ALL_REDUCE ? 2.0 : 1.0) * S / ldexp(1.0, k));
 		return rc;
 	}
 	case HS_ALGO_NVLS:
@@ -888,22 +948,22 @@ static int transfers(const hs_cluster *c, const hs_topo *t, enum hs_coll_op op, 
 		int N, ppn, *byn;
 		if (op != HS_COLL_ALL_REDUCE)
 			return -1;
-		if (nvls_layout(c, t, ranks, n, &N, &ppn, &byn))
-			return transfers(c, t, op, HS_ALGO_RING, ranks, n, S, emit, ctx);
+		if (nvls_layout(c, m->t, ranks, n, &N, &ppn, &byn))
+			return transfers(c, m, NULL, op, HS_ALGO_RING, ranks, n, S, emit, ctx);
 		double e = 1;
 		for (int i = 0; i < n; i++) {
 			double x = hs_coll_nvls_efficiency(hs_cluster_device(c, ranks[i]));
 			e = x < e ? x : e;
 		}
 		for (int i = 0; i < n && !rc; i++) {
-			int sw = hs_topo_upswitch(t, hs_cluster_node_of(c, ranks[i]));
-			rc = emit(ctx, ranks[i], sw, (S + S / ppn) / e) || emit(ctx, sw, ranks[i], (S / ppn + S) / e);
+			int sw = hs_topo_upswitch(m->t, hs_cluster_node_of(c, ranks[i]));
+			rc = emit(ctx, ranks[i], sw, RAIL_HOME, (S + S / ppn) / e) || emit(ctx, sw, ranks[i], RAIL_HOME, (S / ppn + S) / e);
 		}
 		int *idx = hs_xmalloc((size_t)N * sizeof *idx);
 		for (int l = 0; l < ppn && N > 1 && !rc; l++) {
 			for (int q = 0; q < N; q++)
 				idx[q] = ranks[byn[q * ppn + l]];
-			rc = transfers(c, t, op, HS_ALGO_RING, idx, N, S / ppn, emit, ctx);
+			rc = transfers(c, m, NULL, op, HS_ALGO_RING, idx, N, S / ppn, emit, ctx);
 		}
 		free(idx);
 		free(byn);
@@ -919,14 +979,14 @@ struct lb_ctx {
 	double scale;
 };
 
-static int lb_emit(void *p, int va, int vb, double bytes)
+static int lb_emit(void *p, int va, int vb, int rail, double bytes)
 {
 	struct lb_ctx *x = p;
-	return route_add(x->m, va, vb, bytes * x->scale, x->load, NULL);
+	return route_add_on(x->m, va, vb, rail, bytes * x->scale, x->load, NULL);
 }
 
 int hs_coll_link_bytes(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_algo algo, const int *ranks, int n,
-		       double bytes, double scale, double *load)
+		       double bytes, double scale, const hs_coll_channels *ch, double *load)
 {
 	if (n < 2 || bytes <= 0)
 		return 0;
@@ -934,10 +994,16 @@ int hs_coll_link_bytes(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_alg
 	if (!m->t)
 		return -1;
 	enum hs_coll_algo a = hs_coll_resolve_algo(c, op, algo, ranks, n, bytes);
+	int *rk = hs_xmalloc((size_t)n * sizeof *rk);
+	if (op != HS_COLL_SENDRECV && op != HS_COLL_BROADCAST && op != HS_COLL_REDUCE)
+		ring_order(c, ranks, n, rk);
+	else
+		memcpy(rk, ranks, (size_t)n * sizeof *rk);
 	pthread_mutex_lock(&m->mu);
 	struct lb_ctx x = {m, load, scale};
-	int rc = transfers(c, m->t, op, a, ranks, n, bytes, lb_emit, &x);
+	int rc = transfers(c, m, ch, op, a, rk, n, bytes, lb_emit, &x);
 	pthread_mutex_unlock(&m->mu);
+	free(rk);
 	return rc;
 }
 

@@ -165,12 +165,58 @@ static void start_closed(struct ex *x, uint32_t task, const uint32_t *tasks, int
 	}
 }
 
+static int cmp_int(const void *a, const void *b)
+{
+	return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
+}
+
 static int cmp_bytes_desc(const void *a, const void *b)
 {
 	const double *p = a, *q = b; /* {bytes, link} pairs */
 	if (p[0] != q[0])
 		return (p[0] < q[0]) - (p[0] > q[0]);
 	return (p[1] > q[1]) - (p[1] < q[1]);
+}
+
+/* The channels the flow model opens for a group's ring (comm_net.c, hs_exec_group_channels, whose rule this
+ * repeats): where the group spans scale-up domains, one per NIC of the group's devices on its first node
+ * (NIC i hangs off device i x gpus_per_node / nics_per_node), then for a device without one the nearest; a
+ * group of whole nodes spreads one channel over every NIC; fewer than two: one channel. */
+static void group_channels(const hs_cluster *c, const int *ranks, int n, hs_coll_channels *ch)
+{
+	int node0 = hs_cluster_node_of(c, ranks[0]), dom0 = hs_cluster_domain_of(c, ranks[0]), spans = 0, C = 0;
+	int rails[HS_COLL_MAX_CHANNELS], loc[64], nl = 0;
+	const hs_node_group *g = hs_cluster_group(c, hs_cluster_group_of(c, ranks[0]));
+	for (int i = 0; i < n; i++) {
+		if (hs_cluster_domain_of(c, ranks[i]) != dom0)
+			spans = 1;
+		if (hs_cluster_node_of(c, ranks[i]) == node0 && nl < 64)
+			loc[nl++] = hs_cluster_local_rank(c, ranks[i]);
+	}
+	int p = g->gpus_per_node, nn = g->nics_per_node;
+	if (spans && nn > 0) {
+		for (int i = 0; i < nn && C < HS_COLL_MAX_CHANNELS; i++)
+			for (int k = 0; k < nl; k++)
+				if (loc[k] == (int)((long)i * p / nn)) {
+					rails[C++] = i;
+					break;
+				}
+		for (int k = 0; k < nl && C < HS_COLL_MAX_CHANNELS; k++) {
+			int nic = (int)((long)loc[k] * nn / p), seen = 0;
+			for (int j = 0; j < C; j++)
+				seen |= rails[j] == nic;
+			if (!seen)
+				rails[C++] = nic;
+		}
+	}
+	memset(ch, 0, sizeof *ch);
+	ch->spread = spans && nl == p && C > 1;
+	ch->n = 1;
+	if (C < 2 || nl == p)
+		return;
+	qsort(rails, (size_t)C, sizeof *rails, cmp_int);
+	ch->n = C;
+	memcpy(ch->rails, rails, (size_t)C * sizeof *rails);
 }
 
 /* The collectives inside compute tasks (TP, CP and EP in a layer), counted as the flow model carries them with
@@ -207,8 +253,10 @@ static void inlayer_link_bytes(struct ex *x, double *load, int *partial)
 				for (int l = 0; l < r->lane_n[k]; l++) {
 					const int *rk = r->lane_rk[k] + (size_t)l * n;
 					int sendrecv = o->coll == HS_COLL_SENDRECV;
+					hs_coll_channels ch;
+					group_channels(c, rk, n, &ch);
 					if (hs_coll_link_bytes(c, (enum hs_coll_op)o->coll, sendrecv ? HS_ALGO_DIRECT : algo, rk, n,
-							       o->bytes, 1, load))
+							       o->bytes, 1, sendrecv ? NULL : &ch, load))
 						*partial = 1;
 				}
 			}
@@ -253,8 +301,11 @@ static double *closed_link_bytes(struct ex *x, int *partial)
 		if (tk->kind == HS_T_COLL && tk->xgroup) {
 			uint32_t gi = tk->xgroup - 1;
 			int n = (int)(g->xg_first[gi + 1] - g->xg_first[gi]);
+			hs_coll_channels ch;
+			if (n > 1)
+				group_channels(c, g->xg_ranks + g->xg_first[gi], n, &ch);
 			if (n > 1 && hs_coll_link_bytes(c, (enum hs_coll_op)tk->coll, algo, g->xg_ranks + g->xg_first[gi], n,
-						      tk->bytes, 1, load))
+						      tk->bytes, 1, &ch, load))
 				*partial = 1;
 			continue;
 		}
@@ -272,8 +323,11 @@ static double *closed_link_bytes(struct ex *x, int *partial)
 				}
 				for (int d = 0; d < p->dp; d++)
 					ranks[d] = hs_build_rank(p, tt, cc, d, rp->stage);
-				if (p->dp > 1 &&
-				    hs_coll_link_bytes(c, (enum hs_coll_op)tk->coll, algo, ranks, p->dp, tk->bytes, 1, load))
+				if (p->dp < 2)
+					continue;
+				hs_coll_channels ch;
+				group_channels(c, ranks, p->dp, &ch);
+				if (hs_coll_link_bytes(c, (enum hs_coll_op)tk->coll, algo, ranks, p->dp, tk->bytes, 1, &ch, load))
 					*partial = 1;
 			}
 	}

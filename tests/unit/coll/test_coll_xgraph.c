@@ -262,7 +262,7 @@ START_TEST(bytes_conserved)
 		 {HS_COLL_BROADCAST, HS_ALGO_RING, 3 * S * 2}};
 	for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
 		memset(ld, 0, (size_t)nl * sizeof *ld);
-		ck_assert_int_eq(hs_coll_link_bytes(c, k[i].op, k[i].a, R, 4, S, 1, ld), 0);
+		ck_assert_int_eq(hs_coll_link_bytes(c, k[i].op, k[i].a, R, 4, S, 1, NULL, ld), 0);
 		ck_assert_msg(fabs(sum(ld, nl) - k[i].want) <= 1e-9 * k[i].want, "%s/%s: %.6g bytes on links, expected %.6g",
 			      hs_coll_op_name(k[i].op), hs_coll_algo_name(k[i].a), sum(ld, nl), k[i].want);
 	}
@@ -271,14 +271,14 @@ START_TEST(bytes_conserved)
 	c = two_switches("10 GB/s");
 	nl = hs_topo_nlinks(hs_coll_link_topo(c));
 	ld = calloc((size_t)nl, sizeof *ld);
-	ck_assert_int_eq(hs_coll_link_bytes(c, HS_COLL_ALL_REDUCE, HS_ALGO_RING, R, 8, S, 1, ld), 0);
+	ck_assert_int_eq(hs_coll_link_bytes(c, HS_COLL_ALL_REDUCE, HS_ALGO_RING, R, 8, S, 1, NULL, ld), 0);
 	ck_assert(fabs(sum(ld, nl) - 18 * 1.75 * S) <= 1e-9 * 18 * 1.75 * S);
 	memset(ld, 0, (size_t)nl * sizeof *ld);
-	ck_assert_int_eq(hs_coll_link_bytes(c, HS_COLL_ALL_TO_ALL, HS_ALGO_DIRECT, R, 8, S, 1, ld), 0);
+	ck_assert_int_eq(hs_coll_link_bytes(c, HS_COLL_ALL_TO_ALL, HS_ALGO_DIRECT, R, 8, S, 1, NULL, ld), 0);
 	ck_assert(fabs(sum(ld, nl) - 144 * S / 8) <= 1e-9 * 144 * S / 8);
 	/* an algorithm with no per-link transfers adds nothing and says so */
 	memset(ld, 0, (size_t)nl * sizeof *ld);
-	ck_assert_int_eq(hs_coll_link_bytes(c, HS_COLL_ALL_REDUCE, HS_ALGO_HIERARCHICAL, R, 8, S, 1, ld), -1);
+	ck_assert_int_eq(hs_coll_link_bytes(c, HS_COLL_ALL_REDUCE, HS_ALGO_HIERARCHICAL, R, 8, S, 1, NULL, ld), -1);
 	ck_assert(sum(ld, nl) == 0);
 	free(ld);
 	done(c);
@@ -315,7 +315,7 @@ START_TEST(link_bytes_equal_flow)
 			if (!hs_coll_supported(cs[i], k[j].op, k[j].a, R, n[i]))
 				continue;
 			memset(a, 0, (size_t)nl * sizeof *a);
-			if (hs_coll_link_bytes(cs[i], k[j].op, k[j].a, R, n[i], S, 1, a))
+			if (hs_coll_link_bytes(cs[i], k[j].op, k[j].a, R, n[i], S, 1, NULL, a))
 				continue; /* the tree over multi-GPU nodes: no per-link transfers (checked above) */
 			flow(cs[i], k[j].op, k[j].a, R, n[i], S, f);
 			for (int l = 0; l < nl; l++)
