@@ -9,6 +9,7 @@
 
 #include "sim/base/alloc.h"
 #include "sim/coll/coll_impl.h"
+#include "topology/topo.h"
 
 static const char *const op_names[HS_COLL_OP_COUNT] = {"all_reduce", "all_gather", "reduce_scatter", "all_to_all",
 						       "broadcast",  "reduce",     "sendrecv"};
@@ -415,9 +416,8 @@ enum hs_coll_algo hs_coll_grp_resolve(const hs_coll_grp *g, enum hs_coll_op op, 
 	if (algo == HS_ALGO_FASTEST)
 		return g->n <= 1 || bytes <= 0 ? hs_coll_default_algo(op) : fastest(g, op, bytes, NULL);
 	/* As NCCL does when NCCL_ALGO names an algorithm the operation lacks: run the operation's default (ring,
-	 * or direct for all-to-all and send/recv). */
-	/* what the algorithm implements, whether or not the closed forms route it on an explicit graph: the flow
-	 * model runs it there */
+	 * or direct for all-to-all and send/recv). What the algorithm implements, whether or not the closed forms
+	 * route it on an explicit graph: the flow model runs it there. */
 	hs_coll_grp h = *g;
 	h.xgraph = 0;
 	return table[algo]->supports(&h, op) ? algo : hs_coll_default_algo(op);
@@ -500,8 +500,15 @@ int hs_coll_closed_form_check(const hs_cluster *c, enum hs_coll_algo algo, hs_er
 		break;
 	default: break;
 	}
-	if (!why)
+	if (!why) {
+		/* the closed forms route on the graph: one that does not join every device is an error here, as
+		 * at flow fidelity */
+		hs_topo *t = hs_topo_build(c, err);
+		if (!t)
+			return -1;
+		hs_topo_free(t);
 		return 0;
+	}
 	return hs_err_set(err, HS_EINPUT,
 			  "%s: kind explicit: algorithm %s %s; expected the flow fidelity, which runs it step by step "
 			  "over the graph (simulation: {fidelity: flow} in a scenario, --fidelity flow for hetsim coll), "
