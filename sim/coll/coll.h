@@ -47,7 +47,7 @@ double hs_coll_time(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_algo a
  * scale-up domain holds several GPUs, which the flow model chains inside the domain) is refused with a message
  * naming the flow fidelity. AUTO and FASTEST choose among the routed algorithms. */
 int hs_coll_closed_form_check(const hs_cluster *c, enum hs_coll_algo algo, hs_err *err);
-#define HS_COLL_XGRAPH_MAX 1024 /* devices of an explicit graph the closed forms route (every pair per group) */
+#define HS_COLL_XGRAPH_MAX 512 /* devices of an explicit graph the closed forms route (every pair per group) */
 
 /* Per-link bytes (issue 19): add to load[l], for every link l of hs_coll_link_topo(c), scale x the bytes that
  * `op` of `bytes` with algorithm setting `algo` over ranks[0..n-1] carries across it, each transfer of the
