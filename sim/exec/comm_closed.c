@@ -219,16 +219,100 @@ static void group_channels(const hs_cluster *c, const int *ranks, int n, hs_coll
 	memcpy(ch->rails, rails, (size_t)C * sizeof *rails);
 }
 
+/* The run's transfers before routing: each distinct (collective or send, ranks, size) once with how many times
+ * it ran, so that a step's thousands of identical layer collectives are routed (and their algorithm resolved,
+ * a group summary each) once: a 16k-GPU step's per-link bytes cost what its distinct collectives do. */
+struct tent {
+	uint64_t h;
+	int send, op, algo, n;
+	double bytes, count;
+	int *ranks;
+};
+
+struct tally {
+	struct tent *v;
+	size_t cap, n;
+};
+
+static uint64_t tent_hash(int send, int op, int algo, const int *ranks, int n, double bytes)
+{
+	uint64_t h = 1469598103934665603ull, b;
+	memcpy(&b, &bytes, sizeof b);
+	uint64_t w[4] = {(uint64_t)send, (uint64_t)op, (uint64_t)algo, b};
+	for (int i = 0; i < 4; i++)
+		h = (h ^ w[i]) * 1099511628211ull;
+	for (int i = 0; i < n; i++)
+		h = (h ^ (uint64_t)(unsigned)ranks[i]) * 1099511628211ull;
+	return h;
+}
+
+static void tally_add(struct tally *t, int send, int op, int algo, const int *ranks, int n, double bytes)
+{
+	if (2 * (t->n + 1) > t->cap) { /* under half full: double and re-insert */
+		struct tent *old = t->v;
+		size_t oc = t->cap;
+		t->cap = oc ? 2 * oc : 256;
+		t->v = hs_xcalloc(t->cap, sizeof *t->v);
+		for (size_t i = 0; i < oc; i++)
+			if (old[i].ranks) {
+				size_t j = old[i].h & (t->cap - 1);
+				while (t->v[j].ranks)
+					j = (j + 1) & (t->cap - 1);
+				t->v[j] = old[i];
+			}
+		free(old);
+	}
+	uint64_t h = tent_hash(send, op, algo, ranks, n, bytes);
+	size_t j = h & (t->cap - 1);
+	for (; t->v[j].ranks; j = (j + 1) & (t->cap - 1)) {
+		struct tent *e = &t->v[j];
+		if (e->h == h && e->send == send && e->op == op && e->algo == algo && e->n == n && e->bytes == bytes &&
+		    !memcmp(e->ranks, ranks, (size_t)n * sizeof *ranks)) {
+			e->count += 1;
+			return;
+		}
+	}
+	int *rk = hs_xmalloc((size_t)n * sizeof *rk);
+	memcpy(rk, ranks, (size_t)n * sizeof *rk);
+	t->v[j] = (struct tent){h, send, op, algo, n, bytes, 1, rk};
+	t->n++;
+}
+
+static void group_channels(const hs_cluster *c, const int *ranks, int n, hs_coll_channels *ch);
+
+/* Route every distinct transfer of the tally, count times its bytes, into load[]; *partial where an algorithm
+ * has no per-link transfers. Frees the tally. */
+static void tally_route(struct tally *t, const hs_cluster *c, double *load, int *partial)
+{
+	for (size_t i = 0; i < t->cap; i++) {
+		struct tent *e = &t->v[i];
+		if (!e->ranks)
+			continue;
+		if (e->send) {
+			if (hs_coll_link_bytes_send(c, e->ranks[0], e->ranks[1], e->bytes, e->count, load))
+				*partial = 1;
+		} else {
+			hs_coll_channels ch;
+			group_channels(c, e->ranks, e->n, &ch);
+			if (hs_coll_link_bytes(c, (enum hs_coll_op)e->op, (enum hs_coll_algo)e->algo, e->ranks, e->n, e->bytes,
+					       e->count, e->op == HS_COLL_SENDRECV ? NULL : &ch, load))
+				*partial = 1;
+		}
+		free(e->ranks);
+	}
+	free(t->v);
+	memset(t, 0, sizeof *t);
+}
+
 /* The collectives inside compute tasks (TP, CP and EP in a layer), counted as the flow model carries them with
  * layer_collectives: network (inlayer.c): per rep, each compute task's collectives (a gradient-bucket slice
  * its share of the ops, so that each runs once), on every lane of the rep's group (hs_exec_inlayer_setup's
  * lanes: other TP x CP indices, and other replicas where the rep stands for them and the group leaves its
  * node), an EP all-to-all once per EP group of reps; ring attention's send/recv step as every member sending
  * to the next. */
-static void inlayer_link_bytes(struct ex *x, double *load, int *partial)
+static void inlayer_link_bytes(struct ex *x, struct tally *tl)
 {
 	const hs_graph *g = x->g;
-	const hs_cluster *c = x->s->cluster;
 	enum hs_coll_algo algo = (enum hs_coll_algo)x->s->coll_algo;
 	x->contend = hs_exec_lanes_contend(x->s, x->o);
 	hs_exec_inlayer_setup(x);
@@ -253,11 +337,7 @@ static void inlayer_link_bytes(struct ex *x, double *load, int *partial)
 				for (int l = 0; l < r->lane_n[k]; l++) {
 					const int *rk = r->lane_rk[k] + (size_t)l * n;
 					int sendrecv = o->coll == HS_COLL_SENDRECV;
-					hs_coll_channels ch;
-					group_channels(c, rk, n, &ch);
-					if (hs_coll_link_bytes(c, (enum hs_coll_op)o->coll, sendrecv ? HS_ALGO_DIRECT : algo, rk, n,
-							       o->bytes, 1, sendrecv ? NULL : &ch, load))
-						*partial = 1;
+					tally_add(tl, 0, o->coll, sendrecv ? HS_ALGO_DIRECT : algo, rk, n, o->bytes);
 				}
 			}
 		}
@@ -287,6 +367,7 @@ static double *closed_link_bytes(struct ex *x, int *partial)
 	int lanes = hs_exec_lanes_contend(x->s, x->o) ? p->tp * p->cp : 1;
 	int *ranks = hs_xmalloc((size_t)(p->dp > 2 ? p->dp : 2) * sizeof *ranks);
 	enum hs_coll_algo algo = (enum hs_coll_algo)x->s->coll_algo;
+	struct tally tl = {0};
 	*partial = 0;
 	for (size_t i = 0; i < g->ntasks; i++) {
 		const hs_task *tk = &g->tasks[i];
@@ -301,12 +382,8 @@ static double *closed_link_bytes(struct ex *x, int *partial)
 		if (tk->kind == HS_T_COLL && tk->xgroup) {
 			uint32_t gi = tk->xgroup - 1;
 			int n = (int)(g->xg_first[gi + 1] - g->xg_first[gi]);
-			hs_coll_channels ch;
 			if (n > 1)
-				group_channels(c, g->xg_ranks + g->xg_first[gi], n, &ch);
-			if (n > 1 && hs_coll_link_bytes(c, (enum hs_coll_op)tk->coll, algo, g->xg_ranks + g->xg_first[gi], n,
-						      tk->bytes, 1, &ch, load))
-				*partial = 1;
+				tally_add(&tl, 0, tk->coll, algo, g->xg_ranks + g->xg_first[gi], n, tk->bytes);
 			continue;
 		}
 		for (int cc = 0; cc < p->cp; cc++)
@@ -315,25 +392,21 @@ static double *closed_link_bytes(struct ex *x, int *partial)
 					break;
 				if (tk->kind == HS_T_SEND) {
 					const hs_rep *q = &g->reps[tk->peer];
-					if (hs_coll_link_bytes_send(c, hs_build_rank(p, tt, cc, rp->dp_index, rp->stage),
-								    hs_build_rank(p, tt, cc, q->dp_index, q->stage),
-								    tk->bytes, 1, load))
-						*partial = 1;
+					int pair[2] = {hs_build_rank(p, tt, cc, rp->dp_index, rp->stage),
+						       hs_build_rank(p, tt, cc, q->dp_index, q->stage)};
+					tally_add(&tl, 1, 0, 0, pair, 2, tk->bytes);
 					continue;
 				}
 				for (int d = 0; d < p->dp; d++)
 					ranks[d] = hs_build_rank(p, tt, cc, d, rp->stage);
-				if (p->dp < 2)
-					continue;
-				hs_coll_channels ch;
-				group_channels(c, ranks, p->dp, &ch);
-				if (hs_coll_link_bytes(c, (enum hs_coll_op)tk->coll, algo, ranks, p->dp, tk->bytes, 1, &ch, load))
-					*partial = 1;
+				if (p->dp > 1)
+					tally_add(&tl, 0, tk->coll, algo, ranks, p->dp, tk->bytes);
 			}
 	}
 	free(ranks);
 	free(seen);
-	inlayer_link_bytes(x, load, partial);
+	inlayer_link_bytes(x, &tl);
+	tally_route(&tl, c, load, partial);
 	return load;
 }
 

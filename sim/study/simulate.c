@@ -165,6 +165,13 @@ int hs_simulate_doc_traced(hs_ydoc *doc, const char *path, int symmetry, hs_prof
 static int simulate_scn(hs_scenario *scn, const char *path, int symmetry, hs_profile_cache *cache,
 			hs_progress_fn progress, void *progress_ctx, int closed_form, hs_sim *out, hs_err *err);
 
+int hs_simulate_doc_with(hs_ydoc *doc, const char *path, int symmetry, hs_profile_cache *cache,
+			 hs_progress_fn progress, void *progress_ctx, int keep, hs_sim *out, hs_err *err)
+{
+	int bits = (keep & HS_SIM_KEEP_INLAYER ? SIM_RECORD_INLAYER : 0) | (keep & HS_SIM_KEEP_LINKS ? SIM_LINKS : 0);
+	return simulate_doc(doc, path, symmetry, cache, progress, progress_ctx, bits, out, err);
+}
+
 int hs_simulate_scenario(hs_scenario *s, const char *path, int symmetry, hs_profile_cache *cache, int closed_form,
 			 hs_sim *out, hs_err *err)
 {
@@ -176,9 +183,7 @@ static int simulate_doc(hs_ydoc *doc, const char *path, int symmetry, hs_profile
 {
 	memset(out, 0, sizeof *out);
 	hs_scenario *s = hs_scenario_from_doc(doc, path, err);
-	/* a scenario run alone (run, validate, export-graph) reports its links; sweeps (simulate_scn) do not */
-	return s ? simulate_scn(s, path, symmetry, cache, progress, progress_ctx, closed_form | SIM_LINKS, out, err)
-		 : -1;
+	return s ? simulate_scn(s, path, symmetry, cache, progress, progress_ctx, closed_form, out, err) : -1;
 }
 
 static int simulate_scn(hs_scenario *scn, const char *path, int symmetry, hs_profile_cache *cache,
