@@ -413,8 +413,8 @@ static double *closed_link_bytes(struct ex *x, int *partial)
 /* The HS_EXEC_LINK_TOP links that carried the most bytes over the run, as the flow model reports them
  * (result.c): the analytical fidelity knows how many bytes cross a link, not when, so the run is one time
  * bin and a link's busy fraction is its bytes over its capacity times the run's length. Kept only when asked
- * for (hs_simopts.record_links: `hetsim run`, not sweeps) and for a run on its own cluster (a job's shares
- * another's links: jobs.c). */
+ * for (hs_simopts.record_links: `hetsim run --detail`, `--hdf5`, `--trace`) and for a run on its own cluster
+ * (a job's shares another's links: jobs.c). */
 static void collect_closed(struct ex *x, hs_result *out)
 {
 	if (!x->o->record_links || x->dev0 || x->shared_net)

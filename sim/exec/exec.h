@@ -49,7 +49,8 @@ typedef struct hs_simopts {
 	/* Record where each collective inside a compute task ran (hs_result.inl), for traces; 0: not kept. */
 	int record_inlayer;
 	/* At the closed forms (analytical fidelity), compute per-link bytes into hs_result.links (comm_closed.c);
-	 * 0: none (sweeps). The flow model keeps its links whenever it has a horizon. */
+	 * 0: none (sweeps, a run whose outputs show no links). The flow model keeps its links whenever it has a
+	 * horizon. */
 	int record_links;
 } hs_simopts;
 
