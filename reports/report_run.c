@@ -357,8 +357,14 @@ static int run_links(hs_h5r *h, hs_gp *g, hs_page *pg, hs_report_opts *o, hs_err
 	if (nrest)
 		fprintf(f, "\t\"mean of the other %zu links\"", nrest);
 	fprintf(f, "\n");
-	for (size_t b = 0; b < nbin; b++) {
-		fprintf(f, "%.9g", (b + 0.5) * bin);
+	/* one bin (analytical fidelity: the closed forms' bytes over the run, sim/exec/comm_closed.c): the mean
+	 * drawn flat from the run's start to its end, since steps of a single point draw nothing */
+	double ymax = 1;
+	for (size_t r = 0, rows = nbin == 1 ? 2 : nbin; r < rows; r++) {
+		size_t b = nbin == 1 ? 0 : r;
+		fprintf(f, "%.9g", nbin == 1 ? r * bin : (b + 0.5) * bin);
+		for (int q = 0; q < ntop; q++)
+			ymax = lu[(size_t)crep[top[q]] * nbin + b] > ymax ? lu[(size_t)crep[top[q]] * nbin + b] : ymax;
 		for (int q = 0; q < ntop; q++)
 			fprintf(f, "\t%.4f", lu[(size_t)crep[top[q]] * nbin + b]);
 		if (nrest) {
@@ -380,9 +386,9 @@ static int run_links(hs_h5r *h, hs_gp *g, hs_page *pg, hs_report_opts *o, hs_err
 		snprintf(xr, sizeof xr, "set xrange [0:%.6g]\n", step);
 	snprintf(script, sizeof script,
 		 "set title 'Utilisation of the busiest links'\nset xlabel 'seconds'\nset ylabel 'busy fraction'\n"
-		 "set yrange [0:1.05]\n%sset key outside right top\nplot for [i=2:%d] '%s' using 1:i with steps lw 1.5 "
+		 "set yrange [0:%.4g]\n%sset key outside right top\nplot for [i=2:%d] '%s' using 1:i with steps lw 1.5 "
 		 "title columnheader(i)%s\n",
-		 xr, ntop + 1, dpath,
+		 1.05 * ymax, xr, ntop + 1, dpath,
 		 nrest ? "" : "");
 	if (nrest) {
 		size_t l = strlen(script);

@@ -363,7 +363,7 @@ static int model_rows(const hs_nccl_log *l, const char *logname, const char *scn
 	else
 		c = hs_cluster_from_yaml(cn, "cluster", &err);
 	hs_yaml_free(d);
-	if (c && hs_coll_closed_form_check(c, &err)) { /* the fit compares the log with NCCL's model */
+	if (c && hs_coll_closed_form_check(c, HS_ALGO_AUTO, &err)) { /* the fit compares the log with NCCL's model */
 		hs_cluster_free(c);
 		c = NULL;
 	}

@@ -349,7 +349,7 @@ static int run(const char *file)
 		hs_cluster_free(c);
 		c = NULL;
 	}
-	if (c && !flow && hs_coll_closed_form_check(c, &err)) {
+	if (c && !flow && hs_coll_closed_form_check(c, (enum hs_coll_algo)algo, &err)) {
 		hs_cluster_free(c);
 		c = NULL;
 	}

@@ -139,8 +139,10 @@ static int run_training(hs_ydoc *doc, const char *path, int index, hs_err *err)
 		if (timing)
 			fprintf(stderr, "hetsim run: %s: %d ranks, %zu nodes, %zu bytes read\n", workload, info.ranks,
 				info.nodes, info.bytes);
-	} else if ((trace_path ? hs_simulate_doc_traced : hs_simulate_doc_progress)(
-			   doc, path, no_symmetry ? 0 : -1, NULL, want ? show_progress : NULL, &pg, &sim, err)) {
+	} else if (hs_simulate_doc_with(doc, path, no_symmetry ? 0 : -1, NULL, want ? show_progress : NULL, &pg,
+					(trace_path ? HS_SIM_KEEP_INLAYER : 0) |
+						(trace_path || hdf5_path || detail ? HS_SIM_KEEP_LINKS : 0),
+					&sim, err)) {
 		return -1;
 	}
 	int rc = 0;

@@ -148,7 +148,7 @@ static hs_cluster *load_cluster(const char *full, const struct hs_strlist *sets,
 	else
 		c = hs_cluster_from_yaml(cn, "cluster", err);
 	/* the nccl entries are timed with the closed forms (NCCL's model) */
-	if (c && (hs_fabprof_attach(c, err) || hs_coll_closed_form_check(c, err))) {
+	if (c && (hs_fabprof_attach(c, err) || hs_coll_closed_form_check(c, HS_ALGO_AUTO, err))) {
 		hs_cluster_free(c);
 		c = NULL;
 	}

@@ -9,6 +9,7 @@
 
 #include "sim/base/alloc.h"
 #include "sim/coll/coll_impl.h"
+#include "topology/topo.h"
 
 static const char *const op_names[HS_COLL_OP_COUNT] = {"all_reduce", "all_gather", "reduce_scatter", "all_to_all",
 						       "broadcast",  "reduce",     "sendrecv"};
@@ -173,6 +174,52 @@ static int channels(const hs_node_group *ng)
 	return nch;
 }
 
+/* An explicit graph: the listed links are the only ones (no scale-up, no NICs), so every rank is its own
+ * endpoint and each algorithm's bandwidth is its transfers routed on the graph (sim/coll/coll_route.c), as the
+ * flow model routes them. The closed forms then read: ring hop = lat + piece x T_ring (its slowest shared
+ * link), tree 2 ceil(log2 n) lat + S x T_tree, direct lat + (S/n) x T_a2a, halving-doubling step k lat +
+ * S/2^k x T_hd(k); the latency is the slowest ring edge's route. */
+static int xgraph_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int n, hs_err *err)
+{
+	hs_coll_xroute r;
+	if (hs_coll_xgraph_factors(c, ranks, n, &r))
+		return hs_err_set(err, HS_EINPUT, "%s: kind explicit: some device of the group has no route to another "
+				  "(expected links that join them)", hs_cluster_fabric(c)->where);
+	g->xgraph = 1;
+	g->xtree = r.tree_routed;
+	g->nnodes = n;
+	g->ppn = g->ppn_min = 1;
+	g->inswitch_up = g->inswitch_net = 0; /* the graph lists no reducing switch */
+	g->host_bounce = g->up_pcie = 0;
+	g->lat_up = g->lat_net = r.lat;
+	double ring = r.ring > 0 ? 1 / r.ring : INFINITY;
+	g->bw_ring = g->bw_node = g->bw_nic = g->bw_up = ring;
+	g->bw_tree = r.tree > 0 ? (n > 2 ? 2 : 1) / r.tree : INFINITY; /* tree_time's 2S (n > 2) or S over it */
+	g->bw_a2a = r.a2a > 0 ? (n - 1) / r.a2a : INFINITY;           /* exchange's (n-1) pieces over it */
+	for (int i = 0; i < HS_COLL_HD_STEPS; i++)
+		g->bw_hd[i] = r.hd[i] > 0 ? 1 / r.hd[i] : 0;
+	/* sendrecv_perf's pairs i -> i+1 are the ring's edges */
+	g->p2p_local = 0;
+	g->p2p_cross = 1;
+	g->bw_p2p = ring;
+	return 0;
+}
+
+/* Whether algorithm a's transfers are routed on the group's graph (always, off explicit graphs). */
+static int xgraph_routed(const hs_coll_grp *g, enum hs_coll_algo a)
+{
+	if (!g->xgraph)
+		return 1;
+	switch (a) {
+	case HS_ALGO_RING:
+	case HS_ALGO_DIRECT:
+	case HS_ALGO_HALVING_DOUBLING: return 1;
+	case HS_ALGO_TREE:
+	case HS_ALGO_HIERARCHICAL: return g->xtree;
+	default: return 0;
+	}
+}
+
 int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int n, hs_err *err)
 {
 	memset(g, 0, sizeof *g);
@@ -268,6 +315,11 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 	if (g->nnodes == 1)
 		g->nch = 0;
 	p2p_pairs(g, c, ranks, n);
+	if (f->props->layout == HS_OUT_EXPLICIT && n > 1) {
+		free(nodes);
+		free(sorted);
+		return xgraph_init(g, c, ranks, n, err);
+	}
 	g->bw_ring = g->bw_tree = g->bw_a2a = g->bw_node;
 	if (g->nnodes > 1) {
 		/* Each algorithm's inter-node transfers routed at once, each link shared by those crossing it; where
@@ -340,7 +392,7 @@ static enum hs_coll_algo fastest(const hs_coll_grp *g, enum hs_coll_op op, doubl
 	double best = INFINITY;
 	enum hs_coll_algo ba = hs_coll_default_algo(op);
 	for (int a = HS_ALGO_RING; a < HS_ALGO_COUNT; a++) {
-		if (!table[a]->supports(g, op))
+		if (!table[a]->supports(g, op) || !xgraph_routed(g, (enum hs_coll_algo)a))
 			continue;
 		double t = table[a]->time(g, op, bytes);
 		if (t < best) {
@@ -355,19 +407,31 @@ static enum hs_coll_algo fastest(const hs_coll_grp *g, enum hs_coll_op op, doubl
 
 enum hs_coll_algo hs_coll_grp_resolve(const hs_coll_grp *g, enum hs_coll_op op, enum hs_coll_algo algo, double bytes)
 {
-	if (algo == HS_ALGO_AUTO)
-		return g->n <= 1 || bytes <= 0 ? hs_coll_default_algo(op) : hs_coll_nccl_pick(g, op, bytes);
+	if (algo == HS_ALGO_AUTO) {
+		if (g->n <= 1 || bytes <= 0)
+			return hs_coll_default_algo(op);
+		enum hs_coll_algo a = hs_coll_nccl_pick(g, op, bytes);
+		/* on an explicit graph NCCL's choice where the closed forms route it, else the operation's default */
+		return xgraph_routed(g, a) ? a : hs_coll_default_algo(op);
+	}
 	if (algo == HS_ALGO_FASTEST)
 		return g->n <= 1 || bytes <= 0 ? hs_coll_default_algo(op) : fastest(g, op, bytes, NULL);
 	/* As NCCL does when NCCL_ALGO names an algorithm the operation lacks: run the operation's default (ring,
-	 * or direct for all-to-all and send/recv). */
-	return table[algo]->supports(g, op) ? algo : hs_coll_default_algo(op);
+	 * or direct for all-to-all and send/recv). What the algorithm implements, whether or not the closed forms
+	 * route it on an explicit graph: the flow model runs it there. */
+	hs_coll_grp h = *g;
+	h.xgraph = 0;
+	return table[algo]->supports(&h, op) ? algo : hs_coll_default_algo(op);
 }
 
 double hs_coll_grp_time(const hs_coll_grp *g, enum hs_coll_op op, enum hs_coll_algo algo, double bytes,
 			enum hs_coll_algo *chosen)
 {
 	enum hs_coll_algo a = hs_coll_grp_resolve(g, op, algo, bytes);
+	/* an algorithm the closed forms do not route on an explicit graph (the flow model runs it; a scenario
+	 * that names it is refused at analytical fidelity, hs_coll_closed_form_check) runs the default here */
+	if (!xgraph_routed(g, a))
+		a = hs_coll_default_algo(op);
 	if (chosen)
 		*chosen = a;
 	if (g->n <= 1 || bytes <= 0)
@@ -411,17 +475,46 @@ double hs_coll_time(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_algo a
 	return hs_coll_grp_time(&g, op, algo, bytes, NULL);
 }
 
-int hs_coll_closed_form_check(const hs_cluster *c, hs_err *err)
+int hs_coll_closed_form_check(const hs_cluster *c, enum hs_coll_algo algo, hs_err *err)
 {
 	const hs_fabric_spec *f = hs_cluster_fabric(c);
-	if (f->props->layout != HS_OUT_EXPLICIT || hs_cluster_ndomains(c) < 2)
+	if (f->props->layout != HS_OUT_EXPLICIT)
 		return 0;
+	/* the closed forms route every ordered device pair once per group (all-to-all's set): bounded work */
+	if (hs_cluster_ngpus(c) > HS_COLL_XGRAPH_MAX)
+		return hs_err_set(err, HS_EINPUT,
+				  "%s: kind explicit: %d devices; the analytical fidelity routes explicit graphs of at "
+				  "most %d (expected the flow fidelity: simulation: {fidelity: flow} in a scenario, "
+				  "--fidelity flow for hetsim coll)",
+				  f->where, hs_cluster_ngpus(c), HS_COLL_XGRAPH_MAX);
+	const char *why = NULL;
+	switch (algo) {
+	case HS_ALGO_NVLS:
+	case HS_ALGO_NVLS_TREE:
+	case HS_ALGO_INSWITCH: why = "reduces in a switch, and an explicit graph lists none that reduces"; break;
+	case HS_ALGO_TREE:
+	case HS_ALGO_HIERARCHICAL:
+		for (int g = 0; g < hs_cluster_ngroups(c) && !why; g++)
+			if (hs_cluster_group(c, g)->domain > 1)
+				why = "chains or rings the GPUs of a scale-up domain, which the closed forms do not route "
+				      "on an explicit graph (every GPU its own scale-up domain would: gpus_per_node: 1)";
+		break;
+	default: break;
+	}
+	if (!why) {
+		/* the closed forms route on the graph: one that does not join every device is an error here, as
+		 * at flow fidelity */
+		hs_topo *t = hs_topo_build(c, err);
+		if (!t)
+			return -1;
+		hs_topo_free(t);
+		return 0;
+	}
 	return hs_err_set(err, HS_EINPUT,
-			  "%s: kind explicit: the analytical fidelity's closed forms do not read an explicit graph's "
-			  "links (each node would get its NIC share, a slow link timed like its neighbours); expected "
-			  "the flow fidelity, which routes over the graph (simulation: {fidelity: flow} in a scenario, "
-			  "--fidelity flow for hetsim coll)",
-			  f->where);
+			  "%s: kind explicit: algorithm %s %s; expected the flow fidelity, which runs it step by step "
+			  "over the graph (simulation: {fidelity: flow} in a scenario, --fidelity flow for hetsim coll), "
+			  "or an algorithm the closed forms route there (ring, direct, halving_doubling, auto)",
+			  f->where, hs_coll_algo_name(algo), why);
 }
 
 int hs_coll_check(const hs_cluster *c, const int *ranks, int n, hs_err *err)

@@ -40,11 +40,37 @@ int hs_coll_algo_parse(const char *s);              /* -1 if unknown */
 double hs_coll_time(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_algo algo, const int *ranks, int n,
 		    double bytes);
 
-/* 0 when the closed forms can time collectives on `c`, else -1 and why: an explicit graph (fabric kind
- * `explicit`) joining several scale-up domains is read only by the routed flow model; the closed forms would
- * give every node its NIC share and time a 1 GB/s link like its 25 GB/s neighbours, so such a scenario is
- * refused at analytical fidelity with a message naming the flow fidelity. */
-int hs_coll_closed_form_check(const hs_cluster *c, hs_err *err);
+/* 0 when the closed forms can time collectives on `c` with algorithm setting `algo` (AUTO, FASTEST or one
+ * algorithm), else -1 and why. On an explicit graph (fabric kind `explicit`) the closed forms route their
+ * transfers over the listed links (sim/coll/coll_route.c); an algorithm whose transfers they do not route there
+ * (NVLS, NVLS-tree and in-switch: the graph lists no reducing switch; the tree and hierarchical where a
+ * scale-up domain holds several GPUs, which the flow model chains inside the domain) is refused with a message
+ * naming the flow fidelity. AUTO and FASTEST choose among the routed algorithms. */
+int hs_coll_closed_form_check(const hs_cluster *c, enum hs_coll_algo algo, hs_err *err);
+#define HS_COLL_XGRAPH_MAX 512 /* devices of an explicit graph the closed forms route (every pair per group) */
+
+/* Per-link bytes (issue 19): add to load[l], for every link l of hs_coll_link_topo(c), scale x the bytes that
+ * `op` of `bytes` with algorithm setting `algo` over ranks[0..n-1] carries across it, each transfer of the
+ * algorithm routed as the flow model routes it (topology/route.c; across nodes by the sender's own NIC, or the
+ * ring's channels, below), ranks in the flow model's ring order. The transfers are those of the flow model's programs (sim/net/netcoll_*.c): ring (and its chain for broadcast
+ * and reduce), direct, the tree with one rank per scale-up domain, halving-doubling over a power of two. 0
+ * done; -1 (nothing added) for another algorithm, or when the topology does not build. */
+#define HS_COLL_MAX_CHANNELS 64
+/* The channels a group's ring runs on, as the flow model opens them (sim/coll/coll_flow.h, the plan both
+ * fidelities use; sim/net/netcoll_ring.c): n channels, channel c crossing nodes on rail rails[c] (n > 1), or
+ * one whose crossings split over every rail (spread). NULL: one channel on each sender's own NIC. */
+typedef struct hs_coll_channels {
+	int n;
+	int rails[HS_COLL_MAX_CHANNELS];
+	int spread;
+} hs_coll_channels;
+int hs_coll_link_bytes(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_algo algo, const int *ranks, int n,
+		       double bytes, double scale, const hs_coll_channels *ch, double *load);
+/* The same for one transfer of `bytes` from device src to device dst (a pipeline send), routed as the flow
+ * model routes hs_net_send. */
+int hs_coll_link_bytes_send(const hs_cluster *c, int src, int dst, double bytes, double scale, double *load);
+/* The link graph hs_coll_link_bytes indexes (built once per cluster), NULL when it does not build. */
+const struct hs_topo *hs_coll_link_topo(const hs_cluster *c);
 
 /* 0 when ranks[0..n-1] is a valid group of `c` (distinct devices inside the cluster), else -1 and why. */
 int hs_coll_check(const hs_cluster *c, const int *ranks, int n, hs_err *err);

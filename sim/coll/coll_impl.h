@@ -47,6 +47,12 @@ typedef struct hs_coll_grp {
 	/* the fitted fabric profile of the group's node groups (calib/fabric.h) when they all have the same one,
 	 * else NULL; coll_nccl.c applies it to the NCCL model's time */
 	const struct hs_fabprof *fab;
+	/* an explicit graph (fabric kind explicit; sim/coll/coll_route.c): every rank is its own endpoint (nnodes
+	 * = n, ppn = 1: the graph lists no scale-up), every bandwidth above is its algorithm's transfers routed on
+	 * the listed links as the flow model routes them, and only the algorithms those routes describe run
+	 * (hs_coll_xgraph_routed) */
+	int xgraph;
+	int xtree;        /* explicit graph: the tree and hierarchical are routed (no domain holds two ranks) */
 } hs_coll_grp;
 
 typedef struct hs_coll_algo_ops {
@@ -103,6 +109,24 @@ int hs_coll_route_factors(const hs_cluster *c, const int *ranks, int n, int alwa
 /* T of any demand set d[0..nd-1] over the group ranks[0..n-1] (routed whatever the fabric, not cached); -1
  * when routes do not apply or a demand names a node that holds none of the ranks. */
 double hs_coll_route_time(const hs_cluster *c, const int *ranks, int n, const hs_coll_demand *d, int nd);
+
+/* Explicit graphs (fabric kind explicit): the closed forms' sets routed device to device with the flow model's
+ * router (topology/route.c, one ECMP path), each link shared by the transfers of the set that cross it, so a
+ * 1 GB/s link among 25 GB/s neighbours slows every algorithm whose transfers cross it. Seconds per byte of unit
+ * weight, as hs_coll_route (max over links of load / bandwidth); the NIC share does not apply (the graph has
+ * no NICs). */
+typedef struct hs_coll_xroute {
+	double ring;  /* rank i -> rank i+1, weight 1 */
+	double tree;  /* hs_coll_dtree_parent over the ranks, every edge both ways, weight 1/2 (tree_routed) */
+	double a2a;   /* every ordered rank pair, weight 1 */
+	double hd[HS_COLL_HD_STEPS]; /* rank j <-> j ^ 2^i among the first power of two, weight 1 */
+	double lat;   /* seconds: the slowest ring edge's route latency */
+	int tree_routed; /* no scale-up domain holds two of the ranks: the flow model's tree has no chains then */
+} hs_coll_xroute;
+
+/* Fill *r for ranks[0..n-1] on an explicit graph; -1 when the fabric is not explicit, n < 2, or some pair has
+ * no route. Kept per cluster for the last few rank sets. */
+int hs_coll_xgraph_factors(const hs_cluster *c, const int *ranks, int n, hs_coll_xroute *r);
 
 /* Bytes/s of the slowest inter-node edge of the ring over ranks[0..n-1] (1 / hs_coll_route.ring), at most
  * each node's NIC share; -1 as hs_coll_route_factors. */

@@ -36,11 +36,13 @@
  * hs_coll_time is called once per message size. */
 #include <math.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim/base/alloc.h"
 #include "sim/coll/coll_impl.h"
+#include "topology/route.h"
 #include "topology/topo.h"
 
 #define MEMO_SETS 8 /* rank sets remembered: a step's TP/DP/PP/EP/CP groups fit */
@@ -51,6 +53,14 @@ typedef struct rset {
 	int ok; /* 0: routes do not apply */
 	hs_coll_route r;
 } rset;
+
+/* An explicit graph's rank set (hs_coll_xgraph_factors). */
+typedef struct xset {
+	int n;
+	int *ranks;
+	int ok;
+	hs_coll_xroute r;
+} xset;
 
 typedef struct netmemo {
 	hs_topo *t;            /* NULL when the topology does not build: callers keep the NIC share */
@@ -66,6 +76,11 @@ typedef struct netmemo {
 	pthread_mutex_t mu;    /* guards sets */
 	rset sets[MEMO_SETS];
 	int next;
+	/* device-to-device routes, as the flow model routes them (topology/route.c, its defaults: one ECMP path,
+	 * splits by bandwidth); made on first use, used under mu (its route cache grows) */
+	hs_router *rt;
+	xset xsets[MEMO_SETS];
+	int xnext;
 } netmemo;
 
 static void memo_free(void *p)
@@ -83,8 +98,11 @@ static void memo_free(void *p)
 	free(m->nic_sw);
 	free(m->nic_up);
 	free(m->nic_dn);
-	for (int i = 0; i < MEMO_SETS; i++)
+	for (int i = 0; i < MEMO_SETS; i++) {
 		free(m->sets[i].ranks);
+		free(m->xsets[i].ranks);
+	}
+	hs_router_free(m->rt);
 	pthread_mutex_destroy(&m->mu);
 	free(m);
 }
@@ -632,4 +650,370 @@ double hs_coll_route_time(const hs_cluster *c, const int *ranks, int n, const hs
 	free(g);
 	free(by_node);
 	return T;
+}
+
+/* ---- explicit graphs and per-link bytes: device-to-device routes ---- */
+
+/* The memo's router, made on first use; the caller holds m->mu. */
+static hs_router *router(netmemo *m)
+{
+	if (!m->rt)
+		m->rt = hs_router_create(m->t);
+	return m->rt;
+}
+
+/* The rail a transfer from device a leaves by, as the flow model picks it (sim/net/net.c, hs_net_home_rail):
+ * the device's own NIC where every device has one, else every rail (-1, split). The ECMP hash of an explicit
+ * graph's paths takes it too. */
+static int home_rail(const hs_cluster *c, int a)
+{
+	const hs_node_group *g = hs_cluster_group(c, hs_cluster_group_of(c, a));
+	return g->nics_per_node == g->gpus_per_node ? hs_cluster_local_rank(c, a) : -1;
+}
+
+#define RAIL_HOME (-2) /* route_add: the sender's home rail */
+
+/* The route a -> b (vertices) on `rail` (RAIL_HOME: a's home rail; -1 split over every rail), NULL if none.
+ * The caller holds m->mu. */
+static const hs_route *route_on(netmemo *m, int a, int b, int rail)
+{
+	hs_err e = {0};
+	if (rail == RAIL_HOME)
+		rail = a < hs_cluster_ngpus(hs_topo_cluster(m->t)) ? home_rail(hs_topo_cluster(m->t), a) : -1;
+	return hs_route_get(router(m), a, b, rail, &e);
+}
+
+/* Add w x each link's share of the route a -> b (vertices) on `rail` (route_on) to load[] (per link of the
+ * topology), and its latency (seconds) to *lat as a maximum; -1 when there is no route. The caller holds m->mu. */
+static int route_add_on(netmemo *m, int a, int b, int rail, double w, double *load, double *lat)
+{
+	if (a == b || w == 0)
+		return 0;
+	const hs_route *r = route_on(m, a, b, rail);
+	if (!r)
+		return -1;
+	for (int i = 0; i < r->nl; i++)
+		load[r->link[i]] += w * r->coef[i];
+	if (lat && hs_time_to_s(r->lat) > *lat)
+		*lat = hs_time_to_s(r->lat);
+	return 0;
+}
+
+static int route_add(netmemo *m, int a, int b, double w, double *load, double *lat)
+{
+	return route_add_on(m, a, b, RAIL_HOME, w, load, lat);
+}
+
+/* max over links of load / bandwidth (seconds per byte of unit weight), clearing load[] for the next set. */
+static double load_T(const netmemo *m, double *load)
+{
+	double T = 0;
+	for (int l = 0; l < hs_topo_nlinks(m->t); l++) {
+		if (load[l] > 0) {
+			double x = load[l] / hs_rate_to_Bps(hs_topo_link(m->t, l)->bw);
+			T = x > T ? x : T;
+		}
+		load[l] = 0;
+	}
+	return T;
+}
+
+/* Whether some scale-up domain holds two of ranks[0..n-1]. */
+static int shares_domain(const hs_cluster *c, const int *ranks, int n)
+{
+	int nd = hs_cluster_ndomains(c), rc = 0;
+	char *seen = hs_xcalloc((size_t)nd, 1);
+	for (int i = 0; i < n && !rc; i++) {
+		int d = hs_cluster_domain_of(c, ranks[i]);
+		rc = seen[d];
+		seen[d] = 1;
+	}
+	free(seen);
+	return rc;
+}
+
+/* ranks[0..n-1] in the flow model's ring order (sim/net/netcoll.c, ring_order on: by node group, scale-up
+ * domain, device), into out[]. */
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return (a > b) - (a < b);
+}
+
+static void ring_order(const hs_cluster *c, const int *ranks, int n, int *out)
+{
+	uint64_t *k = hs_xmalloc((size_t)n * sizeof *k);
+	for (int i = 0; i < n; i++)
+		k[i] = (uint64_t)hs_cluster_group_of(c, ranks[i]) << 48 | (uint64_t)hs_cluster_domain_of(c, ranks[i]) << 24 |
+		       (uint64_t)ranks[i];
+	qsort(k, (size_t)n, sizeof *k, cmp_u64);
+	for (int i = 0; i < n; i++)
+		out[i] = (int)(k[i] & 0xffffff);
+	free(k);
+}
+
+/* hs_coll_xroute of ranks[0..n-1] on an explicit graph; -1 when some pair has no route. Holds m->mu. */
+static int xcompute(const hs_cluster *c, netmemo *m, const int *ranks, int n, hs_coll_xroute *r)
+{
+	memset(r, 0, sizeof *r);
+	double *load = hs_xcalloc((size_t)hs_topo_nlinks(m->t), sizeof *load);
+	int bad = 0;
+	double lat = 0, junk = 0;
+	/* the ring: rank i to rank i + 1, in the group's order, as the flow model's ring sends */
+	for (int i = 0; i < n && !bad; i++)
+		bad |= route_add(m, ranks[i], ranks[(i + 1) % n], 1, load, &lat);
+	r->ring = load_T(m, load);
+	r->lat = lat;
+	/* the double binary tree over the ranks (each its own endpoint), every edge both ways, weight 1/2 */
+	r->tree_routed = !shares_domain(c, ranks, n);
+	for (int tr = 0; tr < 2 && !bad && r->tree_routed; tr++)
+		for (int x = 0; x < n && !bad; x++) {
+			int p = hs_coll_dtree_parent(x, n, tr);
+			if (p >= 0)
+				bad |= route_add(m, ranks[x], ranks[p], 0.5, load, &junk) ||
+				       route_add(m, ranks[p], ranks[x], 0.5, load, &junk);
+		}
+	r->tree = load_T(m, load);
+	/* every ordered pair, weight 1 */
+	for (int i = 0; i < n && !bad; i++)
+		for (int j = 0; j < n && !bad; j++)
+			bad |= route_add(m, ranks[i], ranks[j], 1, load, &junk);
+	r->a2a = load_T(m, load);
+	/* halving-doubling: the step at distance d pairs rank j with j ^ d among the first power of two */
+	int pow2 = 1;
+	while (pow2 * 2 <= n)
+		pow2 *= 2;
+	for (int i = 0; i < HS_COLL_HD_STEPS && (1 << i) < pow2 && !bad; i++) {
+		for (int j = 0; j < pow2 && !bad; j++)
+			bad |= route_add(m, ranks[j], ranks[j ^ (1 << i)], 1, load, &junk);
+		r->hd[i] = load_T(m, load);
+	}
+	free(load);
+	return bad ? -1 : 0;
+}
+
+int hs_coll_xgraph_factors(const hs_cluster *c, const int *ranks, int n, hs_coll_xroute *r)
+{
+	if (n < 2 || hs_cluster_fabric(c)->props->layout != HS_OUT_EXPLICIT)
+		return -1;
+	netmemo *m = memo_get(c);
+	if (!m->t)
+		return -1;
+	pthread_mutex_lock(&m->mu);
+	for (int i = 0; i < MEMO_SETS; i++)
+		if (m->xsets[i].n == n && !memcmp(m->xsets[i].ranks, ranks, (size_t)n * sizeof *ranks)) {
+			int ok = m->xsets[i].ok;
+			*r = m->xsets[i].r;
+			pthread_mutex_unlock(&m->mu);
+			return ok ? 0 : -1;
+		}
+	/* the flow model runs the group in its ring order */
+	int *rk = hs_xmalloc((size_t)n * sizeof *rk);
+	ring_order(c, ranks, n, rk);
+	int ok = xcompute(c, m, rk, n, r) == 0;
+	free(rk);
+	xset *s = &m->xsets[m->xnext];
+	m->xnext = (m->xnext + 1) % MEMO_SETS;
+	s->ranks = hs_xrealloc(s->ranks, (size_t)n * sizeof *s->ranks);
+	memcpy(s->ranks, ranks, (size_t)n * sizeof *ranks);
+	s->n = n;
+	s->ok = ok;
+	s->r = *r;
+	pthread_mutex_unlock(&m->mu);
+	return ok ? 0 : -1;
+}
+
+const hs_topo *hs_coll_link_topo(const hs_cluster *c)
+{
+	return memo_get(c)->t;
+}
+
+/* The transfers of `op` with algorithm `a` over ranks[0..n-1] of S bytes (nccl-tests' sizes, sim/coll/coll.h), as
+ * the flow model's step-by-step programs send them (sim/net/netcoll_*.c): emit(va, vb, bytes) per transfer
+ * between vertices of the link graph (devices, and the scale-up switch for NVLS), the bytes summed over the
+ * whole operation. -1, before emitting anything, for an algorithm whose transfers are not listed here. */
+typedef int (*emit_fn)(void *ctx, int va, int vb, int rail, double bytes);
+
+/* NVLS (sim/net/netcoll_nvls.c): the group by scale-up domain (in order of first appearance), equal ranks per
+ * domain, every domain with a scale-up switch; *byn[q * ppn + l] is the index of domain q's l-th rank. */
+static int nvls_layout(const hs_cluster *c, const hs_topo *t, const int *ranks, int n, int *N, int *ppn, int **byn)
+{
+	int *dom = hs_xmalloc((size_t)n * sizeof *dom), *cnt = hs_xcalloc((size_t)n, sizeof *cnt);
+	int *nid = hs_xmalloc((size_t)n * sizeof *nid), k = 0, ok = 1;
+	for (int i = 0; i < n; i++) {
+		int d = hs_cluster_domain_of(c, ranks[i]), q = 0;
+		while (q < k && nid[q] != d)
+			q++;
+		if (q == k)
+			nid[k++] = d;
+		dom[i] = q;
+		cnt[q]++;
+		ok &= hs_topo_upswitch(t, hs_cluster_node_of(c, ranks[i])) >= 0;
+	}
+	for (int q = 0; q < k; q++)
+		ok &= cnt[q] == cnt[0];
+	*N = k;
+	*ppn = cnt[0];
+	*byn = NULL;
+	if (ok && cnt[0] > 1) {
+		*byn = hs_xmalloc((size_t)n * sizeof **byn);
+		memset(cnt, 0, (size_t)n * sizeof *cnt);
+		for (int i = 0; i < n; i++)
+			(*byn)[dom[i] * *ppn + cnt[dom[i]]++] = i;
+	}
+	free(dom);
+	free(cnt);
+	free(nid);
+	return *byn ? 0 : -1;
+}
+
+static int transfers(const hs_cluster *c, netmemo *m, const hs_coll_channels *ch, enum hs_coll_op op,
+		     enum hs_coll_algo a, const int *ranks, int n, double S, emit_fn emit, void *ctx)
+{
+	int rc = 0;
+	switch (a) {
+	case HS_ALGO_RING: {
+		/* a chain 0 -> 1 -> ... -> n-1 (broadcast, reduce), S on each edge; or the ring, 2(n-1) (all-reduce)
+		 * or n-1 steps of S/n to the successor. Over ch's channels as netcoll_ring.c runs them: channel c
+		 * on rail ch->rails[c] with a share of the bytes proportional to its ring's (chain's) slowest route,
+		 * one channel on the sender's home rail, or on every rail where ch->spread */
+		int chain = op == HS_COLL_BROADCAST || op == HS_COLL_REDUCE;
+		if (!chain && op != HS_COLL_ALL_REDUCE && op != HS_COLL_ALL_GATHER && op != HS_COLL_REDUCE_SCATTER)
+			return -1;
+		double per = chain ? S : (op == HS_COLL_ALL_REDUCE ? 2.0 : 1.0) * (n - 1) * S / n;
+		int C = ch && ch->n > 1 ? ch->n : 1, edges = chain ? n - 1 : n;
+		double w[HS_COLL_MAX_CHANNELS], sum = 0;
+		for (int k = 0; k < C; k++) {
+			w[k] = 1;
+			if (C > 1 && m) {
+				double b = 1e300;
+				for (int i = 0; i < edges; i++) {
+					const hs_route *r = route_on(m, ranks[i], ranks[(i + 1) % n], ch->rails[k]);
+					if (r && r->bw < b)
+						b = r->bw;
+				}
+				w[k] = b;
+			}
+			sum += w[k];
+		}
+		for (int k = 0; k < C && !rc; k++) {
+			int rail = C > 1 ? ch->rails[k] : ch && ch->spread ? -1 : RAIL_HOME;
+			for (int i = 0; i < edges && !rc; i++)
+				rc = emit(ctx, ranks[i], ranks[(i + 1) % n], rail, per * w[k] / sum);
+		}
+		return rc;
+	}
+	case HS_ALGO_DIRECT:
+		if (op == HS_COLL_SENDRECV) { /* sendrecv_perf: every rank S to the next */
+			for (int i = 0; i < n && !rc; i++)
+				rc = emit(ctx, ranks[i], ranks[(i + 1) % n], RAIL_HOME, S);
+			return rc;
+		}
+		if (op == HS_COLL_BROADCAST || op == HS_COLL_REDUCE)
+			return -1;
+		for (int i = 0; i < n && !rc; i++) /* a piece of S/n to every other rank (twice for all-reduce) */
+			for (int j = 0; j < n && !rc; j++)
+				if (i != j)
+					rc = emit(ctx, ranks[i], ranks[j], RAIL_HOME, (op == HS_COLL_ALL_REDUCE ? 2.0 : 1.0) * S / n);
+		return rc;
+	case HS_ALGO_TREE:
+		/* with one rank per domain every rank is a tree node (no chains): each tree carries S/2 once up
+		 * and once down every edge */
+		if (op != HS_COLL_ALL_REDUCE || shares_domain(c, ranks, n))
+			return -1;
+		for (int tr = 0; tr < 2 && !rc; tr++)
+			for (int x = 0; x < n && !rc; x++) {
+				int p = hs_coll_dtree_parent(x, n, tr);
+				if (p >= 0)
+					rc = emit(ctx, ranks[x], ranks[p], RAIL_HOME, S / 2) || emit(ctx, ranks[p], ranks[x], RAIL_HOME, S / 2);
+			}
+		return rc;
+	case HS_ALGO_HALVING_DOUBLING: {
+		/* a power of two only (the fold of extra ranks is left out): step at distance d exchanges S/2^k
+		 * with j ^ d, once (all-gather, reduce-scatter) or twice (all-reduce: halving, then doubling) */
+		if ((n & (n - 1)) || !(op == HS_COLL_ALL_REDUCE || op == HS_COLL_ALL_GATHER || op == HS_COLL_REDUCE_SCATTER))
+			return -1;
+		int k = 1;
+		for (int d = 1; d < n && !rc; d *= 2, k++)
+			for (int j = 0; j < n && !rc; j++)
+				rc = emit(ctx, ranks[j], ranks[j ^ d], RAIL_HOME, (op == HS_COLL_ALL_REDUCE ? 2.0 : 1.0) * S / ldexp(1.0, k));
+		return rc;
+	}
+	case HS_ALGO_NVLS:
+	case HS_ALGO_NVLS_TREE: {
+		/* all-reduce through each domain's switch: a GPU sends S (reduce) + S/p (multicast store) up and
+		 * receives S/p + S down, each at 1/e of its bytes (NVLS's efficiency, the lowest of the group's
+		 * devices); across domains local index l's S/p all-reduced in a ring over the domains. Groups the
+		 * flow model runs as a ring (unequal domains, no switch) are the ring here too. */
+		int N, ppn, *byn;
+		if (op != HS_COLL_ALL_REDUCE)
+			return -1;
+		if (nvls_layout(c, m->t, ranks, n, &N, &ppn, &byn))
+			return transfers(c, m, NULL, op, HS_ALGO_RING, ranks, n, S, emit, ctx);
+		double e = 1;
+		for (int i = 0; i < n; i++) {
+			double x = hs_coll_nvls_efficiency(hs_cluster_device(c, ranks[i]));
+			e = x < e ? x : e;
+		}
+		for (int i = 0; i < n && !rc; i++) {
+			int sw = hs_topo_upswitch(m->t, hs_cluster_node_of(c, ranks[i]));
+			rc = emit(ctx, ranks[i], sw, RAIL_HOME, (S + S / ppn) / e) || emit(ctx, sw, ranks[i], RAIL_HOME, (S / ppn + S) / e);
+		}
+		int *idx = hs_xmalloc((size_t)N * sizeof *idx);
+		for (int l = 0; l < ppn && N > 1 && !rc; l++) {
+			for (int q = 0; q < N; q++)
+				idx[q] = ranks[byn[q * ppn + l]];
+			rc = transfers(c, m, NULL, op, HS_ALGO_RING, idx, N, S / ppn, emit, ctx);
+		}
+		free(idx);
+		free(byn);
+		return rc;
+	}
+	default: return -1;
+	}
+}
+
+struct lb_ctx {
+	netmemo *m;
+	double *load;
+	double scale;
+};
+
+static int lb_emit(void *p, int va, int vb, int rail, double bytes)
+{
+	struct lb_ctx *x = p;
+	return route_add_on(x->m, va, vb, rail, bytes * x->scale, x->load, NULL);
+}
+
+int hs_coll_link_bytes(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_algo algo, const int *ranks, int n,
+		       double bytes, double scale, const hs_coll_channels *ch, double *load)
+{
+	if (n < 2 || bytes <= 0)
+		return 0;
+	netmemo *m = memo_get(c);
+	if (!m->t)
+		return -1;
+	enum hs_coll_algo a = hs_coll_resolve_algo(c, op, algo, ranks, n, bytes);
+	int *rk = hs_xmalloc((size_t)n * sizeof *rk);
+	if (op != HS_COLL_SENDRECV && op != HS_COLL_BROADCAST && op != HS_COLL_REDUCE)
+		ring_order(c, ranks, n, rk);
+	else
+		memcpy(rk, ranks, (size_t)n * sizeof *rk);
+	pthread_mutex_lock(&m->mu);
+	struct lb_ctx x = {m, load, scale};
+	int rc = transfers(c, m, ch, op, a, rk, n, bytes, lb_emit, &x);
+	pthread_mutex_unlock(&m->mu);
+	free(rk);
+	return rc;
+}
+
+int hs_coll_link_bytes_send(const hs_cluster *c, int src, int dst, double bytes, double scale, double *load)
+{
+	netmemo *m = memo_get(c);
+	if (!m->t)
+		return -1;
+	pthread_mutex_lock(&m->mu);
+	int rc = route_add(m, src, dst, bytes * scale, load, NULL);
+	pthread_mutex_unlock(&m->mu);
+	return rc;
 }

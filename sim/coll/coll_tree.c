@@ -13,8 +13,9 @@
 
 static int supports(const hs_coll_grp *g, enum hs_coll_op op)
 {
-	(void)g;
-	return op == HS_COLL_ALL_REDUCE;
+	/* on an explicit graph whose scale-up domains hold several of the ranks the tree chains them, which the
+	 * closed form does not route (hs_coll_grp.xtree): NCCL's tuner model and AUTO leave it out there */
+	return op == HS_COLL_ALL_REDUCE && !(g->xgraph && !g->xtree);
 }
 
 static double tree_time(const hs_coll_grp *g, enum hs_coll_op op, double S)

@@ -6,13 +6,16 @@
  * of a collective run step by step on the network, where these closed forms time the collective whole (with
  * hop latencies, the algorithm's structure and route-aware bandwidths), so the two give different figures. It
  * stays a network model, which the network tests run beside the flow model. */
+#include <math.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim/base/alloc.h"
+#include "sim/coll/coll_flow.h"
 #include "sim/exec/exec_impl.h"
+#include "topology/topo.h"
 
 /* A rep sends to at most two peers (the next and the previous model chunk's stage): their pair summaries. */
 struct peers {
@@ -163,10 +166,270 @@ static void start_closed(struct ex *x, uint32_t task, const uint32_t *tasks, int
 	}
 }
 
+static int cmp_bytes_desc(const void *a, const void *b)
+{
+	const double *p = a, *q = b; /* {bytes, link} pairs */
+	if (p[0] != q[0])
+		return (p[0] < q[0]) - (p[0] > q[0]);
+	return (p[1] > q[1]) - (p[1] < q[1]);
+}
+
+/* The channels the flow model opens for a group's collective: the one rule both use (sim/coll/coll_flow.h),
+ * channel c on NIC c unless the plan names its rails. */
+static void group_channels(const hs_cluster *c, int op, int algo, const int *ranks, int n, double bytes,
+			   hs_coll_channels *ch)
+{
+	hs_coll_flow_plan pl;
+	memset(ch, 0, sizeof *ch);
+	ch->n = 1;
+	if (hs_coll_flow_plan_of(c, (enum hs_coll_op)op, (enum hs_coll_algo)algo, HS_PROTO_AUTO, ranks, n, bytes, &pl))
+		return;
+	ch->n = pl.channels < HS_COLL_MAX_CHANNELS ? pl.channels : HS_COLL_MAX_CHANNELS;
+	for (int i = 0; i < ch->n; i++)
+		ch->rails[i] = pl.nrails ? pl.rails[i] : i;
+}
+
+/* The run's transfers before routing: each distinct (collective or send, ranks, size) once with how many times
+ * it ran, so that a step's thousands of identical layer collectives are routed (and their algorithm resolved,
+ * a group summary each) once: a 16k-GPU step's per-link bytes cost what its distinct collectives do. */
+struct tent {
+	uint64_t h;
+	int send, op, algo, n;
+	double bytes, count;
+	int *ranks;
+};
+
+struct tally {
+	struct tent *v;
+	size_t cap, n;
+};
+
+static uint64_t tent_hash(int send, int op, int algo, const int *ranks, int n, double bytes)
+{
+	uint64_t h = 1469598103934665603ull, b;
+	memcpy(&b, &bytes, sizeof b);
+	uint64_t w[4] = {(uint64_t)send, (uint64_t)op, (uint64_t)algo, b};
+	for (int i = 0; i < 4; i++)
+		h = (h ^ w[i]) * 1099511628211ull;
+	for (int i = 0; i < n; i++)
+		h = (h ^ (uint64_t)(unsigned)ranks[i]) * 1099511628211ull;
+	return h;
+}
+
+static void tally_add(struct tally *t, int send, int op, int algo, const int *ranks, int n, double bytes)
+{
+	if (2 * (t->n + 1) > t->cap) { /* under half full: double and re-insert */
+		struct tent *old = t->v;
+		size_t oc = t->cap;
+		t->cap = oc ? 2 * oc : 256;
+		t->v = hs_xcalloc(t->cap, sizeof *t->v);
+		for (size_t i = 0; i < oc; i++)
+			if (old[i].ranks) {
+				size_t j = old[i].h & (t->cap - 1);
+				while (t->v[j].ranks)
+					j = (j + 1) & (t->cap - 1);
+				t->v[j] = old[i];
+			}
+		free(old);
+	}
+	uint64_t h = tent_hash(send, op, algo, ranks, n, bytes);
+	size_t j = h & (t->cap - 1);
+	for (; t->v[j].ranks; j = (j + 1) & (t->cap - 1)) {
+		struct tent *e = &t->v[j];
+		if (e->h == h && e->send == send && e->op == op && e->algo == algo && e->n == n && e->bytes == bytes &&
+		    !memcmp(e->ranks, ranks, (size_t)n * sizeof *ranks)) {
+			e->count += 1;
+			return;
+		}
+	}
+	int *rk = hs_xmalloc((size_t)n * sizeof *rk);
+	memcpy(rk, ranks, (size_t)n * sizeof *rk);
+	t->v[j] = (struct tent){h, send, op, algo, n, bytes, 1, rk};
+	t->n++;
+}
+
+
+/* Route every distinct transfer of the tally, count times its bytes, into load[]; *partial where an algorithm
+ * has no per-link transfers. Frees the tally. */
+static void tally_route(struct tally *t, const hs_cluster *c, double *load, int *partial)
+{
+	for (size_t i = 0; i < t->cap; i++) {
+		struct tent *e = &t->v[i];
+		if (!e->ranks)
+			continue;
+		if (e->send) {
+			if (hs_coll_link_bytes_send(c, e->ranks[0], e->ranks[1], e->bytes, e->count, load))
+				*partial = 1;
+		} else {
+			hs_coll_channels ch;
+			group_channels(c, e->op, e->algo, e->ranks, e->n, e->bytes, &ch);
+			if (hs_coll_link_bytes(c, (enum hs_coll_op)e->op, (enum hs_coll_algo)e->algo, e->ranks, e->n, e->bytes,
+					       e->count, e->op == HS_COLL_SENDRECV ? NULL : &ch, load))
+				*partial = 1;
+		}
+		free(e->ranks);
+	}
+	free(t->v);
+	memset(t, 0, sizeof *t);
+}
+
+/* The collectives inside compute tasks (TP, CP and EP in a layer), counted as the flow model carries them with
+ * layer_collectives: network (inlayer.c): per rep, each compute task's collectives (a gradient-bucket slice
+ * its share of the ops, so that each runs once), on every lane of the rep's group (hs_exec_inlayer_setup's
+ * lanes: other TP x CP indices, and other replicas where the rep stands for them and the group leaves its
+ * node), an EP all-to-all once per EP group of reps; ring attention's send/recv step as every member sending
+ * to the next. */
+static void inlayer_link_bytes(struct ex *x, struct tally *tl)
+{
+	const hs_graph *g = x->g;
+	enum hs_coll_algo algo = (enum hs_coll_algo)x->s->coll_algo;
+	x->contend = hs_exec_lanes_contend(x->s, x->o);
+	hs_exec_inlayer_setup(x);
+	for (int i = 0; i < g->nreps; i++) {
+		const struct rep *r = &x->reps[i];
+		for (size_t q = 0; q < r->qn[HS_S_COMPUTE]; q++) {
+			uint32_t ti = r->queue[HS_S_COMPUTE][q];
+			const hs_task *t = &g->tasks[ti];
+			uint32_t a = t->op_first, b = t->op_first + t->op_count;
+			if (t->scale < 1) {
+				uint32_t nsl = (uint32_t)lround(1 / t->scale), k = x->slice[ti];
+				a = t->op_first + (uint32_t)((uint64_t)t->op_count * k / nsl);
+				b = t->op_first + (uint32_t)((uint64_t)t->op_count * (k + 1) / nsl);
+			}
+			for (uint32_t op = a; op < b; op++) {
+				const hs_op *o = &g->ops[op];
+				int k = o->group, n = r->grp_n[k];
+				if (o->kind != HS_OP_COMM || n <= 1 || !(o->bytes > 0))
+					continue;
+				if (k == HS_GROUP_EP && r->epg >= 0 && x->epg[r->epg].members > 1 && x->epg[r->epg].reps[0] != i)
+					continue; /* the EP group's all-to-all runs once, for all its reps */
+				for (int l = 0; l < r->lane_n[k]; l++) {
+					const int *rk = r->lane_rk[k] + (size_t)l * n;
+					int sendrecv = o->coll == HS_COLL_SENDRECV;
+					tally_add(tl, 0, o->coll, sendrecv ? HS_ALGO_DIRECT : algo, rk, n, o->bytes);
+				}
+			}
+		}
+	}
+	hs_exec_inlayer_free(x);
+}
+
+/* Per-link bytes of the run (issue 19): every communication task's transfers routed on the link graph as the
+ * flow model routes them (hs_coll_link_bytes), counted as the flow model carries them (comm_net.c): a
+ * collective once per rendezvous (its member tasks are one collective), over every TP x CP lane where lanes
+ * contend (hs_exec_lanes_contend; one lane where they are equivalent, as there), over the data-parallel ranks
+ * of the rep's stage or the task's explicit group; a send per lane from the rep's rank to its peer's; each
+ * step alike, so the step's bytes times the steps. *partial is set when some collective's algorithm has no
+ * per-link transfers (hs_coll_link_bytes: hierarchical, NVLS, in-switch, the tree over multi-GPU domains):
+ * then the links are left out rather than shown short. Collectives inside compute tasks (TP, CP and EP in a
+ * layer) are added by inlayer_link_bytes. */
+static double *closed_link_bytes(struct ex *x, int *partial)
+{
+	const hs_cluster *c = x->s->cluster;
+	const hs_topo *t = hs_coll_link_topo(c);
+	if (!t)
+		return NULL;
+	const hs_graph *g = x->g;
+	const hs_parallel *p = x->s->par;
+	double *load = hs_xcalloc((size_t)hs_topo_nlinks(t), sizeof *load);
+	uint8_t *seen = hs_xcalloc((size_t)(g->nrendezvous ? g->nrendezvous : 1), 1);
+	int lanes = hs_exec_lanes_contend(x->s, x->o) ? p->tp * p->cp : 1;
+	int *ranks = hs_xmalloc((size_t)(p->dp > 2 ? p->dp : 2) * sizeof *ranks);
+	enum hs_coll_algo algo = (enum hs_coll_algo)x->s->coll_algo;
+	struct tally tl = {0};
+	*partial = 0;
+	for (size_t i = 0; i < g->ntasks; i++) {
+		const hs_task *tk = &g->tasks[i];
+		if (tk->kind != HS_T_COLL && tk->kind != HS_T_SEND)
+			continue;
+		if (tk->kind == HS_T_COLL && tk->rendezvous >= 0) {
+			if (seen[tk->rendezvous])
+				continue;
+			seen[tk->rendezvous] = 1;
+		}
+		const hs_rep *rp = &g->reps[tk->rep];
+		if (tk->kind == HS_T_COLL && tk->xgroup) {
+			uint32_t gi = tk->xgroup - 1;
+			int n = (int)(g->xg_first[gi + 1] - g->xg_first[gi]);
+			if (n > 1)
+				tally_add(&tl, 0, tk->coll, algo, g->xg_ranks + g->xg_first[gi], n, tk->bytes);
+			continue;
+		}
+		for (int cc = 0; cc < p->cp; cc++)
+			for (int tt = 0; tt < p->tp; tt++) {
+				if (cc * p->tp + tt >= lanes)
+					break;
+				if (tk->kind == HS_T_SEND) {
+					const hs_rep *q = &g->reps[tk->peer];
+					int pair[2] = {hs_build_rank(p, tt, cc, rp->dp_index, rp->stage),
+						       hs_build_rank(p, tt, cc, q->dp_index, q->stage)};
+					tally_add(&tl, 1, 0, 0, pair, 2, tk->bytes);
+					continue;
+				}
+				for (int d = 0; d < p->dp; d++)
+					ranks[d] = hs_build_rank(p, tt, cc, d, rp->stage);
+				if (p->dp > 1)
+					tally_add(&tl, 0, tk->coll, algo, ranks, p->dp, tk->bytes);
+			}
+	}
+	free(ranks);
+	free(seen);
+	inlayer_link_bytes(x, &tl);
+	tally_route(&tl, c, load, partial);
+	return load;
+}
+
+/* The HS_EXEC_LINK_TOP links that carried the most bytes over the run, as the flow model reports them
+ * (result.c): the analytical fidelity knows how many bytes cross a link, not when, so the run is one time
+ * bin and a link's busy fraction is its bytes over its capacity times the run's length. Kept only when asked
+ * for (hs_simopts.record_links: `hetsim run --detail`, `--hdf5`, `--trace`) and for a run on its own cluster
+ * (a job's shares another's links: jobs.c). */
 static void collect_closed(struct ex *x, hs_result *out)
 {
-	(void)x;
-	(void)out; /* no links: the closed forms see none */
+	if (!x->o->record_links || x->dev0 || x->shared_net)
+		return;
+	int partial;
+	double *load = closed_link_bytes(x, &partial);
+	if (!load)
+		return;
+	const hs_topo *t = hs_coll_link_topo(x->s->cluster);
+	int nl = hs_topo_nlinks(t), steps = out->steps > 0 ? out->steps : 1;
+	double run_s = 0;
+	for (int k = 0; k < steps; k++)
+		run_s += out->step_times[k];
+	double *order = hs_xmalloc((size_t)(nl ? nl : 1) * 2 * sizeof *order);
+	for (int l = 0; l < nl; l++) {
+		order[2 * l] = load[l] * steps;
+		order[2 * l + 1] = l;
+	}
+	free(load);
+	qsort(order, (size_t)nl, 2 * sizeof *order, cmp_bytes_desc);
+	int n = nl < HS_EXEC_LINK_TOP ? nl : HS_EXEC_LINK_TOP;
+	while (n > 0 && order[2 * (n - 1)] <= 0)
+		n--;
+	if (partial)
+		n = 0;
+	hs_link_util *u = &out->links;
+	u->nlinks = n;
+	u->nbins = n ? 1 : 0;
+	u->bin_s = run_s;
+	u->names = hs_xcalloc((size_t)(n ? n : 1), sizeof *u->names);
+	u->capacity_Bps = hs_xcalloc((size_t)(n ? n : 1), sizeof *u->capacity_Bps);
+	u->mean_util = hs_xcalloc((size_t)(n ? n : 1), sizeof *u->mean_util);
+	u->bytes = hs_xcalloc((size_t)(n ? n : 1), sizeof *u->bytes);
+	u->util = hs_xcalloc((size_t)(n ? n : 1), sizeof *u->util);
+	for (int i = 0; i < n; i++) {
+		const hs_link *L = hs_topo_link(t, (int)order[2 * i + 1]);
+		char a[64], b[64], name[160];
+		snprintf(name, sizeof name, "%s->%s", hs_topo_vname(t, L->from, a, sizeof a),
+			 hs_topo_vname(t, L->to, b, sizeof b));
+		u->names[i] = hs_xstrdup(name);
+		u->capacity_Bps[i] = hs_rate_to_Bps(L->bw);
+		u->bytes[i] = order[2 * i];
+		u->mean_util[i] = run_s > 0 ? u->bytes[i] / (u->capacity_Bps[i] * run_s) : 0;
+		u->util[i] = u->mean_util[i];
+	}
+	free(order);
 }
 
 static void close_closed(struct ex *x)

@@ -53,6 +53,10 @@ typedef struct hs_simopts {
 	 * (sim/exec/comm_packet.c). */
 	const struct hs_fcoll_cfg *packet;
 	int npacket;
+	/* At the closed forms (analytical fidelity), compute per-link bytes into hs_result.links (comm_closed.c);
+	 * 0: none (sweeps, a run whose outputs show no links). The flow model keeps its links whenever it has a
+	 * horizon. */
+	int record_links;
 } hs_simopts;
 
 typedef struct hs_rep_result {
@@ -84,7 +88,8 @@ typedef struct hs_inl_span {
 	double start, end;
 } hs_inl_span;
 
-/* The busiest links of a flow-fidelity run: utilisation over time (for HDF5 and reports). */
+/* The busiest links of a run: utilisation over time (flow fidelity), or the closed forms' per-link bytes over
+ * one bin spanning the run (analytical fidelity); for HDF5 and reports. */
 typedef struct hs_link_util {
 	int nlinks, nbins;
 	double bin_s;
@@ -114,7 +119,8 @@ typedef struct hs_result {
 	hs_span *spans;      /* [tasks]: the timeline, for traces and reports */
 	hs_inl_span *inl;    /* with hs_simopts.record_inlayer: the last step's in-layer collectives, by start */
 	size_t ninl;
-	hs_link_util links;  /* flow fidelity: the busiest links over time (nlinks 0 otherwise) */
+	hs_link_util links;  /* the busiest links: over time at flow fidelity; at analytical fidelity (with
+			      * hs_simopts.record_links) their bytes from the closed forms' routes, one bin */
 	int closed_form;     /* 1: timed in closed form (events is 0); 0: by the event run */
 	const char *event_why; /* with closed_form asked for and not taken: why (a static string); else NULL */
 } hs_result;

@@ -1040,7 +1040,7 @@ hs_scenario *hs_scenario_from_doc(hs_ydoc *doc, const char *path, hs_err *err)
 	    hs_resilience_from_yaml(hs_yaml_get(root, "resilience"), &s->res, err) ||
 	    load_cost(s, root, err))
 		goto fail;
-	if (s->sim.fidelity != HS_FID_FLOW && hs_coll_closed_form_check(s->cluster, err))
+	if (s->sim.fidelity != HS_FID_FLOW && hs_coll_closed_form_check(s->cluster, (enum hs_coll_algo)s->wl.coll_algo, err))
 		goto fail;
 	if (hs_variability_active(&s->var) || hs_scenario_routing_splits(s))
 		s->sim.symmetry = 0; /* replicas differ (speeds, or their EP groups' routing): simulate each */

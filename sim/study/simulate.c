@@ -112,7 +112,7 @@ static int sim_devices(hs_sim *out, hs_profile_cache *cache, hs_err *err)
 }
 
 /* closed_form below: these bits (the closed-form step; in-layer collectives kept for a trace) */
-enum { SIM_CLOSED = 1, SIM_RECORD_INLAYER = 2 };
+enum { SIM_CLOSED = 1, SIM_RECORD_INLAYER = 2, SIM_LINKS = 4 /* per-link bytes at analytical fidelity */ };
 
 /* The step of a planned scenario (out->s, out->b), its devices and cost; closed_form: SIM_* bits. */
 static int run_planned(hs_sim *out, hs_profile_cache *cache, hs_progress_fn progress, void *progress_ctx,
@@ -125,6 +125,7 @@ static int run_planned(hs_sim *out, hs_profile_cache *cache, hs_progress_fn prog
 	o.progress_ctx = progress_ctx;
 	o.closed_form = (closed_form & SIM_CLOSED) != 0;
 	o.record_inlayer = (closed_form & SIM_RECORD_INLAYER) != 0;
+	o.record_links = (closed_form & SIM_LINKS) != 0;
 	if (estimate_horizon(s, &out->b, cache, &horizon_s, err) ||
 	    hs_exec_step(&s->wl, &o, &out->b, cache, horizon_s, &out->r, err) || sim_devices(out, cache, err)) {
 		hs_sim_free(out);
@@ -163,6 +164,13 @@ int hs_simulate_doc_traced(hs_ydoc *doc, const char *path, int symmetry, hs_prof
 
 static int simulate_scn(hs_scenario *scn, const char *path, int symmetry, hs_profile_cache *cache,
 			hs_progress_fn progress, void *progress_ctx, int closed_form, hs_sim *out, hs_err *err);
+
+int hs_simulate_doc_with(hs_ydoc *doc, const char *path, int symmetry, hs_profile_cache *cache,
+			 hs_progress_fn progress, void *progress_ctx, int keep, hs_sim *out, hs_err *err)
+{
+	int bits = (keep & HS_SIM_KEEP_INLAYER ? SIM_RECORD_INLAYER : 0) | (keep & HS_SIM_KEEP_LINKS ? SIM_LINKS : 0);
+	return simulate_doc(doc, path, symmetry, cache, progress, progress_ctx, bits, out, err);
+}
 
 int hs_simulate_scenario(hs_scenario *s, const char *path, int symmetry, hs_profile_cache *cache, int closed_form,
 			 hs_sim *out, hs_err *err)

@@ -52,6 +52,12 @@ int hs_simulate_doc_progress(hs_ydoc *doc, const char *path, int symmetry, hs_pr
 /* The same, keeping where each collective inside a compute task ran (hs_result.inl), for a trace. */
 int hs_simulate_doc_traced(hs_ydoc *doc, const char *path, int symmetry, hs_profile_cache *cache,
 			   hs_progress_fn progress, void *progress_ctx, hs_sim *out, hs_err *err);
+/* The same, keeping what `keep` names: HS_SIM_KEEP_INLAYER (as _traced) and HS_SIM_KEEP_LINKS, per-link bytes
+ * at analytical fidelity (hs_simopts.record_links; they route every distinct collective of the step on the
+ * link graph, seconds at 16k GPUs, so only for outputs that show links: --detail, --hdf5, --trace). */
+enum { HS_SIM_KEEP_INLAYER = 1, HS_SIM_KEEP_LINKS = 2 };
+int hs_simulate_doc_with(hs_ydoc *doc, const char *path, int symmetry, hs_profile_cache *cache,
+			 hs_progress_fn progress, void *progress_ctx, int keep, hs_sim *out, hs_err *err);
 /* The same from a scenario already loaded (hs_scenario_from_doc), which the simulation takes over (freed with
  * it, also on failure), with the step timed in closed form where its pattern allows (closed_form 1:
  * hs_simopts.closed_form; the result's closed_form says which way it went). What sweeps take: they look at the

@@ -23,9 +23,13 @@ expect 2 "cluster.groups\[0\].gpu.profile: $tmp/none.yaml: cannot open: No such 
 # a topology that is not connected names the fabric's position
 expect 2 "not-connected.yaml:7:5: cluster.fabric: the topology is not connected: gpu0 has no path to gpu2" -- \
 	"$H" coll $D/not-connected.yaml --fidelity flow
-# an explicit graph at analytical fidelity: refused at the fabric, naming the flow fidelity (issue 16, item 6)
-expect 2 "cluster.fabric:1:1: cluster.fabric: kind explicit: the analytical fidelity's closed forms do not read" -- \
+# an explicit graph that does not join every device, at analytical fidelity (which routes over it, issue 16
+# item 6): the topology's error at the fabric
+expect 2 "cluster.fabric:1:1: cluster.fabric: the topology is not connected: gpu0 has no path to gpu1" -- \
 	"$H" run scenarios/default.yaml --set 'cluster.fabric={kind: explicit, switches: [s], links: [{from: gpu0, to: s, bandwidth: 25 GB/s}]}'
+# an algorithm the closed forms do not route on a graph: refused at the fabric, naming the flow fidelity
+expect 2 "cluster.fabric:1:1: cluster.fabric: kind explicit: algorithm nvls reduces in a switch" -- \
+	"$H" run scenarios/default.yaml --set simulation.collective_algorithm=nvls --set 'cluster.fabric={kind: explicit, switches: [s], links: [{from: gpu0, to: s, bandwidth: 25 GB/s}]}'
 # validate naming a scenario that is not there: the manifest's position
 printf 'entries:\n  - {scenario: nope.yaml, step_time_s: 1.0}\n' >"$tmp/man.yaml"
 expect 2 "man.yaml:2:16: entries\[0\].scenario: $tmp/nope.yaml: cannot open: No such file or directory" -- \

@@ -18,7 +18,8 @@ check() { # check DIR N-PLOTS
 }
 "$H" run --hdf5 "$T/run.h5" --hdf5-tasks scenarios/default.yaml > /dev/null || no "run --hdf5"
 "$H" report "$T/run.h5" -o "$T/run" > /dev/null || no "report run"
-check "$T/run" 3
+# breakdown, memory, timeline and the links (at analytical fidelity the closed forms' per-link bytes, one bin)
+check "$T/run" 4
 "$H" sweep -q scenarios/sweeps/llama3-8b-tp-pp.yaml -j 4 -o "$T/sw.csv" --hdf5 "$T/sw.h5" > /dev/null || no "sweep"
 "$H" report "$T/sw.h5" -o "$T/sw" > /dev/null || no "report sweep h5"
 check "$T/sw" 2

@@ -222,7 +222,10 @@ START_TEST(flow_fidelity_matches_on_idle_network)
 	const char *flow = "simulation.fidelity=flow";
 	sets.v = &flow;
 	sets.n = 1;
-	ck_assert_msg(hs_simulate(path, NULL, 1, NULL, &a, &err) == 0, "%s", err.msg);
+	/* the analytical run keeping its per-link bytes (as hetsim run --detail does) */
+	hs_ydoc *ad = hs_yaml_load_file_set(path, NULL, 0, &err);
+	ck_assert_msg(ad != NULL, "%s", err.msg);
+	ck_assert_msg(hs_simulate_doc_with(ad, path, 1, NULL, NULL, NULL, HS_SIM_KEEP_LINKS, &a, &err) == 0, "%s", err.msg);
 	ck_assert_msg(hs_simulate(path, &sets, 1, NULL, &b, &err) == 0, "%s", err.msg);
 	unlink(path);
 	ck_assert_msg(fabs(a.r.step_time_s - b.r.step_time_s) < 1e-6 * a.r.step_time_s, "analytical %.9g, flow %.9g",
@@ -230,7 +233,19 @@ START_TEST(flow_fidelity_matches_on_idle_network)
 	ck_assert(b.r.events > a.r.events); /* the flow model's transfers are events too */
 	/* the busiest links' utilisation over time: fractions of capacity, and the all-reduce shows up */
 	ck_assert_int_gt(b.r.links.nlinks, 0);
-	ck_assert_int_eq(a.r.links.nlinks, 0);
+	/* the analytical fidelity's per-link bytes (the closed forms' transfers on the flow model's routes, one
+	 * time bin): the same links with the same bytes (issue 19) */
+	ck_assert_int_eq(a.r.links.nlinks, b.r.links.nlinks);
+	ck_assert_int_eq(a.r.links.nbins, 1);
+	for (int l = 0; l < a.r.links.nlinks; l++) {
+		int m = 0;
+		while (m < b.r.links.nlinks && strcmp(a.r.links.names[l], b.r.links.names[m]))
+			m++;
+		ck_assert_msg(m < b.r.links.nlinks, "link %s only at analytical fidelity", a.r.links.names[l]);
+		ck_assert_msg(fabs(a.r.links.bytes[l] - b.r.links.bytes[m]) <= 1e-9 * b.r.links.bytes[m],
+			      "%s: %.6g bytes analytical, %.6g flow", a.r.links.names[l], a.r.links.bytes[l],
+			      b.r.links.bytes[m]);
+	}
 	double peak = 0;
 	for (int l = 0; l < b.r.links.nlinks; l++)
 		for (int k = 0; k < b.r.links.nbins; k++) {
