@@ -476,6 +476,49 @@ START_TEST(fat_tree_dmodk)
 }
 END_TEST
 
+/* Halving-doubling (sim/net/netcoll_hd.c): invariant under i -> i xor m. On one switch every bit's translation
+ * is borne, so each step is one flow (2 log2 n for an all-reduce); rail-optimised 8 x 8 and a 2-tier fat-tree
+ * with `ecmp: dmodk` too; broken mid-way by a send; a size that is not a power of two folds in and runs every
+ * transfer. */
+START_TEST(hd_classes)
+{
+	hs_cluster *c = load(one_switch);
+	enum hs_coll_op ops[] = {HS_COLL_ALL_REDUCE, HS_COLL_ALL_GATHER, HS_COLL_REDUCE_SCATTER};
+	for (int k = 0; k < 3; k++) {
+		job j = ring(ops[k], 64, 64 * HS_MiB);
+		j.algo = HS_ALGO_HALVING_DOUBLING;
+		hs_net_sym_stat st = compare("hd, one switch", c, &j, 1, 1);
+		uint64_t steps = ops[k] == HS_COLL_ALL_REDUCE ? 12 : 6;
+		ck_assert_msg(st.sets == 1 && st.broken == 0 && st.flows == steps,
+			      "hd, one switch: %llu sets, %llu broken, %llu class flows (expected 1, 0, %llu)",
+			      (unsigned long long)st.sets, (unsigned long long)st.broken, (unsigned long long)st.flows,
+			      (unsigned long long)steps);
+	}
+	job b[2] = {ring(HS_COLL_ALL_REDUCE, 64, 64 * HS_MiB)};
+	b[0].algo = HS_ALGO_HALVING_DOUBLING;
+	b[1] = (job){HS_COLL_SENDRECV, HS_ALGO_RING, {5, 9}, -2, 4 * HS_MiB, 400};
+	hs_net_sym_stat st = compare("hd, broken mid-way", c, b, 2, 1);
+	ck_assert_msg(st.sets == 1 && st.broken == 1, "hd break: %llu sets, %llu broken", (unsigned long long)st.sets,
+		      (unsigned long long)st.broken);
+	job f = ring(HS_COLL_ALL_REDUCE, 12, 12 * HS_MiB);
+	f.algo = HS_ALGO_HALVING_DOUBLING;
+	ck_assert(compare("hd, 12 ranks", c, &f, 1, 1).sets == 0);
+	unload(c);
+	c = load("cluster:\n"
+		 "  groups:\n"
+		 "    - {nodes: 8, gpus_per_node: 8, gpu: H100-SXM-80GB,\n"
+		 "       scaleup: {kind: nvswitch, bandwidth: 450 GB/s, latency: 1 us},\n"
+		 "       nic: {bandwidth: 400 Gb/s, per_node: 8, latency: 3 us}}\n"
+		 "  fabric: {kind: fat-tree, tiers: 2, radix: 32, latency: 1 us, ecmp: dmodk}\n");
+	job h = ring(HS_COLL_ALL_REDUCE, 64, 64 * HS_MiB);
+	h.algo = HS_ALGO_HALVING_DOUBLING;
+	st = compare("hd, fat-tree dmodk", c, &h, 1, 1);
+	ck_assert_msg(st.sets == 1 && st.flows < 64 * 12, "hd, fat-tree dmodk: %llu sets, %llu class flows",
+		      (unsigned long long)st.sets, (unsigned long long)st.flows);
+	unload(c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("netsym");
@@ -494,6 +537,7 @@ static Suite *suite(void)
 	tcase_add_test(t, direct_rails);
 	tcase_add_test(t, direct_split_and_break);
 	tcase_add_test(t, fat_tree_dmodk);
+	tcase_add_test(t, hd_classes);
 	suite_add_tcase(s, t);
 	return s;
 }
