@@ -290,17 +290,18 @@ hs_symmemo *hs_net_memo_put(hs_net *n, const int *key, int nkey, int value, hs_n
 
 hs_netsym *hs_net_sym_find(hs_net *n, const hs_route *const *routes, const int *perm, int M)
 {
-	return hs_net_sym_find_group(n, routes, &perm, 1, M);
+	return hs_net_sym_find_group(n, routes, &perm, 1, M, NULL);
 }
 
-hs_netsym *hs_net_sym_find_group(hs_net *n, const hs_route *const *routes, const int *const *perms, int G, int M)
+hs_netsym *hs_net_sym_find_group(hs_net *n, const hs_route *const *routes, const int *const *perms, int G, int M,
+				 int *passed)
 {
 	if (!n->symmetry || !n->ops->sym_open || M < 2 || G < 1)
 		return NULL;
 	if (!n->sc.map)
 		hs_netsym_scratch_init(&n->sc, hs_topo_nlinks(n->t));
 	hs_netsym *sym = hs_xcalloc(1, sizeof *sym);
-	if (hs_netsym_find_group(n->t, routes, perms, G, M, &n->sc, sym) || sym->ncls == M) {
+	if (hs_netsym_find_group(n->t, routes, perms, G, M, &n->sc, passed, sym) || sym->ncls == M) {
 		hs_netsym_free(sym);
 		free(sym);
 		return NULL;

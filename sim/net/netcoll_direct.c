@@ -8,10 +8,10 @@
  * the end, so the program is invariant under every permutation of the ranks, and any permutation the fabric
  * bears as well makes classes. Candidates, on the group's nodes (scale-up domains, in rank order, each holding
  * the same number q of consecutive ranks): rotating the local ranks of every node by one (a rail-symmetric
- * node and fabric bear it), rotating the nodes inside blocks of b consecutive nodes (b = all of them, else the
- * largest divisor that the fabric bears: a fat-tree leaf's nodes), and rotating the blocks. Each is checked
- * (hs_netsym_find_group: a link permutation carrying every pair's route onto its image's); the classes are the
- * orbits of the pairs under those that pass, together. On one switch that is n - 1 classes of n pairs (by
+ * node and fabric bear it), and for every divisor b of the node count, rotating the nodes inside blocks of b
+ * consecutive nodes (a fat-tree leaf's nodes) and rotating the blocks. Each is checked (hs_netsym_find_group:
+ * a link permutation carrying every pair's route onto its image's); the classes are the orbits of the pairs
+ * under those that pass, together. On one switch that is n - 1 classes of n pairs (by
  * j - i); with hashed ECMP paths the checks usually fail and every pair is a flow, as without classes.
  * Other traffic entering the classes' links breaks them: each class transfer in flight is cut and its pairs
  * carry their rest on one by one. The two-phase direct all-reduce runs every pair (its second phase starts
@@ -73,25 +73,6 @@ static void rank_perm(int N, int q, int kind, int b, int *pi)
 		}
 }
 
-/* Whether rank permutation pi is borne by the pairs' routes: then its pair permutation joins gen[]. */
-static int try_gen(nc_run *r, const hs_route **rt, const int *pi, int **gen, int *G)
-{
-	int n = r->n;
-	size_t M = (size_t)n * (n - 1);
-	int *perm = hs_xmalloc(M * sizeof *perm);
-	pair_perm(n, pi, perm);
-	const int *one = perm;
-	hs_netsym *x = hs_net_sym_find_group(r->net, rt, &one, 1, (int)M);
-	if (!x) {
-		free(perm);
-		return 0;
-	}
-	hs_netsym_free(x);
-	free(x);
-	gen[(*G)++] = perm;
-	return 1;
-}
-
 /* The classes of the group's pairs (see the head of the file), remembered by the ranks (hs_net_memo_get). */
 static hs_symmemo *find_classes(nc_run *r)
 {
@@ -121,25 +102,21 @@ static hs_symmemo *find_classes(nc_run *r)
 		for (int j = 0; j < n && ok; j++)
 			if (i != j && !(rt[member(n, i, j)] = pair_route(r, i, j)))
 				ok = 0;
-	int *pi = hs_xmalloc((size_t)n * sizeof *pi), *gen[3], G = 0, blk = 0;
-	if (ok && q > 1) { /* local ranks rotated in every node */
-		rank_perm(N, q, 0, 0, pi);
-		try_gen(r, rt, pi, gen, &G);
-	}
-	for (int b = N; ok && b >= 2 && !blk; b--) /* nodes rotated inside blocks of b */
-		if (N % b == 0) {
-			rank_perm(N, q, 1, b, pi);
-			if (try_gen(r, rt, pi, gen, &G))
-				blk = b;
+	/* candidates (see the head of the file), checked together: the routes' canonical orders are built once */
+	int *gen[1 + 2 * 64], G = 0, pass[1 + 2 * 64];
+	for (int kind = 0; ok && kind < 3; kind++)
+		for (int b = kind ? N : 0; kind ? b >= 2 : b == 0; b--) {
+			if ((kind == 0 && q < 2) || (kind && N % b) || (kind == 2 && b == N) || G == 1 + 2 * 64)
+				continue;
+			int *pi = hs_xmalloc((size_t)n * sizeof *pi);
+			rank_perm(N, q, kind, b, pi);
+			gen[G] = hs_xmalloc(M * sizeof *gen[G]);
+			pair_perm(n, pi, gen[G++]);
+			free(pi);
 		}
-	if (ok && blk > 1 && blk < N) { /* the blocks rotated */
-		rank_perm(N, q, 2, blk, pi);
-		try_gen(r, rt, pi, gen, &G);
-	}
-	hs_netsym *sym = G ? hs_net_sym_find_group(r->net, rt, (const int *const *)gen, G, (int)M) : NULL;
+	hs_netsym *sym = G ? hs_net_sym_find_group(r->net, rt, (const int *const *)gen, G, (int)M, pass) : NULL;
 	for (int g = 0; g < G; g++)
 		free(gen[g]);
-	free(pi);
 	if (!sym) {
 		free(rt);
 		rt = NULL;

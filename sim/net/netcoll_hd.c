@@ -93,24 +93,19 @@ static hs_symmemo *find_classes(nc_run *r, hstate *s)
 			int va = r->rk[i], vb = r->rk[partner(s, i, st)];
 			ok = (rt[(size_t)st * n + i] = hs_route_get(r->net->router, va, vb, hs_net_home_rail(r->net, va), &err)) != NULL;
 		}
-	int *gen[31], G = 0, mask = 0;
+	int *gen[31], G = 0, mask = 0, pass[31];
 	for (int b = 0; ok && b < s->L; b++) {
-		int *perm = hs_xmalloc(M * sizeof *perm);
+		gen[G] = hs_xmalloc(M * sizeof *gen[G]);
 		for (size_t m = 0; m < M; m++)
-			perm[m] = (int)(m / (size_t)n * (size_t)n + ((m % (size_t)n) ^ ((size_t)1 << b)));
-		const int *one = perm;
-		hs_netsym *x = hs_net_sym_find_group(r->net, rt, &one, 1, (int)M);
-		if (x) {
-			hs_netsym_free(x);
-			free(x);
-			gen[G++] = perm;
-			mask |= 1 << b;
-		} else
-			free(perm);
+			gen[G][m] = (int)(m / (size_t)n * (size_t)n + ((m % (size_t)n) ^ ((size_t)1 << b)));
+		G++;
 	}
-	hs_netsym *sym = G ? hs_net_sym_find_group(r->net, rt, (const int *const *)gen, G, (int)M) : NULL;
-	for (int g = 0; g < G; g++)
+	hs_netsym *sym = G ? hs_net_sym_find_group(r->net, rt, (const int *const *)gen, G, (int)M, pass) : NULL;
+	for (int g = 0; g < G; g++) {
+		if (sym && pass[g])
+			mask |= 1 << g;
 		free(gen[g]);
+	}
 	if (!sym) {
 		free(rt);
 		rt = NULL;

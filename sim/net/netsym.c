@@ -150,11 +150,11 @@ static void uf_join(int *par, int a, int b)
 int hs_netsym_find(const hs_topo *t, const hs_route *const *routes, const int *perm, int M, hs_netsym_scratch *sc,
 		   hs_netsym *out)
 {
-	return hs_netsym_find_group(t, routes, &perm, 1, M, sc, out);
+	return hs_netsym_find_group(t, routes, &perm, 1, M, sc, NULL, out);
 }
 
 int hs_netsym_find_group(const hs_topo *t, const hs_route *const *routes, const int *const *perms, int G, int M,
-			 hs_netsym_scratch *sc, hs_netsym *out)
+			 hs_netsym_scratch *sc, int *passed, hs_netsym *out)
 {
 	memset(out, 0, sizeof *out);
 	if (M <= 0 || G <= 0)
@@ -192,6 +192,7 @@ int hs_netsym_find_group(const hs_topo *t, const hs_route *const *routes, const 
 		lpar[u] = (int)u;
 	for (int i = 0; i < M; i++)
 		mpar[i] = i;
+	int npass = 0;
 	for (int g = 0; g < G && ok; g++) {
 		const int *perm = perms[g];
 		for (size_t u = 0; u < nU; u++)
@@ -221,16 +222,26 @@ int hs_netsym_find_group(const hs_topo *t, const hs_route *const *routes, const 
 					break;
 				}
 			}
-			uf_join(mpar, i, j);
 		}
 		/* every link of U leaves (it is on some member's route) and is reached (on perm's image of one): a
 		 * bijection of U, by construction; checked again, as an invariant */
 		for (size_t u = 0; ok && u < nU; u++)
 			if (map[u] < 0 || inv[u] < 0)
 				ok = 0;
+		if (passed) { /* a generator that fails is left out, the others still count */
+			passed[g] = ok;
+			if (!ok) {
+				ok = 1;
+				continue;
+			}
+		}
+		npass += ok;
 		for (size_t u = 0; ok && u < nU; u++)
 			uf_join(lpar, (int)u, map[u]);
+		for (int i = 0; ok && i < M; i++)
+			uf_join(mpar, i, perm[i]);
 	}
+	ok = ok && npass > 0;
 	free(k), free(map), free(inv);
 	if (!ok) {
 		free(off), free(U), free(lpar), free(mpar);

@@ -58,10 +58,11 @@ int hs_netsym_find(const hs_topo *t, const hs_route *const *routes, const int *p
  * invariant under every permutation of its ranks; a fabric bears only some): a sigma is found and checked for
  * each generator, and the classes are the orbits of the members, and the link orbits those of the links, under
  * all of them at once (union-find). The max-min allocation is invariant under each generator, hence under the
- * group they generate, so a class's members still have one rate and an orbit's links one load. -1 when any
- * generator has no sigma (the caller drops it and tries again). */
+ * group they generate, so a class's members still have one rate and an orbit's links one load. With passed
+ * NULL, -1 when any generator has no sigma; with passed[G], a generator without one is left out (passed[g] 0)
+ * and -1 only when none has one: the routes' canonical orders are built once for every candidate. */
 int hs_netsym_find_group(const hs_topo *t, const hs_route *const *routes, const int *const *perms, int G, int M,
-			 hs_netsym_scratch *sc, hs_netsym *out);
+			 hs_netsym_scratch *sc, int *passed, hs_netsym *out);
 void hs_netsym_free(hs_netsym *s);
 
 /* A hash of what sigma must keep of a route (its length, latency, and bandwidths and coefficients by
