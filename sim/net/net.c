@@ -298,7 +298,7 @@ hs_netsym *hs_net_sym_find_group(hs_net *n, const hs_route *const *routes, const
 {
 	if (!n->symmetry || !n->ops->sym_open || M < 2 || G < 1)
 		return NULL;
-	if (!n->sc.map)
+	if (!n->sc.stamp)
 		hs_netsym_scratch_init(&n->sc, hs_topo_nlinks(n->t));
 	hs_netsym *sym = hs_xcalloc(1, sizeof *sym);
 	if (hs_netsym_find_group(n->t, routes, perms, G, M, &n->sc, passed, sym) || sym->ncls == M) {

@@ -12,15 +12,13 @@ void hs_netsym_scratch_init(hs_netsym_scratch *s, int nlk)
 	memset(s, 0, sizeof *s);
 	s->nlk = nlk;
 	size_t n = (size_t)(nlk > 0 ? nlk : 1);
-	s->map = hs_xmalloc(n * sizeof *s->map);
-	s->inv = hs_xmalloc(n * sizeof *s->inv);
 	s->orb = hs_xmalloc(n * sizeof *s->orb);
 	s->stamp = hs_xcalloc(n, sizeof *s->stamp);
 }
 
 void hs_netsym_scratch_free(hs_netsym_scratch *s)
 {
-	free(s->map), free(s->inv), free(s->orb), free(s->stamp);
+	free(s->orb), free(s->stamp);
 	memset(s, 0, sizeof *s);
 }
 

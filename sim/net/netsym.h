@@ -42,7 +42,7 @@ typedef struct hs_netsym {
 /* Scratch sized by the topology's links, kept by the caller across calls (a stamp instead of clearing). */
 typedef struct hs_netsym_scratch {
 	int nlk;
-	int *map, *inv, *orb; /* [nlk] */
+	int *orb;             /* [nlk]: a link's place in U during a check, then its orbit */
 	unsigned *stamp;      /* [nlk] */
 	unsigned cur;
 } hs_netsym_scratch;
