@@ -390,7 +390,8 @@ static int parse_fabric(const hs_ynode *m, const char *path, hs_fabric_spec *f, 
 {
 	static const char *const known[] = {"kind", "tiers", "oversubscription", "latency", "in_network_reduction",
 					    "radix", "planes", "dims", "routers_per_group", "nics_per_router",
-					    "link_bandwidth", "wan_bandwidth", "wan_latency", "switches", "links", NULL};
+					    "link_bandwidth", "wan_bandwidth", "wan_latency", "switches", "links", "ecmp", NULL};
+	static const char *const ecmp_names[] = {"hash", "dmodk", NULL};
 	if (hs_cfg_known(m, path, known,
 			 "a mapping such as {kind: fat-tree, tiers: 2, oversubscription: 1, latency: 1 us}", err))
 		return -1;
@@ -400,6 +401,7 @@ static int parse_fabric(const hs_ynode *m, const char *path, hs_fabric_spec *f, 
 	    hs_cfg_num(m, path, "oversubscription", HS_U_COUNT, 1, 1e6, 1, 0, &f->oversubscription, err) ||
 	    hs_cfg_num(m, path, "latency", HS_U_TIME, 0, 1, DEF_FABRIC_LAT, 0, &f->latency, err) ||
 	    hs_cfg_bool(m, path, "in_network_reduction", 0, &f->reduce, err) ||
+	    hs_cfg_enum(m, path, "ecmp", ecmp_names, HS_ECMP_HASH, &f->ecmp, err) ||
 	    hs_cfg_int(m, path, "radix", 4, 4096, DEF_RADIX, 0, &radix, err) ||
 	    hs_cfg_int(m, path, "planes", 1, 64, 2, 0, &planes, err) ||
 	    hs_cfg_int(m, path, "routers_per_group", 1, 4096, 4, 0, &rpg, err) ||

@@ -51,6 +51,12 @@ typedef struct hs_xlink {
 	int duplex;  /* 1: both directions; 0: a -> b only */
 } hs_xlink;
 
+/* ECMP: how a switch picks among equally short next hops (fabric key `ecmp`). */
+enum hs_ecmp {
+	HS_ECMP_HASH,  /* a hash of (source, destination, rail): one path per flow, collisions as they fall */
+	HS_ECMP_DMODK, /* destination mod k (InfiniBand fat-tree routing): a function of the destination alone */
+};
+
 typedef struct hs_fabric_spec {
 	char kind[32];         /* fat-tree, rail-optimized, ... */
 	const hs_fabric_kind *props; /* the kind's table entry: layout and properties (kind.h) */
@@ -58,6 +64,7 @@ typedef struct hs_fabric_spec {
 	double oversubscription; /* >= 1 */
 	double latency;        /* seconds per switch hop */
 	int reduce;            /* the switches reduce in the network (SHARP) */
+	int ecmp;              /* enum hs_ecmp: how a switch picks among equal next hops (topology/route.h) */
 	int radix;             /* ports per switch (fat-tree, rail-optimized, multi-plane) */
 	int planes;            /* multi-plane: independent planes; NIC i of a node is in plane i mod planes */
 	int dims[3];           /* torus: size of each dimension (0: unused) */

@@ -23,6 +23,11 @@ struct hs_router {
 	const hs_topo *t;
 	int nv;
 	int kpaths, proportional;
+	/* ECMP (enum hs_ecmp, the fabric's `ecmp`): with HS_ECMP_DMODK a walk takes next hop (key mod k) among k,
+	 * then divides the key by k for the next choice, the key being the destination's ordinal (dord) */
+	int dmodk;
+	int *dord;               /* [nv]: a NIC's place among the NICs in vertex order; other vertices their id */
+	uint64_t dkey;           /* the key of the route being built */
 	/* distance cache */
 	int *slot_of;            /* [nv]: slot holding distances to v, -1 */
 	int slot_dst[DIST_SLOTS];
@@ -66,6 +71,11 @@ hs_router *hs_router_create(const hs_topo *t)
 	r->touched = hs_xmalloc((size_t)r->nv * sizeof *r->touched);
 	r->cap = 1024;
 	r->tab = hs_xcalloc(r->cap, sizeof *r->tab);
+	const hs_cluster *c = hs_topo_cluster(t);
+	r->dmodk = c && hs_cluster_fabric(c) && hs_cluster_fabric(c)->ecmp == HS_ECMP_DMODK;
+	r->dord = hs_xmalloc((size_t)(r->nv ? r->nv : 1) * sizeof *r->dord);
+	for (int v = 0, k = 0; v < r->nv; v++)
+		r->dord[v] = hs_topo_vkind(t, v) == HS_V_NIC ? k++ : v;
 	return r;
 }
 
@@ -86,6 +96,7 @@ void hs_router_free(hs_router *r)
 	free(r->ldist);
 	free(r->queue);
 	free(r->touched);
+	free(r->dord);
 	free(r->buf);
 	free(r);
 }
@@ -154,6 +165,7 @@ static int walk(hs_router *r, const int *d, int src, int dst, int dom, uint64_t 
 	if (d[src] < 0)
 		return -1;
 	int u = src;
+	uint64_t key = r->dkey;
 	while (u != dst) {
 		int f, c, cand[64], nc = 0;
 		hs_topo_out(t, u, &f, &c);
@@ -170,7 +182,14 @@ static int walk(hs_router *r, const int *d, int src, int dst, int dom, uint64_t 
 		}
 		if (!nc)
 			return -1;
-		int l = cand[nc == 1 ? 0 : mix(h ^ (uint64_t)u * 0x100000001b3ULL) % (uint64_t)nc];
+		int l;
+		if (nc == 1)
+			l = cand[0];
+		else if (r->dmodk) { /* D-mod-k: key mod k here, key / k at the next choice up */
+			l = cand[key % (uint64_t)nc];
+			key /= (uint64_t)nc;
+		} else
+			l = cand[mix(h ^ (uint64_t)u * 0x100000001b3ULL) % (uint64_t)nc];
 		push(r, l);
 		u = hs_topo_link(t, l)->to;
 	}
@@ -265,6 +284,7 @@ static int path_via(hs_router *r, int src, int dst, int ni, int nj, uint64_t h)
 	int mark = r->nbuf;
 	if (nj >= 0)
 		b = nj;
+	r->dkey = (uint64_t)r->dord[b]; /* D-mod-k: by the NIC the path arrives at */
 	if (seg_global(r, a, b, h) < 0)
 		return -1;
 	(void)mark;
@@ -294,6 +314,7 @@ static hs_route *compute(hs_router *r, int src, int dst, int rail, hs_err *err)
 	int offs[65], np = 0;
 	r->nbuf = 0;
 	uint64_t h0 = mix(((uint64_t)(unsigned)src << 32) ^ (uint64_t)(unsigned)dst ^ ((uint64_t)(rail + 1) << 56));
+	r->dkey = (uint64_t)r->dord[dst];
 	int gs = hs_topo_vkind(t, src) == HS_V_GPU, gd = hs_topo_vkind(t, dst) == HS_V_GPU;
 	int ns_node = hs_topo_vnode(t, src), nd_node = hs_topo_vnode(t, dst);
 	int ns_dom = hs_topo_vdomain(t, src), nd_dom = hs_topo_vdomain(t, dst);

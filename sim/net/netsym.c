@@ -12,15 +12,13 @@ void hs_netsym_scratch_init(hs_netsym_scratch *s, int nlk)
 	memset(s, 0, sizeof *s);
 	s->nlk = nlk;
 	size_t n = (size_t)(nlk > 0 ? nlk : 1);
-	s->map = hs_xmalloc(n * sizeof *s->map);
-	s->inv = hs_xmalloc(n * sizeof *s->inv);
 	s->orb = hs_xmalloc(n * sizeof *s->orb);
 	s->stamp = hs_xcalloc(n, sizeof *s->stamp);
 }
 
 void hs_netsym_scratch_free(hs_netsym_scratch *s)
 {
-	free(s->map), free(s->inv), free(s->orb), free(s->stamp);
+	free(s->orb), free(s->stamp);
 	memset(s, 0, sizeof *s);
 }
 
@@ -130,21 +128,34 @@ uint64_t hs_netsym_route_hash(const hs_topo *t, const hs_route *r)
 
 /* ---- the check ---- */
 
-static void touch(hs_netsym_scratch *sc, int l, int **U, size_t *nU, size_t *capU)
+static int uf_find(int *par, int x)
 {
-	if (sc->stamp[l] == sc->cur)
-		return;
-	sc->stamp[l] = sc->cur;
-	sc->map[l] = sc->inv[l] = sc->orb[l] = -1;
-	hs_xgrow(U, capU, *nU + 1, sizeof **U);
-	(*U)[(*nU)++] = l;
+	while (par[x] != x)
+		x = par[x] = par[par[x]];
+	return x;
+}
+
+/* Joins the sets of a and b; the lower root stays the root, so a set is named by its lowest element. */
+static void uf_join(int *par, int a, int b)
+{
+	a = uf_find(par, a), b = uf_find(par, b);
+	if (a < b)
+		par[b] = a;
+	else if (b < a)
+		par[a] = b;
 }
 
 int hs_netsym_find(const hs_topo *t, const hs_route *const *routes, const int *perm, int M, hs_netsym_scratch *sc,
 		   hs_netsym *out)
 {
+	return hs_netsym_find_group(t, routes, &perm, 1, M, sc, NULL, out);
+}
+
+int hs_netsym_find_group(const hs_topo *t, const hs_route *const *routes, const int *const *perms, int G, int M,
+			 hs_netsym_scratch *sc, int *passed, hs_netsym *out)
+{
 	memset(out, 0, sizeof *out);
-	if (M <= 0)
+	if (M <= 0 || G <= 0)
 		return -1;
 	if (++sc->cur == 0) { /* the stamp wrapped: start over */
 		memset(sc->stamp, 0, (size_t)sc->nlk * sizeof *sc->stamp);
@@ -159,79 +170,120 @@ int hs_netsym_find(const hs_topo *t, const hs_route *const *routes, const int *p
 	ckey *k = hs_xmalloc((tot ? tot : 1) * sizeof *k);
 	for (int i = 0; i < M; i++)
 		canon(t, routes[i], k + off[i]);
+	/* U: every member's links, each with its place in U (sc->orb, while the check runs) */
 	int *U = NULL, ok = 1;
 	size_t nU = 0, capU = 0;
-	for (int i = 0; i < M && ok; i++) {
-		int j = perm[i];
-		const hs_route *a = routes[i], *b = routes[j];
-		if (j < 0 || j >= M || a->nl != b->nl || a->lat != b->lat) {
-			ok = 0;
-			break;
-		}
-		for (int h = 0; h < a->nl; h++) {
-			const ckey *x = &k[off[i] + (size_t)h], *y = &k[off[j] + (size_t)h];
-			if (x->bw != y->bw || x->coef != y->coef || x->level != y->level) {
+	for (size_t x = 0; x < tot; x++) {
+		int l = k[x].l;
+		if (sc->stamp[l] == sc->cur)
+			continue;
+		sc->stamp[l] = sc->cur;
+		sc->orb[l] = (int)nU;
+		hs_xgrow(&U, &capU, nU + 1, sizeof *U);
+		U[nU++] = l;
+	}
+	/* each generator's sigma on U (map, inv: places in U), position h of member i onto position h of
+	 * perm[i]; the link orbits are the classes of U under every sigma together (union-find) */
+	int *map = hs_xmalloc((nU ? nU : 1) * sizeof *map), *inv = hs_xmalloc((nU ? nU : 1) * sizeof *inv);
+	int *lpar = hs_xmalloc((nU ? nU : 1) * sizeof *lpar), *mpar = hs_xmalloc((size_t)M * sizeof *mpar);
+	for (size_t u = 0; u < nU; u++)
+		lpar[u] = (int)u;
+	for (int i = 0; i < M; i++)
+		mpar[i] = i;
+	int npass = 0;
+	for (int g = 0; g < G && ok; g++) {
+		const int *perm = perms[g];
+		for (size_t u = 0; u < nU; u++)
+			map[u] = inv[u] = -1;
+		for (int i = 0; i < M && ok; i++) {
+			int j = perm[i];
+			if (j < 0 || j >= M || routes[i]->nl != routes[j]->nl || routes[i]->lat != routes[j]->lat) {
 				ok = 0;
 				break;
 			}
-			touch(sc, x->l, &U, &nU, &capU);
-			touch(sc, y->l, &U, &nU, &capU);
-			if (sc->map[x->l] < 0) {
-				if (sc->inv[y->l] >= 0) { /* two links onto one */
+			for (int h = 0; h < routes[i]->nl; h++) {
+				const ckey *x = &k[off[i] + (size_t)h], *y = &k[off[j] + (size_t)h];
+				if (x->bw != y->bw || x->coef != y->coef || x->level != y->level) {
 					ok = 0;
 					break;
 				}
-				sc->map[x->l] = y->l;
-				sc->inv[y->l] = x->l;
-			} else if (sc->map[x->l] != y->l) { /* one link onto two */
-				ok = 0;
-				break;
+				int a = sc->orb[x->l], b = sc->orb[y->l];
+				if (map[a] < 0) {
+					if (inv[b] >= 0) { /* two links onto one */
+						ok = 0;
+						break;
+					}
+					map[a] = b;
+					inv[b] = a;
+				} else if (map[a] != b) { /* one link onto two */
+					ok = 0;
+					break;
+				}
 			}
 		}
+		/* every link of U leaves (it is on some member's route) and is reached (on perm's image of one): a
+		 * bijection of U, by construction; checked again, as an invariant */
+		for (size_t u = 0; ok && u < nU; u++)
+			if (map[u] < 0 || inv[u] < 0)
+				ok = 0;
+		if (passed) { /* a generator that fails is left out, the others still count */
+			passed[g] = ok;
+			if (!ok) {
+				ok = 1;
+				continue;
+			}
+		}
+		npass += ok;
+		for (size_t u = 0; ok && u < nU; u++)
+			uf_join(lpar, (int)u, map[u]);
+		for (int i = 0; ok && i < M; i++)
+			uf_join(mpar, i, perm[i]);
 	}
-	/* every link of U leaves (it is on some member's route) and is reached (on perm's image of one): a
-	 * bijection of U, by construction; checked again, as an invariant */
-	for (size_t u = 0; ok && u < nU; u++)
-		if (sc->map[U[u]] < 0 || sc->inv[U[u]] < 0)
-			ok = 0;
-	free(k);
+	ok = ok && npass > 0;
+	free(k), free(map), free(inv);
 	if (!ok) {
-		free(off), free(U);
+		free(off), free(U), free(lpar), free(mpar);
 		return -1;
 	}
-	/* link orbits */
-	out->orb_link = hs_xmalloc((nU ? nU : 1) * sizeof *out->orb_link);
-	out->orb_off = hs_xmalloc((nU + 1) * sizeof *out->orb_off);
-	size_t w = 0;
+	/* link orbits, numbered by their first link in U; sc->orb becomes a link's orbit */
+	int *onum = hs_xmalloc((nU ? nU : 1) * sizeof *onum), *osz = hs_xcalloc(nU + 1, sizeof *osz);
 	for (size_t u = 0; u < nU; u++) {
-		if (sc->orb[U[u]] >= 0)
-			continue;
-		out->orb_off[out->norb] = (int)w;
-		for (int l = U[u]; sc->orb[l] < 0; l = sc->map[l]) {
-			sc->orb[l] = out->norb;
-			out->orb_link[w++] = l;
-		}
-		out->norb++;
+		int root = uf_find(lpar, (int)u);
+		if (root == (int)u)
+			onum[u] = out->norb++;
+		osz[onum[root]]++;
 	}
-	out->orb_off[out->norb] = (int)w;
-	free(U);
-	/* member classes */
+	out->orb_off = hs_xmalloc(((size_t)out->norb + 1) * sizeof *out->orb_off);
+	out->orb_link = hs_xmalloc((nU ? nU : 1) * sizeof *out->orb_link);
+	out->orb_off[0] = 0;
+	for (int o = 0; o < out->norb; o++)
+		out->orb_off[o + 1] = out->orb_off[o] + osz[o];
+	memset(osz, 0, (nU + 1) * sizeof *osz); /* now: links placed per orbit */
+	for (size_t u = 0; u < nU; u++) {
+		int o = onum[uf_find(lpar, (int)u)];
+		out->orb_link[out->orb_off[o] + osz[o]++] = U[u];
+		sc->orb[U[u]] = o;
+	}
+	free(onum), free(osz), free(U), free(lpar);
+	/* member classes, numbered by their lowest member */
 	out->M = M;
 	out->cls_of = hs_xmalloc((size_t)M * sizeof *out->cls_of);
-	for (int i = 0; i < M; i++)
-		out->cls_of[i] = -1;
 	out->rep = hs_xmalloc((size_t)M * sizeof *out->rep);
-	out->mult = hs_xmalloc((size_t)M * sizeof *out->mult);
+	out->mult = hs_xcalloc((size_t)M, sizeof *out->mult);
 	for (int i = 0; i < M; i++) {
-		if (out->cls_of[i] >= 0)
-			continue;
-		int c = out->ncls++, m = 0;
-		out->rep[c] = i;
-		for (int j = i; out->cls_of[j] < 0; j = perm[j], m++)
-			out->cls_of[j] = c;
-		out->mult[c] = m;
+		int root = uf_find(mpar, i);
+		if (root == i) {
+			out->rep[out->ncls] = i;
+			out->cls_of[i] = out->ncls++;
+		} else
+			out->cls_of[i] = out->cls_of[root]; /* root < i: numbered already */
+		out->mult[out->cls_of[i]]++;
 	}
-	/* each class on its orbits: the representative's coefficients summed per orbit, spread over the orbit */
+	free(mpar);
+	/* each class on its orbits: the representative's coefficients summed per orbit, spread over the orbit.
+	 * Every member of the class has the same sums (the generators carry its route onto theirs, orbit onto
+	 * orbit), and the group permutes an orbit's links transitively, so each carries 1/|orbit| of the
+	 * class's load on the orbit. */
 	out->c_off = hs_xmalloc(((size_t)out->ncls + 1) * sizeof *out->c_off);
 	size_t nco = 0;
 	for (int c = 0; c < out->ncls; c++)

@@ -42,7 +42,7 @@ typedef struct hs_netsym {
 /* Scratch sized by the topology's links, kept by the caller across calls (a stamp instead of clearing). */
 typedef struct hs_netsym_scratch {
 	int nlk;
-	int *map, *inv, *orb; /* [nlk] */
+	int *orb;             /* [nlk]: a link's place in U during a check, then its orbit */
 	unsigned *stamp;      /* [nlk] */
 	unsigned cur;
 } hs_netsym_scratch;
@@ -54,6 +54,15 @@ void hs_netsym_scratch_free(hs_netsym_scratch *s);
  * -1 otherwise (nothing allocated). perm must be a permutation of 0..M-1. */
 int hs_netsym_find(const hs_topo *t, const hs_route *const *routes, const int *perm, int M, hs_netsym_scratch *sc,
 		   hs_netsym *out);
+/* The same for a group of permutations perms[0..G) that the collective respects together (an all-to-all is
+ * invariant under every permutation of its ranks; a fabric bears only some): a sigma is found and checked for
+ * each generator, and the classes are the orbits of the members, and the link orbits those of the links, under
+ * all of them at once (union-find). The max-min allocation is invariant under each generator, hence under the
+ * group they generate, so a class's members still have one rate and an orbit's links one load. With passed
+ * NULL, -1 when any generator has no sigma; with passed[G], a generator without one is left out (passed[g] 0)
+ * and -1 only when none has one: the routes' canonical orders are built once for every candidate. */
+int hs_netsym_find_group(const hs_topo *t, const hs_route *const *routes, const int *const *perms, int G, int M,
+			 hs_netsym_scratch *sc, int *passed, hs_netsym *out);
 void hs_netsym_free(hs_netsym *s);
 
 /* A hash of what sigma must keep of a route (its length, latency, and bandwidths and coefficients by

@@ -542,6 +542,70 @@ START_TEST(hops_nvl36x2)
 }
 END_TEST
 
+/* ECMP by destination mod k (fabric `ecmp: dmodk`, topology/route.c): 16 single-GPU nodes on a 2-tier fat-tree
+ * of radix 8 (4 NICs and 4 spines per leaf). The spine a route crosses is a function of its destination alone:
+ * NIC ordinal mod 4, so the 4 NICs of a leaf are reached over 4 different spines, and from every other leaf over
+ * the same one. With the hash (the default) some destination is reached over two spines. */
+static int spine_of(built *b, int src, int dst)
+{
+	hs_err err = {0};
+	const hs_route *r = hs_route_get(b->r, src, dst, 0, &err);
+	ck_assert_msg(r != NULL, "%s", err.msg);
+	int sp = -1;
+	for (int i = 0; i < r->nl; i++) {
+		const hs_link *L = hs_topo_link(b->t, r->link[i]);
+		if (hs_topo_vkind(b->t, L->from) == HS_V_SWITCH && hs_topo_vkind(b->t, L->to) == HS_V_SWITCH &&
+		    L->to > L->from)
+			sp = L->to; /* leaf -> spine: spines are built after the leaves */
+	}
+	return sp;
+}
+
+START_TEST(ecmp_dmodk)
+{
+	const char *fmt = "cluster:\n"
+			  "  groups:\n"
+			  "    - {nodes: 16, gpus_per_node: 1, gpu: H100-SXM-80GB,\n"
+			  "       nic: {bandwidth: 400 Gb/s, per_node: 1}}\n"
+			  "  fabric: {kind: fat-tree, tiers: 2, radix: 8%s}\n";
+	char y[512];
+	for (int mode = 0; mode < 2; mode++) {
+		snprintf(y, sizeof y, fmt, mode ? ", ecmp: dmodk" : "");
+		built b = build(y);
+		int varies = 0;
+		for (int dst = 0; dst < 16; dst++) {
+			int first = -1;
+			for (int src = 0; src < 16; src++) {
+				if (src / 4 == dst / 4)
+					continue;
+				int sp = spine_of(&b, src, dst);
+				ck_assert(sp >= 0);
+				if (first < 0)
+					first = sp;
+				varies |= sp != first;
+			}
+			if (mode) {
+				ck_assert_msg(!varies, "dmodk: destination %d reached over several spines", dst);
+				if (dst % 4)
+					ck_assert_msg(first != spine_of(&b, (dst + 4) % 16, dst - 1),
+						      "dmodk: NICs %d and %d of one leaf share a spine", dst - 1, dst);
+			}
+		}
+		if (!mode)
+			ck_assert_msg(varies, "hash: every destination reached over one spine (the hash should spread)");
+		unbuild(&b);
+	}
+	/* a value that is neither: exit-2 error naming the key */
+	hs_err err = {0};
+	snprintf(y, sizeof y, fmt, ", ecmp: random");
+	hs_ydoc *d = hs_yaml_load_string(y, strlen(y), "t.yaml", &err);
+	ck_assert(d != NULL);
+	ck_assert(hs_cluster_from_yaml(hs_yaml_get(hs_yaml_root(d), "cluster"), "cluster", &err) == NULL);
+	ck_assert_msg(strstr(err.msg, "ecmp") && strstr(err.msg, "dmodk") && err.code == HS_EINPUT, "%s", err.msg);
+	hs_yaml_free(d);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("topo");
@@ -560,6 +624,7 @@ static Suite *suite(void)
 	tcase_add_test(t, hops_wan);
 	tcase_add_test(t, hops_nvl72_racks);
 	tcase_add_test(t, hops_nvl36x2);
+	tcase_add_test(t, ecmp_dmodk);
 	suite_add_tcase(s, t);
 	return s;
 }
