@@ -470,6 +470,32 @@ static void header(const hs_sweep *sw, char *buf, size_t n)
 	snprintf(buf, n, "#hetsim-sweep-journal 1 %016llx %zu\n", (unsigned long long)sw->hash, sw->npoints);
 }
 
+/* Is a journal row one that hs_sweep_eval could have written for point i: every column, the point's own axis
+ * values (as sb_csv wrote them: line breaks as spaces) and a status it writes? A row that is not (a journal
+ * edited or damaged on disk) is not taken: the point runs again, rather than a row the CSV, the ranking and the
+ * summary cannot read. Only the shape is checked, never a figure: a row this function refused that eval wrote
+ * would be run again on every resume. */
+static int row_fits(const hs_sweep *sw, size_t i, char *const *fld, int nf)
+{
+	int ncols = 0;
+	while (hs_sweep_columns[ncols])
+		ncols++;
+	if (nf != sw->naxes + ncols)
+		return 0;
+	int idx[HS_SWEEP_MAX_AXES];
+	hs_sweep_point(sw, i, idx);
+	for (int a = 0; a < sw->naxes; a++) {
+		const char *v = sw->axes[a].values[idx[a]], *f = fld[a];
+		for (; *v && *f; v++, f++)
+			if (*f != (*v == '\n' || *v == '\r' ? ' ' : *v))
+				return 0;
+		if (*v || *f)
+			return 0;
+	}
+	const char *st = fld[sw->naxes];
+	return strcmp(st, "ok") && strcmp(st, "infeasible") && strcmp(st, "invalid") ? 0 : 1;
+}
+
 static size_t read_one(const hs_sweep *sw, const char *path, hs_sweep_row *rows)
 {
 	FILE *f = fopen(path, "r");
@@ -489,16 +515,18 @@ static size_t read_one(const hs_sweep *sw, const char *path, hs_sweep_row *rows)
 			if (!tab)
 				continue;
 			unsigned long long i = strtoull(line, &end, 10);
-			if (end != tab || i >= sw->npoints || rows[i].text)
+			if (end != tab || !(line[0] >= '0' && line[0] <= '9') || i >= sw->npoints || rows[i].text)
 				continue;
-			rows[i].text = hs_xstrdup(tab + 1);
 			char *fld[64];
 			int nf = hs_csv_split(tab + 1, fld, 64);
-			rows[i].ok = nf > sw->naxes && strcmp(fld[sw->naxes], "ok") == 0;
-			rows[i].closed = rows[i].ok && strcmp(fld[nf - 1], "closed-form") == 0;
+			if (row_fits(sw, (size_t)i, fld, nf)) {
+				rows[i].text = hs_xstrdup(tab + 1);
+				rows[i].ok = strcmp(fld[sw->naxes], "ok") == 0;
+				rows[i].closed = rows[i].ok && strcmp(fld[nf - 1], "closed-form") == 0;
+				got++;
+			}
 			for (int k = 0; k < nf; k++)
 				free(fld[k]);
-			got++;
 		}
 	}
 	free(line);
