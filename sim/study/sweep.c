@@ -79,6 +79,11 @@ static void fmt_num(char *buf, size_t n, double v)
 
 static int load_axis(const hs_ynode *key, const hs_ynode *v, hs_sweep_axis *a, hs_err *err)
 {
+	/* here, at the sweep file's line, rather than at the first point's --set */
+	if (!hs_yaml_path_ok(key->str, strlen(key->str)))
+		return hs_cfg_err(key, err, "axes", key->str,
+				  "not a scenario key path (expected names joined by '.', with [N] or .N for a list item, "
+				  "such as cluster.groups.0.nodes)");
 	snprintf(a->key, sizeof a->key, "%s", key->str);
 	char path[160];
 	snprintf(path, sizeof path, "axes.%s", key->str);
@@ -184,8 +189,11 @@ int hs_sweep_load(const char *path, hs_sweep *sw, hs_err *err)
 			goto out;
 		}
 		for (size_t i = 0; i < sets->n; i++) {
-			if (sets->vals[i]->kind != HS_Y_SCALAR || !strchr(sets->vals[i]->str, '=')) {
-				hs_cfg_err(sets->vals[i], err, "", "set", "item %zu is not KEY=VALUE", i);
+			const char *it = sets->vals[i]->kind == HS_Y_SCALAR ? sets->vals[i]->str : NULL;
+			const char *eq = it ? strchr(it, '=') : NULL;
+			if (!eq || !hs_yaml_path_ok(it, (size_t)(eq - it))) {
+				hs_cfg_err(sets->vals[i], err, "", "set",
+					   "item %zu is not KEY=VALUE with KEY a scenario key path (such as parallelism.tp=4)", i);
 				goto out;
 			}
 			hs_strlist_push(&sw->sets, hs_xstrdup(sets->vals[i]->str));

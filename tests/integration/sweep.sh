@@ -90,4 +90,14 @@ echo "$out" | grep -q "did you mean 'tp'" || no "unknown axis key message: $out"
 printf 'base: %s/scenarios/default.yaml\nmetric: speed\naxes: {parallelism.tp: [1, 2]}\n' "$PWD" > "$T/bad2.yaml"
 "$H" sweep -q "$T/bad2.yaml" -o "$T/bad.csv" > /dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] || no "bad metric exited $rc, expected 2"
+# a key path with a bracket out of place (fuzz_sweep: `sim]ulation.fidelity` was read as simulation.fidelity and
+# ran every point at flow fidelity): refused at its line of the sweep file, as is such a key in `set:`
+printf 'base: %s/scenarios/default.yaml\naxes:\n  parallelism.tp: [2]\n  sim]ulation.fidelity: [flow]\n' "$PWD" > "$T/bad3.yaml"
+out=$("$H" sweep -q "$T/bad3.yaml" -o "$T/bad.csv" 2>&1); rc=$?
+[ $rc -eq 2 ] || no "axis key sim]ulation.fidelity exited $rc, expected 2"
+echo "$out" | grep -q "bad3.yaml:4:3: axes.sim]ulation.fidelity: not a scenario key path" || no "bad axis path message: $out"
+printf 'base: %s/scenarios/default.yaml\nset: ["parallelism..tp=2"]\naxes: {parallelism.pp: [1]}\n' "$PWD" > "$T/bad4.yaml"
+out=$("$H" sweep -q "$T/bad4.yaml" -o "$T/bad.csv" 2>&1); rc=$?
+[ $rc -eq 2 ] || no "set key parallelism..tp exited $rc, expected 2"
+echo "$out" | grep -q "bad4.yaml:2:7: set: item 0 is not KEY=VALUE" || no "bad set path message: $out"
 exit $fail
