@@ -1,7 +1,6 @@
 /* Device profiles: load, query, derive, save. The format is documented in docs/calibration.md. */
 #include "calib/profile_int.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <math.h>
 #include <stdio.h>
@@ -12,6 +11,7 @@
 #include "config/cfg.h"
 #include "sim/base/alloc.h"
 #include "sim/base/file.h"
+#include "sim/base/outfile.h"
 
 hs_profile *hs_profile_new(void)
 {
@@ -759,20 +759,11 @@ static int write_profile(FILE *f, const hs_profile *p)
 
 int hs_profile_save(const hs_profile *p, const char *path, hs_err *err)
 {
-	char tmp[4200];
-	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-	FILE *f = fopen(tmp, "w");
-	if (!f)
-		return hs_err_set(err, HS_EINPUT, "%s: cannot write: %s", tmp, strerror(errno));
-	int bad = write_profile(f, p);
-	if (fclose(f) != 0 || bad) {
-		remove(tmp);
-		return hs_err_set(err, HS_EINPUT, "%s: write failed", path);
-	}
-	if (rename(tmp, path) != 0) {
-		int e = errno;
-		remove(tmp);
-		return hs_err_set(err, HS_EINPUT, "%s: cannot rename into place: %s", path, strerror(e));
-	}
-	return 0;
+	/* through hs_outfile: a failed write (a full disk) says why, and no half-written profile is left, also when
+	 * the process exits in the middle (out of memory) */
+	hs_outfile o;
+	if (hs_outfile_open(&o, path, err))
+		return -1;
+	write_profile(o.f, p); /* its errors are stdio's sticky flag, which commit checks */
+	return hs_outfile_commit(&o, err);
 }

@@ -345,11 +345,41 @@ static void adopt(hs_ydoc *d, hs_ydoc *v)
 	hs_yaml_free(v);
 }
 
+int hs_yaml_path_ok(const char *p, size_t n)
+{
+	size_t i = 0;
+	for (;;) {
+		size_t start = i;
+		while (i < n && p[i] != '.' && p[i] != '[' && p[i] != ']')
+			i++;
+		if (i == start)
+			return 0; /* an empty name */
+		while (i < n && p[i] == '[') {
+			size_t d = ++i;
+			while (i < n && p[i] >= '0' && p[i] <= '9')
+				i++;
+			if (i == d || i == n || p[i] != ']')
+				return 0;
+			i++;
+		}
+		if (i == n)
+			return 1;
+		if (p[i] != '.')
+			return 0; /* a stray ']', or text right after [N] */
+		i++;
+	}
+}
+
 int hs_yaml_set(hs_ydoc *d, const char *asg, hs_err *err)
 {
 	const char *eq = strchr(asg, '=');
 	if (!eq || eq == asg)
 		return hs_err_set(err, HS_EINPUT, "--set %s: expected path.to.key=value", asg);
+	/* checked before the brackets are turned into dots below, which would read sim]ulation as simulation */
+	if (!hs_yaml_path_ok(asg, (size_t)(eq - asg)))
+		return hs_err_set(err, HS_EINPUT,
+				  "--set %.*s: not a key path (expected names joined by '.', with [N] or .N for a list "
+				  "item, such as cluster.groups[0].nodes)", (int)(eq - asg), asg);
 	hs_xgrow(&d->names, &d->capnames, d->nnames + 1, sizeof *d->names);
 	size_t plen = (size_t)(eq - asg);
 	char *label = hs_xmalloc(plen + 16);

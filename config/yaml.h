@@ -50,6 +50,10 @@ hs_ynode *hs_yaml_get(const hs_ynode *map, const char *key);
  * value there; the value is parsed as YAML, so `--set model={preset: gpt3-1.3b}` works. Sequence items are
  * addressed by index (`cluster.groups.0.nodes=4`). The new nodes are positioned at "<--set>:1:col". */
 int hs_yaml_set(hs_ydoc *doc, const char *assignment, hs_err *err);
+/* Is path[0..n) a key path as --set takes it: names (no '.', '[' or ']' in them) joined by '.', each optionally
+ * followed by [N] for a list item (cluster.groups[0].nodes, cluster.groups.0.nodes)? 0 when not: an empty name
+ * (a.., .a), a bracket out of place (sim]ulation, a[0, a[x]) or text after one (a[0]b). */
+int hs_yaml_path_ok(const char *path, size_t n);
 /* Apply n `--set` assignments in order; -1 with err at the first that fails (the document is then partly set). */
 int hs_yaml_set_all(hs_ydoc *doc, const char *const *assignments, int n, hs_err *err);
 /* Load a file and apply n `--set` assignments in order; NULL with err (nothing to free) on the first failure. */

@@ -1,13 +1,12 @@
 /* Task-graph export for the reference executor (traces/graph_export.h, docs/graph-format.md). */
 #include "traces/graph_export.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "sim/base/alloc.h"
+#include "sim/base/outfile.h"
 #include "sim/base/version.h"
 
 static const char *const op_kind_names[] = {"gemm", "attn", "mem", "comm", "optimizer"};
@@ -373,27 +372,10 @@ int hs_graph_export_write(FILE *f, const hs_scenario *s, const hs_build *b, cons
 int hs_graph_export_file(const char *path, const hs_scenario *s, const hs_build *b, const hs_result *r,
 			 const hs_graph_export *x, const char *command, hs_err *err)
 {
-	size_t n = strlen(path) + 32;
-	char *tmp = hs_xmalloc(n);
-	snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-	FILE *f = fopen(tmp, "w");
-	if (!f) {
-		hs_err_set(err, HS_EINPUT, "%s: cannot write: %s", tmp, strerror(errno));
-		free(tmp);
+	/* through hs_outfile: a failed write says why (a full disk), and no half-written graph is left */
+	hs_outfile o;
+	if (hs_outfile_open(&o, path, err))
 		return -1;
-	}
-	int bad = hs_graph_export_write(f, s, b, r, x, command);
-	if (fclose(f) != 0 || bad) {
-		remove(tmp);
-		free(tmp);
-		return hs_err_set(err, HS_EINPUT, "%s: write failed", path);
-	}
-	if (rename(tmp, path) != 0) {
-		int e = errno;
-		remove(tmp);
-		free(tmp);
-		return hs_err_set(err, HS_EINPUT, "%s: cannot rename into place: %s", path, strerror(e));
-	}
-	free(tmp);
-	return 0;
+	hs_graph_export_write(o.f, s, b, r, x, command); /* its errors are stdio's sticky flag, which commit checks */
+	return hs_outfile_commit(&o, err);
 }

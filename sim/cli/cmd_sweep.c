@@ -204,9 +204,19 @@ static void print_top(const hs_sweep *sw, const hs_sweep_row *rows, const int *r
 	printf("written       %s\n\n", sw->output);
 	if (!ok)
 		return;
-	size_t *order = hs_xcalloc(ok + 1, sizeof *order);
+	/* only ranked rows are listed: an ok row whose metric is empty (cost_per_mtok without a price) has no rank,
+	 * and listing ok rows by rank would leave places that name no row */
+	size_t ranked = 0;
 	for (size_t i = 0; i < sw->npoints; i++)
-		if (rank[i] > 0 && (size_t)rank[i] <= ok)
+		ranked += rank[i] > 0;
+	if (!ranked) {
+		printf("no ok point has a value of %s: nothing to rank%s\n", sw->metric,
+		       strncmp(sw->metric, "cost", 4) == 0 ? " (set cost.gpu_hour for a price)" : "");
+		return;
+	}
+	size_t *order = hs_xcalloc(ranked, sizeof *order);
+	for (size_t i = 0; i < sw->npoints; i++)
+		if (rank[i] > 0 && (size_t)rank[i] <= ranked)
 			order[rank[i] - 1] = i;
 	printf("%4s", "rank");
 	for (int a = 0; a < sw->naxes; a++) {
@@ -217,7 +227,7 @@ static void print_top(const hs_sweep *sw, const hs_sweep_row *rows, const int *r
 	printf(" %11s %6s %12s %8s %14s\n", "step_time_s", "MFU", "tokens/s", "mem_GiB", extra ? sw->metric : "");
 	int col = column(sw, sw->metric), c_st = column(sw, "step_time_s"), c_mfu = column(sw, "mfu"),
 	    c_tps = column(sw, "tokens_per_s"), c_mem = column(sw, "memory_peak_gib");
-	for (size_t r = 0; r < ok && (int)r < top; r++) {
+	for (size_t r = 0; r < ranked && (int)r < top; r++) {
 		char *f[64];
 		int nf = hs_csv_split(rows[order[r]].text, f, 64);
 		printf("%4zu", r + 1);
@@ -226,6 +236,8 @@ static void print_top(const hs_sweep *sw, const hs_sweep_row *rows, const int *r
 		if (nf > c_mem && nf > col)
 			printf(" %11.4f %5.1f%% %12.0f %8.1f %14s\n", atof(f[c_st]), 100 * atof(f[c_mfu]), atof(f[c_tps]),
 			       atof(f[c_mem]), extra ? f[col] : "");
+		else
+			putchar('\n');
 		for (int k = 0; k < nf; k++)
 			free(f[k]);
 	}

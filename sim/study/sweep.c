@@ -79,6 +79,11 @@ static void fmt_num(char *buf, size_t n, double v)
 
 static int load_axis(const hs_ynode *key, const hs_ynode *v, hs_sweep_axis *a, hs_err *err)
 {
+	/* here, at the sweep file's line, rather than at the first point's --set */
+	if (!hs_yaml_path_ok(key->str, strlen(key->str)))
+		return hs_cfg_err(key, err, "axes", key->str,
+				  "not a scenario key path (expected names joined by '.', with [N] or .N for a list item, "
+				  "such as cluster.groups.0.nodes)");
 	snprintf(a->key, sizeof a->key, "%s", key->str);
 	char path[160];
 	snprintf(path, sizeof path, "axes.%s", key->str);
@@ -184,8 +189,11 @@ int hs_sweep_load(const char *path, hs_sweep *sw, hs_err *err)
 			goto out;
 		}
 		for (size_t i = 0; i < sets->n; i++) {
-			if (sets->vals[i]->kind != HS_Y_SCALAR || !strchr(sets->vals[i]->str, '=')) {
-				hs_cfg_err(sets->vals[i], err, "", "set", "item %zu is not KEY=VALUE", i);
+			const char *it = sets->vals[i]->kind == HS_Y_SCALAR ? sets->vals[i]->str : NULL;
+			const char *eq = it ? strchr(it, '=') : NULL;
+			if (!eq || !hs_yaml_path_ok(it, (size_t)(eq - it))) {
+				hs_cfg_err(sets->vals[i], err, "", "set",
+					   "item %zu is not KEY=VALUE with KEY a scenario key path (such as parallelism.tp=4)", i);
 				goto out;
 			}
 			hs_strlist_push(&sw->sets, hs_xstrdup(sets->vals[i]->str));
@@ -470,6 +478,32 @@ static void header(const hs_sweep *sw, char *buf, size_t n)
 	snprintf(buf, n, "#hetsim-sweep-journal 1 %016llx %zu\n", (unsigned long long)sw->hash, sw->npoints);
 }
 
+/* Is a journal row one that hs_sweep_eval could have written for point i: every column, the point's own axis
+ * values (as sb_csv wrote them: line breaks as spaces) and a status it writes? A row that is not (a journal
+ * edited or damaged on disk) is not taken: the point runs again, rather than a row the CSV, the ranking and the
+ * summary cannot read. Only the shape is checked, never a figure: a row this function refused that eval wrote
+ * would be run again on every resume. */
+static int row_fits(const hs_sweep *sw, size_t i, char *const *fld, int nf)
+{
+	int ncols = 0;
+	while (hs_sweep_columns[ncols])
+		ncols++;
+	if (nf != sw->naxes + ncols)
+		return 0;
+	int idx[HS_SWEEP_MAX_AXES];
+	hs_sweep_point(sw, i, idx);
+	for (int a = 0; a < sw->naxes; a++) {
+		const char *v = sw->axes[a].values[idx[a]], *f = fld[a];
+		for (; *v && *f; v++, f++)
+			if (*f != (*v == '\n' || *v == '\r' ? ' ' : *v))
+				return 0;
+		if (*v || *f)
+			return 0;
+	}
+	const char *st = fld[sw->naxes];
+	return strcmp(st, "ok") && strcmp(st, "infeasible") && strcmp(st, "invalid") ? 0 : 1;
+}
+
 static size_t read_one(const hs_sweep *sw, const char *path, hs_sweep_row *rows)
 {
 	FILE *f = fopen(path, "r");
@@ -489,16 +523,18 @@ static size_t read_one(const hs_sweep *sw, const char *path, hs_sweep_row *rows)
 			if (!tab)
 				continue;
 			unsigned long long i = strtoull(line, &end, 10);
-			if (end != tab || i >= sw->npoints || rows[i].text)
+			if (end != tab || !(line[0] >= '0' && line[0] <= '9') || i >= sw->npoints || rows[i].text)
 				continue;
-			rows[i].text = hs_xstrdup(tab + 1);
 			char *fld[64];
 			int nf = hs_csv_split(tab + 1, fld, 64);
-			rows[i].ok = nf > sw->naxes && strcmp(fld[sw->naxes], "ok") == 0;
-			rows[i].closed = rows[i].ok && strcmp(fld[nf - 1], "closed-form") == 0;
+			if (row_fits(sw, (size_t)i, fld, nf)) {
+				rows[i].text = hs_xstrdup(tab + 1);
+				rows[i].ok = strcmp(fld[sw->naxes], "ok") == 0;
+				rows[i].closed = rows[i].ok && strcmp(fld[nf - 1], "closed-form") == 0;
+				got++;
+			}
 			for (int k = 0; k < nf; k++)
 				free(fld[k]);
-			got++;
 		}
 	}
 	free(line);

@@ -2,8 +2,8 @@
 # A full disk is the environment, not a bug (issue 18, findings 2 and 4): each command that writes a result
 # onto a full file system exits 2 with the path and strerror, leaves no partial file or folder, and never dies
 # of a signal (libhdf5 used to crash at exit on the file whose close failed). The sweep keeps its journal, so
-# that a rerun with space writes its outputs without simulating again. Needs a small tmpfs: skipped (77) where
-# this user cannot mount one.
+# that a rerun with space writes its outputs without simulating again. The same for the task graph and device
+# profiles. Needs a small tmpfs: skipped (77) where this user cannot mount one.
 set -u
 H=${HETSIM:-bin/hetsim}
 tmp=$(mktemp -d)
@@ -69,6 +69,17 @@ rm -f "$mnt"/s.*
 fill 0
 "$H" sweep "$tmp/sw.yaml" -o "$mnt/s.csv" -q >/dev/null 2>"$tmp/err"; st=$?
 expect 2 "$mnt/s.csv.part-0: .*No space left on device" "sweep journal"
+
+# the task graph (280 KiB) and a derived profile (4 KiB): hs_outfile's message, and neither a partial file nor
+# its temporary left (both once wrote their own temporaries and said only "write failed")
+fill 8192
+"$H" export-graph scenarios/default.yaml -o "$mnt/g.hsg" >/dev/null 2>"$tmp/err"; st=$?
+expect 2 "$mnt/g.hsg: write failed: No space left on device" "export-graph -o"
+clean "export-graph -o"
+fill 0
+"$H" calib derive calib/profiles/H200-SXM-141GB.yaml B200 -o "$mnt/p.yaml" >/dev/null 2>"$tmp/err"; st=$?
+expect 2 "$mnt/p.yaml: write failed: No space left on device" "calib derive -o"
+clean "calib derive -o"
 
 # stdout on a full device
 if [ -w /dev/full ]; then

@@ -30,6 +30,21 @@ timeout -s KILL 0.15 "$H" sweep -q "$S" -o "$T/kill.csv" -j 1 > /dev/null 2>&1
 "$H" sweep -q "$S" -o "$T/kill.csv" > /dev/null 2>&1 || no "resume after SIGKILL"
 cmp -s "$T/full.csv" "$T/kill.csv" || no "resumed (SIGKILL) CSV differs"
 
+# a damaged journal (a row cut to its index, a row of another point, a status no sweep writes): those rows are not
+# taken, their points run again, and the CSV is the one of a run straight through
+"$H" sweep -q "$S" -o "$T/dmg.csv" --limit 40 > /dev/null || no "damaged journal: first part"
+awk -F'\t' 'NR == 3 { print $1 "\tx"; next } NR == 4 { print $1 "\t" prev; next } NR == 5 { sub(/,(ok|infeasible),/, ",fine,") }
+	{ prev = $2; print }' "$T/dmg.csv.part-0" > "$T/dmg.j" && mv "$T/dmg.j" "$T/dmg.csv.part-0"
+"$H" sweep -q "$S" -o "$T/dmg.csv" > "$T/dmg.out" 2>&1 || no "resume over a damaged journal exited $?"
+cmp -s "$T/full.csv" "$T/dmg.csv" || no "resumed over a damaged journal, the CSV differs: $(diff "$T/full.csv" "$T/dmg.csv" | head -3)"
+
+# a metric no ok point has (cost_per_mtok without a price): nothing is ranked, and the summary lists no row
+printf 'base: %s/scenarios/default.yaml\nset: [parallelism.dp=0]\naxes: {parallelism.tp: [2, 4]}\nmetric: cost_per_mtok\n' \
+	"$PWD" > "$T/nocost.yaml"
+out=$("$H" sweep -q "$T/nocost.yaml" -o "$T/nocost.csv" 2>&1) || no "sweep ranked by an empty metric exited $?"
+echo "$out" | grep -q "no ok point has a value of cost_per_mtok" || no "empty metric summary: $out"
+echo "$out" | grep -q "^ *1 " && no "a row listed as ranked by an empty metric: $out"
+
 # the layout and path columns: dp as resolved (dp: 0 in the sweep), every ok row timed in closed form (the base is
 # analytical and symmetric), and the event run gives the same rows but for the path
 head -1 "$T/full.csv" | grep -q ',status,tp,pp,dp,cp,ep,vstages,zero,micro_batch,microbatches,step_time_s,' ||
@@ -75,4 +90,14 @@ echo "$out" | grep -q "did you mean 'tp'" || no "unknown axis key message: $out"
 printf 'base: %s/scenarios/default.yaml\nmetric: speed\naxes: {parallelism.tp: [1, 2]}\n' "$PWD" > "$T/bad2.yaml"
 "$H" sweep -q "$T/bad2.yaml" -o "$T/bad.csv" > /dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] || no "bad metric exited $rc, expected 2"
+# a key path with a bracket out of place (fuzz_sweep: `sim]ulation.fidelity` was read as simulation.fidelity and
+# ran every point at flow fidelity): refused at its line of the sweep file, as is such a key in `set:`
+printf 'base: %s/scenarios/default.yaml\naxes:\n  parallelism.tp: [2]\n  sim]ulation.fidelity: [flow]\n' "$PWD" > "$T/bad3.yaml"
+out=$("$H" sweep -q "$T/bad3.yaml" -o "$T/bad.csv" 2>&1); rc=$?
+[ $rc -eq 2 ] || no "axis key sim]ulation.fidelity exited $rc, expected 2"
+echo "$out" | grep -q "bad3.yaml:4:3: axes.sim]ulation.fidelity: not a scenario key path" || no "bad axis path message: $out"
+printf 'base: %s/scenarios/default.yaml\nset: ["parallelism..tp=2"]\naxes: {parallelism.pp: [1]}\n' "$PWD" > "$T/bad4.yaml"
+out=$("$H" sweep -q "$T/bad4.yaml" -o "$T/bad.csv" 2>&1); rc=$?
+[ $rc -eq 2 ] || no "set key parallelism..tp exited $rc, expected 2"
+echo "$out" | grep -q "bad4.yaml:2:7: set: item 0 is not KEY=VALUE" || no "bad set path message: $out"
 exit $fail

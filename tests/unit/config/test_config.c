@@ -159,6 +159,30 @@ START_TEST(set_overrides)
 }
 END_TEST
 
+/* A key path with a bracket out of place was read by dropping the brackets: `sim]ulation.fidelity=flow` set
+ * simulation.fidelity (found by fuzz_sweep, an axis key one byte off), `a[0` and `a..b` were read as a.0, a.b. */
+START_TEST(set_rejects_malformed_paths)
+{
+	static const char *const good[] = {"a", "a.b", "cluster.groups[0].nodes", "cluster.groups.0.nodes", "a[0][1].b",
+					   "cost.gpu_hour.H100-SXM-80GB"};
+	static const char *const bad[] = {"sim]ulation.fidelity", "a[0", "a[]", "a[x]", "a[0]b", "a..b", ".a", "a.",
+					  "[0]", "a]", "a[0]]", "a.[0]"};
+	for (size_t i = 0; i < sizeof good / sizeof *good; i++)
+		ck_assert_msg(hs_yaml_path_ok(good[i], strlen(good[i])), "%s refused", good[i]);
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+		ck_assert_msg(!hs_yaml_path_ok(bad[i], strlen(bad[i])), "%s accepted", bad[i]);
+	hs_err err = {0};
+	hs_ydoc *d = hs_yaml_load_string(doc1, strlen(doc1), "t.yaml", &err);
+	ck_assert_int_eq(hs_yaml_set(d, "sim]ulation.fidelity=flow", &err), -1);
+	ck_assert_int_eq(err.code, HS_EINPUT);
+	ck_assert_msg(strstr(err.msg, "--set sim]ulation.fidelity: not a key path") != NULL, "%s", err.msg);
+	ck_assert_ptr_null(hs_yaml_get(hs_yaml_root(d), "simulation"));
+	hs_err_clear(&err);
+	ck_assert_int_eq(hs_yaml_set(d, "cluster.groups[0].nodes=3", &err), 0);
+	hs_yaml_free(d);
+}
+END_TEST
+
 START_TEST(readers)
 {
 	const char *t = "a: true\nb: maybe\nc: ring\nd: '3'\ne: [1]\nf: 1.5\n";
@@ -199,6 +223,7 @@ static Suite *suite(void)
 	tcase_add_test(t, unknown_key_suggests);
 	tcase_add_test(t, yaml_errors_have_positions);
 	tcase_add_test(t, set_overrides);
+	tcase_add_test(t, set_rejects_malformed_paths);
 	tcase_add_test(t, readers);
 	suite_add_tcase(s, t);
 	return s;
