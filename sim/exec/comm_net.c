@@ -52,7 +52,8 @@ static int open_net(struct ex *x, hs_err *err)
 {
 	struct netstate *ns = hs_xcalloc(1, sizeof *ns);
 	x->comm_state = ns;
-	x->net = x->shared_net ? x->shared_net : hs_net_create(x->s->cluster, "flow", x->eng, err);
+	x->net = x->shared_net ? x->shared_net
+			       : hs_net_create(x->s->cluster, x->o->network ? x->o->network : "flow", x->eng, err);
 	if (!x->net)
 		return -1;
 	hs_net_set_symmetry(x->net, x->o->symmetry); /* symmetry classes of transfers (sim/net/netsym.h) */

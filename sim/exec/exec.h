@@ -57,6 +57,9 @@ typedef struct hs_simopts {
 	 * 0: none (sweeps, a run whose outputs show no links). The flow model keeps its links whenever it has a
 	 * horizon. */
 	int record_links;
+	/* simulation.network: the network model a flow-fidelity step's transfers run on, by name in
+	 * hs_net_models[] ("flow", "ns3"); NULL: "flow" */
+	const char *network;
 } hs_simopts;
 
 typedef struct hs_rep_result {

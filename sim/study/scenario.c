@@ -888,16 +888,18 @@ static int load_sim(hs_scenario *s, const hs_ynode *root, hs_err *err)
 	s->sim.steps = 1;
 	if (load_packet(s, n, fid == HS_FID_PACKET, err))
 		return -1;
-	/* the network model: flow; ns3 (sim/net/net_ns3.h) runs `hetsim coll --fidelity flow` so far, which reads the
-	 * key itself: a training step's transfers are the executor's, on the flow model (docs/network.md) */
+	/* the network model at flow fidelity: flow, or ns3 (sim/net/net_ns3.h; `hetsim coll` reads the key itself) */
 	static const char *const nets[] = {"flow", "ns3", NULL};
 	int net;
 	if (hs_cfg_enum(n, "simulation", "network", nets, 0, &net, err))
 		return -1;
-	if (net == 1)
+	/* ns3 carries a flow-fidelity step's transfers (sim/exec/comm_net.c); the other fidelities have no
+	 * network to put on it, and several jobs share one flow network (sim/exec/jobs.c) */
+	if (net == 1 && fid != HS_FID_FLOW)
 		return hs_cfg_err(hs_yaml_get(n, "network"), err, "simulation", "network",
-				  "'ns3' runs the collectives of `hetsim coll --fidelity flow` so far, not training steps "
-				  "(expected flow)");
+				  "'ns3' carries the transfers of flow fidelity (expected simulation.fidelity: flow with "
+				  "network: ns3, or network: flow)");
+	s->sim.network = net == 1 ? "ns3" : NULL;
 	/* collectives inside a layer: on the network at flow fidelity unless asked otherwise; the analytical
 	 * fidelity has no network to put them on */
 	static const char *const lc[] = {"network", "closed_form", NULL};
