@@ -21,6 +21,12 @@
 #include "sim/base/alloc.h"
 #include "sim/base/sizes.h"
 
+int hs_build_memo_on(void)
+{
+	const char *e = getenv("HETSIM_BUILD_MEMO");
+	return !(e && strcmp(e, "0") == 0);
+}
+
 int hs_build_dp_group_size(const hs_parallel *p)
 {
 	return p->sites > 1 ? p->dp / p->sites : p->dp;
@@ -117,6 +123,15 @@ struct ctx {
 	/* per (stage, chunk): op lists in the graph */
 	uint32_t (*fwd)[2], (*bwd)[2], (*bin)[2], (*bwt)[2]; /* [stage*v+chunk] = {first, count} */
 	hs_oplist tmp;
+	/* What one build reuses (memo: off with HETSIM_BUILD_MEMO=0, to check it changes nothing): every stage's
+	 * schedule items for the replicas that run mb_max micro-batches, built at once when the first of them needs
+	 * them (ZB-H1 orders all stages in one run) and shared by those reps' walks; and each kind of layer's op
+	 * list per phase, generated once and copied for every layer of that kind (hs_ops_layer depends on the
+	 * layer only through its mixer kind and whether it is MoE). */
+	int memo;
+	hs_sched_item **items; /* [pp] NULL until built */
+	size_t *nitems;
+	struct layer_memo *lm;
 };
 
 /* The model chunk that local chunk `chunk` of `stage` runs. */
@@ -204,8 +219,9 @@ static void build_oplists(struct ctx *c)
 
 /* Per-rep walk state. */
 struct walk {
-	hs_sched_item *items;
+	hs_sched_item *items;   /* the ctx's (shared: 1) or the walk's own */
 	size_t n, pos;
+	int shared;
 	int stage, rep, dp_index;
 	int m;                  /* micro-batches this replica runs */
 	/* index of the SEND task produced by (mb, chunk) forward / backward; UINT32_MAX when not yet built */
@@ -558,8 +574,24 @@ static int start_walk(struct ctx *c, struct walk *W, int r, int ndp, int symmetr
 	c->g->reps[r] = (hs_rep){.stage = W->stage, .dp_index = W->dp_index,
 				 .multiplicity = p->tp * p->cp * (symmetry ? p->dp : 1)};
 	W->m = symmetry ? part->mb_max : part->dp_mb[W->dp_index];
-	if (hs_sched_build(p->schedule, p->pp, W->stage, W->m, v, &W->items, &W->n, err))
+	if (c->memo && W->m == part->mb_max && W->m >= 1) {
+		if (!c->items) {
+			hs_sched_item **it = hs_xcalloc((size_t)p->pp, sizeof *it);
+			size_t *n = hs_xcalloc((size_t)p->pp, sizeof *n);
+			if (hs_sched_build_stages(p->schedule, p->pp, W->m, v, it, n, err)) {
+				free(it);
+				free(n);
+				return -1;
+			}
+			c->items = it;
+			c->nitems = n;
+		}
+		W->items = c->items[W->stage];
+		W->n = c->nitems[W->stage];
+		W->shared = 1;
+	} else if (hs_sched_build(p->schedule, p->pp, W->stage, W->m, v, &W->items, &W->n, err)) {
 		return -1;
+	}
 	size_t nmc = (size_t)W->m * v;
 	W->fsend = hs_xmalloc(nmc * sizeof(uint32_t));
 	W->bsend = hs_xmalloc(nmc * sizeof(uint32_t));
@@ -697,7 +729,9 @@ static void finish_rep(struct step *sb, int r, int grad_ids, int m, int maxchunk
 	si->params = params;
 	si->grad_bytes = params * hs_dtype_bytes(s->train->grad_dtype);
 	si->layers = part->stage_layers[st];
-	si->in_flight = hs_sched_in_flight(p->schedule, p->pp, st, m, v);
+	/* the peak of the items this rep walked when they are the stage's at m micro-batches, else rebuilt */
+	int walked = c->memo && W->m == m;
+	si->in_flight = walked ? (int)hs_sched_peak(W->items, W->n, NULL) : hs_sched_in_flight(p->schedule, p->pp, st, m, v);
 	/* chunks of different sizes (an uneven interleaved split): weigh the held ones by their layers */
 	double in_layers = 0;
 	int uneven = 0;
@@ -707,7 +741,8 @@ static void finish_rep(struct step *sb, int r, int grad_ids, int m, int maxchunk
 		double *w = hs_xmalloc((size_t)v * sizeof *w);
 		for (int k = 0; k < v; k++)
 			w[k] = c->cl[gchunk_of(c, st, k)];
-		in_layers = hs_sched_in_flight_weighted(p->schedule, p->pp, st, m, v, w);
+		in_layers = walked ? hs_sched_peak(W->items, W->n, w)
+				   : hs_sched_in_flight_weighted(p->schedule, p->pp, st, m, v, w);
 		free(w);
 	}
 	hs_mem_cfg mc = {.layer = c->lc, .pp = p->pp, .dp = c->dpg, .zero_stage = p->zero, .fsdp_keep = p->fsdp_keep,
@@ -773,7 +808,7 @@ int hs_build_step(const hs_workload *s, hs_partition *part, int symmetry, hs_bui
 {
 	memset(out, 0, sizeof *out);
 	const hs_parallel *p = s->par;
-	struct ctx c = {.s = s, .b = out, .g = &out->graph, .pp = p->pp, .sched = p->schedule};
+	struct ctx c = {.s = s, .b = out, .g = &out->graph, .pp = p->pp, .sched = p->schedule, .memo = hs_build_memo_on()};
 	c.v = hs_sched_chunks(p->schedule, p->vstages);
 	c.nchunks = hs_sched_model_chunks(p->schedule, p->pp, p->vstages);
 	c.dpg = hs_build_dp_group_size(p);
@@ -860,7 +895,8 @@ int hs_build_step(const hs_workload *s, hs_partition *part, int symmetry, hs_bui
 	free(emb);
 out:
 	for (int r = 0; r < g->nreps; r++) {
-		free(w[r].items);
+		if (!w[r].shared)
+			free(w[r].items);
 		free(w[r].fsend);
 		free(w[r].bsend);
 		free(w[r].ftask);
@@ -878,6 +914,11 @@ out:
 	free(c.bwt);
 	free(c.cl);
 	free(c.cf);
+	if (c.items)
+		for (int st = 0; st < p->pp; st++)
+			free(c.items[st]);
+	free(c.items);
+	free(c.nitems);
 	hs_oplist_free(&c.tmp);
 	if (rc)
 		hs_build_free(out);
