@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "models/mixer.h"
 #include "models/schedule.h"
 #include "sim/base/alloc.h"
 #include "sim/base/sizes.h"
@@ -129,10 +130,69 @@ struct ctx {
 	 * list per phase, generated once and copied for every layer of that kind (hs_ops_layer depends on the
 	 * layer only through its mixer kind and whether it is MoE). */
 	int memo;
+	size_t t0;             /* memo: tmp is the graph's op array, and the list being built starts at t0 */
 	hs_sched_item **items; /* [pp] NULL until built */
 	size_t *nitems;
 	struct layer_memo *lm;
 };
+
+/* Each kind of layer's ops in each phase, generated once per build (ctx.memo). */
+struct layer_memo {
+	hs_oplist l[4][HS_MIX_COUNT][2]; /* [enum hs_phase][enum hs_mixer_kind][MoE] */
+	unsigned char done[4][HS_MIX_COUNT][2];
+};
+
+/* Layer l's ops in phase ph from the memo, generated on first use; NULL where the memo does not apply. */
+static const hs_oplist *layer_memo(struct ctx *c, int l, enum hs_phase ph)
+{
+	const hs_model *m = c->s->model;
+	unsigned k = (unsigned)hs_model_layer_mixer(m, l), moe = hs_model_layer_is_moe(m, l) != 0;
+	if (!c->memo || k >= HS_MIX_COUNT || (unsigned)ph >= 4)
+		return NULL;
+	if (!c->lm)
+		c->lm = hs_xcalloc(1, sizeof *c->lm);
+	hs_oplist *e = &c->lm->l[ph][k][moe];
+	if (!c->lm->done[ph][k][moe]) {
+		hs_ops_layer(m, &c->lc, l, ph, e);
+		c->lm->done[ph][k][moe] = 1;
+	}
+	return e;
+}
+
+/* Append layer l's ops in phase ph to c->tmp: hs_ops_layer's, copied from the memo where the memo is on. */
+static void layer_ops(struct ctx *c, int l, enum hs_phase ph)
+{
+	const hs_oplist *e = layer_memo(c, l, ph);
+	if (!e) {
+		hs_ops_layer(c->s->model, &c->lc, l, ph, &c->tmp);
+		return;
+	}
+	hs_oplist *t = &c->tmp;
+	hs_xgrow(&t->ops, &t->cap, t->n + e->n, sizeof *t->ops);
+	memcpy(t->ops + t->n, e->ops, e->n * sizeof *e->ops);
+	t->n += e->n;
+}
+
+/* With the memo: room in the graph for every chunk's four lists at once, so that they are written in place
+ * and never moved: the layers' ops exactly, and a bound for the embedding, the head and the fp8 updates. */
+static void reserve_ops(struct ctx *c)
+{
+	if (!c->memo)
+		return;
+	size_t need = c->g->nops;
+	static const enum hs_phase per_layer[] = {HS_PH_FWD,       HS_PH_RECOMPUTE, HS_PH_BWD_INPUT, HS_PH_BWD_WEIGHT,
+						  HS_PH_RECOMPUTE, HS_PH_BWD_INPUT, HS_PH_BWD_WEIGHT};
+	for (int gc = 0; gc < c->nchunks; gc++)
+		for (int i = 0; i < c->cl[gc]; i++)
+			for (size_t q = 0; q < sizeof per_layer / sizeof *per_layer; q++) {
+				const hs_oplist *e = layer_memo(c, c->cf[gc] + i, per_layer[q]);
+				if (!e)
+					return;
+				need += e->n;
+			}
+	need += (size_t)c->pp * c->v * 4 * 64; /* embedding, head, fp8: a few ops each (ops.c) */
+	hs_xgrow(&c->g->ops, &c->g->capops, need, sizeof *c->g->ops);
+}
 
 /* The model chunk that local chunk `chunk` of `stage` runs. */
 static int gchunk_of(const struct ctx *c, int stage, int chunk)
@@ -140,20 +200,40 @@ static int gchunk_of(const struct ctx *c, int stage, int chunk)
 	return hs_sched_chunk_of(c->sched, c->pp, c->v, stage, chunk);
 }
 
+/* Start an op list in c->tmp. With the memo, c->tmp is the graph's op array itself from index t0 on, so that
+ * store() has nothing to copy; else a list of its own, copied in by store(). */
+static void begin_list(struct ctx *c)
+{
+	if (c->memo) {
+		c->tmp = (hs_oplist){.ops = c->g->ops, .n = c->g->nops, .cap = c->g->capops};
+		c->t0 = c->g->nops;
+	} else {
+		hs_oplist_clear(&c->tmp);
+		c->t0 = 0;
+	}
+}
+
+/* The list being built (c->tmp from t0). */
+static hs_oplist built(const struct ctx *c)
+{
+	return (hs_oplist){.ops = c->tmp.ops + c->t0, .n = c->tmp.n - c->t0};
+}
+
 /* `fp8_gemms`: the chunk's fp8 GEMMs (hs_ops_fp8_gemms of its forward), for the backward's scale update. */
 static void ops_chunk(struct ctx *c, int stage, int chunk, enum hs_phase ph, int with_recompute, double fp8_gemms)
 {
 	const hs_model *m = c->s->model;
 	int gchunk = gchunk_of(c, stage, chunk);
-	hs_oplist_clear(&c->tmp);
+	begin_list(c);
 	int first = gchunk == 0, last = gchunk == c->nchunks - 1;
 	if (ph == HS_PH_FWD) {
 		if (first)
 			hs_ops_embedding(m, &c->lc, ph, &c->tmp);
 		for (int i = 0; i < c->cl[gchunk]; i++)
-			hs_ops_layer(m, &c->lc, c->cf[gchunk] + i, ph, &c->tmp);
+			layer_ops(c, c->cf[gchunk] + i, ph);
 		/* the chunk's layers are one fp8_autocast region (hs_ops_fp8_scale_update) */
-		hs_ops_fp8_scale_update(&c->lc, hs_ops_fp8_gemms(&c->tmp), ph, &c->tmp);
+		hs_oplist so_far = built(c);
+		hs_ops_fp8_scale_update(&c->lc, hs_ops_fp8_gemms(&so_far), ph, &c->tmp);
 		if (last)
 			hs_ops_head(m, &c->lc, ph, &c->tmp);
 		return;
@@ -163,16 +243,27 @@ static void ops_chunk(struct ctx *c, int stage, int chunk, enum hs_phase ph, int
 		hs_ops_head(m, &c->lc, ph, &c->tmp);
 	for (int i = c->cl[gchunk] - 1; i >= 0; i--) {
 		if (with_recompute)
-			hs_ops_layer(m, &c->lc, c->cf[gchunk] + i, HS_PH_RECOMPUTE, &c->tmp);
-		hs_ops_layer(m, &c->lc, c->cf[gchunk] + i, ph, &c->tmp);
+			layer_ops(c, c->cf[gchunk] + i, HS_PH_RECOMPUTE);
+		layer_ops(c, c->cf[gchunk] + i, ph);
 	}
 	hs_ops_fp8_scale_update(&c->lc, fp8_gemms, ph, &c->tmp);
 	if (first)
 		hs_ops_embedding(m, &c->lc, ph, &c->tmp);
 }
 
+/* The list just built goes into the graph (dst[idx] = {first, count}). */
 static void store(struct ctx *c, uint32_t (*dst)[2], int idx)
 {
+	if (c->memo) {
+		hs_graph *g = c->g;
+		g->ops = c->tmp.ops;
+		g->capops = c->tmp.cap;
+		g->nops = c->tmp.n;
+		dst[idx][0] = (uint32_t)c->t0;
+		dst[idx][1] = (uint32_t)(c->tmp.n - c->t0);
+		c->tmp = (hs_oplist){0}; /* the graph's again */
+		return;
+	}
 	dst[idx][0] = hs_graph_add_ops(c->g, &c->tmp);
 	dst[idx][1] = (uint32_t)c->tmp.n;
 }
@@ -184,14 +275,16 @@ static void build_oplists(struct ctx *c)
 	c->bwd = hs_xcalloc(n, sizeof *c->bwd);
 	c->bin = hs_xcalloc(n, sizeof *c->bin);
 	c->bwt = hs_xcalloc(n, sizeof *c->bwt);
+	reserve_ops(c);
 	for (int s = 0; s < c->pp; s++)
 		for (int k = 0; k < c->v; k++) {
 			int idx = s * c->v + k;
 			ops_chunk(c, s, k, HS_PH_FWD, 0, 0);
-			double n8 = hs_ops_fp8_gemms(&c->tmp);
+			hs_oplist fl = built(c);
+			double n8 = hs_ops_fp8_gemms(&fl);
 			store(c, c->fwd, idx);
 			/* combined backward: recompute, then input and weight gradients layer by layer */
-			hs_oplist_clear(&c->tmp);
+			begin_list(c);
 			const hs_model *m = c->s->model;
 			int gchunk = gchunk_of(c, s, k);
 			if (gchunk == c->nchunks - 1) {
@@ -200,9 +293,9 @@ static void build_oplists(struct ctx *c)
 			}
 			for (int i = c->cl[gchunk] - 1; i >= 0; i--) {
 				int l = c->cf[gchunk] + i;
-				hs_ops_layer(m, &c->lc, l, HS_PH_RECOMPUTE, &c->tmp);
-				hs_ops_layer(m, &c->lc, l, HS_PH_BWD_INPUT, &c->tmp);
-				hs_ops_layer(m, &c->lc, l, HS_PH_BWD_WEIGHT, &c->tmp);
+				layer_ops(c, l, HS_PH_RECOMPUTE);
+				layer_ops(c, l, HS_PH_BWD_INPUT);
+				layer_ops(c, l, HS_PH_BWD_WEIGHT);
 			}
 			hs_ops_fp8_scale_update(&c->lc, n8, HS_PH_BWD_INPUT, &c->tmp);
 			if (gchunk == 0) {
@@ -919,6 +1012,11 @@ out:
 			free(c.items[st]);
 	free(c.items);
 	free(c.nitems);
+	for (int ph = 0; c.lm && ph < 4; ph++)
+		for (int k = 0; k < HS_MIX_COUNT; k++)
+			for (int moe = 0; moe < 2; moe++)
+				hs_oplist_free(&c.lm->l[ph][k][moe]);
+	free(c.lm);
 	hs_oplist_free(&c.tmp);
 	if (rc)
 		hs_build_free(out);
