@@ -4,7 +4,10 @@
  * the axis overrides, scenario check, Megatron's rules, task graph, memory check, step, cost, CSV row) on one
  * thread, twice in the same run: every step by the event run (the baseline), and in closed form where the
  * step's pattern allows (sim/exec/closed_step.c). The rows of the two must be the same but for the path column;
- * the bench exits 1 if they are not.
+ * the bench exits 1 if they are not. A third pass times the closed form with the build's reuse within a step off
+ * (HETSIM_BUILD_MEMO=0, models/build.c: every stage's schedule and every layer's ops built afresh, as before
+ * issue 22's reuse), the baseline of that speed-up measured in the same run; its rows must equal the closed
+ * form's byte for byte.
  *
  * Figures: "simulated configurations per second" counts the points whose step was simulated (status ok), over
  * the time spent in them; the points the checks reject (they do not divide, do not fit, or break a rule) cost
@@ -78,18 +81,24 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	hs_profile_cache *cache = hs_profile_cache_create(); /* one thread's, as a sweep worker's */
-	char **ev = calloc(sw.npoints, sizeof *ev), **cf = calloc(sw.npoints, sizeof *cf);
-	struct pass e, c, be = {.ok_s = INFINITY}, bc = {.ok_s = INFINITY};
+	char **ev = calloc(sw.npoints, sizeof *ev), **cf = calloc(sw.npoints, sizeof *cf),
+	     **nm = calloc(sw.npoints, sizeof *nm);
+	struct pass e, c, u, be = {.ok_s = INFINITY}, bc = {.ok_s = INFINITY}, bu = {.ok_s = INFINITY};
 	int rc = 0;
 	for (int rep = 0; rep < 3 && !rc; rep++) {
 		hs_sweep_set_closed_form(&sw, 0);
 		rc |= run(&sw, cache, &e, rep == 0 ? ev : NULL);
 		hs_sweep_set_closed_form(&sw, 1);
 		rc |= run(&sw, cache, &c, rep == 0 ? cf : NULL);
+		setenv("HETSIM_BUILD_MEMO", "0", 1);
+		rc |= run(&sw, cache, &u, rep == 0 ? nm : NULL);
+		unsetenv("HETSIM_BUILD_MEMO");
 		if (e.ok_s < be.ok_s)
 			be = e;
 		if (c.ok_s < bc.ok_s)
 			bc = c;
+		if (u.ok_s < bu.ok_s)
+			bu = u;
 	}
 	if (rc)
 		return 1;
@@ -102,21 +111,34 @@ int main(int argc, char **argv)
 			differ++;
 		}
 	}
-	double re = be.ok / be.ok_s, rcf = bc.ok / bc.ok_s;
+	size_t memo_differ = 0;
+	for (size_t i = 0; i < sw.npoints; i++)
+		if (strcmp(cf[i], nm[i])) {
+			if (!memo_differ)
+				fprintf(stderr, "bench_sweep: point %zu differs with HETSIM_BUILD_MEMO=0:\n  memo on  %s\n"
+					"  memo off %s\n", i, cf[i], nm[i]);
+			memo_differ++;
+		}
+	double re = be.ok / be.ok_s, rcf = bc.ok / bc.ok_s, rnm = bu.ok / bu.ok_s;
 	printf("sweep: Llama 3 70B, 1024 x H100 (%s): %zu points, %zu simulated\n", path, sw.npoints, bc.ok);
 	printf("  event run    : %8.0f simulated configurations/s (%.0f us each), %6.0f points/s over the space\n", re,
 	       1e6 / re, sw.npoints / be.all_s);
+	printf("  closed form, build reuse off (HETSIM_BUILD_MEMO=0, the baseline): %8.0f simulated configurations/s "
+	       "(%.0f us each)\n", rnm, 1e6 / rnm);
 	printf("  closed form  : %8.0f simulated configurations/s (%.0f us each), %6.0f points/s over the space\n", rcf,
 	       1e6 / rcf, sw.npoints / bc.all_s);
 	printf("  closed-form path: %zu of %zu simulated points (%.1f%%); speed-up over the event run %.2fx\n",
 	       bc.closed, bc.ok, bc.ok ? 100.0 * bc.closed / bc.ok : 0.0, rcf / re);
+	printf("  build reuse: %.2fx the baseline's simulated configurations/s; rows equal to the baseline's: %zu of %zu\n",
+	       rcf / rnm, sw.npoints - memo_differ, sw.npoints);
 	printf("  rows equal to the event run's (all columns but path): %zu of %zu\n", sw.npoints - differ, sw.npoints);
 	printf("  target (>= 10000 simulated configurations/s on one thread): %s\n", rcf >= 10000 ? "met" : "NOT met");
 	for (size_t i = 0; i < sw.npoints; i++)
-		free(ev[i]), free(cf[i]);
+		free(ev[i]), free(cf[i]), free(nm[i]);
 	free(ev);
+	free(nm);
 	free(cf);
 	hs_profile_cache_free(cache);
 	hs_sweep_free(&sw);
-	return differ ? 1 : 0;
+	return differ || memo_differ ? 1 : 0;
 }
