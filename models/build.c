@@ -38,13 +38,15 @@ int hs_build_rank(const hs_parallel *p, int t, int c, int d, int stage)
 	/* parallelism.order, innermost first (all zero = never set: Megatron's tp, cp, dp, pp). With DiLoCo sites
 	 * the sites are outermost and the order applies inside a site, to its dp / sites replicas. */
 	int dps = p->sites > 1 ? p->dp / p->sites : p->dp;
+	int site = d / dps;
+	if (!(p->order[0] | p->order[1] | p->order[2] | p->order[3])) /* Megatron's, unrolled: called per rank */
+		return ((stage * dps + d % dps) * p->cp + c) * p->tp + t + site * p->tp * p->cp * dps * p->pp;
 	int idx[4] = {t, c, d % dps, stage}, size[4] = {p->tp, p->cp, dps, p->pp};
-	static const int megatron[4] = {0, 1, 2, 3};
-	const int *o = (p->order[0] | p->order[1] | p->order[2] | p->order[3]) ? p->order : megatron;
+	const int *o = p->order;
 	int r = 0;
 	for (int i = 3; i >= 0; i--)
 		r = r * size[o[i]] + idx[o[i]];
-	return r + (d / dps) * p->tp * p->cp * dps * p->pp;
+	return r + site * p->tp * p->cp * dps * p->pp;
 }
 
 int hs_build_group(const hs_parallel *p, enum hs_group k, int d, int stage, int *ranks)
