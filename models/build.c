@@ -39,11 +39,13 @@ int hs_build_rank(const hs_parallel *p, int t, int c, int d, int stage)
 	 * the sites are outermost and the order applies inside a site, to its dp / sites replicas. */
 	int dps = p->sites > 1 ? p->dp / p->sites : p->dp;
 	int site = d / dps;
-	if (!(p->order[0] | p->order[1] | p->order[2] | p->order[3])) /* Megatron's, unrolled: called per rank */
+	int unset = !(p->order[0] | p->order[1] | p->order[2] | p->order[3]);
+	if (unset || (p->order[0] == 0 && p->order[1] == 1 && p->order[2] == 2 && p->order[3] == 3))
+		/* Megatron's, unrolled (the planner and the executor ask for every rank of every rep) */
 		return ((stage * dps + d % dps) * p->cp + c) * p->tp + t + site * p->tp * p->cp * dps * p->pp;
 	int idx[4] = {t, c, d % dps, stage}, size[4] = {p->tp, p->cp, dps, p->pp};
 	const int *o = p->order;
-	int r = 0;
+	int r = 0; /* innermost first: r = ((idx[o3] size[o2] + idx[o2]) size[o1] + idx[o1]) size[o0] + idx[o0] */
 	for (int i = 3; i >= 0; i--)
 		r = r * size[o[i]] + idx[o[i]];
 	return r + site * p->tp * p->cp * dps * p->pp;
