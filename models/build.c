@@ -172,6 +172,8 @@ static void layer_ops(struct ctx *c, int l, enum hs_phase ph)
 		return;
 	}
 	hs_oplist *t = &c->tmp;
+	if (!e->n) /* e.g. no recompute: nothing generated, and e->ops may be NULL */
+		return;
 	hs_xgrow(&t->ops, &t->cap, t->n + e->n, sizeof *t->ops);
 	memcpy(t->ops + t->n, e->ops, e->n * sizeof *e->ops);
 	t->n += e->n;
