@@ -13,7 +13,13 @@
  * the time spent in them; the points the checks reject (they do not divide, do not fit, or break a rule) cost
  * microseconds each and are counted in "points per second" over the whole space. The target of issue 22 is
  * 10,000 simulated configurations per second on one core: times are this thread's CPU time, best of 3. Run from the
- * repository root (make bench), or give the sweep file as the argument. */
+ * repository root (make bench), or give the sweep file as the argument.
+ *
+ * Instructions per simulated configuration, the figure a shared machine does not blur:
+ *   valgrind --tool=callgrind --collect-atstart=no build/bench/bench_sweep --callgrind [SWEEP.yaml]
+ * evaluates every point once uncollected (which are simulated, and the profiles loaded), then each simulated point
+ * once more with collection on (callgrind's client requests, where valgrind's header is installed); the total
+ * over the count it prints is the figure (HETSIM_BUILD_MEMO=0 in the environment: the baseline's). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +27,15 @@
 #include <time.h>
 
 #include "sim/study/sweep.h"
+
+#if defined(__has_include)
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#endif
+#endif
+#ifndef CALLGRIND_TOGGLE_COLLECT
+#define CALLGRIND_TOGGLE_COLLECT ((void)0)
+#endif
 
 /* This thread's CPU time: "on one core", and the other work of a shared machine does not count. */
 static double now(void)
@@ -71,8 +86,45 @@ static size_t body(const char *row)
 	return c ? (size_t)(c - row) : strlen(row);
 }
 
+/* --callgrind: the simulated points once more each, collected (see the top). */
+static int callgrind(const hs_sweep *sw, hs_profile_cache *cache)
+{
+	char *ok = calloc(sw->npoints + 1, 1);
+	size_t n = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < sw->npoints; i++) {
+			if (pass && !ok[i])
+				continue;
+			hs_sweep_row row = {0};
+			hs_err err = {0};
+			if (pass)
+				CALLGRIND_TOGGLE_COLLECT;
+			int rc = hs_sweep_eval(sw, i, &row, cache, &err);
+			if (pass)
+				CALLGRIND_TOGGLE_COLLECT;
+			if (rc) {
+				fprintf(stderr, "bench_sweep: %s\n", err.msg);
+				free(ok);
+				return 1;
+			}
+			if (!pass) {
+				ok[i] = (char)row.ok;
+				n += row.ok;
+			}
+			free(row.text);
+		}
+	printf("bench_sweep --callgrind: %zu simulated points collected once each, closed form, build reuse %s: "
+	       "instructions per simulated configuration = callgrind's total / %zu\n",
+	       n, getenv("HETSIM_BUILD_MEMO") && strcmp(getenv("HETSIM_BUILD_MEMO"), "0") == 0 ? "off" : "on", n);
+	free(ok);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	int cg = argc > 1 && strcmp(argv[1], "--callgrind") == 0;
+	if (cg)
+		argc--, argv++;
 	const char *path = argc > 1 ? argv[1] : "scenarios/sweeps/llama3-70b-1024xh100.yaml";
 	hs_sweep sw;
 	hs_err err = {0};
@@ -81,6 +133,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	hs_profile_cache *cache = hs_profile_cache_create(); /* one thread's, as a sweep worker's */
+	if (cg) {
+		int rc = callgrind(&sw, cache);
+		hs_profile_cache_free(cache);
+		hs_sweep_free(&sw);
+		return rc;
+	}
 	char **ev = calloc(sw.npoints, sizeof *ev), **cf = calloc(sw.npoints, sizeof *cf),
 	     **nm = calloc(sw.npoints, sizeof *nm);
 	struct pass e, c, u, be = {.ok_s = INFINITY}, bc = {.ok_s = INFINITY}, bu = {.ok_s = INFINITY};
