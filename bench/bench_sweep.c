@@ -4,13 +4,22 @@
  * the axis overrides, scenario check, Megatron's rules, task graph, memory check, step, cost, CSV row) on one
  * thread, twice in the same run: every step by the event run (the baseline), and in closed form where the
  * step's pattern allows (sim/exec/closed_step.c). The rows of the two must be the same but for the path column;
- * the bench exits 1 if they are not.
+ * the bench exits 1 if they are not. A third pass times the closed form with the build's reuse within a step off
+ * (HETSIM_BUILD_MEMO=0, models/build.c: every stage's schedule and every layer's ops built afresh, as before
+ * issue 22's reuse), the baseline of that speed-up measured in the same run; its rows must equal the closed
+ * form's byte for byte.
  *
  * Figures: "simulated configurations per second" counts the points whose step was simulated (status ok), over
  * the time spent in them; the points the checks reject (they do not divide, do not fit, or break a rule) cost
  * microseconds each and are counted in "points per second" over the whole space. The target of issue 22 is
  * 10,000 simulated configurations per second on one core: times are this thread's CPU time, best of 3. Run from the
- * repository root (make bench), or give the sweep file as the argument. */
+ * repository root (make bench), or give the sweep file as the argument.
+ *
+ * Instructions per simulated configuration, the figure a shared machine does not blur:
+ *   valgrind --tool=callgrind --collect-atstart=no build/bench/bench_sweep --callgrind [SWEEP.yaml]
+ * evaluates every point once uncollected (which are simulated, and the profiles loaded), then each simulated point
+ * once more with collection on (callgrind's client requests, where valgrind's header is installed); the total
+ * over the count it prints is the figure (HETSIM_BUILD_MEMO=0 in the environment: the baseline's). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +27,15 @@
 #include <time.h>
 
 #include "sim/study/sweep.h"
+
+#if defined(__has_include)
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#endif
+#endif
+#ifndef CALLGRIND_TOGGLE_COLLECT
+#define CALLGRIND_TOGGLE_COLLECT ((void)0)
+#endif
 
 /* This thread's CPU time: "on one core", and the other work of a shared machine does not count. */
 static double now(void)
@@ -68,8 +86,45 @@ static size_t body(const char *row)
 	return c ? (size_t)(c - row) : strlen(row);
 }
 
+/* --callgrind: the simulated points once more each, collected (see the top). */
+static int callgrind(const hs_sweep *sw, hs_profile_cache *cache)
+{
+	char *ok = calloc(sw->npoints + 1, 1);
+	size_t n = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < sw->npoints; i++) {
+			if (pass && !ok[i])
+				continue;
+			hs_sweep_row row = {0};
+			hs_err err = {0};
+			if (pass)
+				CALLGRIND_TOGGLE_COLLECT;
+			int rc = hs_sweep_eval(sw, i, &row, cache, &err);
+			if (pass)
+				CALLGRIND_TOGGLE_COLLECT;
+			if (rc) {
+				fprintf(stderr, "bench_sweep: %s\n", err.msg);
+				free(ok);
+				return 1;
+			}
+			if (!pass) {
+				ok[i] = (char)row.ok;
+				n += row.ok;
+			}
+			free(row.text);
+		}
+	printf("bench_sweep --callgrind: %zu simulated points collected once each, closed form, build reuse %s: "
+	       "instructions per simulated configuration = callgrind's total / %zu\n",
+	       n, getenv("HETSIM_BUILD_MEMO") && strcmp(getenv("HETSIM_BUILD_MEMO"), "0") == 0 ? "off" : "on", n);
+	free(ok);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	int cg = argc > 1 && strcmp(argv[1], "--callgrind") == 0;
+	if (cg)
+		argc--, argv++;
 	const char *path = argc > 1 ? argv[1] : "scenarios/sweeps/llama3-70b-1024xh100.yaml";
 	hs_sweep sw;
 	hs_err err = {0};
@@ -78,18 +133,30 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	hs_profile_cache *cache = hs_profile_cache_create(); /* one thread's, as a sweep worker's */
-	char **ev = calloc(sw.npoints, sizeof *ev), **cf = calloc(sw.npoints, sizeof *cf);
-	struct pass e, c, be = {.ok_s = INFINITY}, bc = {.ok_s = INFINITY};
+	if (cg) {
+		int rc = callgrind(&sw, cache);
+		hs_profile_cache_free(cache);
+		hs_sweep_free(&sw);
+		return rc;
+	}
+	char **ev = calloc(sw.npoints, sizeof *ev), **cf = calloc(sw.npoints, sizeof *cf),
+	     **nm = calloc(sw.npoints, sizeof *nm);
+	struct pass e, c, u, be = {.ok_s = INFINITY}, bc = {.ok_s = INFINITY}, bu = {.ok_s = INFINITY};
 	int rc = 0;
 	for (int rep = 0; rep < 3 && !rc; rep++) {
 		hs_sweep_set_closed_form(&sw, 0);
 		rc |= run(&sw, cache, &e, rep == 0 ? ev : NULL);
 		hs_sweep_set_closed_form(&sw, 1);
 		rc |= run(&sw, cache, &c, rep == 0 ? cf : NULL);
+		setenv("HETSIM_BUILD_MEMO", "0", 1);
+		rc |= run(&sw, cache, &u, rep == 0 ? nm : NULL);
+		unsetenv("HETSIM_BUILD_MEMO");
 		if (e.ok_s < be.ok_s)
 			be = e;
 		if (c.ok_s < bc.ok_s)
 			bc = c;
+		if (u.ok_s < bu.ok_s)
+			bu = u;
 	}
 	if (rc)
 		return 1;
@@ -102,21 +169,34 @@ int main(int argc, char **argv)
 			differ++;
 		}
 	}
-	double re = be.ok / be.ok_s, rcf = bc.ok / bc.ok_s;
+	size_t memo_differ = 0;
+	for (size_t i = 0; i < sw.npoints; i++)
+		if (strcmp(cf[i], nm[i])) {
+			if (!memo_differ)
+				fprintf(stderr, "bench_sweep: point %zu differs with HETSIM_BUILD_MEMO=0:\n  memo on  %s\n"
+					"  memo off %s\n", i, cf[i], nm[i]);
+			memo_differ++;
+		}
+	double re = be.ok / be.ok_s, rcf = bc.ok / bc.ok_s, rnm = bu.ok / bu.ok_s;
 	printf("sweep: Llama 3 70B, 1024 x H100 (%s): %zu points, %zu simulated\n", path, sw.npoints, bc.ok);
 	printf("  event run    : %8.0f simulated configurations/s (%.0f us each), %6.0f points/s over the space\n", re,
 	       1e6 / re, sw.npoints / be.all_s);
+	printf("  closed form, build reuse off (HETSIM_BUILD_MEMO=0, the baseline): %8.0f simulated configurations/s "
+	       "(%.0f us each)\n", rnm, 1e6 / rnm);
 	printf("  closed form  : %8.0f simulated configurations/s (%.0f us each), %6.0f points/s over the space\n", rcf,
 	       1e6 / rcf, sw.npoints / bc.all_s);
 	printf("  closed-form path: %zu of %zu simulated points (%.1f%%); speed-up over the event run %.2fx\n",
 	       bc.closed, bc.ok, bc.ok ? 100.0 * bc.closed / bc.ok : 0.0, rcf / re);
+	printf("  build reuse: %.2fx the baseline's simulated configurations/s; rows equal to the baseline's: %zu of %zu\n",
+	       rcf / rnm, sw.npoints - memo_differ, sw.npoints);
 	printf("  rows equal to the event run's (all columns but path): %zu of %zu\n", sw.npoints - differ, sw.npoints);
 	printf("  target (>= 10000 simulated configurations/s on one thread): %s\n", rcf >= 10000 ? "met" : "NOT met");
 	for (size_t i = 0; i < sw.npoints; i++)
-		free(ev[i]), free(cf[i]);
+		free(ev[i]), free(cf[i]), free(nm[i]);
 	free(ev);
+	free(nm);
 	free(cf);
 	hs_profile_cache_free(cache);
 	hs_sweep_free(&sw);
-	return differ ? 1 : 0;
+	return differ || memo_differ ? 1 : 0;
 }

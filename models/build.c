@@ -17,9 +17,16 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "models/mixer.h"
 #include "models/schedule.h"
 #include "sim/base/alloc.h"
 #include "sim/base/sizes.h"
+
+int hs_build_memo_on(void)
+{
+	const char *e = getenv("HETSIM_BUILD_MEMO");
+	return !(e && strcmp(e, "0") == 0);
+}
 
 int hs_build_dp_group_size(const hs_parallel *p)
 {
@@ -31,13 +38,17 @@ int hs_build_rank(const hs_parallel *p, int t, int c, int d, int stage)
 	/* parallelism.order, innermost first (all zero = never set: Megatron's tp, cp, dp, pp). With DiLoCo sites
 	 * the sites are outermost and the order applies inside a site, to its dp / sites replicas. */
 	int dps = p->sites > 1 ? p->dp / p->sites : p->dp;
+	int site = d / dps;
+	int unset = !(p->order[0] | p->order[1] | p->order[2] | p->order[3]);
+	if (unset || (p->order[0] == 0 && p->order[1] == 1 && p->order[2] == 2 && p->order[3] == 3))
+		/* Megatron's, unrolled (the planner and the executor ask for every rank of every rep) */
+		return ((stage * dps + d % dps) * p->cp + c) * p->tp + t + site * p->tp * p->cp * dps * p->pp;
 	int idx[4] = {t, c, d % dps, stage}, size[4] = {p->tp, p->cp, dps, p->pp};
-	static const int megatron[4] = {0, 1, 2, 3};
-	const int *o = (p->order[0] | p->order[1] | p->order[2] | p->order[3]) ? p->order : megatron;
-	int r = 0;
+	const int *o = p->order;
+	int r = 0; /* innermost first: r = ((idx[o3] size[o2] + idx[o2]) size[o1] + idx[o1]) size[o0] + idx[o0] */
 	for (int i = 3; i >= 0; i--)
 		r = r * size[o[i]] + idx[o[i]];
-	return r + (d / dps) * p->tp * p->cp * dps * p->pp;
+	return r + site * p->tp * p->cp * dps * p->pp;
 }
 
 int hs_build_group(const hs_parallel *p, enum hs_group k, int d, int stage, int *ranks)
@@ -117,7 +128,77 @@ struct ctx {
 	/* per (stage, chunk): op lists in the graph */
 	uint32_t (*fwd)[2], (*bwd)[2], (*bin)[2], (*bwt)[2]; /* [stage*v+chunk] = {first, count} */
 	hs_oplist tmp;
+	/* What one build reuses (memo: off with HETSIM_BUILD_MEMO=0, to check it changes nothing): every stage's
+	 * schedule items for the replicas that run mb_max micro-batches, built at once when the first of them needs
+	 * them (ZB-H1 orders all stages in one run) and shared by those reps' walks; and each kind of layer's op
+	 * list per phase, generated once and copied for every layer of that kind (hs_ops_layer depends on the
+	 * layer only through its mixer kind and whether it is MoE). */
+	int memo;
+	size_t t0;             /* memo: tmp is the graph's op array, and the list being built starts at t0 */
+	hs_sched_item **items; /* [pp] NULL until built */
+	size_t *nitems;
+	struct layer_memo *lm;
 };
+
+/* Each kind of layer's ops in each phase, generated once per build (ctx.memo). */
+struct layer_memo {
+	hs_oplist l[4][HS_MIX_COUNT][2]; /* [enum hs_phase][enum hs_mixer_kind][MoE] */
+	unsigned char done[4][HS_MIX_COUNT][2];
+};
+
+/* Layer l's ops in phase ph from the memo, generated on first use; NULL where the memo does not apply. */
+static const hs_oplist *layer_memo(struct ctx *c, int l, enum hs_phase ph)
+{
+	const hs_model *m = c->s->model;
+	unsigned k = (unsigned)hs_model_layer_mixer(m, l), moe = hs_model_layer_is_moe(m, l) != 0;
+	if (!c->memo || k >= HS_MIX_COUNT || (unsigned)ph >= 4)
+		return NULL;
+	if (!c->lm)
+		c->lm = hs_xcalloc(1, sizeof *c->lm);
+	hs_oplist *e = &c->lm->l[ph][k][moe];
+	if (!c->lm->done[ph][k][moe]) {
+		hs_ops_layer(m, &c->lc, l, ph, e);
+		c->lm->done[ph][k][moe] = 1;
+	}
+	return e;
+}
+
+/* Append layer l's ops in phase ph to c->tmp: hs_ops_layer's, copied from the memo where the memo is on. */
+static void layer_ops(struct ctx *c, int l, enum hs_phase ph)
+{
+	const hs_oplist *e = layer_memo(c, l, ph);
+	if (!e) {
+		hs_ops_layer(c->s->model, &c->lc, l, ph, &c->tmp);
+		return;
+	}
+	hs_oplist *t = &c->tmp;
+	if (!e->n) /* e.g. no recompute: nothing generated, and e->ops may be NULL */
+		return;
+	hs_xgrow(&t->ops, &t->cap, t->n + e->n, sizeof *t->ops);
+	memcpy(t->ops + t->n, e->ops, e->n * sizeof *e->ops);
+	t->n += e->n;
+}
+
+/* With the memo: room in the graph for every chunk's four lists at once, so that they are written in place
+ * and never moved: the layers' ops exactly, and a bound for the embedding, the head and the fp8 updates. */
+static void reserve_ops(struct ctx *c)
+{
+	if (!c->memo)
+		return;
+	size_t need = c->g->nops;
+	static const enum hs_phase per_layer[] = {HS_PH_FWD,       HS_PH_RECOMPUTE, HS_PH_BWD_INPUT, HS_PH_BWD_WEIGHT,
+						  HS_PH_RECOMPUTE, HS_PH_BWD_INPUT, HS_PH_BWD_WEIGHT};
+	for (int gc = 0; gc < c->nchunks; gc++)
+		for (int i = 0; i < c->cl[gc]; i++)
+			for (size_t q = 0; q < sizeof per_layer / sizeof *per_layer; q++) {
+				const hs_oplist *e = layer_memo(c, c->cf[gc] + i, per_layer[q]);
+				if (!e)
+					return;
+				need += e->n;
+			}
+	need += (size_t)c->pp * c->v * 4 * 64; /* embedding, head, fp8: a few ops each (ops.c) */
+	hs_xgrow(&c->g->ops, &c->g->capops, need, sizeof *c->g->ops);
+}
 
 /* The model chunk that local chunk `chunk` of `stage` runs. */
 static int gchunk_of(const struct ctx *c, int stage, int chunk)
@@ -125,20 +206,40 @@ static int gchunk_of(const struct ctx *c, int stage, int chunk)
 	return hs_sched_chunk_of(c->sched, c->pp, c->v, stage, chunk);
 }
 
+/* Start an op list in c->tmp. With the memo, c->tmp is the graph's op array itself from index t0 on, so that
+ * store() has nothing to copy; else a list of its own, copied in by store(). */
+static void begin_list(struct ctx *c)
+{
+	if (c->memo) {
+		c->tmp = (hs_oplist){.ops = c->g->ops, .n = c->g->nops, .cap = c->g->capops};
+		c->t0 = c->g->nops;
+	} else {
+		hs_oplist_clear(&c->tmp);
+		c->t0 = 0;
+	}
+}
+
+/* The list being built (c->tmp from t0). */
+static hs_oplist built(const struct ctx *c)
+{
+	return (hs_oplist){.ops = c->tmp.ops + c->t0, .n = c->tmp.n - c->t0};
+}
+
 /* `fp8_gemms`: the chunk's fp8 GEMMs (hs_ops_fp8_gemms of its forward), for the backward's scale update. */
 static void ops_chunk(struct ctx *c, int stage, int chunk, enum hs_phase ph, int with_recompute, double fp8_gemms)
 {
 	const hs_model *m = c->s->model;
 	int gchunk = gchunk_of(c, stage, chunk);
-	hs_oplist_clear(&c->tmp);
+	begin_list(c);
 	int first = gchunk == 0, last = gchunk == c->nchunks - 1;
 	if (ph == HS_PH_FWD) {
 		if (first)
 			hs_ops_embedding(m, &c->lc, ph, &c->tmp);
 		for (int i = 0; i < c->cl[gchunk]; i++)
-			hs_ops_layer(m, &c->lc, c->cf[gchunk] + i, ph, &c->tmp);
+			layer_ops(c, c->cf[gchunk] + i, ph);
 		/* the chunk's layers are one fp8_autocast region (hs_ops_fp8_scale_update) */
-		hs_ops_fp8_scale_update(&c->lc, hs_ops_fp8_gemms(&c->tmp), ph, &c->tmp);
+		hs_oplist so_far = built(c);
+		hs_ops_fp8_scale_update(&c->lc, hs_ops_fp8_gemms(&so_far), ph, &c->tmp);
 		if (last)
 			hs_ops_head(m, &c->lc, ph, &c->tmp);
 		return;
@@ -148,16 +249,27 @@ static void ops_chunk(struct ctx *c, int stage, int chunk, enum hs_phase ph, int
 		hs_ops_head(m, &c->lc, ph, &c->tmp);
 	for (int i = c->cl[gchunk] - 1; i >= 0; i--) {
 		if (with_recompute)
-			hs_ops_layer(m, &c->lc, c->cf[gchunk] + i, HS_PH_RECOMPUTE, &c->tmp);
-		hs_ops_layer(m, &c->lc, c->cf[gchunk] + i, ph, &c->tmp);
+			layer_ops(c, c->cf[gchunk] + i, HS_PH_RECOMPUTE);
+		layer_ops(c, c->cf[gchunk] + i, ph);
 	}
 	hs_ops_fp8_scale_update(&c->lc, fp8_gemms, ph, &c->tmp);
 	if (first)
 		hs_ops_embedding(m, &c->lc, ph, &c->tmp);
 }
 
+/* The list just built goes into the graph (dst[idx] = {first, count}). */
 static void store(struct ctx *c, uint32_t (*dst)[2], int idx)
 {
+	if (c->memo) {
+		hs_graph *g = c->g;
+		g->ops = c->tmp.ops;
+		g->capops = c->tmp.cap;
+		g->nops = c->tmp.n;
+		dst[idx][0] = (uint32_t)c->t0;
+		dst[idx][1] = (uint32_t)(c->tmp.n - c->t0);
+		c->tmp = (hs_oplist){0}; /* the graph's again */
+		return;
+	}
 	dst[idx][0] = hs_graph_add_ops(c->g, &c->tmp);
 	dst[idx][1] = (uint32_t)c->tmp.n;
 }
@@ -169,14 +281,16 @@ static void build_oplists(struct ctx *c)
 	c->bwd = hs_xcalloc(n, sizeof *c->bwd);
 	c->bin = hs_xcalloc(n, sizeof *c->bin);
 	c->bwt = hs_xcalloc(n, sizeof *c->bwt);
+	reserve_ops(c);
 	for (int s = 0; s < c->pp; s++)
 		for (int k = 0; k < c->v; k++) {
 			int idx = s * c->v + k;
 			ops_chunk(c, s, k, HS_PH_FWD, 0, 0);
-			double n8 = hs_ops_fp8_gemms(&c->tmp);
+			hs_oplist fl = built(c);
+			double n8 = hs_ops_fp8_gemms(&fl);
 			store(c, c->fwd, idx);
 			/* combined backward: recompute, then input and weight gradients layer by layer */
-			hs_oplist_clear(&c->tmp);
+			begin_list(c);
 			const hs_model *m = c->s->model;
 			int gchunk = gchunk_of(c, s, k);
 			if (gchunk == c->nchunks - 1) {
@@ -185,9 +299,9 @@ static void build_oplists(struct ctx *c)
 			}
 			for (int i = c->cl[gchunk] - 1; i >= 0; i--) {
 				int l = c->cf[gchunk] + i;
-				hs_ops_layer(m, &c->lc, l, HS_PH_RECOMPUTE, &c->tmp);
-				hs_ops_layer(m, &c->lc, l, HS_PH_BWD_INPUT, &c->tmp);
-				hs_ops_layer(m, &c->lc, l, HS_PH_BWD_WEIGHT, &c->tmp);
+				layer_ops(c, l, HS_PH_RECOMPUTE);
+				layer_ops(c, l, HS_PH_BWD_INPUT);
+				layer_ops(c, l, HS_PH_BWD_WEIGHT);
 			}
 			hs_ops_fp8_scale_update(&c->lc, n8, HS_PH_BWD_INPUT, &c->tmp);
 			if (gchunk == 0) {
@@ -204,8 +318,9 @@ static void build_oplists(struct ctx *c)
 
 /* Per-rep walk state. */
 struct walk {
-	hs_sched_item *items;
+	hs_sched_item *items;   /* the ctx's (shared: 1) or the walk's own */
 	size_t n, pos;
+	int shared;
 	int stage, rep, dp_index;
 	int m;                  /* micro-batches this replica runs */
 	/* index of the SEND task produced by (mb, chunk) forward / backward; UINT32_MAX when not yet built */
@@ -558,8 +673,24 @@ static int start_walk(struct ctx *c, struct walk *W, int r, int ndp, int symmetr
 	c->g->reps[r] = (hs_rep){.stage = W->stage, .dp_index = W->dp_index,
 				 .multiplicity = p->tp * p->cp * (symmetry ? p->dp : 1)};
 	W->m = symmetry ? part->mb_max : part->dp_mb[W->dp_index];
-	if (hs_sched_build(p->schedule, p->pp, W->stage, W->m, v, &W->items, &W->n, err))
+	if (c->memo && W->m == part->mb_max && W->m >= 1) {
+		if (!c->items) {
+			hs_sched_item **it = hs_xcalloc((size_t)p->pp, sizeof *it);
+			size_t *n = hs_xcalloc((size_t)p->pp, sizeof *n);
+			if (hs_sched_build_stages(p->schedule, p->pp, W->m, v, it, n, err)) {
+				free(it);
+				free(n);
+				return -1;
+			}
+			c->items = it;
+			c->nitems = n;
+		}
+		W->items = c->items[W->stage];
+		W->n = c->nitems[W->stage];
+		W->shared = 1;
+	} else if (hs_sched_build(p->schedule, p->pp, W->stage, W->m, v, &W->items, &W->n, err)) {
 		return -1;
+	}
 	size_t nmc = (size_t)W->m * v;
 	W->fsend = hs_xmalloc(nmc * sizeof(uint32_t));
 	W->bsend = hs_xmalloc(nmc * sizeof(uint32_t));
@@ -697,7 +828,9 @@ static void finish_rep(struct step *sb, int r, int grad_ids, int m, int maxchunk
 	si->params = params;
 	si->grad_bytes = params * hs_dtype_bytes(s->train->grad_dtype);
 	si->layers = part->stage_layers[st];
-	si->in_flight = hs_sched_in_flight(p->schedule, p->pp, st, m, v);
+	/* the peak of the items this rep walked when they are the stage's at m micro-batches, else rebuilt */
+	int walked = c->memo && W->m == m;
+	si->in_flight = walked ? (int)hs_sched_peak(W->items, W->n, NULL) : hs_sched_in_flight(p->schedule, p->pp, st, m, v);
 	/* chunks of different sizes (an uneven interleaved split): weigh the held ones by their layers */
 	double in_layers = 0;
 	int uneven = 0;
@@ -707,7 +840,8 @@ static void finish_rep(struct step *sb, int r, int grad_ids, int m, int maxchunk
 		double *w = hs_xmalloc((size_t)v * sizeof *w);
 		for (int k = 0; k < v; k++)
 			w[k] = c->cl[gchunk_of(c, st, k)];
-		in_layers = hs_sched_in_flight_weighted(p->schedule, p->pp, st, m, v, w);
+		in_layers = walked ? hs_sched_peak(W->items, W->n, w)
+				   : hs_sched_in_flight_weighted(p->schedule, p->pp, st, m, v, w);
 		free(w);
 	}
 	hs_mem_cfg mc = {.layer = c->lc, .pp = p->pp, .dp = c->dpg, .zero_stage = p->zero, .fsdp_keep = p->fsdp_keep,
@@ -773,7 +907,7 @@ int hs_build_step(const hs_workload *s, hs_partition *part, int symmetry, hs_bui
 {
 	memset(out, 0, sizeof *out);
 	const hs_parallel *p = s->par;
-	struct ctx c = {.s = s, .b = out, .g = &out->graph, .pp = p->pp, .sched = p->schedule};
+	struct ctx c = {.s = s, .b = out, .g = &out->graph, .pp = p->pp, .sched = p->schedule, .memo = hs_build_memo_on()};
 	c.v = hs_sched_chunks(p->schedule, p->vstages);
 	c.nchunks = hs_sched_model_chunks(p->schedule, p->pp, p->vstages);
 	c.dpg = hs_build_dp_group_size(p);
@@ -860,7 +994,8 @@ int hs_build_step(const hs_workload *s, hs_partition *part, int symmetry, hs_bui
 	free(emb);
 out:
 	for (int r = 0; r < g->nreps; r++) {
-		free(w[r].items);
+		if (!w[r].shared)
+			free(w[r].items);
 		free(w[r].fsend);
 		free(w[r].bsend);
 		free(w[r].ftask);
@@ -878,6 +1013,16 @@ out:
 	free(c.bwt);
 	free(c.cl);
 	free(c.cf);
+	if (c.items)
+		for (int st = 0; st < p->pp; st++)
+			free(c.items[st]);
+	free(c.items);
+	free(c.nitems);
+	for (int ph = 0; c.lm && ph < 4; ph++)
+		for (int k = 0; k < HS_MIX_COUNT; k++)
+			for (int moe = 0; moe < 2; moe++)
+				hs_oplist_free(&c.lm->l[ph][k][moe]);
+	free(c.lm);
 	hs_oplist_free(&c.tmp);
 	if (rc)
 		hs_build_free(out);

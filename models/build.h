@@ -52,6 +52,10 @@ typedef struct hs_build {
  * symmetry off. */
 int hs_build_step(const hs_workload *w, hs_partition *part, int symmetry, hs_build *out, hs_err *err);
 void hs_build_free(hs_build *b);
+/* Does the build reuse what it computed once within a step (schedule items, per-kind layer op lists)? Yes
+ * unless the environment sets HETSIM_BUILD_MEMO=0, which builds everything afresh as before: the same graph,
+ * more slowly, so that tests can check the reuse changes nothing. */
+int hs_build_memo_on(void);
 
 void hs_partition_free(hs_partition *p);
 

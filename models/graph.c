@@ -42,7 +42,8 @@ void hs_graph_dep(hs_graph *g, uint32_t task, uint32_t dep)
 uint32_t hs_graph_add_ops(hs_graph *g, const hs_oplist *l)
 {
 	hs_xgrow(&g->ops, &g->capops, g->nops + l->n, sizeof *g->ops);
-	memcpy(g->ops + g->nops, l->ops, l->n * sizeof *l->ops);
+	if (l->n) /* an empty list may have no array at all */
+		memcpy(g->ops + g->nops, l->ops, l->n * sizeof *l->ops);
 	uint32_t first = (uint32_t)g->nops;
 	g->nops += l->n;
 	return first;

@@ -117,7 +117,10 @@ void hs_oplist_clear(hs_oplist *l);
 
 /* Append the ops of transformer layer `layer` (0-based; MoE layers per model) in `phase`. For
  * HS_PH_RECOMPUTE, the forward work that the recompute mode re-runs before backward (none, the attention
- * core for selective, the whole layer for full). */
+ * core for selective, the whole layer for full). The list depends on `layer` only through its mixer kind
+ * (hs_model_layer_mixer) and whether it is MoE (hs_model_layer_is_moe): models/build.c generates it once per
+ * (phase, kind, MoE) and copies it for every such layer, so anything else of the layer it comes to depend on
+ * must join that key (tests/unit/models/test_build_memo.c compares with HETSIM_BUILD_MEMO=0). */
 void hs_ops_layer(const hs_model *m, const hs_layer_cfg *c, int layer, enum hs_phase phase, hs_oplist *out);
 /* Embedding lookup (first stage) and the output projection + loss (last stage). */
 void hs_ops_embedding(const hs_model *m, const hs_layer_cfg *c, enum hs_phase phase, hs_oplist *out);

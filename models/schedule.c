@@ -91,8 +91,9 @@ static void interleaved(hs_sched_list *l, int pp, int s, int m, int v)
 /* ZB-H1: run every stage's 1F1B order (B = input gradient) in unit time, and let each stage run a pending
  * W whenever its next F or B is not ready yet, or before an F that would hold more than pp micro-batches
  * between F and W (the same number on every worker, as Qi et al. keep it). Unit time F = B = W is the assumption under which Qi et al. hand-craft ZB-H1; with it the
- * fill never delays an F or B (everything finishes on integer times). */
-static void zb_h1(hs_sched_list *out, int pp, int stage, int m)
+ * fill never delays an F or B (everything finishes on integer times). The run is of every stage at once, so
+ * it fills the lists of every stage it is given (out[s] NULL: not wanted) in one pass. */
+static void zb_h1(hs_sched_list *const *out, int pp, int m)
 {
 	hs_sched_list *base = hs_xcalloc((size_t)pp, sizeof *base);
 	int *pos = hs_xcalloc((size_t)pp, sizeof *pos);       /* next base item per stage */
@@ -127,12 +128,12 @@ static void zb_h1(hs_sched_list *out, int pp, int stage, int m)
 			int held = fdone[s] - wnext[s];
 			int wfirst = wpending && (!ready || (it->kind == HS_SI_FWD && held >= pp));
 			if (wfirst) {
-				if (s == stage)
-					add(out, wnext[s], 0, HS_SI_BWD_WEIGHT);
+				if (out[s])
+					add(out[s], wnext[s], 0, HS_SI_BWD_WEIGHT);
 				wnext[s]++;
 			} else if (ready) {
-				if (s == stage)
-					add(out, it->mb, 0, it->kind);
+				if (out[s])
+					add(out[s], it->mb, 0, it->kind);
 				if (it->kind == HS_SI_FWD) {
 					ff[(size_t)s * m + it->mb] = t + 1;
 					fdone[s]++;
@@ -164,9 +165,19 @@ static void zb_h1(hs_sched_list *out, int pp, int stage, int m)
 static void build_gpipe(hs_sched_list *l, int pp, int s, int m, int v) { gpipe(l, m); }
 static void build_1f1b(hs_sched_list *l, int pp, int s, int m, int v) { one_f_one_b(l, pp, s, m, HS_SI_BWD); }
 static void build_interleaved(hs_sched_list *l, int pp, int s, int m, int v) { interleaved(l, pp, s, m, v); }
-static void build_zb_h1(hs_sched_list *l, int pp, int s, int m, int v) { zb_h1(l, pp, s, m); }
+static void build_zb_h1(hs_sched_list *l, int pp, int s, int m, int v)
+{
+	hs_sched_list **out = hs_xcalloc((size_t)pp, sizeof *out);
+	out[s] = l;
+	zb_h1(out, pp, m);
+	free(out);
+}
 static void build_zb_v(hs_sched_list *l, int pp, int s, int m, int v) { hs_sched_zbv(l, pp, s, m); }
 static void build_dualpipe(hs_sched_list *l, int pp, int s, int m, int v) { hs_sched_dualpipe(l, pp, s, m); }
+
+/* Every stage's items at once (out[s] NULL: not wanted), where one run gives them all; NULL in the table: one
+ * build per stage. */
+static void all_zb_h1(hs_sched_list *const *out, int pp, int m, int v) { zb_h1(out, pp, m); }
 
 /* Where the model chunks live. Megatron's interleaving: g = chunk pp + stage, every micro-batch the same way. */
 static int chunk_of_loop(int pp, int s, int k) { return k * pp + s; }
@@ -217,6 +228,7 @@ static const char *ok_dualpipe(int pp, int m, char *buf, size_t len)
  * micro-batch counts it can run, and one line with its source (`hetsim list schedules`). */
 static const struct schedule {
 	void (*build)(hs_sched_list *l, int pp, int stage, int m, int v);
+	void (*build_all)(hs_sched_list *const *out, int pp, int m, int v);
 	int chunks;
 	int copies;
 	int (*chunk_of)(int pp, int stage, int chunk);
@@ -224,18 +236,18 @@ static const struct schedule {
 	const char *(*infeasible)(int pp, int m, char *buf, size_t len);
 	const char *about;
 } schedules[HS_SCHED_COUNT] = {
-	[HS_SCHED_GPIPE] = {build_gpipe, 1, 1, chunk_of_loop, place_loop, ok_any,
+	[HS_SCHED_GPIPE] = {build_gpipe, NULL, 1, 1, chunk_of_loop, place_loop, ok_any,
 			    "every forward, then every backward (Huang et al. 2019, GPipe)"},
-	[HS_SCHED_1F1B] = {build_1f1b, 1, 1, chunk_of_loop, place_loop, ok_any,
+	[HS_SCHED_1F1B] = {build_1f1b, NULL, 1, 1, chunk_of_loop, place_loop, ok_any,
 			   "one forward, one backward after the warm-up (Narayanan et al. 2021, PipeDream-Flush)"},
-	[HS_SCHED_INTERLEAVED] = {build_interleaved, 0, 1, chunk_of_loop, place_loop, ok_interleaved,
+	[HS_SCHED_INTERLEAVED] = {build_interleaved, NULL, 0, 1, chunk_of_loop, place_loop, ok_interleaved,
 				  "Megatron's interleaved 1F1B over parallelism.virtual_stages chunks (Narayanan et al. "
 				  "2021, 2.2.2)"},
-	[HS_SCHED_ZB_H1] = {build_zb_h1, 1, 1, chunk_of_loop, place_loop, ok_any,
+	[HS_SCHED_ZB_H1] = {build_zb_h1, all_zb_h1, 1, 1, chunk_of_loop, place_loop, ok_any,
 			    "1F1B with weight gradients deferred into bubbles (Qi et al. 2023, ZB-H1)"},
-	[HS_SCHED_ZB_V] = {build_zb_v, 2, 1, chunk_of_v, place_v, ok_any,
+	[HS_SCHED_ZB_V] = {build_zb_v, NULL, 2, 1, chunk_of_v, place_v, ok_any,
 			   "two chunks per stage in a V, weight gradients filling the bubbles (Qi et al. 2024, ZB-V)"},
-	[HS_SCHED_DUALPIPE] = {build_dualpipe, 2, 2, chunk_of_dual, place_dual, ok_dualpipe,
+	[HS_SCHED_DUALPIPE] = {build_dualpipe, NULL, 2, 2, chunk_of_dual, place_dual, ok_dualpipe,
 			       "two copies of the pipeline fed from both ends, forward and backward overlapped "
 			       "(DeepSeek-V3 report 2024, DualPipe)"},
 };
@@ -285,28 +297,77 @@ const char *hs_sched_expected(char *buf, size_t len)
 	return buf;
 }
 
-int hs_sched_build(enum hs_sched_kind k, int pp, int stage, int micro_batches, int vstages, hs_sched_item **items,
-		   size_t *n, hs_err *err)
+/* The checks every build makes before it runs (hs_sched_build's errors); all: every stage, not `stage`. */
+static int check(enum hs_sched_kind k, int pp, int stage, int all, int micro_batches, int vstages, hs_err *err)
 {
-	*items = NULL;
-	*n = 0;
 	if (k < 0 || k >= HS_SCHED_COUNT)
 		return hs_err_set(err, HS_EINPUT, "unknown pipeline schedule %d", (int)k);
-	if (pp < 1 || stage < 0 || stage >= pp || micro_batches < 1)
+	if (pp < 1 || (!all && (stage < 0 || stage >= pp)) || micro_batches < 1)
 		return hs_err_set(err, HS_EINPUT, "pipeline schedule: bad arguments (pp %d, stage %d, micro-batches %d)",
 				  pp, stage, micro_batches);
 	const struct schedule *sc = &schedules[k];
 	if (!sc->chunks && vstages < 1)
 		return hs_err_set(err, HS_EINPUT, "interleaved schedule: virtual stages %d (expected >= 1)", vstages);
-	int v = hs_sched_chunks(k, vstages);
 	char why[160];
 	if (sc->infeasible(pp, micro_batches, why, sizeof why))
 		return hs_err_set(err, HS_EINFEASIBLE, "%s", why);
+	return 0;
+}
+
+int hs_sched_build(enum hs_sched_kind k, int pp, int stage, int micro_batches, int vstages, hs_sched_item **items,
+		   size_t *n, hs_err *err)
+{
+	*items = NULL;
+	*n = 0;
+	if (check(k, pp, stage, 0, micro_batches, vstages, err))
+		return -1;
 	hs_sched_list l = {0};
-	sc->build(&l, pp, stage, micro_batches, v);
+	schedules[k].build(&l, pp, stage, micro_batches, hs_sched_chunks(k, vstages));
 	*items = l.v;
 	*n = l.n;
 	return 0;
+}
+
+int hs_sched_build_stages(enum hs_sched_kind k, int pp, int micro_batches, int vstages, hs_sched_item **items,
+			  size_t *n, hs_err *err)
+{
+	if (pp >= 1)
+		for (int s = 0; s < pp; s++)
+			items[s] = NULL, n[s] = 0;
+	if (check(k, pp, 0, 1, micro_batches, vstages, err))
+		return -1;
+	const struct schedule *sc = &schedules[k];
+	int v = hs_sched_chunks(k, vstages);
+	hs_sched_list *l = hs_xcalloc((size_t)pp, sizeof *l);
+	if (sc->build_all) {
+		hs_sched_list **out = hs_xcalloc((size_t)pp, sizeof *out);
+		for (int s = 0; s < pp; s++)
+			out[s] = &l[s];
+		sc->build_all(out, pp, micro_batches, v);
+		free(out);
+	} else {
+		for (int s = 0; s < pp; s++)
+			sc->build(&l[s], pp, s, micro_batches, v);
+	}
+	for (int s = 0; s < pp; s++)
+		items[s] = l[s].v, n[s] = l[s].n;
+	free(l);
+	return 0;
+}
+
+double hs_sched_peak(const hs_sched_item *it, size_t n, const double *weight)
+{
+	double cur = 0, peak = 0;
+	/* a forward's activations are held until the pass that needs them last: the whole backward, or the
+	 * weight gradient where the backward is split (ZB-H1 and ZB-V always, DualPipe for some items) */
+	for (size_t i = 0; i < n; i++) {
+		double w = weight ? weight[it[i].chunk] : 1;
+		if (it[i].kind == HS_SI_FWD && (cur += w) > peak)
+			peak = cur;
+		else if (it[i].kind == HS_SI_BWD || it[i].kind == HS_SI_BWD_WEIGHT)
+			cur -= w;
+	}
+	return peak;
 }
 
 int hs_sched_in_flight(enum hs_sched_kind k, int pp, int stage, int micro_batches, int vstages)
@@ -322,16 +383,7 @@ double hs_sched_in_flight_weighted(enum hs_sched_kind k, int pp, int stage, int 
 	hs_err e = {0};
 	if (hs_sched_build(k, pp, stage, micro_batches, vstages, &it, &n, &e))
 		return -1;
-	double cur = 0, peak = 0;
-	/* a forward's activations are held until the pass that needs them last: the whole backward, or the
-	 * weight gradient where the backward is split (ZB-H1 and ZB-V always, DualPipe for some items) */
-	for (size_t i = 0; i < n; i++) {
-		double w = weight ? weight[it[i].chunk] : 1;
-		if (it[i].kind == HS_SI_FWD && (cur += w) > peak)
-			peak = cur;
-		else if (it[i].kind == HS_SI_BWD || it[i].kind == HS_SI_BWD_WEIGHT)
-			cur -= w;
-	}
+	double peak = hs_sched_peak(it, n, weight);
 	free(it);
 	return peak;
 }

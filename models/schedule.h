@@ -80,6 +80,11 @@ const char *hs_sched_infeasible(enum hs_sched_kind k, int pp, int m, char *buf, 
 int hs_sched_build(enum hs_sched_kind k, int pp, int stage, int micro_batches, int vstages, hs_sched_item **items,
 		   size_t *n, hs_err *err);
 
+/* Every stage's items at once: items[s], n[s] for s = 0..pp-1 (each allocated; free them), the lists
+ * hs_sched_build gives stage by stage, with its errors (then nothing is allocated). Cheaper where one run
+ * orders all stages (ZB-H1: its unit-time run of the whole pipeline, once instead of once per stage). */
+int hs_sched_build_stages(enum hs_sched_kind k, int pp, int micro_batches, int vstages, hs_sched_item **items,
+			  size_t *n, hs_err *err);
 /* Peak number of (micro-batch, chunk) forwards whose activations are held (forward done, backward not; for
  * ZB-H1 until the weight gradient), over the stage's item list; -1 on bad arguments. Multiply by the layers
  * of one chunk for activation memory. 1F1B: min(pp - stage, m); GPipe: m; ZB-H1: up to pp on every stage;
@@ -90,5 +95,8 @@ int hs_sched_in_flight(enum hs_sched_kind k, int pp, int stage, int micro_batche
  * differ): the layer-activations held at peak. NULL weights count 1 each. */
 double hs_sched_in_flight_weighted(enum hs_sched_kind k, int pp, int stage, int micro_batches, int vstages,
 				   const double *weight);
+/* The same peak over an item list already built (hs_sched_build's for that stage): what the two above
+ * compute after building it. */
+double hs_sched_peak(const hs_sched_item *items, size_t n, const double *weight);
 
 #endif

@@ -60,6 +60,16 @@ awk -F, 'NR == 3 && $11 != 16 { exit 1 }' "$T/full.csv" || no "resolved dp of po
 sed 's/,[a-z-]*$//' "$T/full.csv" > "$T/a" && sed 's/,[a-z-]*$//' "$T/ev.csv" > "$T/b"
 cmp -s "$T/a" "$T/b" || no "closed form and event run rows differ: $(diff "$T/a" "$T/b" | head -3)"
 
+# the build's reuse within a step (models/build.c) changes no row: HETSIM_BUILD_MEMO=0 builds every step afresh,
+# on this sweep and on the Llama 3 70B space of bench/bench_sweep.c (its 1F1B, interleaved and ZB-H1 points)
+HETSIM_BUILD_MEMO=0 "$H" sweep -q "$S" -o "$T/nomemo.csv" > /dev/null || no "HETSIM_BUILD_MEMO=0 sweep failed"
+cmp -s "$T/full.csv" "$T/nomemo.csv" || no "HETSIM_BUILD_MEMO=0 changed the CSV: $(diff "$T/full.csv" "$T/nomemo.csv" | head -3)"
+S70=scenarios/sweeps/llama3-70b-1024xh100.yaml
+"$H" sweep -q "$S70" -o "$T/70.csv" -j 2 > /dev/null || no "70B sweep failed"
+HETSIM_BUILD_MEMO=0 "$H" sweep -q "$S70" -o "$T/70-nomemo.csv" -j 2 > /dev/null || no "70B sweep, memo off, failed"
+[ "$(grep -c ',ok,' "$T/70.csv")" -gt 200 ] || no "70B sweep: $(grep -c ',ok,' "$T/70.csv") ok rows, expected 244"
+cmp -s "$T/70.csv" "$T/70-nomemo.csv" || no "HETSIM_BUILD_MEMO=0 changed the 70B CSV: $(diff "$T/70.csv" "$T/70-nomemo.csv" | head -3)"
+
 # Megatron's rule: interleaving without a pipeline is invalid, not run
 printf 'base: %s/scenarios/default.yaml
 set: [parallelism.dp=0, parallelism.schedule=interleaved, parallelism.virtual_stages=2]

@@ -343,6 +343,47 @@ START_TEST(dualpipe_unit_time)
 }
 END_TEST
 
+/* hs_sched_build_stages gives every stage the list hs_sched_build gives it alone (ZB-H1 from one run of the
+ * pipeline instead of one per stage), with the same errors; hs_sched_peak over a stage's list is
+ * hs_sched_in_flight's answer. */
+START_TEST(build_stages_equal_per_stage)
+{
+	static const int pps[] = {1, 2, 3, 4, 8}, ms[] = {1, 2, 4, 7, 8, 16, 24};
+	for (int k = 0; k < HS_SCHED_COUNT; k++)
+		for (size_t a = 0; a < sizeof pps / sizeof *pps; a++)
+			for (size_t b = 0; b < sizeof ms / sizeof *ms; b++)
+				for (int v = 1; v <= 3; v++) {
+					int pp = pps[a], m = ms[b];
+					hs_sched_item *all[8], *one;
+					size_t nall[8], n;
+					hs_err e1 = {0}, e2 = {0};
+					int rc = hs_sched_build_stages(k, pp, m, v, all, nall, &e1);
+					for (int s = 0; s < pp; s++) {
+						int r1 = hs_sched_build(k, pp, s, m, v, &one, &n, &e2);
+						ck_assert_int_eq(r1, rc);
+						if (rc) {
+							ck_assert_str_eq(e1.msg, e2.msg);
+							ck_assert_ptr_null(all[s]);
+							continue;
+						}
+						ck_assert_uint_eq(n, nall[s]);
+						for (size_t i = 0; i < n; i++) {
+							ck_assert_int_eq(one[i].mb, all[s][i].mb);
+							ck_assert_int_eq(one[i].chunk, all[s][i].chunk);
+							ck_assert_int_eq(one[i].kind, all[s][i].kind);
+						}
+						double w[3] = {1, 2.5, 4};
+						ck_assert_int_eq((int)hs_sched_peak(one, n, NULL),
+								 hs_sched_in_flight(k, pp, s, m, v));
+						ck_assert(hs_sched_peak(one, n, w) ==
+							  hs_sched_in_flight_weighted(k, pp, s, m, v, w));
+						free(one);
+						free(all[s]);
+					}
+				}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("sched");
@@ -356,6 +397,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, bad_arguments);
 	tcase_add_test(tc, zb_v_unit_time);
 	tcase_add_test(tc, dualpipe_unit_time);
+	tcase_add_test(tc, build_stages_equal_per_stage);
 	suite_add_tcase(s, tc);
 	return s;
 }
