@@ -138,6 +138,11 @@ static int check_top(const hs_ynode *root, hs_err *err)
 				  "several jobs share the cluster's links only at flow fidelity; %s%s%s gives each job's "
 				  "step as if it ran alone (expected simulation.fidelity: flow)",
 				  fid ? "'" : "the default, analytical,", fid && fid->str ? fid->str : "", fid ? "'" : "");
+	/* the jobs share one flow network (sim/exec/jobs.c); ns-3 holds one simulator per process */
+	const hs_ynode *net = hs_yaml_get(sim, "network");
+	if (net && (net->kind != HS_Y_SCALAR || strcmp(net->str, "flow") != 0))
+		return hs_cfg_err(net, err, "simulation", "network",
+				  "several jobs share one flow network (expected network: flow, or no network key)");
 	return 0;
 }
 
