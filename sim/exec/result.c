@@ -34,10 +34,14 @@ void hs_exec_account_step(struct ex *x, int step, hs_result *out)
 	 * is not part of any rank's breakdown (finish_s is per rank) */
 }
 
+/* Most bytes first; among equal bytes the lower link index, so that the links kept at the cut are the same
+ * on every libc and at both fidelities (comm_closed.c orders its per-link bytes the same way). */
 static int cmp_bytes_desc(const void *a, const void *b)
 {
 	const double *x = a, *y = b; /* {bytes, link} pairs */
-	return (x[0] < y[0]) - (x[0] > y[0]);
+	if (x[0] != y[0])
+		return (x[0] < y[0]) - (x[0] > y[0]);
+	return (x[1] > y[1]) - (x[1] < y[1]);
 }
 
 /* The HS_EXEC_LINK_TOP links that carried the most bytes, with their utilisation over time (the bins that
