@@ -7,37 +7,76 @@
 #   tests/golden/run.sh            compare; prints one line per failing case and a diff, exits 1 on any
 #   tests/golden/run.sh --update   rewrite the expected outputs (review `git diff tests/golden` before committing)
 #   tests/golden/run.sh NAME...    only these cases
+#   GOLDEN_JOBS=N                  cases run N at a time (default: the CPUs, at most 4); output is in case order
 set -u
 H=${HETSIM:-bin/hetsim}
-dir=$(dirname "$0")
+dir=$(cd "$(dirname "$0")" && pwd)
 update=0
 [ "${1:-}" = "--update" ] && { update=1; shift; }
-T=$(mktemp -d) || exit 2
-trap 'rm -rf "$T"' EXIT INT TERM
-export H T
+R=$(mktemp -d) || exit 2
+trap 'rm -rf "$R"' EXIT INT TERM
 HETSIM_NO_PROGRESS=1 # a long flow run would print its progress at a wall-clock pace
-export HETSIM_NO_PROGRESS
-pass=0; fail=0
+export H HETSIM_NO_PROGRESS
+jobs=${GOLDEN_JOBS:-$(nproc 2>/dev/null || echo 1)}
+[ "$jobs" -gt 4 ] && jobs=4
+[ "$jobs" -lt 1 ] && jobs=1
+
+# One case: run it in a scratch folder of its own (its name differs from run to run: written as $T), compare or
+# update, and leave R/<index>.res ("pass" or "fail") and R/<index>.log (what to print) behind.
+one() { # one INDEX NAME CMD
+	T="$R/t$1"
+	mkdir -p "$T"
+	export T
+	out=$( (sh -c "$3" 2>&1; echo "[exit $?]") | sed "s|$T|\$T|g")
+	exp="$dir/expected/$2.out"
+	if [ $update = 1 ]; then
+		printf '%s\n' "$out" > "$exp"; echo pass > "$R/$1.res"
+	elif [ -f "$exp" ] && [ "$(cat "$exp")" = "$out" ]; then
+		echo pass > "$R/$1.res"
+	else
+		echo fail > "$R/$1.res"
+		{ echo "FAIL  golden $2: $3"
+		  if [ -f "$exp" ]; then printf '%s\n' "$out" | diff "$exp" - | head -20; else echo "  (no $exp: run with --update)"; fi
+		} > "$R/$1.log"
+	fi
+	rm -rf "$T"
+}
+
+# the selected cases, numbered in file order
+i=0
 while IFS= read -r line; do
 	case "$line" in ''|'#'*) continue ;; esac
-	name=${line%% |*}; cmd=${line#*| }
+	name=${line%% |*}
 	if [ $# -gt 0 ]; then
 		keep=0; for a in "$@"; do [ "$a" = "$name" ] && keep=1; done
 		[ $keep = 1 ] || continue
 	fi
-	# the scratch folder's name differs from run to run: it is written as $T
-	out=$( (sh -c "$cmd" 2>&1; echo "[exit $?]") | sed "s|$T|\$T|g")
-	exp="$dir/expected/$name.out"
-	if [ $update = 1 ]; then
-		printf '%s\n' "$out" > "$exp"; pass=$((pass + 1)); continue
-	fi
-	if [ -f "$exp" ] && [ "$(cat "$exp")" = "$out" ]; then
+	i=$((i + 1))
+	printf '%s\n' "$line" > "$R/$i.case"
+done < "$dir/cases"
+n=$i
+# worker w takes cases w, w + jobs, w + 2 jobs, ...
+w=1
+while [ $w -le "$jobs" ]; do
+	( k=$w
+	  while [ $k -le $n ]; do
+		line=$(cat "$R/$k.case")
+		one "$k" "${line%% |*}" "${line#*| }"
+		k=$((k + jobs))
+	  done ) &
+	w=$((w + 1))
+done
+wait
+pass=0; fail=0
+k=1
+while [ $k -le $n ]; do
+	if [ "$(cat "$R/$k.res" 2>/dev/null)" = pass ]; then
 		pass=$((pass + 1))
 	else
-		fail=$((fail + 1)); echo "FAIL  golden $name: $cmd"
-		if [ -f "$exp" ]; then printf '%s\n' "$out" | diff "$exp" - | head -20; else echo "  (no $exp: run with --update)"; fi
+		fail=$((fail + 1))
+		if [ -f "$R/$k.log" ]; then cat "$R/$k.log"; else echo "FAIL  golden case $k: no result"; fi
 	fi
-	rm -rf "${T:?}"/*
-done < "$dir/cases"
+	k=$((k + 1))
+done
 echo "golden: $pass passed, $fail failed"
 [ $fail -eq 0 ]
