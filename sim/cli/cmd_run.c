@@ -166,6 +166,20 @@ static int run_training(hs_ydoc *doc, const char *path, int index, hs_err *err)
 		if (h)
 			rc = rc ? (hs_h5_abort(h), -1) : hs_h5_commit(h, err);
 	}
+	if (!rc && !workload && sim.s->sim.fidelity == HS_FID_PACKET) {
+		/* packet fidelity runs only the ring inside one switched domain on the packet model; a step with
+		 * none (NVLS chosen by auto, TP of 1, all-to-alls) is the flow model's, which a user asked for packet
+		 * fidelity would otherwise not learn */
+		hs_packet_use *u;
+		size_t nu = hs_exec_packet_uses(&sim.s->wl, &sim.s->sim, &sim.b, &u);
+		free(u);
+		if (!nu)
+			fprintf(stderr, "hetsim run: warning: %s: simulation.fidelity is packet, but no collective of "
+					"the step runs on the packet model (it takes ring all-reduce, all-gather and "
+					"reduce-scatter inside one switched scale-up domain; e.g. "
+					"simulation.collective_algorithm: ring): the step is the flow model's\n",
+				path);
+	}
 	if (!rc && sim.r.step_time_s > 86400)
 		/* legal, but no real training step takes a day: most often a unit left out of a bandwidth or a peak */
 		fprintf(stderr, "hetsim run: warning: %s: one step takes %.3g days, far beyond any real training step "

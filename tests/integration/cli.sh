@@ -64,4 +64,9 @@ b=$("$H" run scenarios/default.yaml --json --set cluster.groups.0.nodes=1 --set 
 a=$("$H" run scenarios/default.yaml --detail | grep -v "simulated .* in ") 
 b=$("$H" run scenarios/default.yaml --detail | grep -v "simulated .* in ")
 [ "$a" = "$b" ] || { echo "FAIL: two runs differ"; fail=1; }
+# packet fidelity with no collective on the packet model says so (the step is the flow model's); with the ring it
+# runs there and says nothing
+P=scenarios/packet/tp8-h100-packet.yaml
+expect 0 "no collective of the step runs on the packet model" -- "$H" run $P --set simulation.collective_algorithm=nvls
+if "$H" run $P 2>&1 >/dev/null | grep -q "packet model"; then echo "FAIL: $P warns, but its ring runs on the packet model"; fail=1; fi
 exit $fail
