@@ -465,33 +465,45 @@ static void egress_try(hs_fabric *f, int s)
 static void rx_arrive(hs_fabric *f, struct item pk);
 static void h_fwd_pipe(hs_engine *e, void *ctx, uint64_t p);
 
-static void h_fwd_tx(hs_engine *e, void *ctx, uint64_t p)
+/* A path's head packet is on the wire: it leaves the path's queue (occ) and enters its delay line, whose
+ * handler `arrive` fires at the packet's arrival. Forward and reverse paths share this and path_arrived. */
+static void path_sent(hs_fabric *f, struct path *pa, hs_occ *occ, hs_handler arrive, uint64_t p)
 {
-	hs_fabric *f = ctx;
-	struct path *pa = &f->fwd[p];
 	struct item pk = ring_pop(&pa->s.q);
-	hs_time now = hs_engine_now(e);
-	hs_occ_out(&f->qs.fwd[p], now, now - pk.t);
+	hs_time now = hs_engine_now(f->eng);
+	hs_occ_out(occ, now, now - pk.t);
 	pk.t = now + f->p.path_latency;
 	ring_push(&pa->pipe.q, pk);
 	if (!pa->pipe.armed) {
 		pa->pipe.armed = 1;
-		hs_engine_at(e, pk.t, h_fwd_pipe, f, p);
+		hs_engine_at(f->eng, pk.t, arrive, f, p);
 	}
 	pa->s.busy = 0;
+}
+
+/* The delay line's front packet arrives; the line re-arms for the next one. */
+static struct item path_arrived(hs_fabric *f, struct path *pa, hs_handler arrive, uint64_t p)
+{
+	struct dline *d = &pa->pipe;
+	struct item pk = ring_pop(&d->q);
+	if (d->q.n)
+		hs_engine_at(f->eng, ring_front(&d->q)->t, arrive, f, p);
+	else
+		d->armed = 0;
+	return pk;
+}
+
+static void h_fwd_tx(hs_engine *e, void *ctx, uint64_t p)
+{
+	hs_fabric *f = ctx;
+	path_sent(f, &f->fwd[p], &f->qs.fwd[p], h_fwd_pipe, p);
 	fwd_try(f, (int)p);
 }
 
 static void h_fwd_pipe(hs_engine *e, void *ctx, uint64_t p)
 {
 	hs_fabric *f = ctx;
-	struct dline *d = &f->fwd[p].pipe;
-	struct item pk = ring_pop(&d->q);
-	if (d->q.n)
-		hs_engine_at(e, ring_front(&d->q)->t, h_fwd_pipe, f, p);
-	else
-		d->armed = 0;
-	rx_arrive(f, pk);
+	rx_arrive(f, path_arrived(f, &f->fwd[p], h_fwd_pipe, p));
 }
 
 /* Start serialising the head packet if the receive buffer can take it; otherwise wait in line for space. */
@@ -750,17 +762,7 @@ static void h_rev_pipe(hs_engine *e, void *ctx, uint64_t p);
 static void h_rev_tx(hs_engine *e, void *ctx, uint64_t p)
 {
 	hs_fabric *f = ctx;
-	struct path *pa = &f->rev[p];
-	struct item pk = ring_pop(&pa->s.q);
-	hs_time now = hs_engine_now(e);
-	hs_occ_out(&f->qs.rev[p], now, now - pk.t);
-	pk.t = now + f->p.path_latency;
-	ring_push(&pa->pipe.q, pk);
-	if (!pa->pipe.armed) {
-		pa->pipe.armed = 1;
-		hs_engine_at(e, pk.t, h_rev_pipe, f, p);
-	}
-	pa->s.busy = 0;
+	path_sent(f, &f->rev[p], &f->qs.rev[p], h_rev_pipe, p);
 	rev_try(f, (int)p);
 }
 
@@ -779,12 +781,7 @@ static void complete(hs_fabric *f, uint32_t oi);
 static void h_rev_pipe(hs_engine *e, void *ctx, uint64_t p)
 {
 	hs_fabric *f = ctx;
-	struct dline *d = &f->rev[p].pipe;
-	struct item pk = ring_pop(&d->q);
-	if (d->q.n)
-		hs_engine_at(e, ring_front(&d->q)->t, h_rev_pipe, f, p);
-	else
-		d->armed = 0;
+	struct item pk = path_arrived(f, &f->rev[p], h_rev_pipe, p);
 	struct op *o = &f->ops[pk.op];
 	if (--o->resp_pkts_left == 0)
 		complete(f, pk.op);
