@@ -136,6 +136,76 @@ static void detect_collective(const char *text, const char *name, hs_nccl_log *o
 	}
 }
 
+/* One row's tokens t[0..m-1]: size count type [redop] [root] time algbw busbw [#wrong] [time algbw busbw
+ * [#wrong]]; has_root from the column header (-1 unknown). 0, or -1 with err set at name:line. */
+static int parse_row(char **t, int m, int has_root, const char *name, int line, hs_nccl_row *row, hs_err *err)
+{
+	hs_nccl_row r = {.line = line};
+	if (m < 6)
+		return lerr(err, name, line, "too few columns", NULL);
+	if (parse_num(t[0], &r.bytes) || !is_uint(t[1]) || parse_num(t[1], &r.count))
+		return lerr(err, name, line, "expected a size and an element count", t[1]);
+	if (!in_list(t[2], types))
+		return lerr(err, name, line, "unknown data type", t[2]);
+	int i = 3;
+	if (in_list(t[i], redops))
+		i++;
+	/* the root column: from the header, else an integer token small enough to be a rank (times are
+	 * printed with decimals below 10 ms) */
+	int root = has_root;
+	if (root < 0) {
+		double rv;
+		root = i < m && (is_uint(t[i]) || (t[i][0] == '-' && is_uint(t[i] + 1))) && !parse_num(t[i], &rv) &&
+		       rv < 4096;
+	}
+	if (root) {
+		double rv;
+		if (i >= m || parse_num(t[i], &rv) || rv != floor(rv))
+			return lerr(err, name, line, "expected a root rank", i < m ? t[i] : NULL);
+		i++;
+	}
+	/* out-of-place: time algbw busbw [#wrong]; then in-place: time algbw busbw [#wrong] */
+	double v[3];
+	if (m - i < 3)
+		return lerr(err, name, line, "expected time, algbw and busbw", NULL);
+	for (int q = 0; q < 3; q++)
+		if (parse_num(t[i + q], &v[q]) || v[q] < 0)
+			return lerr(err, name, line, "expected a non-negative number", t[i + q]);
+	r.t = v[0] * 1e-6;
+	r.algbw = v[1] * 1e9;
+	r.busbw = v[2] * 1e9;
+	i += 3;
+	int rest = m - i;
+	/* rest: 0 | 1 = #wrong | 3 = in-place t a b | 4 = #wrong + in-place | 5 = both #wrong */
+	if (rest != 0 && rest != 1 && rest != 3 && rest != 4 && rest != 5)
+		return lerr(err, name, line, "unexpected number of columns", t[i]);
+	if (rest == 1 || rest == 4 || rest == 5) {
+		if (!wrong_ok(t[i]))
+			return lerr(err, name, line, "expected #wrong (an integer, -1 or N/A)", t[i]);
+		i++;
+	}
+	if (rest >= 3) {
+		double w[3];
+		for (int q = 0; q < 3; q++)
+			if (parse_num(t[i + q], &w[q]) || w[q] < 0)
+				return lerr(err, name, line, "expected a non-negative in-place number", t[i + q]);
+		r.t_inplace = w[0] * 1e-6;
+		i += 3;
+		if (rest == 5) {
+			if (!wrong_ok(t[i]))
+				return lerr(err, name, line, "expected #wrong (an integer, -1 or N/A)", t[i]);
+			i++;
+		}
+	}
+	rest = m - i;
+	if (rest != 0)
+		return lerr(err, name, line, "unexpected columns", t[i]);
+	if (r.bytes > 0 && !(r.t > 0))
+		return lerr(err, name, line, "zero time for a non-empty message", NULL);
+	*row = r;
+	return 0;
+}
+
 int hs_nccl_parse(const char *text, size_t len, const char *name, hs_nccl_log *out, hs_err *err)
 {
 	memset(out, 0, sizeof *out);
@@ -182,119 +252,14 @@ int hs_nccl_parse(const char *text, size_t len, const char *name, hs_nccl_log *o
 		if (!is_uint(t[0]))
 			continue; /* NCCL INFO, banners, "NCCL version ..." */
 		/* a row: size count type [redop] [root] time algbw busbw [#wrong] [time algbw busbw [#wrong]] */
-		hs_nccl_row r = {0};
-		r.line = line;
-		if (m < 6) {
-			lerr(err, name, line, "too few columns", NULL);
-			free(copy);
-			hs_nccl_free(out); /* no half-read log */
-			return -1;
-		}
-		if (parse_num(t[0], &r.bytes) || !is_uint(t[1]) || parse_num(t[1], &r.count)) {
-			lerr(err, name, line, "expected a size and an element count", t[1]);
-			free(copy);
-			hs_nccl_free(out); /* no half-read log */
-			return -1;
-		}
-		if (!in_list(t[2], types)) {
-			lerr(err, name, line, "unknown data type", t[2]);
+		hs_nccl_row r;
+		if (parse_row(t, m, has_root, name, line, &r, err)) {
 			free(copy);
 			hs_nccl_free(out); /* no half-read log */
 			return -1;
 		}
 		if (!out->dtype[0])
 			snprintf(out->dtype, sizeof out->dtype, "%s", t[2]);
-		int i = 3;
-		if (in_list(t[i], redops))
-			i++;
-		/* the root column: from the header, else an integer token small enough to be a rank (times are
-		 * printed with decimals below 10 ms) */
-		int root = has_root;
-		if (root < 0) {
-			double rv;
-			root = i < m && (is_uint(t[i]) || (t[i][0] == '-' && is_uint(t[i] + 1))) && !parse_num(t[i], &rv) &&
-			       rv < 4096;
-		}
-		if (root) {
-			double rv;
-			if (i >= m || parse_num(t[i], &rv) || rv != floor(rv)) {
-				lerr(err, name, line, "expected a root rank", i < m ? t[i] : NULL);
-				free(copy);
-				hs_nccl_free(out); /* no half-read log */
-				return -1;
-			}
-			i++;
-		}
-		/* out-of-place: time algbw busbw [#wrong]; then in-place: time algbw busbw [#wrong] */
-		double v[3];
-		if (m - i < 3) {
-			lerr(err, name, line, "expected time, algbw and busbw", NULL);
-			free(copy);
-			hs_nccl_free(out); /* no half-read log */
-			return -1;
-		}
-		for (int q = 0; q < 3; q++)
-			if (parse_num(t[i + q], &v[q]) || v[q] < 0) {
-				lerr(err, name, line, "expected a non-negative number", t[i + q]);
-				free(copy);
-				hs_nccl_free(out); /* no half-read log */
-				return -1;
-			}
-		r.t = v[0] * 1e-6;
-		r.algbw = v[1] * 1e9;
-		r.busbw = v[2] * 1e9;
-		i += 3;
-		int rest = m - i;
-		/* rest: 0 | 1 = #wrong | 3 = in-place t a b | 4 = #wrong + in-place | 5 = both #wrong */
-		if (rest != 0 && rest != 1 && rest != 3 && rest != 4 && rest != 5) {
-			lerr(err, name, line, "unexpected number of columns", t[i]);
-			free(copy);
-			hs_nccl_free(out); /* no half-read log */
-			return -1;
-		}
-		if (rest == 1 || rest == 4 || rest == 5) {
-			if (!wrong_ok(t[i])) {
-				lerr(err, name, line, "expected #wrong (an integer, -1 or N/A)", t[i]);
-				free(copy);
-				hs_nccl_free(out); /* no half-read log */
-				return -1;
-			}
-			i++;
-		}
-		if (rest >= 3) {
-			double w[3];
-			for (int q = 0; q < 3; q++)
-				if (parse_num(t[i + q], &w[q]) || w[q] < 0) {
-					lerr(err, name, line, "expected a non-negative in-place number", t[i + q]);
-					free(copy);
-					hs_nccl_free(out); /* no half-read log */
-					return -1;
-				}
-			r.t_inplace = w[0] * 1e-6;
-			i += 3;
-			if (rest == 5) {
-				if (!wrong_ok(t[i])) {
-					lerr(err, name, line, "expected #wrong (an integer, -1 or N/A)", t[i]);
-					free(copy);
-					hs_nccl_free(out); /* no half-read log */
-					return -1;
-				}
-				i++;
-			}
-		}
-		rest = m - i;
-		if (rest != 0) {
-			lerr(err, name, line, "unexpected columns", t[i]);
-			free(copy);
-			hs_nccl_free(out); /* no half-read log */
-			return -1;
-		}
-		if (r.bytes > 0 && !(r.t > 0)) {
-			lerr(err, name, line, "zero time for a non-empty message", NULL);
-			free(copy);
-			hs_nccl_free(out); /* no half-read log */
-			return -1;
-		}
 		hs_xgrow(&out->rows, &cap, out->n + 1, sizeof *out->rows);
 		out->rows[out->n++] = r;
 	}
