@@ -79,7 +79,7 @@ static void hier_stage(nc_run *r, int k, long j)
 	if (inside) {
 		if (P > 1)
 			for (int q = 0; q < N; q++)
-				hs_nc_pipe_child(r, cop, HS_ALGO_RING, p->byn + (size_t)q * P, P, bytes, j, 0);
+				hs_nc_pipe_ring(r, cop, p->byn + (size_t)q * P, P, bytes, j);
 		return;
 	}
 	if (N < 2)
@@ -88,7 +88,7 @@ static void hier_stage(nc_run *r, int k, long j)
 	for (int l = 0; l < P; l++) {
 		for (int q = 0; q < N; q++)
 			idx[q] = p->byn[q * P + l];
-		hs_nc_pipe_child(r, cop, HS_ALGO_RING, idx, N, bytes, j, 1);
+		hs_nc_pipe_ring(r, cop, idx, N, bytes, j);
 	}
 	free(idx);
 }
