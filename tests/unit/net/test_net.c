@@ -872,11 +872,73 @@ START_TEST(nvls_and_pipelined_vs_flow)
 			      name, cs[i].nodes, cs[i].nic, cf, cs[i].want);
 		hs_net *n = flow_net(c, cs[i].n > 8 ? 8 : 1, 0);
 		double fl = run_coll(n, HS_COLL_ALL_REDUCE, cs[i].a, ranks, cs[i].n, S);
-		drop_net(n);
 		ck_assert_msg(fabs(fl / cf - 1) < 0.05, "%s, %d x 8, %d Gb/s: flow %.9g s, closed form %.9g s", name,
 			      cs[i].nodes, cs[i].nic, fl, cf);
+		/* bytes (bytes_conserved's count, here with a tree over 4 nodes): N (p = 8) x 2 (p-1) S/p x p inside
+		 * (hierarchical), n 2 S (1 + 1/p) / e through the switches (NVLS), 2 (N-1) S across nodes */
+		int N = cs[i].n / 8;
+		double want = (cs[i].a == HS_ALGO_HIERARCHICAL ? 2.0 * N * 7 * S : 2.0 * cs[i].n * S * 1.125 / 0.85) +
+			      2.0 * (N - 1) * S;
+		ck_assert_msg(fabs(hs_net_bytes_injected(n) / want - 1) < 1e-9, "%s, %d x 8: %.0f bytes sent, expected %.0f",
+			      name, cs[i].nodes, hs_net_bytes_injected(n), want);
+		drop_net(n);
 		unload(c);
 	}
+}
+END_TEST
+
+/* More NIC or NVLink bandwidth never makes the pipelined programs (NVLS-tree, hierarchical all-reduce, all-gather
+ * and reduce-scatter) slower on the flow model: their connections send the oldest chunk's ready transfer
+ * first, a priority schedule, where a faster link could in principle reorder the rest for the worse. 2 and 3
+ * nodes of 4 GPUs, one NIC per GPU and one per node, a size of one chunk and of 24. */
+START_TEST(pipelined_more_bandwidth_never_slower)
+{
+	const struct {
+		int N, nics;
+	} cs[] = {{2, 4}, {3, 4}, {3, 1}};
+	const int nic[] = {100, 200, 400, 800}, up[] = {100, 200, 450, 900};
+	const double sizes[] = {1048576.0, 24 * 1048576.0};
+	const struct {
+		enum hs_coll_op op;
+		enum hs_coll_algo a;
+	} prog[] = {{HS_COLL_ALL_REDUCE, HS_ALGO_NVLS_TREE},
+		    {HS_COLL_ALL_REDUCE, HS_ALGO_HIERARCHICAL},
+		    {HS_COLL_ALL_GATHER, HS_ALGO_HIERARCHICAL},
+		    {HS_COLL_REDUCE_SCATTER, HS_ALGO_HIERARCHICAL}};
+	int ranks[12];
+	for (int i = 0; i < 12; i++)
+		ranks[i] = i;
+	for (size_t q = 0; q < sizeof cs / sizeof *cs; q++)
+		for (int vary = 0; vary < 2; vary++) { /* 0: the NICs, 1: NVLink */
+			double prev[2][4];
+			for (int b = 0; b < 4; b++) {
+				char y[512];
+				snprintf(y, sizeof y,
+					 "cluster:\n"
+					 "  groups:\n"
+					 "    - {nodes: %d, gpus_per_node: 4, gpu: H100-SXM-80GB,\n"
+					 "       scaleup: {kind: nvswitch, bandwidth: %d GB/s, latency: 1 us, in_switch_reduction: true},\n"
+					 "       nic: {bandwidth: %d Gb/s, per_node: %d, latency: 3 us}}\n"
+					 "  fabric: {kind: fat-tree, tiers: 2, oversubscription: 1, latency: 1 us}\n",
+					 cs[q].N, vary ? up[b] : 450, vary ? 200 : nic[b], cs[q].nics);
+				hs_err err;
+				hs_cluster *c = load(y, &err);
+				ck_assert_msg(c != NULL, "%s", err.msg);
+				for (int z = 0; z < 2; z++)
+					for (size_t g = 0; g < sizeof prog / sizeof *prog; g++) {
+						hs_net *n = flow_net(c, cs[q].nics, 0);
+						double t = run_coll(n, prog[g].op, prog[g].a, ranks, 4 * cs[q].N, sizes[z]);
+						drop_net(n);
+						if (b)
+							ck_assert_msg(t <= prev[z][g] * (1 + 1e-9),
+								      "%s %s, %d x 4, %d NICs, %g bytes: %g s at step %d of the %s, %g s before",
+								      hs_coll_op_name(prog[g].op), hs_coll_algo_name(prog[g].a), cs[q].N,
+								      cs[q].nics, sizes[z], t, b, vary ? "NVLink" : "NICs", prev[z][g]);
+						prev[z][g] = t;
+					}
+				unload(c);
+			}
+		}
 }
 END_TEST
 
@@ -942,6 +1004,7 @@ static Suite *suite(void)
 	tcase_add_test(t, tree_more_nic_never_slower);
 	tcase_add_test(t, auto_runs_tree_on_flow);
 	tcase_add_test(t, nvls_and_pipelined_vs_flow);
+	tcase_add_test(t, pipelined_more_bandwidth_never_slower);
 	suite_add_tcase(s, t);
 	return s;
 }
