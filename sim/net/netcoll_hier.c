@@ -59,9 +59,10 @@ static void sfree(nc_run *r)
 }
 
 /* One chunk's stage of the pipelined hierarchical program (netcoll_pipe.c): chunk j is c bytes of each
- * rank's buffer (all-reduce) or of each rank's piece (all-gather, reduce-scatter: sizes of the children are
- * their whole output or input, as sim/coll/coll.h counts). The inter-node rings of the p local indices share
- * the nodes' NICs, each on its GPU's own NIC, as the closed form (sim/coll/coll_hier.c) counts them. */
+ * rank's buffer (all-reduce) or of each rank's piece (all-gather, reduce-scatter: sizes of the rings are
+ * their whole output or input, as sim/coll/coll.h counts). The rings are the pipeline's (hs_nc_pipe_ring), the
+ * inter-node rings of the p local indices sharing the nodes' NICs, each on its GPU's own NIC, as the closed form
+ * (sim/coll/coll_hier.c) counts them. */
 static void hier_stage(nc_run *r, int k, long j)
 {
 	nc_pipe *p = r->st;

@@ -1,12 +1,12 @@
 /* Pipelined phases on the network model: the step-by-step form of sim/coll's hs_coll_pipe. The message is cut
  * into M chunks of HS_COLL_PIPE_CHUNK bytes of the per-rank buffer; every chunk goes through the stages in
- * order (a stage being a set of transfers or child collectives that run at once, launched by the program's
- * `stage` function), and a stage works on up to a window of chunks at once, taken in order. So while the
- * NICs carry chunk j, NVLink reduces the chunks after it and gathers the ones before: the phases overlap as
+ * order (a stage being a set of transfers with dependencies among them, launched by the program's `stage`
+ * function: through a switch, rings, double binary trees), and a stage works on up to a window of chunks at
+ * once, taken in order. Every transfer is sent on its connection, one at a time (below). So while the NICs
+ * carry chunk j, NVLink reduces the chunks after it and gathers the ones before: the phases overlap as
  * NCCL's do, and on an idle network the time is the fill plus the busiest resource's time. The window
  * (NC_PIPE_STEPS, NC_PIPE_BUFF below) hides each chunk's hop latencies behind the others' bytes as NCCL's
- * buffers do. Used by the hierarchical program (netcoll_hier.c) and NVLS /
- * NVLS-tree (netcoll_nvls.c). */
+ * buffers do. Used by the hierarchical program (netcoll_hier.c) and NVLS / NVLS-tree (netcoll_nvls.c). */
 #include <assert.h>
 #include <math.h>
 #include <stdlib.h>

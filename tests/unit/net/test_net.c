@@ -829,26 +829,33 @@ END_TEST
  *   hierarchical, 4 x 8: t_net = 2 (3/4) (S/8) / (200/8 GB/s) = 8053.06 us, latency 2 (7) a_up + 2 (3) a_net
  *                 = 50 us, t = 50 us + (4175.66 + 8053.06)/M + (M-1)/M t_net = 50 + 11.94 + 8045.20 us
  *                                                                                            = 8107.14 us
+ * And with NVLink ten times as fast (4500 GB/s), 8 x 400 Gb/s NICs, 2 x 8: t_net = 2684.35 us binds,
+ *   NVLS-tree:    t_up = 315.81 us, t = 14 us + (315.81 + 2684.35)/M + (M-1)/M t_net = 14 + 2.93 + 2681.73 us
+ *                                                                                            = 2698.66 us
+ *   hierarchical: t_up = 417.57 us, t = 26 us + (417.57 + 2684.35)/M + (M-1)/M t_net          = 2710.76 us
  * Before the pipeline's transfers went on connections that send one transfer at a time (netcoll_pipe.c),
- * the window's chunks advanced in lockstep and the flow NVLS-tree on 2 x 8 at 200 Gb/s took 5801 us (+7.7%),
- * the hierarchical 5769 us (+6.9%). */
+ * the window's chunks advanced in lockstep and the flow NVLS-tree took 5801 us on 2 x 8 at 200 Gb/s (+7.7%)
+ * and 2959 us with the fast NVLink (+9.6%), the hierarchical 5769 us (+6.9%) and 2967 us (+9.5%). */
 START_TEST(nvls_and_pipelined_vs_flow)
 {
 	const double S = 1073741824.0, M = 1024;
 	double t_nvls = S * 1.125 / (0.85 * 450e9), t_hup = 1.75 * S / 450e9;
+	double f_nvls = t_nvls / 10, f_hup = t_hup / 10; /* NVLink at 4500 GB/s */
 	const struct {
-		int nodes, nic; /* Gb/s */
+		int nodes, nic, up; /* Gb/s, GB/s */
 		enum hs_coll_algo a;
 		int n;
 		double want;
 	} cs[] = {
-		{2, 400, HS_ALGO_NVLS, 8, 2e-6 + t_nvls},
-		{2, 400, HS_ALGO_NVLS_TREE, 16, 14e-6 + (t_nvls + S / 400e9) / M + (M - 1) / M * t_nvls},
-		{2, 400, HS_ALGO_HIERARCHICAL, 16, 26e-6 + (t_hup + S / 400e9) / M + (M - 1) / M * t_hup},
-		{2, 200, HS_ALGO_NVLS_TREE, 16, 14e-6 + (t_nvls + S / 200e9) / M + (M - 1) / M * (S / 200e9)},
-		{2, 200, HS_ALGO_HIERARCHICAL, 16, 26e-6 + (t_hup + S / 200e9) / M + (M - 1) / M * (S / 200e9)},
-		{4, 200, HS_ALGO_NVLS_TREE, 32, 26e-6 + (t_nvls + 2 * S / 200e9) / M + (M - 1) / M * (2 * S / 200e9)},
-		{4, 200, HS_ALGO_HIERARCHICAL, 32, 50e-6 + (t_hup + 1.5 * S / 200e9) / M + (M - 1) / M * (1.5 * S / 200e9)},
+		{2, 400, 450, HS_ALGO_NVLS, 8, 2e-6 + t_nvls},
+		{2, 400, 450, HS_ALGO_NVLS_TREE, 16, 14e-6 + (t_nvls + S / 400e9) / M + (M - 1) / M * t_nvls},
+		{2, 400, 450, HS_ALGO_HIERARCHICAL, 16, 26e-6 + (t_hup + S / 400e9) / M + (M - 1) / M * t_hup},
+		{2, 200, 450, HS_ALGO_NVLS_TREE, 16, 14e-6 + (t_nvls + S / 200e9) / M + (M - 1) / M * (S / 200e9)},
+		{2, 200, 450, HS_ALGO_HIERARCHICAL, 16, 26e-6 + (t_hup + S / 200e9) / M + (M - 1) / M * (S / 200e9)},
+		{4, 200, 450, HS_ALGO_NVLS_TREE, 32, 26e-6 + (t_nvls + 2 * S / 200e9) / M + (M - 1) / M * (2 * S / 200e9)},
+		{4, 200, 450, HS_ALGO_HIERARCHICAL, 32, 50e-6 + (t_hup + 1.5 * S / 200e9) / M + (M - 1) / M * (1.5 * S / 200e9)},
+		{2, 400, 4500, HS_ALGO_NVLS_TREE, 16, 14e-6 + (f_nvls + S / 400e9) / M + (M - 1) / M * (S / 400e9)},
+		{2, 400, 4500, HS_ALGO_HIERARCHICAL, 16, 26e-6 + (f_hup + S / 400e9) / M + (M - 1) / M * (S / 400e9)},
 	};
 	int ranks[32];
 	for (int i = 0; i < 32; i++)
@@ -859,21 +866,21 @@ START_TEST(nvls_and_pipelined_vs_flow)
 			 "cluster:\n"
 			 "  groups:\n"
 			 "    - {nodes: %d, gpus_per_node: 8, gpu: H100-SXM-80GB,\n"
-			 "       scaleup: {kind: nvswitch, bandwidth: 450 GB/s, latency: 1 us, in_switch_reduction: true},\n"
+			 "       scaleup: {kind: nvswitch, bandwidth: %d GB/s, latency: 1 us, in_switch_reduction: true},\n"
 			 "       nic: {bandwidth: %d Gb/s, per_node: 8, latency: 3 us}}\n"
 			 "  fabric: {kind: fat-tree, tiers: 2, oversubscription: 1, latency: 1 us}\n",
-			 cs[i].nodes, cs[i].nic);
+			 cs[i].nodes, cs[i].up, cs[i].nic);
 		hs_err err;
 		hs_cluster *c = load(y, &err);
 		ck_assert_msg(c != NULL, "%s", err.msg);
 		const char *name = hs_coll_algo_name(cs[i].a);
 		double cf = hs_coll_time(c, HS_COLL_ALL_REDUCE, cs[i].a, ranks, cs[i].n, S);
-		ck_assert_msg(fabs(cf / cs[i].want - 1) < 1e-9, "%s, %d x 8, %d Gb/s: closed form %.9g s, by hand %.9g s",
-			      name, cs[i].nodes, cs[i].nic, cf, cs[i].want);
+		ck_assert_msg(fabs(cf / cs[i].want - 1) < 1e-9, "%s, %d x 8, %d Gb/s, %d GB/s: closed form %.9g s, by hand %.9g s",
+			      name, cs[i].nodes, cs[i].nic, cs[i].up, cf, cs[i].want);
 		hs_net *n = flow_net(c, cs[i].n > 8 ? 8 : 1, 0);
 		double fl = run_coll(n, HS_COLL_ALL_REDUCE, cs[i].a, ranks, cs[i].n, S);
-		ck_assert_msg(fabs(fl / cf - 1) < 0.05, "%s, %d x 8, %d Gb/s: flow %.9g s, closed form %.9g s", name,
-			      cs[i].nodes, cs[i].nic, fl, cf);
+		ck_assert_msg(fabs(fl / cf - 1) < 0.05, "%s, %d x 8, %d Gb/s, %d GB/s: flow %.9g s, closed form %.9g s",
+			      name, cs[i].nodes, cs[i].nic, cs[i].up, fl, cf);
 		/* bytes (bytes_conserved's count, here with a tree over 4 nodes): N (p = 8) x 2 (p-1) S/p x p inside
 		 * (hierarchical), n 2 S (1 + 1/p) / e through the switches (NVLS), 2 (N-1) S across nodes */
 		int N = cs[i].n / 8;
