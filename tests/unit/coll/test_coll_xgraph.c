@@ -195,6 +195,31 @@ START_TEST(more_bandwidth_never_slower)
 }
 END_TEST
 
+/* On the flow model, too, more bandwidth never makes halving-doubling slower, now that its steps wait for the
+ * partner (a rendezvous): the star's slow link from 1 to 100 GB/s with 4 ranks and with 6 (two fold in), and
+ * the trunk; all-reduce, all-gather and reduce-scatter. */
+START_TEST(hd_flow_more_bandwidth_never_slower)
+{
+	const char *bw[] = {"1 GB/s", "2 GB/s", "5 GB/s", "10 GB/s", "25 GB/s", "50 GB/s", "100 GB/s"};
+	enum hs_coll_op ops[] = {HS_COLL_ALL_REDUCE, HS_COLL_ALL_GATHER, HS_COLL_REDUCE_SCATTER};
+	const int nr[3] = {4, 6, 8};
+	for (int g = 0; g < 3; g++) {
+		double prev[3];
+		for (int b = 0; b < 7; b++) {
+			hs_cluster *c = g < 2 ? star(nr[g], "25 GB/s", 3, bw[b]) : two_switches(bw[b]);
+			for (int o = 0; o < 3; o++) {
+				double t = flow(c, ops[o], HS_ALGO_HALVING_DOUBLING, R, nr[g], 64e6, NULL);
+				ck_assert(t > 0);
+				ck_assert_msg(b == 0 || t <= prev[o] * (1 + 1e-9), "%s of %d, %s: %.9g s at %s, %.9g s at %s",
+					      g < 2 ? "star" : "trunk", nr[g], hs_coll_op_name(ops[o]), t, bw[b], prev[o], bw[b - 1]);
+				prev[o] = t;
+			}
+			done(c);
+		}
+	}
+}
+END_TEST
+
 /* What the closed forms do not route on a graph is refused, naming the flow fidelity: NVLS, NVLS-tree and
  * in-switch everywhere (no reducing switch is listed), the tree and hierarchical where a node holds several
  * GPUs (the flow model chains them). AUTO never resolves to one of them, and the closed forms time one asked
@@ -343,6 +368,7 @@ static Suite *suite(void)
 	tcase_add_test(t, star_by_hand);
 	tcase_add_test(t, closed_equals_flow);
 	tcase_add_test(t, more_bandwidth_never_slower);
+	tcase_add_test(t, hd_flow_more_bandwidth_never_slower);
 	tcase_add_test(t, unrouted_refused);
 	tcase_add_test(t, bytes_conserved);
 	tcase_add_test(t, link_bytes_equal_flow);
