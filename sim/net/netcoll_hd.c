@@ -1,8 +1,9 @@
 /* Halving-doubling on the network model. With p2 the largest power of two <= n, rank i < p2 exchanges with
  * i xor 2^d: all-reduce halves S over log2 p2 steps (reduce-scatter) and doubles back (all-gather);
  * reduce-scatter is the halving half, all-gather the doubling half on pieces S/p2 .. S/2. A rank takes step
- * s once it has the partner's step s-1 and its own previous send has left. Ranks i >= p2 fold in first
- * (send their data to i - p2) and receive the result at the end.
+ * s once it has its step s-1 partner's data and its own previous send has arrived, and when its step s
+ * partner can take step s too (try_step). Ranks i >= p2 fold in first (send their data to i - p2) and
+ * receive the result at the end.
  *
  * Symmetry classes (sim/net/netsym.h, hs_net_set_symmetry): with n a power of two (nothing folds in), the
  * program is invariant under every translation i -> i xor m: partner(i xor m, s) = partner(i, s) xor m and the
@@ -51,14 +52,18 @@ static double bytes(const nc_run *r, const hstate *s, int st)
 
 static int rep_of(const hstate *s, int i) { return i & ~s->bmask; }
 
-static void try_step(nc_run *r, int i)
+/* Rank i can take its next step: folded in, its previous send arrived and the partner's previous step's data
+ * in. */
+static int ready(const hstate *s, int i)
+{
+	int st = s->step[i];
+	return !s->busy[i] && st < s->nsteps && s->folded[i] && (st == 0 || s->recvd[i] >= st);
+}
+
+static void send_step(nc_run *r, int i)
 {
 	hstate *s = r->st;
-	if (s->busy[i] || s->step[i] >= s->nsteps || !s->folded[i])
-		return;
 	int st = s->step[i];
-	if (st > 0 && s->recvd[i] < st)
-		return;
 	s->busy[i] = 1;
 	s->step[i]++;
 	if (s->live) {
@@ -67,6 +72,30 @@ static void try_step(nc_run *r, int i)
 				hs_netcoll_child_cb, r, TAG(T_CLASS, i, st));
 	} else
 		hs_netcoll_send(r, i, partner(s, i, st), bytes(r, s, st), -1, TAG(T_STEP, i, st));
+}
+
+/* A step is an exchange: the two partners' sends start together, once both can take it (a rendezvous, as MPI
+ * libraries move a message above their eager limit only once its receive is posted: Open MPI's ob1 PML,
+ * MPICH's CH3/CH4 rendezvous; NCCL has no halving-doubling). A rank that ran ahead waits for its partner
+ * instead of pushing its step into the partner's links while the partner still receives its previous one: on
+ * a graph with one slow link that push shared the slow link with the step that was late already and took 18%
+ * longer than the steps one after the other (tests/unit/coll/test_coll_xgraph.c). */
+static void try_step(nc_run *r, int i)
+{
+	hstate *s = r->st;
+	if (!ready(s, i))
+		return;
+	int st = s->step[i], j = partner(s, i, st);
+	if (s->live)
+		j = rep_of(s, j); /* the partner's coset: the same as i's when the step's bit is a translation's */
+	if (j == i) {
+		send_step(r, i);
+		return;
+	}
+	if (!ready(s, j) || s->step[j] != st)
+		return;
+	send_step(r, i);
+	send_step(r, j);
 }
 
 /* The classes: the bits b whose translation i -> i xor 2^b the routes bear (see the head of the file),

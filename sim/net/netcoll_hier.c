@@ -59,9 +59,10 @@ static void sfree(nc_run *r)
 }
 
 /* One chunk's stage of the pipelined hierarchical program (netcoll_pipe.c): chunk j is c bytes of each
- * rank's buffer (all-reduce) or of each rank's piece (all-gather, reduce-scatter: sizes of the children are
- * their whole output or input, as sim/coll/coll.h counts). The inter-node rings of the p local indices share
- * the nodes' NICs, each on its GPU's own NIC, as the closed form (sim/coll/coll_hier.c) counts them. */
+ * rank's buffer (all-reduce) or of each rank's piece (all-gather, reduce-scatter: sizes of the rings are
+ * their whole output or input, as sim/coll/coll.h counts). The rings are the pipeline's (hs_nc_pipe_ring), the
+ * inter-node rings of the p local indices sharing the nodes' NICs, each on its GPU's own NIC, as the closed form
+ * (sim/coll/coll_hier.c) counts them. */
 static void hier_stage(nc_run *r, int k, long j)
 {
 	nc_pipe *p = r->st;
@@ -79,7 +80,7 @@ static void hier_stage(nc_run *r, int k, long j)
 	if (inside) {
 		if (P > 1)
 			for (int q = 0; q < N; q++)
-				hs_nc_pipe_child(r, cop, HS_ALGO_RING, p->byn + (size_t)q * P, P, bytes, j, 0);
+				hs_nc_pipe_ring(r, cop, p->byn + (size_t)q * P, P, bytes, j);
 		return;
 	}
 	if (N < 2)
@@ -88,7 +89,7 @@ static void hier_stage(nc_run *r, int k, long j)
 	for (int l = 0; l < P; l++) {
 		for (int q = 0; q < N; q++)
 			idx[q] = p->byn[q * P + l];
-		hs_nc_pipe_child(r, cop, HS_ALGO_RING, idx, N, bytes, j, 1);
+		hs_nc_pipe_ring(r, cop, idx, N, bytes, j);
 	}
 	free(idx);
 }

@@ -4,7 +4,7 @@
  *   reduce:    every GPU sends c to X (the switch's reads of its p slices) and X sends c/p to every GPU (its
  *              reduced slice);
  *   across nodes (NVLS-tree): the c/p of local index l is all-reduced over the nodes in NCCL's double binary
- *              tree (netcoll_tree.c), each GPU on its own NIC;
+ *              tree (hs_nc_pipe_dtree, the shape of netcoll_tree.c), each GPU on its own NIC;
  *   multicast: every GPU sends c/p to X (its multimem store) and X sends c to every GPU (the p slices).
  * Every transfer through the switch carries 1/e of its bytes, e being NVLS's efficiency on the device
  * (hs_coll_nvls_efficiency): the link time multimem operations take per byte, as the closed form counts it.
@@ -38,7 +38,7 @@ static void nvls_stage(nc_run *r, int k, long j)
 		for (int l = 0; l < p->ppn; l++) {
 			for (int q = 0; q < p->N; q++)
 				idx[q] = p->byn[q * p->ppn + l];
-			hs_nc_pipe_child(r, HS_COLL_ALL_REDUCE, HS_ALGO_RING, idx, p->N, c / P, j, 1);
+			hs_nc_pipe_dtree(r, idx, p->N, c / P, j);
 		}
 		free(idx);
 	}

@@ -815,43 +815,137 @@ END_TEST
  *                 t_net = 2 (1/2) (S/8) / (400/8 GB/s) = 2684.35 us,
  *                 t = 2 (7) a_up + 2 (1) a_net + (t_up + t_net)/M + (M-1)/M t_up
  *                   = 26 us + 6.70 us + 4171.58 us                                           = 4204.28 us
- * (the phases one after the other took 4175.66 + 2684.35 us + latencies: 6886 us). */
+ * (the phases one after the other took 4175.66 + 2684.35 us + latencies: 6886 us).
+ * Where the NICs bind: the same nodes with 8 x 200 Gb/s NICs (B_node = 200 GB/s), on 2 and on 4 nodes
+ * (4 nodes: the fat-tree's 3 switch hops, a_net = 6 us, as before):
+ *   NVLS-tree, 2 x 8: t_net = S / 200 GB/s = 5368.71 us > t_up,
+ *                 t = 14 us + (3158.06 + 5368.71)/M + (M-1)/M t_net = 14 + 8.33 + 5363.47 us   = 5385.80 us
+ *   hierarchical, 2 x 8: t_net = 2 (1/2) (S/8) / (200/8 GB/s) = 5368.71 us > t_up = 4175.66 us,
+ *                 t = 26 us + (4175.66 + 5368.71)/M + (M-1)/M t_net = 26 + 9.32 + 5363.47 us   = 5398.79 us
+ *   NVLS-tree, 4 x 8: each tree edge S/2p per GPU; a node interior in one tree sends 3 pieces of it (up, and
+ *                 down to two children) and as the other tree's leaf 1: t_net = 2 S / 200 GB/s = 10737.42
+ *                 us, latency 2 a_up + 2 log2(4) a_net = 26 us,
+ *                 t = 26 us + (3158.06 + 10737.42)/M + (M-1)/M t_net = 26 + 13.57 + 10726.93 us = 10766.50 us
+ *   hierarchical, 4 x 8: t_net = 2 (3/4) (S/8) / (200/8 GB/s) = 8053.06 us, latency 2 (7) a_up + 2 (3) a_net
+ *                 = 50 us, t = 50 us + (4175.66 + 8053.06)/M + (M-1)/M t_net = 50 + 11.94 + 8045.20 us
+ *                                                                                            = 8107.14 us
+ * And with NVLink ten times as fast (4500 GB/s), 8 x 400 Gb/s NICs, 2 x 8: t_net = 2684.35 us binds,
+ *   NVLS-tree:    t_up = 315.81 us, t = 14 us + (315.81 + 2684.35)/M + (M-1)/M t_net = 14 + 2.93 + 2681.73 us
+ *                                                                                            = 2698.66 us
+ *   hierarchical: t_up = 417.57 us, t = 26 us + (417.57 + 2684.35)/M + (M-1)/M t_net          = 2710.76 us
+ * Before the pipeline's transfers went on connections that send one transfer at a time (netcoll_pipe.c),
+ * the window's chunks advanced in lockstep and the flow NVLS-tree took 5801 us on 2 x 8 at 200 Gb/s (+7.7%)
+ * and 2959 us with the fast NVLink (+9.6%), the hierarchical 5769 us (+6.9%) and 2967 us (+9.5%). */
 START_TEST(nvls_and_pipelined_vs_flow)
 {
-	const char *y = "cluster:\n"
-			"  groups:\n"
-			"    - {nodes: 2, gpus_per_node: 8, gpu: H100-SXM-80GB,\n"
-			"       scaleup: {kind: nvswitch, bandwidth: 450 GB/s, latency: 1 us, in_switch_reduction: true},\n"
-			"       nic: {bandwidth: 400 Gb/s, per_node: 8, latency: 3 us}}\n"
-			"  fabric: {kind: fat-tree, tiers: 2, oversubscription: 1, latency: 1 us}\n";
-	hs_err err;
-	hs_cluster *c = load(y, &err);
-	ck_assert_msg(c != NULL, "%s", err.msg);
-	int ranks[16];
-	for (int i = 0; i < 16; i++)
-		ranks[i] = i;
 	const double S = 1073741824.0, M = 1024;
-	double t_nvls = S * 1.125 / (0.85 * 450e9), t_net = S / 400e9, t_hup = 1.75 * S / 450e9;
+	double t_nvls = S * 1.125 / (0.85 * 450e9), t_hup = 1.75 * S / 450e9;
+	double f_nvls = t_nvls / 10, f_hup = t_hup / 10; /* NVLink at 4500 GB/s */
 	const struct {
+		int nodes, nic, up; /* Gb/s, GB/s */
 		enum hs_coll_algo a;
 		int n;
 		double want;
 	} cs[] = {
-		{HS_ALGO_NVLS, 8, 2e-6 + t_nvls},
-		{HS_ALGO_NVLS_TREE, 16, 14e-6 + (t_nvls + t_net) / M + (M - 1) / M * t_nvls},
-		{HS_ALGO_HIERARCHICAL, 16, 26e-6 + (t_hup + t_net) / M + (M - 1) / M * t_hup},
+		{2, 400, 450, HS_ALGO_NVLS, 8, 2e-6 + t_nvls},
+		{2, 400, 450, HS_ALGO_NVLS_TREE, 16, 14e-6 + (t_nvls + S / 400e9) / M + (M - 1) / M * t_nvls},
+		{2, 400, 450, HS_ALGO_HIERARCHICAL, 16, 26e-6 + (t_hup + S / 400e9) / M + (M - 1) / M * t_hup},
+		{2, 200, 450, HS_ALGO_NVLS_TREE, 16, 14e-6 + (t_nvls + S / 200e9) / M + (M - 1) / M * (S / 200e9)},
+		{2, 200, 450, HS_ALGO_HIERARCHICAL, 16, 26e-6 + (t_hup + S / 200e9) / M + (M - 1) / M * (S / 200e9)},
+		{4, 200, 450, HS_ALGO_NVLS_TREE, 32, 26e-6 + (t_nvls + 2 * S / 200e9) / M + (M - 1) / M * (2 * S / 200e9)},
+		{4, 200, 450, HS_ALGO_HIERARCHICAL, 32, 50e-6 + (t_hup + 1.5 * S / 200e9) / M + (M - 1) / M * (1.5 * S / 200e9)},
+		{2, 400, 4500, HS_ALGO_NVLS_TREE, 16, 14e-6 + (f_nvls + S / 400e9) / M + (M - 1) / M * (S / 400e9)},
+		{2, 400, 4500, HS_ALGO_HIERARCHICAL, 16, 26e-6 + (f_hup + S / 400e9) / M + (M - 1) / M * (S / 400e9)},
 	};
+	int ranks[32];
+	for (int i = 0; i < 32; i++)
+		ranks[i] = i;
 	for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
+		char y[512];
+		snprintf(y, sizeof y,
+			 "cluster:\n"
+			 "  groups:\n"
+			 "    - {nodes: %d, gpus_per_node: 8, gpu: H100-SXM-80GB,\n"
+			 "       scaleup: {kind: nvswitch, bandwidth: %d GB/s, latency: 1 us, in_switch_reduction: true},\n"
+			 "       nic: {bandwidth: %d Gb/s, per_node: 8, latency: 3 us}}\n"
+			 "  fabric: {kind: fat-tree, tiers: 2, oversubscription: 1, latency: 1 us}\n",
+			 cs[i].nodes, cs[i].up, cs[i].nic);
+		hs_err err;
+		hs_cluster *c = load(y, &err);
+		ck_assert_msg(c != NULL, "%s", err.msg);
+		const char *name = hs_coll_algo_name(cs[i].a);
 		double cf = hs_coll_time(c, HS_COLL_ALL_REDUCE, cs[i].a, ranks, cs[i].n, S);
-		ck_assert_msg(fabs(cf / cs[i].want - 1) < 1e-9, "%s: closed form %.9g s, by hand %.9g s",
-			      hs_coll_algo_name(cs[i].a), cf, cs[i].want);
+		ck_assert_msg(fabs(cf / cs[i].want - 1) < 1e-9, "%s, %d x 8, %d Gb/s, %d GB/s: closed form %.9g s, by hand %.9g s",
+			      name, cs[i].nodes, cs[i].nic, cs[i].up, cf, cs[i].want);
 		hs_net *n = flow_net(c, cs[i].n > 8 ? 8 : 1, 0);
 		double fl = run_coll(n, HS_COLL_ALL_REDUCE, cs[i].a, ranks, cs[i].n, S);
+		ck_assert_msg(fabs(fl / cf - 1) < 0.05, "%s, %d x 8, %d Gb/s, %d GB/s: flow %.9g s, closed form %.9g s",
+			      name, cs[i].nodes, cs[i].nic, cs[i].up, fl, cf);
+		/* bytes (bytes_conserved's count, here with a tree over 4 nodes): N (p = 8) x 2 (p-1) S/p x p inside
+		 * (hierarchical), n 2 S (1 + 1/p) / e through the switches (NVLS), 2 (N-1) S across nodes */
+		int N = cs[i].n / 8;
+		double want = (cs[i].a == HS_ALGO_HIERARCHICAL ? 2.0 * N * 7 * S : 2.0 * cs[i].n * S * 1.125 / 0.85) +
+			      2.0 * (N - 1) * S;
+		ck_assert_msg(fabs(hs_net_bytes_injected(n) / want - 1) < 1e-9, "%s, %d x 8: %.0f bytes sent, expected %.0f",
+			      name, cs[i].nodes, hs_net_bytes_injected(n), want);
 		drop_net(n);
-		ck_assert_msg(fabs(fl / cf - 1) < 0.05, "%s: flow %.9g s, closed form %.9g s", hs_coll_algo_name(cs[i].a),
-			      fl, cf);
+		unload(c);
 	}
-	unload(c);
+}
+END_TEST
+
+/* More NIC or NVLink bandwidth never makes the pipelined programs (NVLS-tree, hierarchical all-reduce, all-gather
+ * and reduce-scatter) slower on the flow model: their connections send the oldest chunk's ready transfer
+ * first, a priority schedule, where a faster link could in principle reorder the rest for the worse. 2 and 3
+ * nodes of 4 GPUs, one NIC per GPU and one per node, a size of one chunk and of 24. */
+START_TEST(pipelined_more_bandwidth_never_slower)
+{
+	const struct {
+		int N, nics;
+	} cs[] = {{2, 4}, {3, 4}, {3, 1}};
+	const int nic[] = {100, 200, 400, 800}, up[] = {100, 200, 450, 900};
+	const double sizes[] = {1048576.0, 24 * 1048576.0};
+	const struct {
+		enum hs_coll_op op;
+		enum hs_coll_algo a;
+	} prog[] = {{HS_COLL_ALL_REDUCE, HS_ALGO_NVLS_TREE},
+		    {HS_COLL_ALL_REDUCE, HS_ALGO_HIERARCHICAL},
+		    {HS_COLL_ALL_GATHER, HS_ALGO_HIERARCHICAL},
+		    {HS_COLL_REDUCE_SCATTER, HS_ALGO_HIERARCHICAL}};
+	int ranks[12];
+	for (int i = 0; i < 12; i++)
+		ranks[i] = i;
+	for (size_t q = 0; q < sizeof cs / sizeof *cs; q++)
+		for (int vary = 0; vary < 2; vary++) { /* 0: the NICs, 1: NVLink */
+			double prev[2][4];
+			for (int b = 0; b < 4; b++) {
+				char y[512];
+				snprintf(y, sizeof y,
+					 "cluster:\n"
+					 "  groups:\n"
+					 "    - {nodes: %d, gpus_per_node: 4, gpu: H100-SXM-80GB,\n"
+					 "       scaleup: {kind: nvswitch, bandwidth: %d GB/s, latency: 1 us, in_switch_reduction: true},\n"
+					 "       nic: {bandwidth: %d Gb/s, per_node: %d, latency: 3 us}}\n"
+					 "  fabric: {kind: fat-tree, tiers: 2, oversubscription: 1, latency: 1 us}\n",
+					 cs[q].N, vary ? up[b] : 450, vary ? 200 : nic[b], cs[q].nics);
+				hs_err err;
+				hs_cluster *c = load(y, &err);
+				ck_assert_msg(c != NULL, "%s", err.msg);
+				for (int z = 0; z < 2; z++)
+					for (size_t g = 0; g < sizeof prog / sizeof *prog; g++) {
+						hs_net *n = flow_net(c, cs[q].nics, 0);
+						double t = run_coll(n, prog[g].op, prog[g].a, ranks, 4 * cs[q].N, sizes[z]);
+						drop_net(n);
+						if (b)
+							ck_assert_msg(t <= prev[z][g] * (1 + 1e-9),
+								      "%s %s, %d x 4, %d NICs, %g bytes: %g s at step %d of the %s, %g s before",
+								      hs_coll_op_name(prog[g].op), hs_coll_algo_name(prog[g].a), cs[q].N,
+								      cs[q].nics, sizes[z], t, b, vary ? "NVLink" : "NICs", prev[z][g]);
+						prev[z][g] = t;
+					}
+				unload(c);
+			}
+		}
 }
 END_TEST
 
@@ -917,6 +1011,7 @@ static Suite *suite(void)
 	tcase_add_test(t, tree_more_nic_never_slower);
 	tcase_add_test(t, auto_runs_tree_on_flow);
 	tcase_add_test(t, nvls_and_pipelined_vs_flow);
+	tcase_add_test(t, pipelined_more_bandwidth_never_slower);
 	suite_add_tcase(s, t);
 	return s;
 }
