@@ -270,7 +270,7 @@ static double plateau(const hs_nccl_tuner *T, const hs_coll_grp *g, int nch, enu
 
 /* A group as NCCL's tuner sees it: the group, its links as NCCL's copies reach them, and what NCCL's topology
  * search finds on it across nodes (sim/coll/nccl_search.h; channels 0 inside one node or where the search does
- * not apply). */
+ * not apply: explicit graphs, PCIe scale-up). */
 typedef struct nccl_view {
 	const hs_coll_grp *g, *e;
 	hs_nccl_graph ring, tree;
@@ -280,10 +280,12 @@ static void view_init(nccl_view *v, const hs_coll_grp *g, const hs_coll_grp *e)
 {
 	memset(v, 0, sizeof *v);
 	v->g = g, v->e = e;
-	if (g->nnodes > 1 && !g->xgraph) {
+	/* The search's view rates the tree where NCCL's copies go over NVLink, the case its speed arrays are for;
+	 * on PCIe scale-up (with host-memory bounce where P2P is off) NCCL's figures are not what the copies reach
+	 * and the ring beside it is rated by its closed form, so the tree is too (the fallback of tree_rating) */
+	if (g->nnodes > 1 && !g->xgraph && !g->up_pcie && !g->host_bounce) {
 		/* the intra-node links in NCCL's figures (topo.h: NVLink 20 of 25 GB/s a link, PCIe 0.76) */
-		hs_nccl_search_in in = {g->nccl_ver, g->arch, g->nics, g->nic_path,
-					g->bw_up * (g->up_pcie ? EFF_PCIE : EFF_NVLINK), g->ppn};
+		hs_nccl_search_in in = {g->nccl_ver, g->arch, g->nics, g->nic_path, g->bw_up * EFF_NVLINK, g->ppn};
 		hs_nccl_search(&in, &v->ring, &v->tree);
 	}
 }
@@ -303,7 +305,8 @@ static double tree_rating(const nccl_view *v, int p)
 	if (nch > 0)
 		bus = nch * (g->nnodes <= 2 ? v->tree.bw_intra : v->tree.bw_inter);
 	else {
-		/* one node, or no search (an explicit graph): the slowest per-GPU link of the tree's path */
+		/* one node, or no search (an explicit graph, PCIe scale-up): the slowest per-GPU link of the tree's
+		 * path, across nodes as the closed form's route-aware share sees it */
 		bus = e->ppn > 1 ? e->bw_up : INFINITY;
 		double net = e->nnodes == 2 ? 2 * e->bw_tree : e->bw_tree;
 		if (e->nnodes > 1 && net < bus)
