@@ -1,9 +1,10 @@
 /* NCCL's cost model over our physical links (sim/coll/coll_nccl.h). The structure follows NCCL's tuner
  * (src/graph/tuning.cc: time = latency + bytes / algorithm bandwidth, per algorithm and protocol). What is rated
  * (the choice) and what is charged (the time) are kept apart:
- *   - rated: the ring by its closed form on the cluster's links; the tree as NCCL's tuner rates it, by what its
- *     topology search finds across nodes (sim/coll/nccl_search.h: channels, bwIntra, bwInter; bwIntra on two
- *     nodes or fewer), with the cluster's release's latencies and refinements;
+ *   - rated: across nodes on NVLink scale-up, the tree and the ring's all-reduce as NCCL's tuner rates them, by
+ *     what its topology search finds (sim/coll/nccl_search.h: channels, bwIntra, bwInter; bwIntra on two nodes
+ *     or fewer); elsewhere, and for the other operations, by the closed form on the cluster's links; with the
+ *     cluster's release's latencies and refinements;
  *   - charged: every algorithm's closed form on the cluster's links, NCCL's protocol efficiencies and
  *     per-channel limits, and the newest release's latencies, each hop at least the cluster's own hop latency
  *     (scale-up, NIC and switches), since an older tuner's constants decided what the old library ran, not how
@@ -280,9 +281,9 @@ static void view_init(nccl_view *v, const hs_coll_grp *g, const hs_coll_grp *e)
 {
 	memset(v, 0, sizeof *v);
 	v->g = g, v->e = e;
-	/* The search's view rates the tree where NCCL's copies go over NVLink, the case its speed arrays are for;
-	 * on PCIe scale-up (with host-memory bounce where P2P is off) NCCL's figures are not what the copies reach
-	 * and the ring beside it is rated by its closed form, so the tree is too (the fallback of tree_rating) */
+	/* The search's view rates the tree and the ring where NCCL's copies go over NVLink, the case its speed
+	 * arrays are for; on PCIe scale-up (with host-memory bounce where P2P is off) NCCL's figures are not what
+	 * the copies reach: both keep their closed forms' rating there (the fallback of tree_rating) */
 	if (g->nnodes > 1 && !g->xgraph && !g->up_pcie && !g->host_bounce) {
 		/* the intra-node links in NCCL's figures (topo.h: NVLink 20 of 25 GB/s a link, PCIe 0.76) */
 		hs_nccl_search_in in = {g->nccl_ver, g->arch, g->nics, g->nic_path, g->bw_up * EFF_NVLINK, g->ppn};
@@ -327,6 +328,28 @@ static double tree_rating(const nccl_view *v, int p)
 			bus = nch * cap_ll128(g, 1);
 	}
 	return bus;
+}
+
+/* What NCCL's tuner rates the ring's all-reduce at across nodes, as algorithm bandwidth (tuning.cc): nChannels x
+ * the search's speed (bwIntra = bwInter for a ring); 2.12-2.17's 235 GB/s on compute capability 8.0; LL x1/4;
+ * LL128 x0.92 (0.7 with one rank per node), at most perChMaxRingLL128Bw per channel; times nRanks / (2 (nRanks -
+ * 1)). llMaxBw (LL's cap by CPU vendor) is not modelled. */
+static double ring_rating(const nccl_view *v, int p)
+{
+	const hs_coll_grp *g = v->g;
+	const hs_nccl_tuner *T = hs_nccl_tuner_for(g->nccl_ver);
+	int nch = v->ring.nch, n = g->n;
+	double bus = nch * v->ring.bw_inter;
+	if (T->sm80_cap > 0 && g->arch == HS_ARCH_AMPERE && bus > T->sm80_cap)
+		bus = T->sm80_cap;
+	if (p == P_LL)
+		bus /= 4;
+	if (p == P_LL128) {
+		bus *= g->ppn < 2 ? 0.7 : 0.92;
+		if (bus > nch * cap_ll128(g, 0))
+			bus = nch * cap_ll128(g, 0);
+	}
+	return bus * n / (2.0 * (n - 1));
 }
 
 /* The tree's bandwidth time as charged: the closed form's (sim/coll/coll_tree.c, `tb` seconds for S on the
@@ -380,7 +403,12 @@ static double one(const nccl_view *v, enum hs_coll_op op, enum hs_coll_algo a, i
 			if (tb < tmin)
 				tb = tmin;
 		}
-		tb_rate = tb;
+		/* Where NCCL weighs the ring against the tree (all-reduce across nodes) both are rated by their graphs,
+		 * so that the choice compares like with like (a one-NIC node holds every node to one channel, a
+		 * fabric NCCL does not see slows neither). The other operations run only as rings and keep the closed
+		 * form's rating for their protocol: rated by the graph too, a 1 MiB broadcast on 2 x 8 H100 took
+		 * longer with more bandwidth (nccl_auto_monotonic), since what is charged is the closed form. */
+		tb_rate = ran == HS_ALGO_RING && op == HS_COLL_ALL_REDUCE && v->ring.nch > 0 ? S / ring_rating(v, p) : tb;
 	}
 	/* Two latencies: the cluster's release rates the candidates, as that release chooses; the time charged is
 	 * the newest release's, NVIDIA's latest estimate of what the hardware takes. An older tuner's constants

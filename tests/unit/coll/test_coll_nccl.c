@@ -261,7 +261,7 @@ END_TEST
 
 /* What the search changes in the choice, on the OCI log's scenario (NCCL 2.19.3, 16 x 100 Gb/s a node): the tree
  * is rated 16 x 15 x .92 = 220.8 GB/s of bus bandwidth (110.4 of algorithm bandwidth), LL128 x 120/128 = 103.5,
- * the ring 16 x 12 x 16/30 = 102.4 (physically 184 x 16/30 = 98.1 here), so the tree runs at every size: LL128 at
+ * the ring 16 x 12 x 16/30 = 102.4, so the tree runs at every size: LL128 at
  * 512 MiB (latency 48.5 us against Simple's 448), Simple from 1 GiB, where 448 us matter less than LL128's
  * bandwidth. On the Azure log's hardware (8 x 200 Gb/s, 2.12.12) the tree's 8 channels hold it at 188.8 (94.4)
  * and the ring runs at 1 GiB. */
