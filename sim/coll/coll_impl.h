@@ -65,8 +65,9 @@ typedef struct hs_coll_algo_ops {
 extern const hs_coll_algo_ops hs_coll_ring, hs_coll_tree, hs_coll_hd, hs_coll_direct, hs_coll_hier,
 	hs_coll_inswitch, hs_coll_nvls, hs_coll_nvls_tree;
 
-/* Whether the tree's intra-node chain, not the NICs, bounds its bandwidth on the group (sim/coll/coll_tree.c). */
-int hs_coll_tree_chain_binds(const hs_coll_grp *g);
+/* The tree's bandwidth terms on the group, seconds per byte of the message (sim/coll/coll_tree.c): the intra-node
+ * chain's over the scale-up and the NICs'; the closed form's bandwidth time is S x the larger. */
+void hs_coll_tree_terms(const hs_coll_grp *g, double *t_up, double *t_net);
 
 /* Bandwidth time of phases phase[0..n-1] (seconds each for the whole message, without latencies: the caller
  * adds the fill's latencies once, as NCCL's 8 steps in flight per connection hide the rest), phase k on

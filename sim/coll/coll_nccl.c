@@ -354,24 +354,27 @@ static double ring_rating(const nccl_view *v, int p)
 
 /* The tree's bandwidth time as charged: the closed form's (sim/coll/coll_tree.c, `tb` seconds for S on the
  * group's links as NCCL reaches them) in bus bandwidth 2 S / tb, then what NCCL's kernels reach of it: at most
- * perChMaxTreeBw per channel of the search, LL /3.8, LL128 the efficiency NCCL gives it on the link that binds
- * (tuning.cc: 7/9 for the NVLink chain, as on one node; 120/128 on the network) and at most
- * perChMaxTreeLL128Bw per channel, and the size correction (treeCorrectionFactor). No .92: the links' own
+ * perChMaxTreeBw per channel of the search, LL /3.8, LL128 each link at the efficiency NCCL gives it there
+ * (tuning.cc: 7/9 for an NVLink chain, its one-node figure; 120/128 on the network), the slower of the two
+ * terms binding, and at most perChMaxTreeLL128Bw per channel, and the size correction (treeCorrectionFactor). No .92: the links' own
  * efficiencies (EFF_*) are already in the closed form. */
 static double tree_charged(const nccl_view *v, int p, double S, double tb)
 {
 	const hs_coll_grp *g = v->g;
 	int nch = v->tree.nch;
+	if (p == P_LL128) { /* each link at LL128's efficiency on it */
+		double t_up, t_net;
+		hs_coll_tree_terms(v->e, &t_up, &t_net);
+		t_up *= 9.0 / 7.0, t_net *= 128.0 / 120.0;
+		tb = S * (t_up > t_net ? t_up : t_net);
+	}
 	double bus = tb > 0 ? 2 * S / tb : INFINITY;
 	if (nch > 0 && bus > nch * cap_tree(g))
 		bus = nch * cap_tree(g);
 	if (p == P_LL)
 		bus /= 3.8;
-	if (p == P_LL128) {
-		bus *= hs_coll_tree_chain_binds(v->e) ? 7.0 / 9.0 : 120.0 / 128.0;
-		if (nch > 0 && bus > nch * cap_ll128(g, 1))
-			bus = nch * cap_ll128(g, 1);
-	}
+	if (p == P_LL128 && nch > 0 && bus > nch * cap_ll128(g, 1))
+		bus = nch * cap_ll128(g, 1);
 	return S / (0.5 * bus * tree_correction(p, S));
 }
 
