@@ -332,6 +332,42 @@ START_TEST(nccl_auto_monotonic)
 }
 END_TEST
 
+/* The tree's LL128 is charged with each link at its own efficiency (sim/coll/coll_nccl.c tree_charged): charged
+ * by the binding link alone, 4 x 8 A100 went from 120/128 to 7/9 when 400 Gb/s NICs moved the bound to NVLink,
+ * and a 16 MiB all-reduce took 16% longer than on 200 Gb/s. All-reduce on 4 x 8 A100, NICs 100 to 800 Gb/s,
+ * each release's choice: never slower. */
+START_TEST(nccl_tree_faster_nics_never_slower)
+{
+	static const char *fmt = "cluster:\n  groups:\n    - {nodes: 4, gpus_per_node: 8, gpu: A100-SXM-80GB,\n"
+				 "       scaleup: {kind: nvswitch, bandwidth: 300 GB/s},\n"
+				 "       nic: {bandwidth: %g Gb/s, per_node: 8}}\n"
+				 "  fabric: {kind: fat-tree, tiers: 2}\n  nccl: {version: \"%s\"}\n";
+	static const double bw[] = {100, 200, 400, 800};
+	static const char *ver[] = {"2.12.12", "2.19.3", "2.23.4", "2.29.2"};
+	int ranks[32];
+	for (int i = 0; i < 32; i++)
+		ranks[i] = i;
+	for (int v = 0; v < 4; v++)
+		for (double S = 1024; S <= 8.6e9; S *= 4) {
+			double prev = INFINITY;
+			for (int k = 0; k < 4; k++) {
+				char y[512];
+				snprintf(y, sizeof y, fmt, bw[k], ver[v]);
+				hs_err err = {0};
+				hs_ydoc *d = hs_yaml_load_string(y, strlen(y), "t", &err);
+				ck_assert_msg(d != NULL, "%s", err.msg);
+				hs_cluster *c = hs_cluster_from_yaml(hs_yaml_get(hs_yaml_root(d), "cluster"), "cluster", &err);
+				ck_assert_msg(c != NULL, "%s", err.msg);
+				double t = hs_coll_nccl_time(c, HS_COLL_ALL_REDUCE, HS_ALGO_AUTO, HS_PROTO_AUTO, ranks, 32, S, NULL);
+				ck_assert_msg(t <= prev * (1 + 1e-12), "%s, %g Gb/s, %g B: %g s > %g s", ver[v], bw[k], S, t, prev);
+				prev = t;
+				hs_cluster_free(c);
+				hs_yaml_free(d);
+			}
+		}
+}
+END_TEST
+
 /* NCCL's release changes what its tuner chooses, not how fast the links are (sim/coll/nccl_tuner.h). On two
  * nodes of 8 A100s with 8 x 200 Gb/s, 16 MiB all-reduce: the LL128 ring and the LL128 tree are rated within a
  * few microseconds of each other, and 2.12-2.22 charge the ring's all-reduce 2 nNodes = 4 network steps where
@@ -402,6 +438,7 @@ static Suite *suite(void)
 	TCase *t = tcase_create("validation");
 	tcase_add_test(t, log_parser_handles_prefixes);
 	tcase_add_test(t, nccl_auto_monotonic);
+	tcase_add_test(t, nccl_tree_faster_nics_never_slower);
 	tcase_add_test(t, nccl_version_changes_the_choice);
 	tcase_add_test(t, nccl_version_errors);
 	tcase_add_loop_test(t, matches_nccl_tests, 0, (int)(sizeof cases / sizeof *cases));
