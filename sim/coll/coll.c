@@ -157,21 +157,15 @@ static void p2p_pairs(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int
 	free(rcv);
 }
 
-/* NCCL's channels across nodes for a node group: its search starts one channel per NIC (per NIC of every
- * tray of a rack-scale domain), at the NIC's rate as far as the GPU's PCIe link carries it in NCCL's figures
- * (src/graph/topo.cc kvDictPciGen: a Gen4 x16 link is 24 GB/s, 0.76 of its 31.5, Gen5 48), and
- * ncclTopoDupChannels (src/graph/search.cc, NCCL 2.12-2.23) doubles them when a channel carries 25 GB/s or
- * more, except on Hopper and later below 50 GB/s with more than 4 channels. So 8 A100s' 200 Gb/s NICs are 8
- * channels of 24 GB/s, 8 H100s' 400 Gb/s NICs 8 of 48, one 400 Gb/s NIC on an H100 node 2 of 24. */
-static int channels(const hs_node_group *ng)
+/* What NCCL's topology search starts from for a node group (sim/coll/nccl_search.h): its NICs (those of every
+ * tray of a rack-scale domain) and the rate of a GPU's path to its NIC in NCCL's figures, the NIC's or, when
+ * lower, the GPU's PCIe link at NCCL's rate (src/graph/topo.cc kvDictPciGen, width x speed / 80: a
+ * Gen3 x16 link is 12 GB/s, Gen4 24, Gen5 48, 24/31.5 of each generation's raw rate). */
+static void nic_path(const hs_node_group *ng, int *nics, double *bw)
 {
-	int nch = ng->nics_per_node * (ng->nodes_per_domain > 0 ? ng->nodes_per_domain : 1);
-	double pci = 0.76 * ng->pcie_bw;
-	double bw = (ng->nic_bw < pci ? ng->nic_bw : pci) / 1e9;
-	int hopper = ng->gpu.arch == HS_ARCH_HOPPER || ng->gpu.arch == HS_ARCH_BLACKWELL;
-	if (bw >= 25 && !(hopper && bw < 50 && nch > 4))
-		nch *= 2;
-	return nch;
+	*nics = ng->nics_per_node * (ng->nodes_per_domain > 0 ? ng->nodes_per_domain : 1);
+	double pci = 24.0 / 31.5 * ng->pcie_bw;
+	*bw = ng->nic_bw < pci ? ng->nic_bw : pci;
 }
 
 /* An explicit graph: the listed links are the only ones (no scale-up, no NICs), so every rank is its own
@@ -287,9 +281,13 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 			g->inswitch_up = 0;
 		if (i == 0 || (int)ng->gpu.arch < g->arch)
 			g->arch = (int)ng->gpu.arch;
-		int nch = channels(ng);
-		if (i == 0 || nch < g->nch)
-			g->nch = nch;
+		int nics;
+		double path;
+		nic_path(ng, &nics, &path);
+		if (i == 0 || nics < g->nics)
+			g->nics = nics;
+		if (i == 0 || path < g->nic_path)
+			g->nic_path = path;
 		double eff = hs_coll_nvls_efficiency(&ng->gpu);
 		if (eff < g->nvls_eff)
 			g->nvls_eff = eff;
@@ -313,7 +311,7 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 		i = j;
 	}
 	if (g->nnodes == 1)
-		g->nch = 0;
+		g->nics = 0;
 	p2p_pairs(g, c, ranks, n);
 	if (f->props->layout == HS_OUT_EXPLICIT && n > 1) {
 		free(nodes);

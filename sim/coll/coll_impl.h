@@ -38,8 +38,9 @@ typedef struct hs_coll_grp {
 	double nvls_eff;  /* fraction of the scale-up bandwidth NVLS's multimem operations reach (min over nodes;
 			   * hs_coll_nvls_efficiency) */
 	int inswitch_net; /* the fabric can reduce in the switch (SHARP) */
-	int nch;          /* across nodes: NCCL's channels (one per NIC, doubled at 25 GB/s a channel: coll.c),
-			   * min over nodes; 0 inside one node */
+	int nics;         /* across nodes: NICs per scale-up domain (min over nodes); 0 inside one node */
+	double nic_path;  /* bytes/s of a GPU's path to its NIC in NCCL's figures (coll.c nic_path; min over nodes),
+			   * what NCCL's search starts from (sim/coll/nccl_search.h) */
 	int arch;         /* the oldest architecture among the group's devices (enum hs_arch) */
 	int nccl_ver;     /* the cluster's NCCL release, major*100 + minor; 0: the newest modelled (nccl_tuner.h) */
 	int host_bounce;  /* some node's ranks reach each other only through host memory (PCIe without P2P) */
@@ -63,6 +64,10 @@ typedef struct hs_coll_algo_ops {
 
 extern const hs_coll_algo_ops hs_coll_ring, hs_coll_tree, hs_coll_hd, hs_coll_direct, hs_coll_hier,
 	hs_coll_inswitch, hs_coll_nvls, hs_coll_nvls_tree;
+
+/* The tree's bandwidth terms on the group, seconds per byte of the message (sim/coll/coll_tree.c): the intra-node
+ * chain's over the scale-up and the NICs'; the closed form's bandwidth time is S x the larger. */
+void hs_coll_tree_terms(const hs_coll_grp *g, double *t_up, double *t_net);
 
 /* Bandwidth time of phases phase[0..n-1] (seconds each for the whole message, without latencies: the caller
  * adds the fill's latencies once, as NCCL's 8 steps in flight per connection hide the rest), phase k on

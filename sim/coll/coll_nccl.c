@@ -1,15 +1,18 @@
 /* NCCL's cost model over our physical links (sim/coll/coll_nccl.h). The structure follows NCCL's tuner
- * (src/graph/tuning.cc: time = latency + bytes / algorithm bandwidth, per algorithm and protocol); the
- * bandwidths come from the cluster's links rather than NCCL's topology search, the latencies are NCCL's.
- *
- * Latencies come by NCCL release (sim/coll/nccl_tuner.c, cluster.nccl.version). The cluster's release rates
- * the candidates, so the choice is that release's; the time charged uses the newest release's latencies,
- * each hop at least the cluster's own hop latency (scale-up, NIC and switches), since an older tuner's
- * constants decided what the old library ran, not how long a hop takes.
+ * (src/graph/tuning.cc: time = latency + bytes / algorithm bandwidth, per algorithm and protocol). What is rated
+ * (the choice) and what is charged (the time) are kept apart:
+ *   - rated: across nodes on NVLink scale-up, the tree and the ring's all-reduce as NCCL's tuner rates them, by
+ *     what its topology search finds (sim/coll/nccl_search.h: channels, bwIntra, bwInter; bwIntra on two nodes
+ *     or fewer); elsewhere, and for the other operations, by the closed form on the cluster's links; with the
+ *     cluster's release's latencies and refinements;
+ *   - charged: every algorithm's closed form on the cluster's links, NCCL's protocol efficiencies and
+ *     per-channel limits, and the newest release's latencies, each hop at least the cluster's own hop latency
+ *     (scale-up, NIC and switches), since an older tuner's constants decided what the old library ran, not how
+ *     long a hop takes.
  * Other constants (NCCL 2.12-2.29 src/graph/tuning.cc and src/graph/topo.h; none fitted to logs):
  *   LL moves 8 bytes per 16 (data + flag) and needs a round of polling: ring LL runs at 1/4 of the link
  *   (1/3 inside a node for gathers), tree LL at 1/3.8; LL128 moves 120 of 128 bytes: 0.92 (0.7 when one
- *   rank per node sends and receives through the same NIC); the tree reaches 0.9 of its links.
+ *   rank per node sends and receives through the same NIC); NCCL rates the tree at .92 of its graph.
  *   Link efficiency of NCCL's copies (topo.h's per-link speeds against the raw link): NVLink 20 of 25 GB/s
  *   per link (0.8), PCIe Gen3 x16 12 of 15.75 GB/s (0.76), network 0.92 (NIC goodput after headers).
  *   LL128 is enabled only on NVLink, as NCCL enables it by default.
@@ -25,6 +28,7 @@
 
 #include "calib/fabric.h"
 #include "sim/coll/coll_impl.h"
+#include "sim/coll/nccl_search.h"
 #include "sim/coll/nccl_tuner.h"
 
 enum { P_LL = HS_NCCL_LL, P_LL128 = HS_NCCL_LL128, P_SIMPLE = HS_NCCL_SIMPLE };
@@ -165,11 +169,11 @@ static double proto_bw(const hs_coll_grp *g, enum hs_coll_op op, enum hs_coll_al
 		if (g->up_pcie || g->host_bounce)
 			return 0;
 		if (a == HS_ALGO_TREE)
-			return g->nnodes == 1 ? 7.0 / 9.0 : 0.915;
+			return 1; /* enabled; the tree's factors are in tree_rating and tree_charged */
 		return g->ppn < 2 ? 0.7 : 0.92;
 	}
 	if (a == HS_ALGO_TREE)
-		return 1 / 3.8;
+		return 1;
 	int reduce_like = g->nnodes > 1 || op == HS_COLL_ALL_REDUCE || op == HS_COLL_REDUCE;
 	return reduce_like ? 0.25 : 1.0 / 3.0;
 }
@@ -195,7 +199,7 @@ static double tree_correction(int p, double bytes)
 /* NCCL's per-channel bus bandwidth limits across nodes, bytes/s (tuning.cc perChMaxTreeBws,
  * perChMaxTreeLL128Bws, perChMaxRingLL128Bws, identical in NCCL 2.12.12, 2.19.3 and 2.23.4), by compute
  * capability (Volta and older, Ampere and Ada (sm_80-89), Hopper and later) and node count (2 nodes, more).
- * Applied across nodes with hs_coll_grp.nch channels (one per NIC, doubled as NCCL doubles them: coll.c). */
+ * Applied across nodes with the channels of NCCL's search (sim/coll/nccl_search.h). */
 static const double tree_cap[3][2] = {{18.5e9, 10.0e9}, {23.6e9, 17.8e9}, {41.4e9, 36.0e9}};
 static const double tree_ll128_cap[3][2] = {{20e9, 20e9}, {20e9, 20e9}, {36.7e9, 29.0e9}};
 static const double ring_ll128_cap[3] = {20e9, 20e9, 36.7e9};
@@ -255,73 +259,173 @@ static int nccl_has(const hs_coll_grp *g, enum hs_coll_algo a, enum hs_coll_op o
 /* NCCL's "plateau effect of ring" (tuning.cc, ncclTopoGetAlgoTime): an inter-node Simple ring all-reduce pays
  * more latency past a size. Before 2.18, 1.9x from nRanks/16 x 64 KiB; from 2.18, from 64 bytes per channel
  * and rank, 1.4x on compute capability 8.0 and later, 1.9x below. The factor on the latency. */
-static double plateau(const hs_nccl_tuner *T, const hs_coll_grp *g, enum hs_coll_op op, enum hs_coll_algo a, int p,
-		      double S)
+static double plateau(const hs_nccl_tuner *T, const hs_coll_grp *g, int nch, enum hs_coll_op op, enum hs_coll_algo a,
+		      int p, double S)
 {
 	if (a != HS_ALGO_RING || p != P_SIMPLE || g->nnodes <= 1 || op != HS_COLL_ALL_REDUCE)
 		return 1;
 	if (!T->plateau_v2)
 		return S >= g->n / 16.0 * 65536 ? 1.9 : 1;
-	return S / ((g->nch > 0 ? g->nch : 1) * (double)g->n) >= 64 ? (cc_index(g) >= 1 ? 1.4 : 1.9) : 1;
+	return S / ((nch > 0 ? nch : 1) * (double)g->n) >= 64 ? (cc_index(g) >= 1 ? 1.4 : 1.9) : 1;
+}
+
+/* A group as NCCL's tuner sees it: the group, its links as NCCL's copies reach them, and what NCCL's topology
+ * search finds on it across nodes (sim/coll/nccl_search.h; channels 0 inside one node or where the search does
+ * not apply: explicit graphs, PCIe scale-up). */
+typedef struct nccl_view {
+	const hs_coll_grp *g, *e;
+	hs_nccl_graph ring, tree;
+} nccl_view;
+
+static void view_init(nccl_view *v, const hs_coll_grp *g, const hs_coll_grp *e)
+{
+	memset(v, 0, sizeof *v);
+	v->g = g, v->e = e;
+	/* The search's view rates the tree and the ring where NCCL's copies go over NVLink, the case its speed
+	 * arrays are for; on PCIe scale-up (with host-memory bounce where P2P is off) NCCL's figures are not what
+	 * the copies reach: both keep their closed forms' rating there (the fallback of tree_rating) */
+	if (g->nnodes > 1 && !g->xgraph && !g->up_pcie && !g->host_bounce) {
+		/* the intra-node links in NCCL's figures (topo.h: NVLink 20 of 25 GB/s a link, PCIe 0.76) */
+		hs_nccl_search_in in = {g->nccl_ver, g->arch, g->nics, g->nic_path, g->bw_up * EFF_NVLINK, g->ppn};
+		hs_nccl_search(&in, &v->ring, &v->tree);
+	}
+}
+
+/* What NCCL's tuner rates the tree at, as bus bandwidth (tuning.cc, ncclTopoTuneModel; the algorithm bandwidth
+ * is half of it, ratio .5): across nodes the search's channels x bwIntra on two nodes or fewer, x bwInter on
+ * more; inside one node the chain's link (the search's intra-node graph is not modelled). Then its refinements:
+ * 2.12-2.17 hold any bus bandwidth on compute capability 8.0 at 235 GB/s; x.92 and at most perChMaxTreeBw per
+ * channel; the plain TREE pattern x.85 (from 2.18); LL /3.8; LL128 x7/9 on one node, x120/128 across, at most
+ * perChMaxTreeLL128Bw per channel. */
+static double tree_rating(const nccl_view *v, int p)
+{
+	const hs_coll_grp *g = v->g, *e = v->e;
+	const hs_nccl_tuner *T = hs_nccl_tuner_for(g->nccl_ver);
+	int nch = v->tree.nch;
+	double bus;
+	if (nch > 0)
+		bus = nch * (g->nnodes <= 2 ? v->tree.bw_intra : v->tree.bw_inter);
+	else {
+		/* one node, or no search (an explicit graph, PCIe scale-up): the slowest per-GPU link of the tree's
+		 * path, across nodes as the closed form's route-aware share sees it */
+		bus = e->ppn > 1 ? e->bw_up : INFINITY;
+		double net = e->nnodes == 2 ? 2 * e->bw_tree : e->bw_tree;
+		if (e->nnodes > 1 && net < bus)
+			bus = net;
+	}
+	if (T->sm80_cap > 0 && g->arch == HS_ARCH_AMPERE && bus > T->sm80_cap)
+		bus = T->sm80_cap;
+	bus *= 0.92;
+	if (nch > 0 && bus > nch * cap_tree(g))
+		bus = nch * cap_tree(g);
+	if (v->tree.tree_pattern && T->tree_pattern_x085)
+		bus *= 0.85;
+	if (p == P_LL)
+		bus /= 3.8;
+	if (p == P_LL128) {
+		bus *= g->nnodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0;
+		if (nch > 0 && bus > nch * cap_ll128(g, 1))
+			bus = nch * cap_ll128(g, 1);
+	}
+	return bus;
+}
+
+/* What NCCL's tuner rates the ring's all-reduce at across nodes, as algorithm bandwidth (tuning.cc): nChannels x
+ * the search's speed (bwIntra = bwInter for a ring); 2.12-2.17's 235 GB/s on compute capability 8.0; LL x1/4;
+ * LL128 x0.92 (0.7 with one rank per node), at most perChMaxRingLL128Bw per channel; times nRanks / (2 (nRanks -
+ * 1)). llMaxBw (LL's cap by CPU vendor) is not modelled. */
+static double ring_rating(const nccl_view *v, int p)
+{
+	const hs_coll_grp *g = v->g;
+	const hs_nccl_tuner *T = hs_nccl_tuner_for(g->nccl_ver);
+	int nch = v->ring.nch, n = g->n;
+	double bus = nch * v->ring.bw_inter;
+	if (T->sm80_cap > 0 && g->arch == HS_ARCH_AMPERE && bus > T->sm80_cap)
+		bus = T->sm80_cap;
+	if (p == P_LL)
+		bus /= 4;
+	if (p == P_LL128) {
+		bus *= g->ppn < 2 ? 0.7 : 0.92;
+		if (bus > nch * cap_ll128(g, 0))
+			bus = nch * cap_ll128(g, 0);
+	}
+	return bus * n / (2.0 * (n - 1));
+}
+
+/* The tree's bandwidth time as charged: the closed form's (sim/coll/coll_tree.c, `tb` seconds for S on the
+ * group's links as NCCL reaches them) in bus bandwidth 2 S / tb, then what NCCL's kernels reach of it: at most
+ * perChMaxTreeBw per channel of the search, LL /3.8, LL128 each link at the efficiency NCCL gives it there
+ * (tuning.cc: 7/9 for an NVLink chain, its one-node figure; 120/128 on the network), the slower of the two
+ * terms binding, and at most perChMaxTreeLL128Bw per channel, and the size correction (treeCorrectionFactor). No .92: the links' own
+ * efficiencies (EFF_*) are already in the closed form. */
+static double tree_charged(const nccl_view *v, int p, double S, double tb)
+{
+	const hs_coll_grp *g = v->g;
+	int nch = v->tree.nch;
+	if (p == P_LL128) { /* each link at LL128's efficiency on it */
+		double t_up, t_net;
+		hs_coll_tree_terms(v->e, &t_up, &t_net);
+		t_up *= 9.0 / 7.0, t_net *= 128.0 / 120.0;
+		tb = S * (t_up > t_net ? t_up : t_net);
+	}
+	double bus = tb > 0 ? 2 * S / tb : INFINITY;
+	if (nch > 0 && bus > nch * cap_tree(g))
+		bus = nch * cap_tree(g);
+	if (p == P_LL)
+		bus /= 3.8;
+	if (p == P_LL128 && nch > 0 && bus > nch * cap_ll128(g, 1))
+		bus = nch * cap_ll128(g, 1);
+	return S / (0.5 * bus * tree_correction(p, S));
 }
 
 /* One (algorithm, protocol): returns the time NCCL's tuner rates it at, for the choice; *time_out the time
  * predicted (see below). */
-static double one(const hs_coll_grp *g, const hs_coll_grp *e, enum hs_coll_op op, enum hs_coll_algo a, int p,
-		  double S, double *lat_out, double *bw_out, double *time_out)
+static double one(const nccl_view *v, enum hs_coll_op op, enum hs_coll_algo a, int p, double S, double *lat_out,
+		  double *bw_out, double *time_out)
 {
+	const hs_coll_grp *g = v->g, *e = v->e;
 	double f = proto_bw(g, op, a, p);
 	if (f <= 0)
 		return INFINITY;
 	enum hs_coll_algo ran;
-	double tb = hs_coll_grp_time(e, op, a, S, &ran);
+	double tb = hs_coll_grp_time(e, op, a, S, &ran), tb_rate;
+	int nch = v->ring.nch;
 	if (ran == HS_ALGO_TREE) {
-		/* NCCL's tuner rates a tree at half its bus bandwidth times 0.9 (ratio .5 in tuning.cc), the bus
-		 * bandwidth being the slowest per-GPU link of the path, whatever the node count (across nodes the
-		 * tree's route-aware share) */
-		double B = INFINITY;
-		if (e->ppn > 1)
-			B = e->bw_up;
-		/* On two nodes each tree is one edge and a node's NICs carry half of what they carry on more nodes:
-		 * NCCL rates the tree by its intra-node bandwidth there (tuning.cc: bw = nNodes <= 2 ? bwIntra :
-		 * bwInter), which its search raises up to twice the NICs' (search.cc, pass 2, "increase bwIntra for
-		 * trees (2 nodes or collnet)") */
-		double net = e->nnodes == 2 ? 2 * e->bw_tree : e->bw_tree;
-		if (e->nnodes > 1 && net < B)
-			B = net;
-		double bus = 0.9 * B;
-		if (g->nch > 0 && bus > g->nch * cap_tree(g))
-			bus = g->nch * cap_tree(g);
-		bus *= f;
-		if (p == P_LL128 && g->nch > 0 && bus > g->nch * cap_ll128(g, 1))
-			bus = g->nch * cap_ll128(g, 1);
-		tb = S / (0.5 * bus * tree_correction(p, S));
+		/* the tree is rated as NCCL's tuner rates it, by its search's graph, and charged by the closed form */
+		tb_rate = S / (0.5 * tree_rating(v, p) * tree_correction(p, S));
+		tb = tree_charged(v, p, S, tb);
 	} else {
 		tb /= f;
 		/* NCCL's per-channel limit on the ring's LL128 bus bandwidth, as busbw = S / tb / ratio */
-		if (ran == HS_ALGO_RING && p == P_LL128 && g->nch > 0) {
+		if (ran == HS_ALGO_RING && p == P_LL128 && nch > 0) {
 			int n = g->n;
 			double steps = op == HS_COLL_ALL_REDUCE ? 2.0 * (n - 1)
 				       : op == HS_COLL_ALL_GATHER || op == HS_COLL_REDUCE_SCATTER ? n - 1.0
 													 : n;
-			double tmin = S * steps / n / (g->nch * cap_ll128(g, 0));
+			double tmin = S * steps / n / (nch * cap_ll128(g, 0));
 			if (tb < tmin)
 				tb = tmin;
 		}
+		/* Where NCCL weighs the ring against the tree (all-reduce across nodes) both are rated by their graphs,
+		 * so that the choice compares like with like (a one-NIC node holds every node to one channel, a
+		 * fabric NCCL does not see slows neither). The other operations run only as rings and keep the closed
+		 * form's rating for their protocol: rated by the graph too, a 1 MiB broadcast on 2 x 8 H100 took
+		 * longer with more bandwidth (nccl_auto_monotonic), since what is charged is the closed form. */
+		tb_rate = ran == HS_ALGO_RING && op == HS_COLL_ALL_REDUCE && v->ring.nch > 0 ? S / ring_rating(v, p) : tb;
 	}
 	/* Two latencies: the cluster's release rates the candidates, as that release chooses; the time charged is
 	 * the newest release's, NVIDIA's latest estimate of what the hardware takes. An older tuner's constants
 	 * decided what the old library ran, not how fast the links were. */
 	const hs_nccl_tuner *Tv = hs_nccl_tuner_for(g->nccl_ver), *Tn = hs_nccl_tuner_for(0);
-	double rate = latency(Tv, g, op, ran, p, 1) * plateau(Tv, g, op, ran, p, S);
-	double lat = latency(Tn, g, op, ran, p, 1) * plateau(Tn, g, op, ran, p, S);
+	double rate = latency(Tv, g, op, ran, p, 1) * plateau(Tv, g, nch, op, ran, p, S);
+	double lat = latency(Tn, g, op, ran, p, 1) * plateau(Tn, g, nch, op, ran, p, S);
 	if (lat_out)
 		*lat_out = lat;
 	if (bw_out)
 		*bw_out = tb > 0 ? S / tb : INFINITY;
 	if (time_out)
 		*time_out = lat + tb;
-	return rate + tb;
+	return rate + tb_rate;
 }
 
 /* NCCL's choice on a summarised group: for every enabled (algorithm, protocol) its time, the fastest wins.
@@ -336,6 +440,8 @@ static double choose(const hs_coll_grp *g, enum hs_coll_op op, enum hs_coll_algo
 	if (algo == HS_ALGO_FASTEST)
 		algo = hs_coll_grp_resolve(g, op, HS_ALGO_FASTEST, bytes);
 	hs_coll_grp e = effective(g, op);
+	nccl_view v;
+	view_init(&v, g, &e);
 	double best = INFINITY, blat = 0, bbw = 0, btime = 0;
 	enum hs_coll_algo ba = hs_coll_default_algo(op);
 	int bp = P_SIMPLE;
@@ -353,14 +459,14 @@ static double choose(const hs_coll_grp *g, enum hs_coll_op op, enum hs_coll_algo
 			if (proto != HS_PROTO_AUTO && p != (int)proto - 1)
 				continue;
 			double lat, bw, tt;
-			double t = one(g, &e, op, run, p, bytes, &lat, &bw, &tt);
+			double t = one(&v, op, run, p, bytes, &lat, &bw, &tt);
 			if (t < best) {
 				best = t, blat = lat, bbw = bw, ba = run, bp = p, btime = tt;
 			}
 		}
 	}
 	if (!isfinite(best)) /* e.g. LL128 asked for on PCIe: run Simple */
-		best = one(g, &e, op, ba, P_SIMPLE, bytes, &blat, &bbw, &btime), bp = P_SIMPLE;
+		best = one(&v, op, ba, P_SIMPLE, bytes, &blat, &bbw, &btime), bp = P_SIMPLE;
 	if (choice)
 		*choice = (hs_coll_choice){ba, (enum hs_coll_proto)(bp + 1), blat, bbw};
 	return btime;

@@ -18,14 +18,21 @@ static int supports(const hs_coll_grp *g, enum hs_coll_op op)
 	return op == HS_COLL_ALL_REDUCE && !(g->xgraph && !g->xtree);
 }
 
+void hs_coll_tree_terms(const hs_coll_grp *g, double *t_up, double *t_net)
+{
+	int p = g->ppn, N = g->nnodes;
+	*t_up = p >= 3 ? 2 / g->bw_up : p == 2 ? 1 / g->bw_up : 0;
+	*t_net = N > 2 ? 2 / g->bw_tree : N == 2 ? 1 / g->bw_tree : 0;
+}
+
 static double tree_time(const hs_coll_grp *g, enum hs_coll_op op, double S)
 {
 	(void)op;
 	int p = g->ppn, N = g->nnodes;
 	double lat = 2.0 * ((p - 1) * g->lat_up + (N > 1 ? ceil(log2((double)N)) * g->lat_net : 0));
-	double t_up = p >= 3 ? 2 * S / g->bw_up : p == 2 ? S / g->bw_up : 0;
-	double t_net = N > 2 ? 2 * S / g->bw_tree : N == 2 ? S / g->bw_tree : 0;
-	return lat + (t_up > t_net ? t_up : t_net);
+	double t_up, t_net;
+	hs_coll_tree_terms(g, &t_up, &t_net);
+	return lat + S * (t_up > t_net ? t_up : t_net);
 }
 
 /* Parent of node x in NCCL's btree over N nodes (-1 for the root, node 0). Node x > 0 with lowest set bit

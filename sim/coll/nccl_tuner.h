@@ -33,6 +33,11 @@ typedef struct hs_nccl_tuner {
 	int ll_intra_x18;
 	/* from 2.23: with one rank per node a ring's network hop is charged the tree's */
 	int ppn1_tree_net;
+	/* to 2.17: any bus bandwidth is held at 235 GB/s on compute capability 8.0 ("if (compCap80) busBw =
+	 * std::min(busBw, 235.0f)"), bytes/s; 0: no such limit */
+	double sm80_cap;
+	/* from 2.18: a tree of NCCL's plain TREE pattern (one GPU per node) is rated x0.85 */
+	int tree_pattern_x085;
 } hs_nccl_tuner;
 
 /* The oldest and newest releases the table covers (topology/cluster.c refuses a cluster.nccl.version before
