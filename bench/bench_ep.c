@@ -78,9 +78,16 @@ static int one(const char *ecmp, double *cpu)
 	return 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	double a, b;
+	if (argc > 1) { /* one routing only (profiling): bench_ep dmodk | hash */
+		if (strcmp(argv[1], "dmodk") && strcmp(argv[1], "hash")) {
+			fprintf(stderr, "usage: bench_ep [dmodk | hash]\n");
+			return 2;
+		}
+		return one(argv[1], &a) ? 1 : 0;
+	}
 	printf("DeepSeek-style EP step, 512 H100, EP 64 PP 8, flow fidelity (target: under 5 s of CPU)\n");
 	if (one("dmodk", &a) || one("hash", &b))
 		return 1;

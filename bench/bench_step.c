@@ -3,7 +3,8 @@
  * fidelity under 60 s, both under 4 GiB of peak RSS (getrusage). Three runs: analytical with symmetry (one
  * representative rank per pipeline stage, the default), analytical with every data-parallel replica simulated
  * (2,048 representatives whose gradient collectives rendezvous), and flow (the data-parallel collectives and
- * pipeline sends as flows on the rail-optimised fat-tree's links). Exits 1 when a target is missed.
+ * pipeline sends as flows on the rail-optimised fat-tree's links), and flow again on a 3-tier fat-tree with
+ * `ecmp: dmodk` (issue 22: under 10 s). Exits 1 when a target is missed.
  *
  * The 126 layers are split over the 16 stages as Meta did (7, 14 x 8, 7: the first and last stages also hold
  * the embedding and the output head). */
@@ -27,7 +28,7 @@ static const char *scn =
 	"      gpu: H100-SXM-80GB\n"
 	"      scaleup: {kind: nvswitch, bandwidth: 450 GB/s, latency: 2 us}\n"
 	"      nic: {bandwidth: 400 Gb/s, per_node: 8, latency: 3 us}\n"
-	"  fabric: {kind: rail-optimized, tiers: 3, oversubscription: 1, latency: 1 us}\n"
+	"  fabric: {kind: %s, tiers: 3, oversubscription: 1, latency: 1 us%s}\n"
 	"model: llama3.1-405b\n"
 	"training: {seq_len: 8192, global_batch: 2048, micro_batch: 1, precision: bf16, optimizer: adam}\n"
 	"parallelism: {tp: 8, pp: 16, dp: 128, zero: 1, recompute: selective, sequence_parallel: true,\n"
@@ -41,6 +42,14 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* CPU seconds of the process (what the targets are judged by: they hold on a busy machine, wall time does not) */
+static double cpu_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 static double rss_gib(void)
 {
 	struct rusage ru;
@@ -48,12 +57,18 @@ static double rss_gib(void)
 	return ru.ru_maxrss / (1024.0 * 1024.0); /* ru_maxrss is KiB on Linux */
 }
 
-static int one(int symmetry, const char *fidelity, double limit_s, int *ok)
+/* The fabrics: the rail-optimised one of the runs above, and a 3-tier fat-tree (radix 64: pods of 128 nodes,
+ * one DP group's 128 nodes a pod) with destination-mod-k routing, under which the DP rings' hops fall into
+ * symmetry classes (docs/topology.md `ecmp`); with the default hashed ECMP they do not and the step takes
+ * minutes (docs/collectives.md). */
+static const char *const fabrics[][2] = {{"rail-optimized", ""}, {"fat-tree", ", ecmp: dmodk"}};
+
+static int one(int symmetry, const char *fidelity, int fabric, double limit_s, int *ok)
 {
 	hs_err err = {0};
-	double t0 = now_s();
+	double t0 = now_s(), c0 = cpu_s();
 	char text[4096];
-	snprintf(text, sizeof text, scn, fidelity);
+	snprintf(text, sizeof text, scn, fabrics[fabric][0], fabrics[fabric][1], fidelity);
 	hs_ydoc *doc = hs_yaml_load_string(text, strlen(text), "bench_step", &err);
 	hs_scenario *s = doc ? hs_scenario_from_doc(doc, "bench_step", &err) : NULL;
 	if (!s) {
@@ -74,13 +89,13 @@ static int one(int symmetry, const char *fidelity, double limit_s, int *ok)
 		hs_scenario_free(s);
 		return -1;
 	}
-	double t2 = now_s(), rss = rss_gib();
-	int good = t2 - t0 < limit_s && rss < 4.0;
+	double t2 = now_s(), cpu = cpu_s() - c0, rss = rss_gib();
+	int good = cpu < limit_s && rss < 4.0;
 	*ok &= good;
-	printf("%-10s %-9s reps %5d  tasks %8zu  build %.3f s  simulate %.3f s  total %.3f s  peak RSS %.3f GiB  "
-	       "step %.3f s  MFU %.1f%%  events %llu  %s (target < %.0f s, < 4 GiB)\n",
-	       fidelity, symmetry ? "symmetric" : "replicas", b.graph.nreps, b.graph.ntasks, t1 - t0, t2 - t1, t2 - t0,
-	       rss, r.step_time_s, 100 * r.mfu, (unsigned long long)r.events, good ? "ok" : "MISSED", limit_s);
+	printf("%-10s %-9s %-14s reps %5d  tasks %8zu  build %.3f s  simulate %.3f s  total %.3f s  CPU %.3f s  peak RSS %.3f GiB  "
+	       "step %.3f s  MFU %.1f%%  events %llu  %s (target < %.0f s of CPU, < 4 GiB)\n",
+	       fidelity, symmetry ? "symmetric" : "replicas", fabric ? "fat-tree dmodk" : "rail-optimized", b.graph.nreps, b.graph.ntasks, t1 - t0, t2 - t1, t2 - t0,
+	       cpu, rss, r.step_time_s, 100 * r.mfu, (unsigned long long)r.events, good ? "ok" : "MISSED", limit_s);
 	hs_result_free(&r);
 	hs_build_free(&b);
 	hs_scenario_free(s);
@@ -91,7 +106,8 @@ int main(void)
 {
 	int ok = 1;
 	printf("Llama-3.1-405B, 16384 H100, TP8 PP16 DP128, seq 8192, batch 2048 (peak RSS is the process's so far)\n");
-	if (one(1, "analytical", 1.0, &ok) || one(0, "analytical", 1.0, &ok) || one(1, "flow", 60.0, &ok))
+	if (one(1, "analytical", 0, 1.0, &ok) || one(0, "analytical", 0, 1.0, &ok) || one(1, "flow", 0, 60.0, &ok) ||
+	    one(1, "flow", 1, 10.0, &ok))
 		return 1;
 	return ok ? 0 : 1;
 }

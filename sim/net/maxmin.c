@@ -426,14 +426,25 @@ static size_t check(hs_maxmin *mm)
 			k->amn = f->rate > k->amn ? f->rate : k->amn;
 		}
 	}
-	/* (a) a bottleneck of A's with a faster flow outside A */
+	/* (a) a bottleneck of A's with a faster flow outside A. The link's bound ub on its flows' rates rules it
+	 * out without a visit when it is no more than the share (the flows outside A kept their rates, which it
+	 * bounds); a visit makes the bound exact again, counting A's flows at their rates before and after, either
+	 * of which they may keep (settle raises it with the rate a flow takes). Before, every such link's flows
+	 * were visited: in bench_ep's EP step as many visits as the fills' own. */
 	for (int b = 0; b < mm->nbn; b++) {
 		hs_maxmin_link *k = &mm->lk[mm->bn[b]];
+		if (k->ub <= k->bx * (1 + VTOL))
+			continue;
+		double ub = 0;
 		for (int j = 0; j < k->n; j++) {
 			int id = k->e[j].f;
-			if (!mm->fl[id].mark && mm->fl[id].rate > k->bx * (1 + VTOL))
+			const hs_maxmin_flow *g = &mm->fl[id];
+			double r = g->mark && g->old > g->rate ? g->old : g->rate;
+			ub = r > ub ? r : ub;
+			if (!g->mark && g->rate > k->bx * (1 + VTOL))
 				join(mm, id, &added);
 		}
+		k->ub = ub;
 	}
 	/* (b) a flow outside A that lost its bottleneck where A's rates moved */
 	for (size_t i = 0; i < mm->ninv; i++) {

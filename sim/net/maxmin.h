@@ -69,6 +69,8 @@ typedef struct hs_maxmin_link {
 	double amo, amn; /* fastest flow of A before, after */
 	double mrate;   /* fastest flow, at check mstamp */
 	int mstamp, chg;
+	double ub;      /* >= the rate of every flow on the link: raised as rates are taken (hs_maxmin_settle),
+	                 * made exact when check (a) visits the link (maxmin.c) */
 	int twin;       /* >= 0: carries exactly the flows of that link, at its bandwidth (the model's find_twins
 	                 * sets it); no flow enters this one */
 } hs_maxmin_link;
@@ -169,19 +171,20 @@ static inline void hs_maxmin_mark_dirty(hs_maxmin *mm, int l)
 static inline int hs_maxmin_settle(hs_maxmin *mm, hs_maxmin_flow *f, int timed)
 {
 	f->mark = 0;
+	const hs_maxmin_hop *h = hs_maxmin_hops(f);
 	/* Same rate, to RATE_EPS: the flow keeps its rate and the finish time set with it, and nothing
 	 * moves. The filling reaches a share by other sums when other flows are in A, so a rate that
 	 * has not moved comes back a few ulps off; in a 64-rank all-to-all 60% of the flows a
 	 * recompute visits come back so, 15% exactly equal, 25% moved. Keeping the old rate leaves a
 	 * link's flows over its capacity by at most RATE_EPS of it. */
 	if (timed && fabs(f->rate - f->old) <= HS_MAXMIN_RATE_EPS * f->old) {
-		f->rate = f->old;
+		f->rate = f->old; /* a rate it had: within every link's ub already (maxmin.c, check (a)) */
 		return 0;
 	}
-	const hs_maxmin_hop *h = hs_maxmin_hops(f);
 	for (int i = 0; i < f->nl; i++) {
 		hs_maxmin_link *k = &mm->lk[h[i].l];
 		k->load += hs_maxmin_part(k, f->rate, h[i].coef) - hs_maxmin_part(k, f->old, h[i].coef);
+		k->ub = f->rate > k->ub ? f->rate : k->ub;
 	}
 	if (!mm->exact && fabs(f->rate - f->old) > HS_MAXMIN_RATE_EPS * f->rate)
 		for (int i = 0; i < f->nl; i++) {
