@@ -86,6 +86,9 @@ void hs_build_free(hs_build *b)
 	if (!b)
 		return;
 	hs_graph_free(&b->graph);
+	free(b->alias);
+	b->alias = NULL;
+	b->nalias = 0;
 	free(b->stages);
 	b->stages = NULL;
 	hs_partition_free(&b->part);
@@ -314,6 +317,66 @@ static void build_oplists(struct ctx *c)
 			ops_chunk(c, s, k, HS_PH_BWD_WEIGHT, 0, n8);
 			store(c, c->bwt, idx);
 		}
+}
+
+/* Do the lists of (stage s, chunk k) and (stage t, chunk j) hold the same ops? They do when both chunks hold
+ * the embedding or neither, the head or neither, and the same kinds of layers in the same order: ops_chunk
+ * and build_oplists build a chunk's lists from nothing else (with the memo, a layer's ops from its kind). */
+static int same_lists(const struct ctx *c, int s, int k, int t, int j)
+{
+	int a = gchunk_of(c, s, k), b = gchunk_of(c, t, j), last = c->nchunks - 1;
+	if ((a == 0) != (b == 0) || (a == last) != (b == last) || c->cl[a] != c->cl[b])
+		return 0;
+	const hs_model *m = c->s->model;
+	for (int i = 0; i < c->cl[a]; i++) {
+		int la = c->cf[a] + i, lb = c->cf[b] + i;
+		if (hs_model_layer_mixer(m, la) != hs_model_layer_mixer(m, lb) ||
+		    (hs_model_layer_is_moe(m, la) != 0) != (hs_model_layer_is_moe(m, lb) != 0))
+			return 0;
+	}
+	return 1;
+}
+
+static void push_alias(struct ctx *c, const uint32_t *range, const uint32_t *canon)
+{
+	if (range[1] != canon[1] || range[1] == 0) /* never, by same_lists; an empty list needs no timing */
+		return;
+	hs_build *b = c->b;
+	b->alias = hs_xrealloc(b->alias, (b->nalias + 1) * sizeof *b->alias);
+	b->alias[b->nalias++] = (hs_op_alias){range[0], range[1], canon[0]};
+}
+
+/* With the memo: the lists of each (stage, chunk) that repeat an earlier (stage, chunk)'s, as aliases. */
+static void find_aliases(struct ctx *c)
+{
+	if (!c->memo)
+		return;
+	for (int s = 0; s < c->pp; s++)
+		for (int k = 0; k < c->v; k++) {
+			int idx = s * c->v + k, e = -1;
+			for (int q = 0; q < idx && e < 0; q++)
+				if (same_lists(c, s, k, q / c->v, q % c->v))
+					e = q;
+			if (e < 0)
+				continue;
+			push_alias(c, c->fwd[idx], c->fwd[e]);
+			push_alias(c, c->bwd[idx], c->bwd[e]);
+			push_alias(c, c->bin[idx], c->bin[e]);
+			push_alias(c, c->bwt[idx], c->bwt[e]);
+		}
+}
+
+uint32_t hs_build_op_canon(const hs_build *b, uint32_t first, uint32_t count)
+{
+	size_t lo = 0, hi = b->nalias;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (b->alias[mid].first < first)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < b->nalias && b->alias[lo].first == first && b->alias[lo].count == count ? b->alias[lo].canon : first;
 }
 
 /* Per-rep walk state. */
@@ -931,6 +994,7 @@ int hs_build_step(const hs_workload *s, hs_partition *part, int symmetry, hs_bui
 	double tokens = (double)s->train->global_batch * s->train->seq_len;
 	out->model_flops = hs_model_flops_per_step(s->model, tokens, s->train->seq_len, 1);
 	build_oplists(&c);
+	find_aliases(&c);
 
 	hs_graph *g = c.g;
 	int ndp = symmetry ? 1 : p->dp;
