@@ -636,8 +636,12 @@ void hs_exec_close(struct ex *x)
 	hs_rng_destroy(x->rng);
 }
 
-int hs_exec_open(struct ex *x, const hs_workload *s, const hs_simopts *o, const hs_build *b,
-		 hs_profile_cache *cache, double horizon_s, const hs_exec_share *share, hs_result *out, hs_err *err)
+/* hs_exec_open, with the event run's stream queues and successor lists (streams: 1) or without them (0: the
+ * closed-form step walks the graph in order and needs neither; hs_exec_step sets them up where it falls back
+ * to the event run). */
+static int exec_open(struct ex *x, const hs_workload *s, const hs_simopts *o, const hs_build *b,
+		     hs_profile_cache *cache, double horizon_s, const hs_exec_share *share, int streams, hs_result *out,
+		     hs_err *err)
 {
 	memset(out, 0, sizeof *out);
 	const hs_graph *g = &b->graph;
@@ -660,17 +664,19 @@ int hs_exec_open(struct ex *x, const hs_workload *s, const hs_simopts *o, const 
 	x->reps = hs_xcalloc((size_t)g->nreps, sizeof *x->reps);
 	out->reps = hs_xcalloc((size_t)g->nreps, sizeof *out->reps);
 	out->nreps = g->nreps;
-	/* distinct op ranges: at most 4 per (stage, chunk) (forward, backward, its input and weight halves) and
-	 * the optimizer per stage, on each node group; under half full. The table grows past that (a traced
-	 * graph's ranges), so this only saves zeroing a table many times too big, which was 8% of a sweep point. */
-	x->memocap = 16;
-	while (x->memocap < (size_t)(2 * (4 * s->par->pp * (s->par->vstages + 1) + s->par->pp + 8) *
+	/* distinct op ranges: about 3 per (stage, chunk) (forward and backward, or its input and weight halves,
+	 * and the bucket slices share the backward's) and the optimizer per stage, on each node group; under half
+	 * full. The table grows past that (zero-bubble schedules, traced graphs), so this only saves zeroing a
+	 * table many times too big, which was 8% of a sweep point. */
+	x->memocap = 64;
+	while (x->memocap < (size_t)(2 * (3 * s->par->pp * s->par->vstages + s->par->pp) *
 				     hs_cluster_ngroups(s->cluster)))
 		x->memocap *= 2;
 	x->memo = hs_xcalloc(x->memocap, sizeof *x->memo);
 	if (setup_reps(x, b, out))
 		return -1;
-	setup_streams(x);
+	if (streams)
+		setup_streams(x);
 	if (x->comm->open(x, err))
 		return -1;
 	setup_env_classes(x);
@@ -681,18 +687,29 @@ int hs_exec_open(struct ex *x, const hs_workload *s, const hs_simopts *o, const 
 	return 0;
 }
 
+int hs_exec_open(struct ex *x, const hs_workload *s, const hs_simopts *o, const hs_build *b,
+		 hs_profile_cache *cache, double horizon_s, const hs_exec_share *share, hs_result *out, hs_err *err)
+{
+	return exec_open(x, s, o, b, cache, horizon_s, share, 1, out, err);
+}
+
 int hs_exec_step(const hs_workload *s, const hs_simopts *o, const hs_build *b, hs_profile_cache *cache,
 		 double horizon_s, hs_result *out, hs_err *err)
 {
 	struct ex x;
 	int rc = -1;
-	if (hs_exec_open(&x, s, o, b, cache, horizon_s, NULL, out, err))
-		goto out;
 	/* packet fidelity's communication tasks are the packet model's and the flow network's: no closed step */
-	const char *why = o->closed_form && o->fidelity != HS_FID_PACKET ? hs_exec_closed_step(&x, out)
-					    : "not asked for";
+	int closed = o->closed_form && o->fidelity != HS_FID_PACKET;
+	/* the closed step needs no stream queues, but the network's in-layer lanes (comm_net.c) and the closed
+	 * forms' per-link bytes (comm_closed.c) read them: those set them up at open, as before */
+	int lazy = closed && o->fidelity == HS_FID_ANALYTICAL && !o->record_links;
+	if (exec_open(&x, s, o, b, cache, horizon_s, NULL, !lazy, out, err))
+		goto out;
+	const char *why = closed ? hs_exec_closed_step(&x, out) : "not asked for";
 	out->closed_form = why == NULL;
 	out->event_why = o->closed_form ? why : NULL;
+	if (why && lazy)
+		setup_streams(&x); /* the closed step left nothing accounted: the event run starts afresh */
 	if (why && run_steps(&x, out, err))
 		goto out;
 	x.comm->collect(&x, out);
