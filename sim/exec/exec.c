@@ -21,6 +21,7 @@
 #include "sim/coll/coll.h"
 #include "sim/exec/exec_impl.h"
 #include "sim/exec/plan.h"
+#include "sim/exec/range_cache.h"
 
 /* Communication by fidelity. Packet fidelity runs the collectives inside a scale-up domain on the packet
  * fabric model and the rest on the flow network (comm_packet.c). */
@@ -59,15 +60,15 @@ static size_t memo_slot(uint64_t key, uint32_t first, uint32_t count, size_t cap
 
 /* Where rep r's range [first, first + count) has the ops of a range that x->env_rep's rep times the same way:
  * that rep and range, when they are another key of the memo. */
-static int range_alias(struct ex *x, struct rep *r, int stage, uint32_t first, uint32_t count, struct rep **cr,
-		       int *cstage, uint32_t *cfirst)
+static int range_alias(struct ex *x, struct rep *r, int stage, const hs_op_range *or, uint32_t first,
+		       struct rep **cr, int *cstage, uint32_t *cfirst)
 {
 	if (!x->env_rep)
 		return 0;
 	int e = x->env_rep[r - x->reps];
 	*cr = &x->reps[e];
 	*cstage = x->g->reps[e].stage;
-	*cfirst = hs_build_op_canon(x->b, first, count);
+	*cfirst = or ? or->canon : first;
 	return *cfirst != first || *cstage != stage;
 }
 
@@ -88,7 +89,8 @@ struct memo *hs_exec_range_cost(struct ex *x, struct rep *r, int stage, uint32_t
 	uint32_t cfirst;
 	hs_ops_cost c = {0};
 	int netcomm = 0;
-	if (range_alias(x, r, stage, first, count, &cr, &cstage, &cfirst)) {
+	const hs_op_range *or = hs_build_op_range(x->b, first, count);
+	if (range_alias(x, r, stage, or, first, &cr, &cstage, &cfirst)) {
 		const struct memo *o = hs_exec_range_cost(x, cr, cstage, cfirst, count); /* may grow the table */
 		c = o->c;
 		c.rec = NULL;
@@ -96,9 +98,7 @@ struct memo *hs_exec_range_cost(struct ex *x, struct rep *r, int stage, uint32_t
 	} else {
 		hs_op_env e;
 		hs_exec_rep_env(x, r, &e);
-		hs_ops_time(&e, x->g->ops + first, count, &c);
-		for (uint32_t q = first; q < first + count; q++)
-			netcomm += x->g->ops[q].kind == HS_OP_COMM && r->grp_n[x->g->ops[q].group] > 1;
+		hs_range_cache_cost(x->rcache, &e, x->g->ops + first, count, or ? &or->fp : NULL, &c, &netcomm);
 	}
 	if (2 * (x->nmemo + 1) > x->memocap) { /* keep it under half full: double and re-insert */
 		struct memo *old = x->memo;
@@ -146,7 +146,7 @@ static int same_env(const struct rep *a, const struct rep *b)
 static void setup_env_classes(struct ex *x)
 {
 	enum { MAX_CLASSES = 8 };
-	if (x->inlayer || x->packet || x->o->record_inlayer || !x->b->nalias)
+	if (x->inlayer || x->packet || x->o->record_inlayer || !x->b->nranges)
 		return;
 	int cls[MAX_CLASSES], ncls = 0;
 	x->env_rep = hs_xmalloc((size_t)(x->g->nreps + 1) * sizeof *x->env_rep);
@@ -656,6 +656,10 @@ static int exec_open(struct ex *x, const hs_workload *s, const hs_simopts *o, co
 	if (!x->profiles) {
 		x->profiles = hs_profile_cache_create();
 		x->own_profiles = 1;
+	} else if (hs_build_memo_on()) {
+		/* the caller's cache outlives this step; HETSIM_BUILD_MEMO=0 turns this reuse off with the build's,
+		 * so that the baseline of bench_sweep computes every range afresh and its rows check the reuse */
+		x->rcache = hs_range_cache_of(x->profiles);
 	}
 	x->opmemo = hs_op_memo_create();
 	if (!x->eng)
