@@ -4,10 +4,11 @@
  * the axis overrides, scenario check, Megatron's rules, task graph, memory check, step, cost, CSV row) on one
  * thread, twice in the same run: every step by the event run (the baseline), and in closed form where the
  * step's pattern allows (sim/exec/closed_step.c). The rows of the two must be the same but for the path column;
- * the bench exits 1 if they are not. A third pass times the closed form with the build's reuse within a step off
- * (HETSIM_BUILD_MEMO=0, models/build.c: every stage's schedule and every layer's ops built afresh, as before
- * issue 22's reuse), the baseline of that speed-up measured in the same run; its rows must equal the closed
- * form's byte for byte.
+ * the bench exits 1 if they are not. A third pass times the closed form with the reuse off (HETSIM_BUILD_MEMO=0:
+ * models/build.c builds every stage's schedule and every layer's ops afresh, and sim/exec/exec.c times every op
+ * range of every rep itself, keeping nothing across points, as before issue 22's reuse), the baseline of that
+ * speed-up measured in the same run; its rows must equal the closed form's byte for byte, which checks the
+ * reuse (the first two passes both use it).
  *
  * Figures: "simulated configurations per second" counts the points whose step was simulated (status ok), over
  * the time spent in them; the points the checks reject (they do not divide, do not fit, or break a rule) cost
@@ -126,7 +127,7 @@ static int callgrind(const hs_sweep *sw)
 			}
 			free(row.text);
 		}
-	printf("bench_sweep --callgrind: %zu simulated points collected once each, closed form, build reuse %s: "
+	printf("bench_sweep --callgrind: %zu simulated points collected once each, closed form, reuse %s: "
 	       "instructions per simulated configuration = callgrind's total / %zu\n",
 	       n, getenv("HETSIM_BUILD_MEMO") && strcmp(getenv("HETSIM_BUILD_MEMO"), "0") == 0 ? "off" : "on", n);
 	free(ok);
@@ -193,13 +194,13 @@ int main(int argc, char **argv)
 	printf("sweep: Llama 3 70B, 1024 x H100 (%s): %zu points, %zu simulated\n", path, sw.npoints, bc.ok);
 	printf("  event run    : %8.0f simulated configurations/s (%.0f us each), %6.0f points/s over the space\n", re,
 	       1e6 / re, sw.npoints / be.all_s);
-	printf("  closed form, build reuse off (HETSIM_BUILD_MEMO=0, the baseline): %8.0f simulated configurations/s "
+	printf("  closed form, reuse off (HETSIM_BUILD_MEMO=0, the baseline): %8.0f simulated configurations/s "
 	       "(%.0f us each)\n", rnm, 1e6 / rnm);
 	printf("  closed form  : %8.0f simulated configurations/s (%.0f us each), %6.0f points/s over the space\n", rcf,
 	       1e6 / rcf, sw.npoints / bc.all_s);
 	printf("  closed-form path: %zu of %zu simulated points (%.1f%%); speed-up over the event run %.2fx\n",
 	       bc.closed, bc.ok, bc.ok ? 100.0 * bc.closed / bc.ok : 0.0, rcf / re);
-	printf("  build reuse: %.2fx the baseline's simulated configurations/s; rows equal to the baseline's: %zu of %zu\n",
+	printf("  reuse: %.2fx the baseline's simulated configurations/s; rows equal to the baseline's: %zu of %zu\n",
 	       rcf / rnm, sw.npoints - memo_differ, sw.npoints);
 	printf("  rows equal to the event run's (all columns but path): %zu of %zu\n", sw.npoints - differ, sw.npoints);
 	printf("  target (>= 10000 simulated configurations/s on one thread): %s\n", rcf >= 10000 ? "met" : "NOT met");

@@ -71,9 +71,10 @@ void hs_build_free(hs_build *b);
 /* The (stage, chunk) op list that is range [first, first + count) (b->ranges), or NULL when it is none (an
  * optimizer's list, part of a list, a graph built without the memo). */
 const hs_op_range *hs_build_op_range(const hs_build *b, uint32_t first, uint32_t count);
-/* Does the build reuse what it computed once within a step (schedule items, per-kind layer op lists)? Yes
- * unless the environment sets HETSIM_BUILD_MEMO=0, which builds everything afresh as before: the same graph,
- * more slowly, so that tests can check the reuse changes nothing. */
+/* Does the build reuse what it computed once within a step (schedule items, per-kind layer op lists, the op
+ * lists' aliases in hs_build.ranges)? Yes unless the environment sets HETSIM_BUILD_MEMO=0, which builds
+ * everything afresh as before: the same graph, more slowly, so that tests can check the reuse changes nothing.
+ * The executor's op-range costs kept across steps (sim/exec/range_cache.h) follow the same switch. */
 int hs_build_memo_on(void);
 
 void hs_partition_free(hs_partition *p);
