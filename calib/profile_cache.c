@@ -13,6 +13,8 @@ struct entry {
 struct hs_profile_cache {
 	struct entry *e;
 	size_t n, cap;
+	void *aux;
+	void (*aux_drop)(void *);
 };
 
 hs_profile_cache *hs_profile_cache_create(void) { return hs_xcalloc(1, sizeof(hs_profile_cache)); }
@@ -26,7 +28,18 @@ void hs_profile_cache_free(hs_profile_cache *c)
 		hs_profile_free(c->e[i].p);
 	}
 	free(c->e);
+	if (c->aux)
+		c->aux_drop(c->aux);
 	free(c);
+}
+
+void *hs_profile_cache_aux(hs_profile_cache *c, void *(*make)(void), void (*drop)(void *))
+{
+	if (!c->aux) {
+		c->aux = make();
+		c->aux_drop = drop;
+	}
+	return c->aux;
 }
 
 const hs_profile *hs_profile_cache_get(hs_profile_cache *c, const char *name, hs_err *err)

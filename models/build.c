@@ -86,6 +86,9 @@ void hs_build_free(hs_build *b)
 	if (!b)
 		return;
 	hs_graph_free(&b->graph);
+	free(b->ranges);
+	b->ranges = NULL;
+	b->nranges = 0;
 	free(b->stages);
 	b->stages = NULL;
 	hs_partition_free(&b->part);
@@ -138,13 +141,39 @@ struct ctx {
 	hs_sched_item **items; /* [pp] NULL until built */
 	size_t *nitems;
 	struct layer_memo *lm;
+	/* memo: the fingerprint of the list being built (hs_op_range.fp): the pieces before fmark folded in */
+	uint64_t fp;
+	size_t fmark;
 };
 
 /* Each kind of layer's ops in each phase, generated once per build (ctx.memo). */
 struct layer_memo {
 	hs_oplist l[4][HS_MIX_COUNT][2]; /* [enum hs_phase][enum hs_mixer_kind][MoE] */
+	uint64_t fp[4][HS_MIX_COUNT][2]; /* fp_ops of each */
 	unsigned char done[4][HS_MIX_COUNT][2];
 };
+
+/* The fingerprint h extended by ops[0..n-1]'s bytes (padding included: equal bytes, equal fingerprints). */
+static uint64_t fp_ops(uint64_t h, const hs_op *ops, size_t n)
+{
+	const unsigned char *b = (const unsigned char *)ops;
+	for (size_t i = 0; i + 8 <= n * sizeof *ops; i += 8) {
+		uint64_t w;
+		memcpy(&w, b + i, 8);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 31;
+	}
+	return h; /* sizeof(hs_op) is a multiple of 8 (it holds doubles) */
+}
+
+/* The list's fingerprint with the ops appended since the last fold. */
+static void fold(struct ctx *c)
+{
+	if (!c->memo)
+		return;
+	c->fp = fp_ops(c->fp, c->tmp.ops + c->fmark, c->tmp.n - c->fmark);
+	c->fmark = c->tmp.n;
+}
 
 /* Layer l's ops in phase ph from the memo, generated on first use; NULL where the memo does not apply. */
 static const hs_oplist *layer_memo(struct ctx *c, int l, enum hs_phase ph)
@@ -158,6 +187,7 @@ static const hs_oplist *layer_memo(struct ctx *c, int l, enum hs_phase ph)
 	hs_oplist *e = &c->lm->l[ph][k][moe];
 	if (!c->lm->done[ph][k][moe]) {
 		hs_ops_layer(m, &c->lc, l, ph, e);
+		c->lm->fp[ph][k][moe] = fp_ops(0x84222325cbf29ce4ull ^ e->n, e->ops, e->n);
 		c->lm->done[ph][k][moe] = 1;
 	}
 	return e;
@@ -174,9 +204,14 @@ static void layer_ops(struct ctx *c, int l, enum hs_phase ph)
 	hs_oplist *t = &c->tmp;
 	if (!e->n) /* e.g. no recompute: nothing generated, and e->ops may be NULL */
 		return;
+	fold(c); /* what came before this layer, then the layer by its kind's fingerprint */
 	hs_xgrow(&t->ops, &t->cap, t->n + e->n, sizeof *t->ops);
 	memcpy(t->ops + t->n, e->ops, e->n * sizeof *e->ops);
 	t->n += e->n;
+	unsigned k = (unsigned)hs_model_layer_mixer(c->s->model, l), moe = hs_model_layer_is_moe(c->s->model, l) != 0;
+	c->fp = (c->fp ^ c->lm->fp[ph][k][moe]) * 0xbf58476d1ce4e5b9ull;
+	c->fp ^= c->fp >> 29;
+	c->fmark = t->n;
 }
 
 /* With the memo: room in the graph for every chunk's four lists at once, so that they are written in place
@@ -213,6 +248,8 @@ static void begin_list(struct ctx *c)
 	if (c->memo) {
 		c->tmp = (hs_oplist){.ops = c->g->ops, .n = c->g->nops, .cap = c->g->capops};
 		c->t0 = c->g->nops;
+		c->fp = 0xcbf29ce484222325ull;
+		c->fmark = c->t0;
 	} else {
 		hs_oplist_clear(&c->tmp);
 		c->t0 = 0;
@@ -262,12 +299,16 @@ static void store(struct ctx *c, uint32_t (*dst)[2], int idx)
 {
 	if (c->memo) {
 		hs_graph *g = c->g;
+		fold(c);
 		g->ops = c->tmp.ops;
 		g->capops = c->tmp.cap;
 		g->nops = c->tmp.n;
 		dst[idx][0] = (uint32_t)c->t0;
 		dst[idx][1] = (uint32_t)(c->tmp.n - c->t0);
 		c->tmp = (hs_oplist){0}; /* the graph's again */
+		hs_build *b = c->b;
+		b->ranges = hs_xrealloc(b->ranges, (b->nranges + 1) * sizeof *b->ranges);
+		b->ranges[b->nranges++] = (hs_op_range){dst[idx][0], dst[idx][1], dst[idx][0], c->fp};
 		return;
 	}
 	dst[idx][0] = hs_graph_add_ops(c->g, &c->tmp);
@@ -314,6 +355,63 @@ static void build_oplists(struct ctx *c)
 			ops_chunk(c, s, k, HS_PH_BWD_WEIGHT, 0, n8);
 			store(c, c->bwt, idx);
 		}
+}
+
+/* Do the lists of (stage s, chunk k) and (stage t, chunk j) hold the same ops? They do when both chunks hold
+ * the embedding or neither, the head or neither, and the same kinds of layers in the same order: ops_chunk
+ * and build_oplists build a chunk's lists from nothing else (with the memo, a layer's ops from its kind). */
+static int same_lists(const struct ctx *c, int s, int k, int t, int j)
+{
+	int a = gchunk_of(c, s, k), b = gchunk_of(c, t, j), last = c->nchunks - 1;
+	if ((a == 0) != (b == 0) || (a == last) != (b == last) || c->cl[a] != c->cl[b])
+		return 0;
+	const hs_model *m = c->s->model;
+	for (int i = 0; i < c->cl[a]; i++) {
+		int la = c->cf[a] + i, lb = c->cf[b] + i;
+		if (hs_model_layer_mixer(m, la) != hs_model_layer_mixer(m, lb) ||
+		    (hs_model_layer_is_moe(m, la) != 0) != (hs_model_layer_is_moe(m, lb) != 0))
+			return 0;
+	}
+	return 1;
+}
+
+/* With the memo: the lists of each (stage, chunk) that repeat an earlier (stage, chunk)'s take its first op as
+ * their canonical one (b->ranges holds each (stage, chunk)'s four lists in order, as build_oplists stored
+ * them). */
+static void find_aliases(struct ctx *c)
+{
+	hs_build *b = c->b;
+	if (!c->memo || b->nranges != (size_t)c->pp * c->v * 4)
+		return;
+	for (int s = 0; s < c->pp; s++)
+		for (int k = 0; k < c->v; k++) {
+			int idx = s * c->v + k, e = -1;
+			for (int q = 0; q < idx && e < 0; q++)
+				if (same_lists(c, s, k, q / c->v, q % c->v))
+					e = q;
+			for (int j = 0; e >= 0 && j < 4; j++) {
+				hs_op_range *r = &b->ranges[(size_t)idx * 4 + j];
+				const hs_op_range *o = &b->ranges[(size_t)e * 4 + j];
+				if (r->count == o->count) /* always, by same_lists */
+					r->canon = o->canon;
+			}
+		}
+}
+
+const hs_op_range *hs_build_op_range(const hs_build *b, uint32_t first, uint32_t count)
+{
+	size_t lo = 0, hi = b->nranges;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (b->ranges[mid].first < first)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < b->nranges && b->ranges[lo].first == first; lo++) /* an empty list shares its first */
+		if (b->ranges[lo].count == count)
+			return &b->ranges[lo];
+	return NULL;
 }
 
 /* Per-rep walk state. */
@@ -931,6 +1029,7 @@ int hs_build_step(const hs_workload *s, hs_partition *part, int symmetry, hs_bui
 	double tokens = (double)s->train->global_batch * s->train->seq_len;
 	out->model_flops = hs_model_flops_per_step(s->model, tokens, s->train->seq_len, 1);
 	build_oplists(&c);
+	find_aliases(&c);
 
 	hs_graph *g = c.g;
 	int ndp = symmetry ? 1 : p->dp;
@@ -971,6 +1070,17 @@ int hs_build_step(const hs_workload *s, hs_partition *part, int symmetry, hs_bui
 	/* Rendezvous ids for DP collectives across replicas: (stage, chunk, bucket slice) -> id; the parameter
 	 * all-gather of stage s takes pp * v * MAX_BUCKETS + s. With symmetry a collective has one member: no id. */
 	int grad_ids = p->pp * v * MAX_BUCKETS;
+	if (c.memo) {
+		/* room for the usual tasks at once (a compute task and a send per item, the bucket slices and their
+		 * reductions, the optimizer and its gather), so the walk does not copy the graph as it grows; it
+		 * still grows past this where an item carries more (ZeRO-3 units, offload copies) */
+		size_t items = 0;
+		for (int r = 0; r < g->nreps; r++)
+			items += w[r].n;
+		size_t tasks = 2 * items + (size_t)g->nreps * (2 * (size_t)v * MAX_BUCKETS + 4);
+		hs_xgrow(&g->tasks, &g->captasks, tasks, sizeof *g->tasks);
+		hs_xgrow(&g->deps, &g->capdeps, 2 * tasks, sizeof *g->deps);
+	}
 	int progress = 1;
 	while (progress) {
 		progress = 0;

@@ -38,8 +38,24 @@ typedef struct hs_partition {
 	double *replica_mb_s; /* [dp] the slowest stage of each replica */
 } hs_partition;
 
+/* One op list of a (stage, chunk) in the graph (forward, backward, or its input or weight half), as the build
+ * made it: where it is, the first op of the earliest list with the same ops (a chunk on a middle stage runs the
+ * same kinds of layers as the chunk before it, neither holding the embedding nor the head; `first` itself when
+ * none is earlier), and a fingerprint of its ops, made from the pieces it was assembled from (each kind of
+ * layer's list hashed once), so that a cache of range costs (sim/exec/range_cache.h) need not hash every op.
+ * Equal ops from the same assembly give equal fingerprints; a cache still compares the ops themselves. */
+typedef struct hs_op_range {
+	uint32_t first, count;
+	uint32_t canon;
+	uint64_t fp;
+} hs_op_range;
+
 typedef struct hs_build {
 	hs_graph graph;
+	/* [nranges] the (stage, chunk) op lists, in increasing `first`, so that whoever times ranges
+	 * (sim/exec/exec.c) times each distinct one once; none with HETSIM_BUILD_MEMO=0 */
+	hs_op_range *ranges;
+	size_t nranges;
 	hs_stage_info *stages; /* [pp] */
 	int pp;
 	double model_flops;    /* per step, whole cluster: 6 P T + attention (no recompute) */
@@ -52,9 +68,13 @@ typedef struct hs_build {
  * symmetry off. */
 int hs_build_step(const hs_workload *w, hs_partition *part, int symmetry, hs_build *out, hs_err *err);
 void hs_build_free(hs_build *b);
-/* Does the build reuse what it computed once within a step (schedule items, per-kind layer op lists)? Yes
- * unless the environment sets HETSIM_BUILD_MEMO=0, which builds everything afresh as before: the same graph,
- * more slowly, so that tests can check the reuse changes nothing. */
+/* The (stage, chunk) op list that is range [first, first + count) (b->ranges), or NULL when it is none (an
+ * optimizer's list, part of a list, a graph built without the memo). */
+const hs_op_range *hs_build_op_range(const hs_build *b, uint32_t first, uint32_t count);
+/* Does the build reuse what it computed once within a step (schedule items, per-kind layer op lists, the op
+ * lists' aliases in hs_build.ranges)? Yes unless the environment sets HETSIM_BUILD_MEMO=0, which builds
+ * everything afresh as before: the same graph, more slowly, so that tests can check the reuse changes nothing.
+ * The executor's op-range costs kept across steps (sim/exec/range_cache.h) follow the same switch. */
 int hs_build_memo_on(void);
 
 void hs_partition_free(hs_partition *p);

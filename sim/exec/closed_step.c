@@ -88,6 +88,12 @@ const char *hs_exec_closed_step(struct ex *x, hs_result *out)
 	hs_time t0 = hs_engine_now(x->eng);
 	x->step_start = t0;
 	hs_time *free_at = hs_xmalloc((nr * HS_S_COUNT + 1) * sizeof *free_at);
+	/* each compute task's range cost, kept for pass 2 with the table's size when it was found: a table that
+	 * grew since has moved its entries, and those are looked up again */
+	struct mref {
+		const struct memo *m;
+		size_t cap;
+	} *mr = hs_xmalloc((g->ntasks + 1) * sizeof *mr);
 	for (size_t i = 0; i < nr * HS_S_COUNT; i++)
 		free_at[i] = t0;
 	/* pass 1: the timeline */
@@ -128,6 +134,7 @@ const char *hs_exec_closed_step(struct ex *x, hs_result *out)
 		if (t->kind == HS_T_COMPUTE) {
 			struct rep *r = &x->reps[t->rep];
 			const struct memo *m = hs_exec_range_cost(x, r, g->reps[t->rep].stage, t->op_first, t->op_count);
+			mr[i] = (struct mref){m, x->memocap};
 			dur = hs_time_from_s(compute_s(t, m));
 		} else {
 			st->xfer_s = hs_exec_comm_closed_time(x, (uint32_t)i);
@@ -139,8 +146,10 @@ const char *hs_exec_closed_step(struct ex *x, hs_result *out)
 		*fa = st->end;
 	}
 	free(free_at);
-	if (why)
-		return why; /* nothing is accounted yet: the event run starts from a clean state */
+	if (why) {
+		free(mr);
+		return why;
+	} /* nothing is accounted yet: the event run starts from a clean state */
 	/* pass 2: the accounting, task by task as the event run charges it (each rep's compute stream in order) */
 	hs_time *idle = hs_xmalloc((nr + 1) * sizeof *idle);
 	for (size_t i = 0; i < nr; i++) {
@@ -155,7 +164,9 @@ const char *hs_exec_closed_step(struct ex *x, hs_result *out)
 			r->last_end = st->end;
 		if (t->kind != HS_T_COMPUTE)
 			continue;
-		const struct memo *m = hs_exec_range_cost(x, r, g->reps[t->rep].stage, t->op_first, t->op_count);
+		const struct memo *m = mr[i].cap == x->memocap
+					       ? mr[i].m
+					       : hs_exec_range_cost(x, r, g->reps[t->rep].stage, t->op_first, t->op_count);
 		double f = t->scale * 1.0;
 		hs_exec_add_compute(r->res, t, &m->c, f, t->scale);
 		for (int k = 0; k < HS_GROUP_COUNT; k++)
@@ -164,6 +175,7 @@ const char *hs_exec_closed_step(struct ex *x, hs_result *out)
 		idle[t->rep] = st->end;
 	}
 	free(idle);
+	free(mr);
 	hs_exec_account_step(x, 0, out);
 	return NULL;
 }

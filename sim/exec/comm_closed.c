@@ -21,6 +21,9 @@
 struct peers {
 	int peer[2]; /* -1: none */
 	hs_coll_grp cg[2];
+	/* the last send's size to each and its time: a pipeline's sends repeat one size, and grp_time's lookup
+	 * was a tenth of a closed-form sweep point's step */
+	double last_bytes[2], last_s[2];
 };
 
 /* Times already computed in this step, by (group summary, collective, bytes): a step's sends repeat one size per
@@ -130,8 +133,13 @@ static double comm_time(struct ex *x, struct closed *cl, const hs_task *t)
 			if (hs_coll_grp_init(&pp->cg[slot], x->s->cluster, ranks, 2, &e))
 				return hs_coll_time(x->s->cluster, HS_COLL_SENDRECV, HS_ALGO_AUTO, ranks, 2, t->bytes);
 			pp->peer[slot] = t->peer;
+			pp->last_bytes[slot] = -1;
 		}
-		return grp_time(cl, &pp->cg[slot], HS_COLL_SENDRECV, HS_ALGO_AUTO, t->bytes);
+		if (pp->last_bytes[slot] != t->bytes) {
+			pp->last_s[slot] = grp_time(cl, &pp->cg[slot], HS_COLL_SENDRECV, HS_ALGO_AUTO, t->bytes);
+			pp->last_bytes[slot] = t->bytes;
+		}
+		return pp->last_s[slot];
 	}
 	if (t->xgroup)
 		return xgroup_time(x, cl, t);

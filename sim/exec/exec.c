@@ -21,6 +21,7 @@
 #include "sim/coll/coll.h"
 #include "sim/exec/exec_impl.h"
 #include "sim/exec/plan.h"
+#include "sim/exec/range_cache.h"
 
 /* Communication by fidelity. Packet fidelity runs the collectives inside a scale-up domain on the packet
  * fabric model and the rest on the flow network (comm_packet.c). */
@@ -57,9 +58,48 @@ static size_t memo_slot(uint64_t key, uint32_t first, uint32_t count, size_t cap
 	return (size_t)(h >> 20) & (cap - 1);
 }
 
+/* Where rep r's range [first, first + count) has the ops of a range that x->env_rep's rep times the same way:
+ * that rep and range, when they are another key of the memo. */
+static int range_alias(struct ex *x, struct rep *r, int stage, const hs_op_range *or, uint32_t first,
+		       struct rep **cr, int *cstage, uint32_t *cfirst)
+{
+	if (!x->env_rep)
+		return 0;
+	int e = x->env_rep[r - x->reps];
+	*cr = &x->reps[e];
+	*cstage = x->g->reps[e].stage;
+	*cfirst = or ? or->canon : first;
+	return *cfirst != first || *cstage != stage;
+}
+
 struct memo *hs_exec_range_cost(struct ex *x, struct rep *r, int stage, uint32_t first, uint32_t count)
 {
 	uint64_t key = ((uint64_t)(uint32_t)stage << 32) | (uint32_t)r->ngroup;
+	size_t i = memo_slot(key, first, count, x->memocap);
+	for (;; i = (i + 1) & (x->memocap - 1)) {
+		struct memo *m = &x->memo[i];
+		if (!m->used)
+			break;
+		if (m->key == key && m->first == first && m->count == count)
+			return m;
+	}
+	/* not timed yet: take the cost of the same ops timed the same way, or time them */
+	struct rep *cr;
+	int cstage;
+	uint32_t cfirst;
+	hs_ops_cost c = {0};
+	int netcomm = 0;
+	const hs_op_range *or = hs_build_op_range(x->b, first, count);
+	if (range_alias(x, r, stage, or, first, &cr, &cstage, &cfirst)) {
+		const struct memo *o = hs_exec_range_cost(x, cr, cstage, cfirst, count); /* may grow the table */
+		c = o->c;
+		c.rec = NULL;
+		netcomm = o->netcomm;
+	} else {
+		hs_op_env e;
+		hs_exec_rep_env(x, r, &e);
+		hs_range_cache_cost(x->rcache, &e, x->g->ops + first, count, or ? &or->fp : NULL, &c, &netcomm);
+	}
 	if (2 * (x->nmemo + 1) > x->memocap) { /* keep it under half full: double and re-insert */
 		struct memo *old = x->memo;
 		size_t oc = x->memocap;
@@ -74,25 +114,51 @@ struct memo *hs_exec_range_cost(struct ex *x, struct rep *r, int stage, uint32_t
 			}
 		free(old);
 	}
-	size_t i = memo_slot(key, first, count, x->memocap);
-	for (;; i = (i + 1) & (x->memocap - 1)) {
-		struct memo *m = &x->memo[i];
-		if (!m->used)
-			break;
-		if (m->key == key && m->first == first && m->count == count)
-			return m;
-	}
+	i = memo_slot(key, first, count, x->memocap);
+	while (x->memo[i].used)
+		i = (i + 1) & (x->memocap - 1);
 	struct memo *m = &x->memo[i];
 	memset(m, 0, sizeof *m);
 	m->used = 1;
 	x->nmemo++;
 	m->key = key, m->first = first, m->count = count;
-	hs_op_env e;
-	hs_exec_rep_env(x, r, &e);
-	hs_ops_time(&e, x->g->ops + first, count, &m->c);
-	for (uint32_t q = first; q < first + count; q++)
-		m->netcomm += x->g->ops[q].kind == HS_OP_COMM && r->grp_n[x->g->ops[q].group] > 1;
+	m->c = c;
+	m->netcomm = netcomm;
 	return m;
+}
+
+/* Do reps a and b time every op the same way (hs_exec_rep_env gives them equal environments)? */
+static int same_env(const struct rep *a, const struct rep *b)
+{
+	if (a->dev != b->dev || a->prof != b->prof || a->ngroup != b->ngroup)
+		return 0;
+	for (int k = 0; k < HS_GROUP_COUNT; k++) {
+		if (a->grp_n[k] != b->grp_n[k])
+			return 0;
+		/* hs_coll_grp_init zeroes a summary before filling it, so equal summaries compare equal bytewise */
+		if (a->grp_n[k] > 1 && memcmp(&a->cg[k], &b->cg[k], sizeof a->cg[k]) != 0)
+			return 0;
+	}
+	return 1;
+}
+
+/* x->env_rep: each rep's first rep of equal environment, among the first few distinct ones. */
+static void setup_env_classes(struct ex *x)
+{
+	enum { MAX_CLASSES = 8 };
+	if (x->inlayer || x->packet || x->o->record_inlayer || !x->b->nranges)
+		return;
+	int cls[MAX_CLASSES], ncls = 0;
+	x->env_rep = hs_xmalloc((size_t)(x->g->nreps + 1) * sizeof *x->env_rep);
+	for (int i = 0; i < x->g->nreps; i++) {
+		int e = i;
+		for (int k = 0; k < ncls && e == i; k++)
+			if (same_env(&x->reps[i], &x->reps[cls[k]]))
+				e = cls[k];
+		if (e == i && ncls < MAX_CLASSES)
+			cls[ncls++] = i;
+		x->env_rep[i] = e;
+	}
 }
 /* Slowdowns, throttling and noise scale a compute task's kernels (not the collectives inside it, which the
  * network times). Noise: each op's time is multiplied by an independent factor of mean 1 and coefficient of
@@ -563,18 +629,23 @@ void hs_exec_close(struct ex *x)
 	for (size_t i = 0; x->memo && i < x->memocap; i++)
 		free(x->memo[i].rec.v);
 	free(x->memo);
+	free(x->env_rep);
 	free(x->inl);
 	if (!x->shared_eng)
 		hs_engine_destroy(x->eng);
 	hs_rng_destroy(x->rng);
 }
 
-int hs_exec_open(struct ex *x, const hs_workload *s, const hs_simopts *o, const hs_build *b,
-		 hs_profile_cache *cache, double horizon_s, const hs_exec_share *share, hs_result *out, hs_err *err)
+/* hs_exec_open, with the event run's stream queues and successor lists (streams: 1) or without them (0: the
+ * closed-form step walks the graph in order and needs neither; hs_exec_step sets them up where it falls back
+ * to the event run). */
+static int exec_open(struct ex *x, const hs_workload *s, const hs_simopts *o, const hs_build *b,
+		     hs_profile_cache *cache, double horizon_s, const hs_exec_share *share, int streams, hs_result *out,
+		     hs_err *err)
 {
 	memset(out, 0, sizeof *out);
 	const hs_graph *g = &b->graph;
-	*x = (struct ex){.s = s, .o = o, .horizon_s = horizon_s, .g = g, .err = err, .profiles = cache,
+	*x = (struct ex){.s = s, .o = o, .b = b, .horizon_s = horizon_s, .g = g, .err = err, .profiles = cache,
 			 .comm = comm_by_fidelity[o->fidelity]};
 	if (share) {
 		x->eng = share->eng;
@@ -585,6 +656,10 @@ int hs_exec_open(struct ex *x, const hs_workload *s, const hs_simopts *o, const 
 	if (!x->profiles) {
 		x->profiles = hs_profile_cache_create();
 		x->own_profiles = 1;
+	} else if (hs_build_memo_on()) {
+		/* the caller's cache outlives this step; HETSIM_BUILD_MEMO=0 turns this reuse off with the build's,
+		 * so that the baseline of bench_sweep computes every range afresh and its rows check the reuse */
+		x->rcache = hs_range_cache_of(x->profiles);
 	}
 	x->opmemo = hs_op_memo_create();
 	if (!x->eng)
@@ -593,16 +668,22 @@ int hs_exec_open(struct ex *x, const hs_workload *s, const hs_simopts *o, const 
 	x->reps = hs_xcalloc((size_t)g->nreps, sizeof *x->reps);
 	out->reps = hs_xcalloc((size_t)g->nreps, sizeof *out->reps);
 	out->nreps = g->nreps;
-	/* distinct op ranges: about 5 per (stage, chunk) and node group; keep the table under half full */
-	x->memocap = 1024;
-	while (x->memocap < (size_t)(16 * (g->nreps + 1) * (s->par->vstages + 1) * (hs_cluster_ngroups(s->cluster) + 1)))
+	/* distinct op ranges: about 3 per (stage, chunk) (forward and backward, or its input and weight halves,
+	 * and the bucket slices share the backward's) and the optimizer per stage, on each node group; under half
+	 * full. The table grows past that (zero-bubble schedules, traced graphs), so this only saves zeroing a
+	 * table many times too big, which was 8% of a sweep point. */
+	x->memocap = 64;
+	while (x->memocap < (size_t)(2 * (3 * s->par->pp * s->par->vstages + s->par->pp) *
+				     hs_cluster_ngroups(s->cluster)))
 		x->memocap *= 2;
 	x->memo = hs_xcalloc(x->memocap, sizeof *x->memo);
 	if (setup_reps(x, b, out))
 		return -1;
-	setup_streams(x);
+	if (streams)
+		setup_streams(x);
 	if (x->comm->open(x, err))
 		return -1;
+	setup_env_classes(x);
 	out->steps = s->var->steps > 0 ? s->var->steps : 1;
 	out->step_times = hs_xcalloc((size_t)out->steps, sizeof *out->step_times);
 	if (s->var->noise != HS_NOISE_NONE)
@@ -610,18 +691,29 @@ int hs_exec_open(struct ex *x, const hs_workload *s, const hs_simopts *o, const 
 	return 0;
 }
 
+int hs_exec_open(struct ex *x, const hs_workload *s, const hs_simopts *o, const hs_build *b,
+		 hs_profile_cache *cache, double horizon_s, const hs_exec_share *share, hs_result *out, hs_err *err)
+{
+	return exec_open(x, s, o, b, cache, horizon_s, share, 1, out, err);
+}
+
 int hs_exec_step(const hs_workload *s, const hs_simopts *o, const hs_build *b, hs_profile_cache *cache,
 		 double horizon_s, hs_result *out, hs_err *err)
 {
 	struct ex x;
 	int rc = -1;
-	if (hs_exec_open(&x, s, o, b, cache, horizon_s, NULL, out, err))
-		goto out;
 	/* packet fidelity's communication tasks are the packet model's and the flow network's: no closed step */
-	const char *why = o->closed_form && o->fidelity != HS_FID_PACKET ? hs_exec_closed_step(&x, out)
-					    : "not asked for";
+	int closed = o->closed_form && o->fidelity != HS_FID_PACKET;
+	/* the closed step needs no stream queues, but the network's in-layer lanes (comm_net.c) and the closed
+	 * forms' per-link bytes (comm_closed.c) read them: those set them up at open, as before */
+	int lazy = closed && o->fidelity == HS_FID_ANALYTICAL && !o->record_links;
+	if (exec_open(&x, s, o, b, cache, horizon_s, NULL, !lazy, out, err))
+		goto out;
+	const char *why = closed ? hs_exec_closed_step(&x, out) : "not asked for";
 	out->closed_form = why == NULL;
 	out->event_why = o->closed_form ? why : NULL;
+	if (why && lazy)
+		setup_streams(&x); /* the closed step left nothing accounted: the event run starts afresh */
 	if (why && run_steps(&x, out, err))
 		goto out;
 	x.comm->collect(&x, out);

@@ -132,6 +132,12 @@ struct memo {
 struct ex {
 	const hs_workload *s;
 	const hs_simopts *o;
+	const hs_build *b;
+	/* [nreps] the first rep whose op timing is this rep's (the same device, profile, node group and group
+	 * summaries), whose cost of an op range with the same ops (hs_build.ranges) this rep takes; NULL: every
+	 * (stage, node group) times its own ranges (collectives inside layers on the network or on the packet
+	 * model, where a rep's own ranks time them; in-layer traces, which keep a range's own op indices) */
+	int *env_rep;
 	double horizon_s;   /* the caller's estimate of the run's length (0: none), for link-utilisation bins */
 	const hs_graph *g;
 	hs_engine *eng;
@@ -143,6 +149,7 @@ struct ex {
 	size_t memocap, nmemo;
 	hs_profile_cache *profiles; /* the caller's, or one of our own */
 	hs_op_memo *opmemo;         /* kernel times by shape and device, for this step */
+	struct hs_range_cache *rcache; /* op-range costs across the caller's steps (range_cache.h); NULL: none */
 	int own_profiles;
 	hs_rng *rng;        /* per-op noise; NULL without noise */
 	const hs_exec_comm_ops *comm; /* how communication tasks take time */

@@ -22,6 +22,13 @@ const hs_device_type *hs_plan_rep_device(const hs_workload *w, const hs_rep *rp,
 	const hs_device_type *best = NULL;
 	enum hs_dtype dt = w->train->dtype;
 	int d0 = symmetry ? 0 : rp->dp_index, d1 = symmetry ? p->dp : rp->dp_index + 1;
+	if (hs_cluster_ngroups(w->cluster) == 1) {
+		/* one node group: every rank is that group's device, and the loop below keeps the first it meets
+		 * (a sweep point of 1,024 GPUs asked this of every rank, three times per rep) */
+		int g = hs_build_rank(p, 0, 0, d0, rp->stage);
+		*ngroup = hs_cluster_group_of(w->cluster, g);
+		return hs_cluster_device(w->cluster, g);
+	}
 	for (int d = d0; d < d1; d++)
 		for (int c = 0; c < p->cp; c++)
 			for (int t = 0; t < p->tp; t++) {
@@ -40,6 +47,10 @@ const hs_device_type *hs_plan_rep_smallest(const hs_workload *w, const hs_rep *r
 	const hs_parallel *p = w->par;
 	const hs_device_type *best = NULL;
 	int d0 = symmetry ? 0 : rp->dp_index, d1 = symmetry ? p->dp : rp->dp_index + 1;
+	if (hs_cluster_ngroups(w->cluster) == 1) { /* as in hs_plan_rep_device: the first rank is the answer */
+		*gpu = hs_build_rank(p, 0, 0, d0, rp->stage);
+		return hs_cluster_device(w->cluster, *gpu);
+	}
 	for (int d = d0; d < d1; d++)
 		for (int c = 0; c < p->cp; c++)
 			for (int t = 0; t < p->tp; t++) {

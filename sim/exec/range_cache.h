@@ -1,0 +1,38 @@
+/* hs_range_cache: the cost of op ranges (hs_ops_time) kept across the steps that one thread runs, so that a
+ * sweep's points, which repeat the same layers on the same devices and groups under other pipeline depths,
+ * schedules and ZeRO stages, time each distinct range once (issue 22: reuse op times per shape and device).
+ *
+ * A range's cost is a function of what hs_ops_time reads, and that is the key: the ops themselves (their bytes,
+ * compared in full on a hit, so a hash collision costs a recomputation, never a wrong cost), the profile (the
+ * thread's profile cache holds it, so the pointer names it), the device type's fields, the host's issue costs,
+ * the collective algorithm, and the size and summary (sim/coll/coll_impl.h) of each group that the range's
+ * collectives use. Environments that time a collective otherwise (a packet model's override, a group not
+ * summarised) are timed directly, every time. A cache lives in the thread's profile cache
+ * (hs_profile_cache_aux) and holds at most HS_RANGE_CACHE_OPS ops; past that it stops adding. */
+#ifndef HS_RANGE_CACHE_H
+#define HS_RANGE_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "calib/profile_cache.h"
+#include "sim/exec/layer_time.h"
+
+#define HS_RANGE_CACHE_OPS (1u << 18) /* ~40 MB of ops per thread at most */
+
+typedef struct hs_range_cache hs_range_cache;
+
+/* The cache kept in profile cache pc (made on first use). */
+hs_range_cache *hs_range_cache_of(hs_profile_cache *pc);
+
+/* ops[0..n-1] on environment e, added to a zeroed *c (no rec), and *netcomm, the number of its collectives over
+ * groups of more than one rank: from the cache where it has them, else timed (and kept where the environment
+ * can be keyed). fp: the ops' fingerprint (hs_op_range.fp: hashing every op of every range costs more than the
+ * reuse saves); NULL: timed, not kept. rc may be NULL: timed. Returns 1 when it came from the cache. */
+int hs_range_cache_cost(hs_range_cache *rc, const hs_op_env *e, const hs_op *ops, size_t n, const uint64_t *fp,
+			hs_ops_cost *c, int *netcomm);
+
+/* Hits and misses so far (for tests and the bench). */
+void hs_range_cache_stats(const hs_range_cache *rc, size_t *hits, size_t *misses);
+
+#endif
