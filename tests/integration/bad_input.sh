@@ -91,4 +91,25 @@ expect 2 "parallelism.zero3: zero3 is DeepSpeed's ZeRO-3 and fsdp is PyTorch's" 
 # --set into a preset name says how to keep the preset and change one key
 expect 2 "set it whole as a mapping: --set 'model={preset: llama3-8b, layers: ...}'" -- \
 	"$H" run scenarios/default.yaml --set model.layers=4
+# numeric options (sim/cli/opt.h, hs_optnum): not a number, trailing junk, a sign, overflow, out of range, inf
+# and nan are exit 2 naming the option and its range, never atoi's 0 or strtoull's wrap (--limit -1 ran every
+# point, -j 2x ran two threads, --top x printed none, --rank-wait x waited 0 s)
+SW=scenarios/sweeps/llama3-8b-tp-pp.yaml
+for c in "--limit|abc|a whole number from 0 to 9007199254740992" "--limit|-1|a whole number from 0 to" \
+	"--limit|4x|a whole number from 0" "--limit|99999999999999999999999|a whole number from 0 to 9007199254740992" \
+	"--limit| 4|a whole number" "--limit|+4|a whole number" "--limit||a whole number" \
+	"-j|2x|a whole number from 0 to 1024" "-j|-1|a whole number from 0 to 1024" "--jobs|1025|a whole number from 0 to 1024" \
+	"--top|x|a whole number from 0 to 2147483647" "--top|1.5|a whole number" "--top|4294967297|a whole number from 0 to 2147483647" \
+	"--max-points|0|a whole number from 1 to" "--max-points|1e6|a whole number from 1 to" \
+	"--rank-wait|x|a finite number of at least 0" "--rank-wait|-5|a finite number of at least 0" \
+	"--rank-wait|nan|a finite number" "--rank-wait|inf|a finite number" "--rank-wait|1e999|a finite number" \
+	"--rank-wait|5s|a finite number"; do
+	o=${c%%|*} r=${c#*|} v=${r%%|*} want=${r#*|}
+	expect 2 "^hetsim sweep: $o '$v': expected $want" -- "$H" sweep -q "$o" "$v" -o "$tmp/n.csv" $SW
+done
+expect 2 "^hetsim sweep: --limit '-1': expected a whole number" -- "$H" sweep -q --limit=-1 -o "$tmp/n.csv" $SW
+expect 2 "^hetsim sweep: -j '0x10': expected a whole number" -- "$H" sweep -q -j0x10 -o "$tmp/n.csv" $SW
+[ -e "$tmp/n.csv" ] || [ -e "$tmp/n.csv.part-0" ] && { echo "FAIL: a refused option left a sweep output"; fail=1; }
+expect 2 "^hetsim place: --top '3x': expected a whole number from 1 to 2147483647" -- "$H" place --top 3x scenarios/default.yaml
+expect 2 "^hetsim place: --top '0': expected a whole number from 1" -- "$H" place --top 0 scenarios/default.yaml
 exit $fail
