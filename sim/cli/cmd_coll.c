@@ -4,6 +4,8 @@
 #include "sim/cli/cmd.h"
 #include "sim/cli/cmd_coll.h"
 
+#include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,7 +26,10 @@
 #include "topology/cluster.h"
 #include "sim/base/sizes.h"
 
-static const char *o_op, *o_sizes, *o_factor, *o_ranks, *o_algo, *o_proto, *o_fid, *o_channels, *o_chunk, *o_window;
+static const char *o_op, *o_sizes, *o_algo, *o_proto, *o_fid, *o_chunk;
+/* the numeric options and their ranges (checked by hs_opt_parse, sim/cli/opt.h); --ranks against the cluster too */
+static hs_optnum o_factor = {.min = 1, .min_open = 1, .max = DBL_MAX}, o_ranks = {.min = 1, .max = INT_MAX},
+		 o_channels = {.min = 1, .max = 64}, o_window = {.min = 1, .max = 1024};
 static int o_json, o_ideal, o_nosym;
 static const char *net_model = "flow"; /* simulation.network, at --fidelity flow */
 static struct hs_strlist o_set;
@@ -33,18 +38,18 @@ static const hs_opt coll_opts[] = {
 	{HS_OPT_STRING, "op", 0, &o_op, "OP",
 	 "all_reduce (default), all_gather, reduce_scatter, all_to_all, broadcast, reduce, sendrecv"},
 	{HS_OPT_STRING, "sizes", 0, &o_sizes, "MIN:MAX", "byte sizes, K/M/G = 2^10/2^20/2^30 (default 8:8G)"},
-	{HS_OPT_STRING, "factor", 0, &o_factor, "F", "multiply the size by F each row (default 2)"},
-	{HS_OPT_STRING, "ranks", 0, &o_ranks, "N", "use devices 0..N-1 (default: every device)"},
+	{HS_OPT_NUMBER, "factor", 0, &o_factor, "F", "multiply the size by F each row (default 2)"},
+	{HS_OPT_COUNT, "ranks", 0, &o_ranks, "N", "use devices 0..N-1 (default: every device)"},
 	{HS_OPT_STRING, "algo", 0, &o_algo, "ALGO",
 	 "auto (default), ring, tree, halving_doubling, direct, hierarchical, inswitch"},
 	{HS_OPT_STRING, "proto", 0, &o_proto, "PROTO", "auto (default), LL, LL128, Simple"},
 	{HS_OPT_STRING, "fidelity", 0, &o_fid, "MODEL",
 	 "analytical (default: closed forms) or flow (step by step on the routed topology, max-min sharing)"},
-	{HS_OPT_STRING, "channels", 0, &o_channels, "C",
+	{HS_OPT_COUNT, "channels", 0, &o_channels, "C",
 	 "flow: parallel rings or trees, channel c on rail c (default: the NICs per node when the ranks span nodes, "
 	 "as NCCL runs a channel per NIC at least; 1 inside a node)"},
 	{HS_OPT_STRING, "chunk", 0, &o_chunk, "BYTES", "flow: pipelined slice size (default: one slice per step)"},
-	{HS_OPT_STRING, "window", 0, &o_window, "W", "flow: tree slices a sender may be ahead of its receiver (default 8)"},
+	{HS_OPT_COUNT, "window", 0, &o_window, "W", "flow: tree slices a sender may be ahead of its receiver (default 8)"},
 	{HS_OPT_FLAG, "no-symmetry", 0, &o_nosym, NULL, "flow: every transfer a flow, no symmetry classes"},
 	{HS_OPT_FLAG, "ideal", 0, &o_ideal, NULL, "physical closed form only, without NCCL's protocols and latencies"},
 	{HS_OPT_FLAG, "json", 0, &o_json, NULL, "print {\"rows\":[...]} instead of nccl-tests' table"},
@@ -272,25 +277,12 @@ static int run(const char *file)
 		flow = 1;
 	else if (o_fid && strcmp(o_fid, "analytical") != 0)
 		return usage_err("--fidelity '%s' is not known (expected analytical or flow)", o_fid);
-	int channels = 0, window = 0; /* channels 0: not given */
+	/* channels 0: not given */
+	int channels = o_channels.given ? (int)o_channels.v : 0, window = o_window.given ? (int)o_window.v : 0;
 	double chunk = 0;
-	if (o_channels) {
-		char *end;
-		long v = strtol(o_channels, &end, 10);
-		if (*end || v < 1 || v > 64)
-			return usage_err("--channels '%s': expected 1 to 64", o_channels);
-		channels = (int)v;
-	}
-	if (o_window) {
-		char *end;
-		long v = strtol(o_window, &end, 10);
-		if (*end || v < 1 || v > 1024)
-			return usage_err("--window '%s': expected 1 to 1024", o_window);
-		window = (int)v;
-	}
 	if (o_chunk && (chunk = hs_coll_parse_size(o_chunk)) <= 0)
 		return usage_err("--chunk '%s': expected a size such as 512K", o_chunk);
-	double lo = 8, hi = 8589934592.0, factor = 2;
+	double lo = 8, hi = 8589934592.0, factor = o_factor.v;
 	if (o_sizes) {
 		const char *colon = strchr(o_sizes, ':');
 		char a[64];
@@ -299,12 +291,6 @@ static int run(const char *file)
 		hi = colon ? hs_coll_parse_size(colon + 1) : lo;
 		if (lo < 0 || hi < 0 || hi < lo)
 			return usage_err("--sizes '%s': expected MIN:MAX such as 8:8G with MIN <= MAX", o_sizes);
-	}
-	if (o_factor) {
-		char *end;
-		factor = strtod(o_factor, &end);
-		if (*end || !(factor > 1))
-			return usage_err("--factor '%s': expected a number above 1", o_factor);
 	}
 
 	/* bounds on the work asked for, before any of it: rows of the table, and slices per transfer at flow
@@ -380,17 +366,15 @@ static int run(const char *file)
 	}
 
 	int ng = hs_cluster_ngpus(c), n = ng;
-	if (o_ranks) {
-		char *end;
-		long v = strtol(o_ranks, &end, 10);
-		if (*end || v < 1 || v > ng) {
+	if (o_ranks.given) {
+		if (o_ranks.v > ng) {
 			hs_cluster_free(c);
 			hs_yaml_free(doc);
-			fprintf(stderr, "hetsim coll: --ranks %s: the cluster has %d devices (expected 1 to %d)\n", o_ranks, ng,
-				ng);
+			fprintf(stderr, "hetsim coll: --ranks %.0f: the cluster has %d devices (expected 1 to %d)\n", o_ranks.v,
+				ng, ng);
 			return HS_EINPUT;
 		}
-		n = (int)v;
+		n = (int)o_ranks.v;
 	}
 	int *ranks = hs_xmalloc((size_t)n * sizeof *ranks);
 	for (int i = 0; i < n; i++)
@@ -463,7 +447,9 @@ static int run(const char *file)
 
 int cmd_coll(int argc, char **argv)
 {
-	o_op = o_sizes = o_factor = o_ranks = o_algo = o_proto = o_fid = o_channels = o_chunk = o_window = NULL;
+	o_op = o_sizes = o_algo = o_proto = o_fid = o_chunk = NULL;
+	o_factor.v = 2, o_ranks.v = o_channels.v = o_window.v = 0;
+	o_factor.given = o_ranks.given = o_channels.given = o_window.given = 0;
 	o_json = o_ideal = o_nosym = 0;
 	hs_strlist_free(&o_set);
 	const char *pos[1];

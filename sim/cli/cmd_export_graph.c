@@ -12,7 +12,8 @@
 #include "traces/chakra.h"
 #include "traces/graph_export.h"
 
-static const char *out_path, *node_arg, *ranks_arg, *format;
+static const char *out_path, *ranks_arg, *format;
+static hs_optnum node_arg = {.min = 0, .max = 1 << 30}; /* checked by hs_opt_parse (sim/cli/opt.h) */
 static struct hs_strlist sets;
 
 static const hs_opt opts[] = {
@@ -20,7 +21,7 @@ static const hs_opt opts[] = {
 	{HS_OPT_STRING, "format", 0, &format, "hsgraph|chakra",
 	 "hsgraph (default): one node's ranks for refexec; chakra: every rank's PREFIX.<rank>.et (docs/chakra.md)"},
 	{HS_OPT_LIST, "set", 's', &sets, "KEY=VALUE", "override a scenario key (repeatable): --set parallelism.tp=4"},
-	{HS_OPT_STRING, "node", 0, &node_arg, "N", "export the ranks on node N (default 0)"},
+	{HS_OPT_COUNT, "node", 0, &node_arg, "N", "export the ranks on node N (default 0)"},
 	{HS_OPT_STRING, "ranks", 0, &ranks_arg, "A,B,...", "export these global ranks instead of a node's"},
 	{.type = HS_OPT_END},
 };
@@ -77,7 +78,8 @@ static char *command_line(int argc, char **argv)
 int cmd_export_graph(int argc, char **argv)
 {
 	const char *pos[2];
-	out_path = node_arg = ranks_arg = format = NULL;
+	out_path = ranks_arg = format = NULL;
+	node_arg.given = 0, node_arg.v = 0;
 	int np = hs_opt_parse(&hs_usage_export_graph, argc, argv, pos, 1);
 	if (np == -2)
 		return 0;
@@ -86,7 +88,7 @@ int cmd_export_graph(int argc, char **argv)
 		status = HS_EINPUT;
 		goto done;
 	}
-	if (np != 1 || !out_path || (node_arg && ranks_arg)) {
+	if (np != 1 || !out_path || (node_arg.given && ranks_arg)) {
 		fprintf(stderr, "hetsim export-graph: %s\nusage: %s\n",
 			np != 1 ? "give one scenario" : !out_path ? "-o FILE is required"
 							 : "give --node or --ranks, not both",
@@ -100,18 +102,13 @@ int cmd_export_graph(int argc, char **argv)
 		status = HS_EINPUT;
 		goto done;
 	}
-	if (chakra && (node_arg || ranks_arg)) {
+	if (chakra && (node_arg.given || ranks_arg)) {
 		fprintf(stderr, "hetsim export-graph: --format chakra writes every rank: --node and --ranks do not "
 				"apply\n");
 		status = HS_EINPUT;
 		goto done;
 	}
-	int node = 0, *ranks = NULL, nranks = 0;
-	if (node_arg && parse_int(node_arg, &node)) {
-		fprintf(stderr, "hetsim export-graph: --node %s: expected a node index\n", node_arg);
-		status = HS_EINPUT;
-		goto done;
-	}
+	int node = (int)node_arg.v, *ranks = NULL, nranks = 0;
 	if (ranks_arg && parse_ranks(ranks_arg, &ranks, &nranks)) {
 		fprintf(stderr, "hetsim export-graph: --ranks %s: expected comma-separated rank numbers\n", ranks_arg);
 		status = HS_EINPUT;

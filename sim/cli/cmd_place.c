@@ -1,6 +1,7 @@
 /* hetsim place: a placement search over group orders and TP x PP x DP shapes (sim/cli/cmd_place.h). */
 #include "sim/cli/cmd_place.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,12 +17,12 @@
 
 #define MAXG 6 /* groups whose orders are searched; more keep the file's order */
 
-static const char *o_top;
+static hs_optnum o_top = {.min = 1, .max = INT_MAX}; /* checked by hs_opt_parse (sim/cli/opt.h) */
 static int o_json, o_timing;
 static struct hs_strlist o_set;
 
 static const hs_opt place_opts[] = {
-	{HS_OPT_STRING, "top", 0, &o_top, "N", "print the N fastest placements (default 5)"},
+	{HS_OPT_COUNT, "top", 0, &o_top, "N", "print the N fastest placements (default 5)"},
 	{HS_OPT_FLAG, "json", 0, &o_json, NULL, "print one JSON object instead of text"},
 	{HS_OPT_LIST, "set", 's', &o_set, "KEY=VALUE", "override a scenario key before the search (repeatable)"},
 	{HS_OPT_FLAG, "timing", 0, &o_timing, NULL, "print the search's wall-clock time on stderr"},
@@ -306,7 +307,7 @@ static void why(FILE *f, const struct cand *c)
 int cmd_place(int argc, char **argv)
 {
 	const char *pos[2];
-	o_top = NULL;
+	o_top.v = 5, o_top.given = 0;
 	o_json = o_timing = 0;
 	int n = hs_opt_parse(&hs_usage_place, argc, argv, pos, 2);
 	if (n == -2)
@@ -317,12 +318,7 @@ int cmd_place(int argc, char **argv)
 		hs_strlist_free(&o_set);
 		return HS_EINPUT;
 	}
-	int top = o_top ? atoi(o_top) : 5;
-	if (top < 1) {
-		fprintf(stderr, "hetsim place: --top %s: expected a positive count\n", o_top);
-		hs_strlist_free(&o_set);
-		return HS_EINPUT;
-	}
+	int top = (int)o_top.v;
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	hs_err err = {0};

@@ -22,7 +22,8 @@
 
 static int json, detail, no_symmetry, hdf5_tasks, timing;
 static struct hs_strlist sets;
-static const char *trace_path, *trace_ranks, *trace_limit, *hdf5_path, *workload, *traffic_from;
+static const char *trace_path, *trace_ranks, *hdf5_path, *workload, *traffic_from;
+static hs_optnum trace_limit = {.min = 1, .max = HS_OPT_COUNT_MAX}; /* checked by hs_opt_parse (sim/cli/opt.h) */
 
 static const hs_opt opts[] = {
 	{HS_OPT_FLAG, "json", 0, &json, NULL, "print one JSON object per scenario instead of text"},
@@ -33,7 +34,7 @@ static const hs_opt opts[] = {
 	{HS_OPT_STRING, "trace", 0, &trace_path, "FILE.json", "write a Chrome/Perfetto trace of the step"},
 	{HS_OPT_STRING, "trace-ranks", 0, &trace_ranks, "SPEC",
 	 "ranks to trace: all (default), every:K, or a list 0,3,8-11 (simulated ranks, as --detail numbers them)"},
-	{HS_OPT_STRING, "trace-limit", 0, &trace_limit, "N", "at most N slices; more ranks are sampled out (2000000)"},
+	{HS_OPT_COUNT, "trace-limit", 0, &trace_limit, "N", "at most N slices; more ranks are sampled out (2000000)"},
 	{HS_OPT_STRING, "hdf5", 0, &hdf5_path, "FILE.h5", "write the result as HDF5 (docs/outputs.md)"},
 	{HS_OPT_FLAG, "hdf5-tasks", 0, &hdf5_tasks, NULL, "with --hdf5: add the per-task timeline (/tasks)"},
 	{HS_OPT_STRING, "workload", 0, &workload, "chakra:PREFIX",
@@ -147,7 +148,7 @@ static int run_training(hs_ydoc *doc, const char *path, int index, hs_err *err)
 	}
 	int rc = 0;
 	if (trace_path) {
-		hs_trace_opts to = {.ranks = trace_ranks, .max_events = trace_limit ? strtoull(trace_limit, NULL, 10) : 0};
+		hs_trace_opts to = {.ranks = trace_ranks, .max_events = trace_limit.given ? (size_t)trace_limit.v : 0};
 		rc = hs_trace_chrome_write(trace_path, sim.s, &sim.b, &sim.r, &to, err);
 		if (!rc && to.note[0])
 			fprintf(stderr, "hetsim run: %s\n", to.note);
@@ -281,7 +282,8 @@ int cmd_run(int argc, char **argv)
 {
 	const char *pos[256];
 	json = detail = no_symmetry = hdf5_tasks = timing = 0;
-	trace_path = trace_ranks = trace_limit = hdf5_path = workload = traffic_from = NULL;
+	trace_path = trace_ranks = hdf5_path = workload = traffic_from = NULL;
+	trace_limit.given = 0, trace_limit.v = 0;
 	int n = hs_opt_parse(&hs_usage_run, argc, argv, pos, 256);
 	if (n == -2)
 		return 0;
@@ -296,7 +298,7 @@ int cmd_run(int argc, char **argv)
 		return HS_EINPUT;
 	}
 	/* options that only shape an output no other option asks for would be ignored without a word */
-	if ((trace_ranks || trace_limit) && !trace_path) {
+	if ((trace_ranks || trace_limit.given) && !trace_path) {
 		fprintf(stderr, "hetsim run: --%s shapes the trace: add --trace FILE.json\n",
 			trace_ranks ? "trace-ranks" : "trace-limit");
 		return HS_EINPUT;
@@ -309,17 +311,6 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "hetsim run: --workload '%s': expected chakra:PREFIX (the files PREFIX.0.et, ...)\n",
 			workload);
 		return HS_EINPUT;
-	}
-	if (trace_limit) {
-		char *end;
-		/* strtoull takes "-1" as 2^64 - 1: digits only */
-		unsigned long long v = strspn(trace_limit, "0123456789") == strlen(trace_limit) && *trace_limit
-					       ? strtoull(trace_limit, &end, 10)
-					       : 0;
-		if (v == 0) {
-			fprintf(stderr, "hetsim run: --trace-limit '%s' is not a positive count\n", trace_limit);
-			return HS_EINPUT;
-		}
 	}
 	int status = 0;
 	for (int i = 0; i < n; i++) {

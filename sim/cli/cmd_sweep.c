@@ -10,6 +10,8 @@
  * folder; across machines, a shared one). Resuming is the same mechanism: rows found in journals are not
  * run again. */
 #include <errno.h>
+#include <float.h>
+#include <limits.h>
 #include <stdint.h>
 #include <math.h>
 #include <pthread.h>
@@ -26,25 +28,29 @@
 #include "sim/study/sweep.h"
 #include "traces/hdf5_out.h"
 
-static const char *o_output, *o_hdf5, *o_jobs, *o_metric, *o_goal, *o_top, *o_wait, *o_limit, *o_max;
+static const char *o_output, *o_hdf5, *o_metric, *o_goal;
 static int o_fresh, o_quiet, o_event;
+/* the numeric options and their ranges (sim/cli/opt.h checks them); defaults are set in cmd_sweep */
+static hs_optnum o_jobs = {.min = 0, .max = 1024}, o_top = {.min = 0, .max = INT_MAX},
+		 o_max = {.min = 1, .max = HS_OPT_COUNT_MAX}, o_limit = {.min = 0, .max = HS_OPT_COUNT_MAX},
+		 o_wait = {.min = 0, .max = DBL_MAX};
 
 static const hs_opt opts[] = {
 	{HS_OPT_STRING, "output", 'o', &o_output, "FILE.csv", "where the CSV goes (default: the sweep's output:, "
 							     "else SWEEP.csv here)"},
 	{HS_OPT_STRING, "hdf5", 0, &o_hdf5, "FILE.h5", "also write the rows as HDF5 (/sweep)"},
-	{HS_OPT_STRING, "jobs", 'j', &o_jobs, "N", "threads (default 1; 0: one per CPU)"},
+	{HS_OPT_COUNT, "jobs", 'j', &o_jobs, "N", "threads (default 1; 0: one per CPU)"},
 	{HS_OPT_STRING, "metric", 0, &o_metric, "COLUMN", "rank by this column (default: the sweep's metric:)"},
 	{HS_OPT_STRING, "goal", 0, &o_goal, "min|max", "best is the smallest or the largest (default: by metric)"},
-	{HS_OPT_STRING, "top", 0, &o_top, "N", "print the N best points (default 10)"},
+	{HS_OPT_COUNT, "top", 0, &o_top, "N", "print the N best points (default 10)"},
 	{HS_OPT_FLAG, "fresh", 0, &o_fresh, NULL, "ignore finished points from an earlier, interrupted run"},
 	{HS_OPT_FLAG, "quiet", 'q', &o_quiet, NULL, "no progress on stderr"},
 	{HS_OPT_FLAG, "event", 0, &o_event, NULL,
 	 "time every point by the event run (default: in closed form where the step's pattern allows)"},
-	{HS_OPT_STRING, "max-points", 0, &o_max, "N", "run sweeps of up to N points (default 1000000)"},
-	{HS_OPT_STRING, "limit", 0, &o_limit, "N",
+	{HS_OPT_COUNT, "max-points", 0, &o_max, "N", "run sweeps of up to N points (default 1000000)"},
+	{HS_OPT_COUNT, "limit", 0, &o_limit, "N",
 	 "run at most N new points now, then stop as if interrupted (run again to continue)"},
-	{HS_OPT_STRING, "rank-wait", 0, &o_wait, "SECONDS",
+	{HS_OPT_NUMBER, "rank-wait", 0, &o_wait, "SECONDS",
 	 "under MPI: how long rank 0 waits without news from the other ranks (default 600)"},
 	{.type = HS_OPT_END},
 };
@@ -247,8 +253,10 @@ static void print_top(const hs_sweep *sw, const hs_sweep_row *rows, const int *r
 int cmd_sweep(int argc, char **argv)
 {
 	const char *pos[4];
-	o_output = o_hdf5 = o_jobs = o_metric = o_goal = o_top = o_wait = o_limit = o_max = NULL;
+	o_output = o_hdf5 = o_metric = o_goal = NULL;
 	o_fresh = o_quiet = o_event = 0;
+	o_jobs.v = 1, o_top.v = 10, o_max.v = HS_SWEEP_MAX_POINTS, o_limit.v = 0, o_wait.v = 600;
+	o_jobs.given = o_top.given = o_max.given = o_limit.given = o_wait.given = 0;
 	int n = hs_opt_parse(&hs_usage_sweep, argc, argv, pos, 4);
 	if (n == -2)
 		return 0;
@@ -258,30 +266,17 @@ int cmd_sweep(int argc, char **argv)
 		fprintf(stderr, "hetsim sweep: expected one sweep file\nusage: %s\n", hs_usage_sweep.synopsis);
 		return HS_EINPUT;
 	}
-	int jobs = o_jobs ? atoi(o_jobs) : 1, top = o_top ? atoi(o_top) : 10;
-	double wait_s = o_wait ? atof(o_wait) : 600;
-	if (jobs == 0)
-		jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
-	if (jobs < 1 || jobs > 1024) {
-		fprintf(stderr, "hetsim sweep: --jobs '%s' is not a thread count (expected 0..1024)\n", o_jobs);
-		return HS_EINPUT;
+	int jobs = (int)o_jobs.v, top = (int)o_top.v;
+	double wait_s = o_wait.v;
+	if (jobs == 0) {
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		jobs = ncpu < 1 ? 1 : ncpu > 1024 ? 1024 : (int)ncpu;
 	}
 	hs_err err = {0};
 	hs_sweep sw;
 	if (hs_sweep_load(pos[0], &sw, &err))
 		return hs_cmd_fail("sweep", &err);
-	unsigned long long maxp = HS_SWEEP_MAX_POINTS;
-	if (o_max) {
-		char *end;
-		errno = 0;
-		maxp = strtoull(o_max, &end, 10);
-		if (end == o_max || *end || errno || maxp < 1 || o_max[0] == '-') {
-			fprintf(stderr, "hetsim sweep: --max-points '%s' is not a point count (expected a whole number >= 1)\n",
-				o_max);
-			hs_sweep_free(&sw);
-			return HS_EINPUT;
-		}
-	}
+	unsigned long long maxp = (unsigned long long)o_max.v;
 	if (sw.npoints > maxp) {
 		fprintf(stderr, "hetsim sweep: %s: %zu points (the product of the axes' lengths), more than the limit of "
 				"%llu; --max-points %zu runs them (each point keeps a row of about 300 bytes until the "
@@ -325,8 +320,8 @@ int cmd_sweep(int argc, char **argv)
 	for (size_t i = 0; i < sw.npoints; i++)
 		npending += !rows[i].text && (int)(i % (size_t)size) == rank;
 	int stopped_early = 0;
-	if (o_limit && (size_t)atoll(o_limit) < npending)
-		w.budget = npending = (size_t)atoll(o_limit), stopped_early = 1;
+	if (o_limit.given && (size_t)o_limit.v < npending)
+		w.budget = npending = (size_t)o_limit.v, stopped_early = 1;
 	pthread_mutex_init(&w.mu, NULL);
 	if (o_fresh) {
 		char jp[1200];
@@ -342,11 +337,19 @@ int cmd_sweep(int argc, char **argv)
 		fprintf(stderr, "hetsim sweep: resuming: %zu of %zu points already done\n", had, sw.npoints);
 	int show = rank == 0 && !o_quiet, tty = isatty(2);
 	double t0 = now(), last_line = t0;
-	if (jobs > (int)npending)
-		jobs = npending ? (int)npending : 1;
+	/* no more workers than points to run: none when the journals hold every point or --limit is 0 (a thread
+	 * that finds no work costs its stack and, under the sanitizers, much more) */
+	if ((size_t)jobs > npending)
+		jobs = (int)npending;
 	pthread_t *th = hs_xcalloc((size_t)jobs, sizeof *th);
 	for (int t = 0; t < jobs; t++)
-		pthread_create(&th[t], NULL, worker, &w);
+		if (pthread_create(&th[t], NULL, worker, &w)) {
+			/* out of threads (ulimit -u, memory): run with those started, or on this one */
+			if (t == 0)
+				worker(&w);
+			jobs = t;
+			break;
+		}
 	int lines = 0;
 	if (show) {
 		while (atomic_load(&w.done) < npending && !atomic_load(&w.stop)) {

@@ -17,6 +17,7 @@
  *                                   (the P50 and P90 of the simulated steps when variability makes them differ);
  *   peak_mem_bytes                  the busiest device's peak, reported apart from the MAPE, with mem_tolerance.
  * --junit FILE writes one test case per entry (its worst row's error and tolerance in the message). */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,10 +38,11 @@
 #include "sim/study/simulate.h"
 
 static int json;
-static const char *max_mape, *junit;
+static const char *junit;
+static hs_optnum max_mape = {.min = 0, .max = DBL_MAX}; /* checked by hs_opt_parse (sim/cli/opt.h) */
 static const hs_opt opts[] = {
 	{HS_OPT_FLAG, "json", 0, &json, NULL, "print the table as JSON"},
-	{HS_OPT_STRING, "max-mape", 0, &max_mape, "FRACTION", "also fail (exit 4) when the MAPE exceeds this (0.15 = 15%)"},
+	{HS_OPT_NUMBER, "max-mape", 0, &max_mape, "FRACTION", "also fail (exit 4) when the MAPE exceeds this (0.15 = 15%)"},
 	{HS_OPT_STRING, "junit", 0, &junit, "FILE.xml", "write a JUnit XML report: one test case per entry"},
 	{.type = HS_OPT_END},
 };
@@ -600,7 +602,8 @@ int cmd_validate(int argc, char **argv)
 {
 	const char *pos[64];
 	json = 0;
-	max_mape = junit = NULL;
+	junit = NULL;
+	max_mape.given = 0, max_mape.v = 0;
 	reset();
 	int n = hs_opt_parse(&hs_usage_validate, argc, argv, pos, 64);
 	if (n == -2)
@@ -611,16 +614,7 @@ int cmd_validate(int argc, char **argv)
 		fprintf(stderr, "hetsim validate: no manifest given\nusage: %s\n", hs_usage_validate.synopsis);
 		return HS_EINPUT;
 	}
-	double mm = INFINITY;
-	if (max_mape) {
-		char *end;
-		mm = strtod(max_mape, &end);
-		if (*end || !(mm >= 0)) {
-			fprintf(stderr, "hetsim validate: --max-mape '%s' is not a fraction (expected e.g. 0.15)\n",
-				max_mape);
-			return HS_EINPUT;
-		}
-	}
+	double mm = max_mape.given ? max_mape.v : INFINITY;
 	int fails = 0, nape = 0;
 	double sum = 0;
 	hs_json j;

@@ -10,7 +10,11 @@
  * name the command and suggest the nearest option (config/cfg.h's edit distance, as for YAML keys). */
 #include "sim/cli/opt.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <float.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,14 +41,72 @@ void hs_opt_usage(const hs_cmd_usage *u, FILE *f)
 		fprintf(f, "\n%s\n", u->details);
 }
 
-static void set(const hs_opt *o, const char *arg)
+/* "a whole number from 1 to 1024", "a number above 1 and at most 2", "a finite number of at least 0": what
+ * option o takes (a count's range is always written out: a count too large for it is refused by it). */
+static void expected(const hs_opt *o, char *buf, size_t cap)
+{
+	const hs_optnum *r = o->target;
+	int count = o->type == HS_OPT_COUNT;
+	const char *what = count ? "a whole number" : "a number";
+	if (!count && r->max >= DBL_MAX)
+		snprintf(buf, cap, "a finite number %s %.10g", r->min_open ? "above" : "of at least", r->min);
+	else if (r->min_open)
+		snprintf(buf, cap, "%s above %.10g and at most %.10g", what, r->min, r->max);
+	else
+		snprintf(buf, cap, "%s from %.16g to %.16g", what, r->min, r->max);
+}
+
+/* The value of a numeric option, or -1 when `arg` is not one in its range. A count is digits only: strtoull
+ * alone would take "-1" (as 2^64 - 1), " 4" and "+4", and atoi "4x" as 4 and "x" as 0. */
+static int number(const hs_opt *o, const char *arg, double *out)
+{
+	const hs_optnum *r = o->target;
+	double v;
+	if (o->type == HS_OPT_COUNT) {
+		if (!*arg || strspn(arg, "0123456789") != strlen(arg))
+			return -1;
+		errno = 0;
+		unsigned long long u = strtoull(arg, NULL, 10);
+		if (errno == ERANGE || u > (unsigned long long)HS_OPT_COUNT_MAX)
+			return -1;
+		v = (double)u;
+	} else {
+		char *end;
+		if (!*arg || isspace((unsigned char)*arg))
+			return -1;
+		v = strtod(arg, &end);
+		if (*end || !isfinite(v))
+			return -1;
+	}
+	if (v < r->min || (r->min_open && v == r->min) || v > r->max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* Store the argument of option o (spelled `nm` on the command line); -1 with a message when a numeric one is
+ * not a number in its range. */
+static int set(const hs_cmd_usage *u, const hs_opt *o, const char *nm, const char *arg)
 {
 	switch (o->type) {
 	case HS_OPT_FLAG: *(int *)o->target = 1; break;
 	case HS_OPT_STRING: *(const char **)o->target = arg; break;
 	case HS_OPT_LIST: hs_strlist_push(o->target, arg); break;
+	case HS_OPT_COUNT:
+	case HS_OPT_NUMBER: {
+		hs_optnum *r = o->target;
+		if (number(o, arg, &r->v)) {
+			char want[160];
+			expected(o, want, sizeof want);
+			fprintf(stderr, "hetsim %s: %s '%s': expected %s\n", u->name, nm, arg, want);
+			return -1;
+		}
+		r->given = 1;
+		break;
+	}
 	case HS_OPT_END: break;
 	}
+	return 0;
 }
 
 /* getopt_long's value for option i of the table: past every char, so short and long never collide. */
@@ -170,9 +232,11 @@ int hs_opt_parse(const hs_cmd_usage *u, int argc, char **argv, const char **pos,
 					u->name);
 				rc = -1;
 			}
-		} else if (o)
-			set(o, optarg);
-		else {
+		} else if (o) {
+			spell(o, c, nm, sizeof nm);
+			if (set(u, o, nm, optarg))
+				rc = -1;
+		} else {
 			fprintf(stderr, "hetsim %s: option parsing returned %d (this is a bug in hetsim)\n", u->name, c);
 			rc = -1;
 		}

@@ -5,12 +5,22 @@
 # corpus in `make test`, so a crash kept there stays fixed.
 #
 # Exits non-zero when any target crashes, leaks, or stops early: libFuzzer must report "Done N runs in T
-# second(s)" with T close to FUZZ_SECONDS and N at least FUZZ_MIN_EXECS (default 100 per second asked for, so a
-# harness that dies on its first input, as fuzz_scenario once did on the empty document, fails the run).
+# second(s)" with T close to FUZZ_SECONDS and N above FUZZ_MIN_EXECS (default: 10,000 per minute asked for,
+# issue 18's bar, so a harness that dies on its first input, as fuzz_scenario once did on the empty
+# document, or one that spends its time on a few slow inputs, fails the run).
 # FUZZ_TARGETS="scenario units" limits the run to those targets.
+#
+# The harnesses that write files (sweepjournal: journals, a CSV and an HDF5 file per input; h5, manifest) write
+# them under TMPDIR, here a tmpfs (/dev/shm) unless TMPDIR is set: on ext4 each input's truncated and rewritten
+# journal is flushed to disk at close (auto_da_alloc), which made fuzz_sweepjournal wait on the disk for half
+# its time (8 s instead of 14 for 3,000 inputs).
 set -eu
 SECS=${FUZZ_SECONDS:-30}
-MIN=${FUZZ_MIN_EXECS:-$((SECS * 100))}
+MIN=${FUZZ_MIN_EXECS:-} # empty: check_log.sh's default
+if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then
+	TMPDIR=/dev/shm
+	export TMPDIR
+fi
 B=build-fuzz
 # the warnings of the Makefile's WARN, for the harnesses
 WARN="-Wall -Wextra -Werror -Wshadow -Wpedantic -Wmissing-prototypes -Wstrict-prototypes -Wno-unused-parameter"
@@ -38,6 +48,6 @@ for h in tests/fuzz/fuzz_*.c; do
 	$B/fuzz_$name -max_total_time="$SECS" -max_len=4096 -artifact_prefix=tests/fuzz/crashes/ $dict \
 		tests/fuzz/corpus/$name >"$log" 2>&1 || st=$?
 	tail -3 "$log"
-	tests/fuzz/check_log.sh "$name" "$log" "$st" "$SECS" "$MIN" || fail=1
+	tests/fuzz/check_log.sh "$name" "$log" "$st" "$SECS" $MIN || fail=1
 done
 exit $fail

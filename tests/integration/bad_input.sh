@@ -55,7 +55,7 @@ printf 'name: x\ncluster: ~\n' >"$tmp/null2.yaml"
 expect 2 "null2.yaml:2:10: .*found null" -- "$H" run "$tmp/null2.yaml"
 # options that shape an output nobody asked for, a trace of ranks that are not simulated, a negative limit
 expect 2 "rank 999 is not simulated (the step simulates ranks 0-1" -- "$H" run scenarios/default.yaml --trace "$tmp/t.json" --trace-ranks 999
-expect 2 "--trace-limit '-1' is not a positive count" -- "$H" run scenarios/default.yaml --trace "$tmp/t.json" --trace-limit -1
+expect 2 "^hetsim run: --trace-limit '-1': expected a whole number from 1 to" -- "$H" run scenarios/default.yaml --trace "$tmp/t.json" --trace-limit -1
 expect 2 "add --trace FILE.json" -- "$H" run scenarios/default.yaml --trace-ranks 0
 expect 2 "add --hdf5 FILE.h5" -- "$H" run scenarios/default.yaml --hdf5-tasks
 [ -e "$tmp/t.json" ] && { echo "FAIL: a refused trace left $tmp/t.json"; fail=1; }
@@ -91,4 +91,35 @@ expect 2 "parallelism.zero3: zero3 is DeepSpeed's ZeRO-3 and fsdp is PyTorch's" 
 # --set into a preset name says how to keep the preset and change one key
 expect 2 "set it whole as a mapping: --set 'model={preset: llama3-8b, layers: ...}'" -- \
 	"$H" run scenarios/default.yaml --set model.layers=4
+# numeric options (sim/cli/opt.h, hs_optnum): not a number, trailing junk, a sign, overflow, out of range, inf
+# and nan are exit 2 naming the option and its range, never atoi's 0 or strtoull's wrap (--limit -1 ran every
+# point, -j 2x ran two threads, --top x printed none, --rank-wait x waited 0 s)
+SW=scenarios/sweeps/llama3-8b-tp-pp.yaml
+for c in "--limit|abc|a whole number from 0 to 9007199254740992" "--limit|-1|a whole number from 0 to" \
+	"--limit|4x|a whole number from 0" "--limit|99999999999999999999999|a whole number from 0 to 9007199254740992" \
+	"--limit| 4|a whole number" "--limit|+4|a whole number" "--limit||a whole number" \
+	"-j|2x|a whole number from 0 to 1024" "-j|-1|a whole number from 0 to 1024" "--jobs|1025|a whole number from 0 to 1024" \
+	"--top|x|a whole number from 0 to 2147483647" "--top|1.5|a whole number" "--top|4294967297|a whole number from 0 to 2147483647" \
+	"--max-points|0|a whole number from 1 to" "--max-points|1e6|a whole number from 1 to" \
+	"--rank-wait|x|a finite number of at least 0" "--rank-wait|-5|a finite number of at least 0" \
+	"--rank-wait|nan|a finite number" "--rank-wait|inf|a finite number" "--rank-wait|1e999|a finite number" \
+	"--rank-wait|5s|a finite number"; do
+	o=${c%%|*} r=${c#*|} v=${r%%|*} want=${r#*|}
+	expect 2 "^hetsim sweep: $o '$v': expected $want" -- "$H" sweep -q "$o" "$v" -o "$tmp/n.csv" $SW
+done
+expect 2 "^hetsim sweep: --limit '-1': expected a whole number" -- "$H" sweep -q --limit=-1 -o "$tmp/n.csv" $SW
+expect 2 "^hetsim sweep: -j '0x10': expected a whole number" -- "$H" sweep -q -j0x10 -o "$tmp/n.csv" $SW
+[ -e "$tmp/n.csv" ] || [ -e "$tmp/n.csv.part-0" ] && { echo "FAIL: a refused option left a sweep output"; fail=1; }
+expect 2 "^hetsim place: --top '3x': expected a whole number from 1 to 2147483647" -- "$H" place --top 3x scenarios/default.yaml
+expect 2 "^hetsim place: --top '0': expected a whole number from 1" -- "$H" place --top 0 scenarios/default.yaml
+expect 2 "^hetsim coll: --channels '65': expected a whole number from 1 to 64" -- "$H" coll --channels 65 scenarios/default.yaml
+expect 2 "^hetsim coll: --window ' 8': expected a whole number from 1 to 1024" -- "$H" coll --window ' 8' scenarios/default.yaml
+expect 2 "^hetsim coll: --factor '1': expected a finite number above 1" -- "$H" coll --factor 1 scenarios/default.yaml
+expect 2 "^hetsim coll: --factor 'inf': expected a finite number above 1" -- "$H" coll --factor inf scenarios/default.yaml
+expect 2 "^hetsim coll: --ranks '2.5': expected a whole number from 1 to" -- "$H" coll --ranks 2.5 scenarios/default.yaml
+expect 2 "^hetsim coll: --ranks 4096: the cluster has 16 devices (expected 1 to 16)" -- "$H" coll --ranks 4096 scenarios/default.yaml
+expect 2 "^hetsim export-graph: --node '-1': expected a whole number from 0 to 1073741824" -- \
+	"$H" export-graph --node -1 -o "$tmp/g" scenarios/default.yaml
+expect 2 "^hetsim validate: --max-mape '': expected a finite number of at least 0" -- "$H" validate --max-mape '' "$tmp/man.yaml"
+expect 2 "^hetsim validate: --max-mape '15%': expected a finite number of at least 0" -- "$H" validate --max-mape 15% "$tmp/man.yaml"
 exit $fail

@@ -17,7 +17,13 @@ sh $C t "$tmp/crash" 0 30 3000 >/dev/null && { echo "FAIL: a log without 'Done' 
 sh $C t "$tmp/short" 0 30 3000 >/dev/null && { echo "FAIL: a run that stopped after 0 s accepted"; fail=1; }
 sh $C t "$tmp/few" 0 30 3000 >/dev/null && { echo "FAIL: 50 runs accepted where 3000 are asked for"; fail=1; }
 out=$(sh $C scenario "$tmp/good" 0 30 3000)
-[ "$out" = "fuzz_scenario: 26646 runs in 31s, cov: 1665" ] || { echo "FAIL: summary line: $out"; fail=1; }
+[ "$out" = "fuzz_scenario: 26646 runs in 31s, cov: 1665 ft: 2" ] || { echo "FAIL: summary line: $out"; fail=1; }
+# without MIN, issue 18's bar: more than 10,000 inputs in 60 s (5,000 in 30 s)
+printf '#2 INITED cov: 10\nDone 10000 runs in 60 second(s)\n' >"$tmp/bar"
+sh $C t "$tmp/bar" 0 60 >/dev/null && { echo "FAIL: 10,000 runs in 60 s accepted (the bar is more than 10,000)"; fail=1; }
+printf '#2 INITED cov: 10\nDone 10001 runs in 61 second(s)\n' >"$tmp/bar"
+sh $C t "$tmp/bar" 0 60 >/dev/null || { echo "FAIL: 10,001 runs in 61 s rejected"; fail=1; }
+sh $C t "$tmp/few" 0 30 >/dev/null && { echo "FAIL: 50 runs in 30 s accepted by the default bar"; fail=1; }
 # the runner must not pipe the fuzzer through anything that hides its exit status
 grep -q '| *tail' tests/fuzz/run.sh && { echo "FAIL: run.sh pipes the fuzzer into tail"; fail=1; }
 exit $fail

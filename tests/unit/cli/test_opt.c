@@ -1,6 +1,7 @@
 /* hs_opt_parse (sim/cli/opt.c): every spelling getopt_long accepts, positionals where they stand, --, and the
- * messages for unknown, ambiguous and valueless options. */
+ * messages for unknown, ambiguous and valueless options; numeric options checked against their range. */
 #include <check.h>
+#include <float.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -140,6 +141,97 @@ START_TEST(messages)
 }
 END_TEST
 
+/* numeric options: the value in range, and every other string refused with the option and the range */
+static hs_optnum n_count = {.min = 0, .max = 1024}, n_big = {.min = 1, .max = HS_OPT_COUNT_MAX},
+		 n_factor = {.min = 1, .max = DBL_MAX, .min_open = 1}, n_frac = {.min = 0, .max = 1};
+static const hs_opt nopts[] = {
+	{HS_OPT_COUNT, "count", 'c', &n_count, "N", "a count"},
+	{HS_OPT_COUNT, "big", 0, &n_big, "N", "a large count"},
+	{HS_OPT_NUMBER, "factor", 0, &n_factor, "F", "above 1"},
+	{HS_OPT_NUMBER, "frac", 0, &n_frac, "X", "0 to 1"},
+	{.type = HS_OPT_END},
+};
+static const hs_cmd_usage nusage = {"n", "hetsim n [options]", "Numbers.", nopts, NULL};
+
+/* Parse `opt` `val` with nusage; the message into err. */
+static int nparse(const char *opt, const char *val)
+{
+	n_count.given = n_big.given = n_factor.given = n_frac.given = 0;
+	n_count.v = n_big.v = n_factor.v = n_frac.v = -7; /* "not set" */
+	char o[64], v[128], name[64];
+	snprintf(o, sizeof o, "%s", opt);
+	snprintf(v, sizeof v, "%s", val);
+	char *argv[] = {"n", o, v, NULL};
+	const char *pos[1];
+	int fd = hs_test_mkstemp(name, sizeof name, "optn", "");
+	fflush(stderr);
+	int se = dup(2);
+	dup2(fd, 2);
+	int n = hs_opt_parse(&nusage, 3, argv, pos, 0);
+	fflush(stderr);
+	dup2(se, 2);
+	close(se);
+	lseek(fd, 0, SEEK_SET);
+	ssize_t k = read(fd, err, sizeof err - 1);
+	err[k > 0 ? k : 0] = 0;
+	close(fd);
+	unlink(name);
+	return n;
+}
+
+START_TEST(numbers)
+{
+	ck_assert_int_eq(nparse("-c", "0"), 0);
+	ck_assert(n_count.given && n_count.v == 0);
+	ck_assert_int_eq(nparse("--count", "1024"), 0);
+	ck_assert(n_count.v == 1024);
+	ck_assert_int_eq(nparse("--count", "007"), 0);
+	ck_assert(n_count.v == 7);
+	ck_assert_int_eq(nparse("--big", "9007199254740992"), 0); /* 2^53, the largest count */
+	ck_assert(n_big.v == HS_OPT_COUNT_MAX);
+	ck_assert_int_eq(nparse("--factor", "1.5"), 0);
+	ck_assert(n_factor.v == 1.5);
+	ck_assert_int_eq(nparse("--factor", "1e3"), 0);
+	ck_assert(n_factor.v == 1000);
+	ck_assert_int_eq(nparse("--frac", "0"), 0);
+	ck_assert_int_eq(nparse("--frac", "1"), 0);
+	ck_assert(n_frac.v == 1);
+	static const char *const bad[][3] = {
+		{"--count", "", "a whole number from 0 to 1024"},
+		{"--count", "x", "a whole number from 0 to 1024"},
+		{"--count", "4x", "a whole number from 0 to 1024"},
+		{"--count", "-1", "a whole number from 0 to 1024"},
+		{"--count", "+1", "a whole number from 0 to 1024"},
+		{"--count", " 1", "a whole number from 0 to 1024"},
+		{"--count", "1 ", "a whole number from 0 to 1024"},
+		{"--count", "1.0", "a whole number from 0 to 1024"},
+		{"--count", "1e2", "a whole number from 0 to 1024"},
+		{"--count", "0x10", "a whole number from 0 to 1024"},
+		{"--count", "1025", "a whole number from 0 to 1024"},
+		{"-c", "18446744073709551616", "a whole number from 0 to 1024"}, /* 2^64: strtoull's ERANGE */
+		{"--big", "9007199254740993", "a whole number from 1 to 9007199254740992"},
+		{"--big", "0", "a whole number from 1 to 9007199254740992"},
+		{"--factor", "1", "a finite number above 1"},
+		{"--factor", "0.5", "a finite number above 1"},
+		{"--factor", "inf", "a finite number above 1"},
+		{"--factor", "nan", "a finite number above 1"},
+		{"--factor", "1e999", "a finite number above 1"},
+		{"--factor", "2x", "a finite number above 1"},
+		{"--factor", " 2", "a finite number above 1"},
+		{"--factor", "", "a finite number above 1"},
+		{"--frac", "1.01", "a number from 0 to 1"},
+		{"--frac", "-0.5", "a number from 0 to 1"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		ck_assert_msg(nparse(bad[i][0], bad[i][1]) == -1, "%s '%s' accepted", bad[i][0], bad[i][1]);
+		char want[256];
+		snprintf(want, sizeof want, "hetsim n: %s '%s': expected %s\n", bad[i][0], bad[i][1], bad[i][2]);
+		ck_assert_msg(strcmp(err, want) == 0, "%s '%s': got '%s', want '%s'", bad[i][0], bad[i][1], err, want);
+		ck_assert_int_eq(n_count.given + n_big.given + n_factor.given + n_frac.given, 0);
+	}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("opt");
@@ -147,6 +239,7 @@ static Suite *suite(void)
 	tcase_add_test(t, spellings);
 	tcase_add_test(t, positionals);
 	tcase_add_test(t, messages);
+	tcase_add_test(t, numbers);
 	suite_add_tcase(s, t);
 	return s;
 }
