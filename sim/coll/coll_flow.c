@@ -67,6 +67,37 @@ static void layout(const hs_cluster *c, const int *ranks, int n, hs_coll_flow_pl
 	out->nrails = C;
 }
 
+int hs_coll_ring_channel_order(const hs_cluster *c, const int *ranks, int n, int rail, int *out)
+{
+	for (int i = 0; i < n; i++)
+		out[i] = ranks[i];
+	if (rail < 0 || n < 2)
+		return 0;
+	/* whole nodes, each a block of its devices by local index, and at least two of them */
+	int rot = 0;
+	for (int b = 0; b < n;) {
+		int node = hs_cluster_node_of(c, ranks[b]);
+		const hs_node_group *g = hs_cluster_group(c, hs_cluster_group_of(c, ranks[b]));
+		int p = g->gpus_per_node;
+		if (p < 1 || b + p > n || (b == 0 && p == n))
+			return 0;
+		for (int j = 0; j < p; j++)
+			if (hs_cluster_node_of(c, ranks[b + j]) != node || hs_cluster_local_rank(c, ranks[b + j]) != j)
+				return 0;
+		b += p;
+	}
+	for (int b = 0; b < n;) {
+		const hs_node_group *g = hs_cluster_group(c, hs_cluster_group_of(c, ranks[b]));
+		int p = g->gpus_per_node, nn = g->nics_per_node;
+		int q = rail < nn ? (int)((long)rail * p / nn) : 0; /* a node without NIC `rail`: as it is */
+		for (int j = 0; j < p; j++)
+			out[b + j] = ranks[b + (j + q) % p];
+		rot |= q != 0;
+		b += p;
+	}
+	return rot;
+}
+
 int hs_coll_flow_plan_of(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_algo algo, enum hs_coll_proto proto,
 			 const int *ranks, int n, double bytes, hs_coll_flow_plan *out)
 {

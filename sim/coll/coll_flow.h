@@ -35,4 +35,16 @@ typedef struct hs_coll_flow_plan {
 int hs_coll_flow_plan_of(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_algo algo, enum hs_coll_proto proto,
 			 const int *ranks, int n, double bytes, hs_coll_flow_plan *out);
 
+/* Channel `rail`'s ring order over ranks[0..n-1] (the ring's order, each node's devices adjacent) into out[n]:
+ * where the ring holds whole nodes, each a block of its devices by local index (as the network's ring order
+ * sorts them), and rail >= 0, every node's block is rotated to start at the device that NIC `rail` hangs off
+ * (local index rail * gpus / nics, topology/topo.c), keeping the node order. NCCL's ring search
+ * (src/graph/search.cc, NCCL 2.19.3: ncclTopoSearchRecNet, "try the most local GPUs") starts each channel's ring
+ * at the GPU nearest the channel's NIC and ends it at the node's last GPU, which sends to the next node by the
+ * same NIC (PXN over NVLink where it is not the NIC's own GPU): NET c -> GPU c -> ... -> GPU c-1 -> NET c.
+ * So channel c enters every node at GPU c, and the channels of a node are alike up to a rotation of its
+ * devices and NICs (the symmetry classes use it, sim/net/netcoll_ring.c). Anything else (a partial node, a
+ * node's devices out of order, one channel): out = ranks. Returns 1 when rotated, else 0. */
+int hs_coll_ring_channel_order(const hs_cluster *c, const int *ranks, int n, int rail, int *out);
+
 #endif

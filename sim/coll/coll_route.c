@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "sim/base/alloc.h"
+#include "sim/coll/coll_flow.h"
 #include "sim/coll/coll_impl.h"
 #include "topology/route.h"
 #include "topology/topo.h"
@@ -883,12 +884,17 @@ static int transfers(const hs_cluster *c, netmemo *m, const hs_coll_channels *ch
 		double per = chain ? S : (op == HS_COLL_ALL_REDUCE ? 2.0 : 1.0) * (n - 1) * S / n;
 		int C = ch && ch->n > 1 ? ch->n : 1, edges = chain ? n - 1 : n;
 		double w[HS_COLL_MAX_CHANNELS], sum = 0;
+		/* channel k's ring enters each whole node at its NIC's device (hs_coll_ring_channel_order) */
+		int *ord = hs_xmalloc((size_t)C * n * sizeof *ord);
+		for (int k = 0; k < C; k++)
+			hs_coll_ring_channel_order(c, ranks, n, C > 1 && !chain ? ch->rails[k] : -1, ord + (size_t)k * n);
 		for (int k = 0; k < C; k++) {
+			const int *o = ord + (size_t)k * n;
 			w[k] = 1;
 			if (C > 1 && m) {
 				double b = 1e300;
 				for (int i = 0; i < edges; i++) {
-					const hs_route *r = route_on(m, ranks[i], ranks[(i + 1) % n], ch->rails[k]);
+					const hs_route *r = route_on(m, o[i], o[(i + 1) % n], ch->rails[k]);
 					if (r && r->bw < b)
 						b = r->bw;
 				}
@@ -898,9 +904,11 @@ static int transfers(const hs_cluster *c, netmemo *m, const hs_coll_channels *ch
 		}
 		for (int k = 0; k < C && !rc; k++) {
 			int rail = C > 1 ? ch->rails[k] : ch && ch->spread ? -1 : RAIL_HOME;
+			const int *o = ord + (size_t)k * n;
 			for (int i = 0; i < edges && !rc; i++)
-				rc = emit(ctx, ranks[i], ranks[(i + 1) % n], rail, per * w[k] / sum);
+				rc = emit(ctx, o[i], o[(i + 1) % n], rail, per * w[k] / sum);
 		}
+		free(ord);
 		return rc;
 	}
 	case HS_ALGO_DIRECT:

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 
 #include "sim/base/alloc.h"
+#include "sim/coll/coll_flow.h"
 #include "sim/net/netcoll_impl.h"
 
 /* NCCL's broadcast and reduce step: its Simple buffer (DEFAULT_BUFFSIZE 4 MiB, src/init.cc) over NCCL_STEPS = 8
@@ -40,11 +41,22 @@ typedef struct rstate {
 	char *busy;
 	int w;          /* ranks per channel in the state: n, or p while the classes hold */
 	int p;          /* classes per channel: rank i stands for i, i+p, ... (p = n: none) */
-	hs_symrun *sym; /* the classes (class c * p + i), or NULL */
+	int fold;       /* the channels are alike: channel 0's classes stand for every channel's */
+	int cw;         /* channels in the state: C, or 1 while folded classes hold */
+	hs_symrun *sym; /* the classes (class c * p + i; folded: i), or NULL */
+	int *ord;       /* [C * n] channel c's ring: devices (hs_coll_ring_channel_order) */
 } rstate;
 
 #define TAG(c, i) (((uint64_t)(c) << 32) | (uint64_t)(i))
 #define CLS_BIT ((uint64_t)1 << 63) /* a class transfer: rank i < p stands for its class */
+
+/* Channel c's rank i and its successor, as devices. */
+static int dev(const nc_run *r, const rstate *s, int c, int i) { return s->ord[(size_t)c * r->n + (size_t)(i % r->n)]; }
+
+static void send_hop(nc_run *r, rstate *s, int c, int i, double bytes, uint64_t tag)
+{
+	hs_netcoll_send_v(r, dev(r, s, c, i), dev(r, s, c, i + 1), bytes, nc_rail(r, c, s->C), tag);
+}
 
 static void try_send(nc_run *r, int c, int i)
 {
@@ -64,10 +76,10 @@ static void try_send(nc_run *r, int c, int i)
 	s->sent[x]++;
 	if (s->w < r->n) {
 		r->outstanding++;
-		hs_net_sym_xfer(r->net, s->sym, c * s->p + i, s->slice[c], hs_netcoll_sent_cb, hs_netcoll_child_cb, r,
-				TAG(c, i) | CLS_BIT);
+		hs_net_sym_xfer(r->net, s->sym, s->fold ? i : c * s->p + i, s->slice[c], hs_netcoll_sent_cb,
+				hs_netcoll_child_cb, r, TAG(c, i) | CLS_BIT);
 	} else
-		hs_netcoll_send(r, i, (i + 1) % r->n, s->slice[c], nc_rail(r, c, s->C), TAG(c, i));
+		send_hop(r, s, c, i, s->slice[c], TAG(c, i));
 }
 
 /* A chain's connection sends its next slice once the previous one's last byte has left (NCCL keeps
@@ -97,15 +109,19 @@ static void on_done(nc_run *r, uint64_t tag)
 		try_send(r, c, j);
 		return;
 	}
-	if (cls) { /* sent before the classes broke: it arrives for every rank of the class */
-		for (int k = i; k < r->n; k += s->p) {
-			s->busy[(size_t)c * r->n + k] = 0;
-			s->recvd[(size_t)c * r->n + (k + 1) % r->n]++;
-		}
-		for (int k = i; k < r->n; k += s->p) {
-			try_send(r, c, k);
-			try_send(r, c, (k + 1) % r->n);
-		}
+	if (cls) { /* sent before the classes broke: it arrives for every rank of the class (folded: of every
+		    * channel) */
+		int c0 = s->fold ? 0 : c, c1 = s->fold ? s->C : c + 1;
+		for (int cc = c0; cc < c1; cc++)
+			for (int k = i; k < r->n; k += s->p) {
+				s->busy[(size_t)cc * r->n + k] = 0;
+				s->recvd[(size_t)cc * r->n + (k + 1) % r->n]++;
+			}
+		for (int cc = c0; cc < c1; cc++)
+			for (int k = i; k < r->n; k += s->p) {
+				try_send(r, cc, k);
+				try_send(r, cc, (k + 1) % r->n);
+			}
 		return;
 	}
 	int j = (i + 1) % r->n;
@@ -126,12 +142,13 @@ static void sym_broken(void *ctx)
 	char *busy = hs_xmalloc((size_t)C * n);
 	for (int c = 0; c < C; c++)
 		for (int k = 0; k < n; k++) {
-			size_t x = (size_t)c * n + k, y = (size_t)c * s->p + k % s->p;
+			size_t x = (size_t)c * n + k, y = (size_t)(s->fold ? 0 : c) * s->p + k % s->p;
 			sent[x] = s->sent[y], recvd[x] = s->recvd[y], busy[x] = s->busy[y];
 		}
 	free(s->sent), free(s->recvd), free(s->busy);
 	s->sent = sent, s->recvd = recvd, s->busy = busy;
 	s->w = n;
+	s->cw = C;
 }
 
 /* A class transfer cut by the break: each rank of the class sends what is left of its slice on its own. */
@@ -141,8 +158,10 @@ static void sym_cut(void *ctx, uint64_t tag, double rem)
 	rstate *s = r->st;
 	tag &= ~CLS_BIT;
 	int c = (int)(tag >> 32), i = (int)(tag & 0xffffffffu);
-	for (int k = i; k < r->n; k += s->p)
-		hs_netcoll_send(r, k, (k + 1) % r->n, rem, nc_rail(r, c, s->C), TAG(c, k));
+	int c0 = s->fold ? 0 : c, c1 = s->fold ? s->C : c + 1;
+	for (int cc = c0; cc < c1; cc++)
+		for (int k = i; k < r->n; k += s->p)
+			send_hop(r, s, cc, k, rem, TAG(cc, k));
 	r->outstanding--; /* the class transfer itself never arrives; its members were counted above */
 }
 
@@ -150,7 +169,7 @@ static void sym_cut(void *ctx, uint64_t tag, double rem)
  * p ranks maps the routes onto each other (hs_net_sym_find checks it). The routes' hashes rule out most
  * divisors cheaply; a few candidates at most are checked in full. Remembered by the ranks, channels and rails
  * (hs_net_memo_get): the result for a group is found once per network. Returns the memo entry (value p; p = n,
- * no sym: no classes), or NULL. */
+ * no sym: no classes; -p: classes of p ranks with the channels folded), or NULL. */
 static hs_symmemo *find_classes(nc_run *r, rstate *s)
 {
 	int n = r->n, C = s->C;
@@ -169,14 +188,14 @@ static hs_symmemo *find_classes(nc_run *r, rstate *s)
 	size_t M = (size_t)C * n;
 	const hs_route **rt = hs_xmalloc(M * sizeof *rt);
 	uint64_t *h = hs_xmalloc(M * sizeof *h);
-	int *perm = hs_xmalloc(M * sizeof *perm);
-	int ok = 1, found = n;
+	int *perm = hs_xmalloc(M * sizeof *perm), *chperm = hs_xmalloc(M * sizeof *chperm);
+	int ok = 1, found = n, fold = 0;
 	hs_netsym *sym = NULL;
 	for (int c = 0; c < C && ok; c++)
 		for (int i = 0; i < n && ok; i++) {
 			hs_err err;
 			hs_err_clear(&err);
-			int rail = nc_rail(r, c, C), va = r->rk[i], vb = r->rk[(i + 1) % n];
+			int rail = nc_rail(r, c, C), va = dev(r, s, c, i), vb = dev(r, s, c, i + 1);
 			if (rail == NC_ALL_RAILS)
 				rail = -1;
 			else if (rail < 0)
@@ -189,6 +208,15 @@ static hs_symmemo *find_classes(nc_run *r, rstate *s)
 			rt[(size_t)c * n + i] = x;
 			h[(size_t)c * n + i] = hs_netsym_route_hash(hs_net_topo(r->net), x);
 		}
+	/* The channels alike: channel c's rank i onto channel c + 1's rank i. Where every node's ring is rotated
+	 * to its NIC's device (hs_coll_ring_channel_order), that is the fabric's rotation of every node's devices
+	 * and NICs by one, which a rail-optimised fabric bears; the hashes say whether to try it. Slices must be
+	 * equal too (they are where the routes are alike: the shares follow the routes' bottlenecks). */
+	int alike = C > 1;
+	for (size_t x = 0; x < M && alike; x++)
+		alike = h[x] == h[(x + (size_t)n) % M] && s->slice[x / (size_t)n] == s->slice[0];
+	for (size_t x = 0; x < M; x++)
+		chperm[x] = (int)((x + (size_t)n) % M);
 	for (int p = 1, tries = 0; ok && p < n && tries < 4; p++) {
 		if (n % p)
 			continue;
@@ -204,21 +232,34 @@ static hs_symmemo *find_classes(nc_run *r, rstate *s)
 			size_t c = x / (size_t)n, i = x % (size_t)n;
 			perm[x] = (int)(c * n + (i + (size_t)p) % n);
 		}
+		if (alike) { /* the ring's rotation and the channels' together, or the ring's alone */
+			const int *gen[2] = {perm, chperm};
+			int pass[2];
+			sym = hs_net_sym_find_group(r->net, rt, gen, 2, (int)M, pass);
+			if (sym && pass[0]) { /* with pass[1] 0 the classes are the ring's rotation's alone */
+				found = p, fold = pass[1];
+				break;
+			}
+			if (sym)
+				hs_netsym_free(sym), free(sym), sym = NULL;
+			continue;
+		}
 		if ((sym = hs_net_sym_find(r->net, rt, perm, (int)M))) {
 			found = p;
 			break;
 		}
 	}
-	/* classes are numbered by their lowest member: channel c's rank i < p is class c * p + i */
+	/* classes are numbered by their lowest member: channel c's rank i < p is class c * p + i, or i where
+	 * the channels are folded (channel 0's rank i is the lowest of its class) */
 	for (int c = 0; sym && c < C; c++)
 		for (int i = 0; i < found; i++)
-			assert(sym->cls_of[(size_t)c * n + i] == c * found + i);
-	free(h), free(perm);
+			assert(sym->cls_of[(size_t)c * n + i] == (fold ? i : c * found + i));
+	free(h), free(perm), free(chperm);
 	if (!sym) {
 		free(rt);
 		rt = NULL;
 	}
-	e = hs_net_memo_put(r->net, key, nkey, found, sym, rt);
+	e = hs_net_memo_put(r->net, key, nkey, fold ? -found : found, sym, rt);
 	free(key);
 	return e;
 }
@@ -231,6 +272,11 @@ static void start(nc_run *r)
 	int n = r->n, C = net->channels;
 	s->C = C;
 	s->chain = r->op == HS_COLL_BROADCAST || r->op == HS_COLL_REDUCE;
+	s->ord = hs_xmalloc((size_t)C * n * sizeof *s->ord);
+	for (int c = 0; c < C; c++) { /* a chain keeps its order from the root */
+		int rail = C > 1 && !s->chain ? nc_rail(r, c, C) : -1;
+		hs_coll_ring_channel_order(net->c, r->rk, n, rail, s->ord + (size_t)c * n);
+	}
 	int steps = r->op == HS_COLL_ALL_REDUCE ? 2 * (n - 1) : n - 1;
 	/* channel shares: proportional to each channel ring's (or chain's) bottleneck */
 	double *w = hs_xmalloc((size_t)C * sizeof *w), sum = 0;
@@ -238,7 +284,12 @@ static void start(nc_run *r)
 		double b = 1e300;
 		if (net->split && C > 1)
 			for (int i = 0; i < (s->chain ? n - 1 : n); i++) {
-				double x = hs_netcoll_route_bw(r, i, (i + 1) % n, nc_rail(r, c, C));
+				int rail = nc_rail(r, c, C);
+				hs_err err;
+				hs_err_clear(&err);
+				const hs_route *rt = hs_route_get(net->router, dev(r, s, c, i), dev(r, s, c, i + 1),
+								  rail == NC_ALL_RAILS ? -1 : rail, &err);
+				double x = rt ? rt->bw : 1e300;
 				if (x < b)
 					b = x;
 			}
@@ -267,15 +318,22 @@ static void start(nc_run *r)
 	}
 	free(w);
 	s->w = s->p = n;
+	s->cw = C;
 	if (!s->chain && n > 2 && net->symmetry && net->ops->sym_open) {
 		hs_symmemo *e = find_classes(r, s);
-		if (e && e->sym && (s->sym = hs_net_sym_open(net, e, sym_broken, sym_cut, r)))
-			s->p = s->w = e->value;
+		int equal = 1; /* folded channels carry equal slices (alike routes give alike shares) */
+		for (int c = 1; c < C; c++)
+			equal &= s->slice[c] == s->slice[0];
+		if (e && e->sym && (e->value > 0 || equal) && (s->sym = hs_net_sym_open(net, e, sym_broken, sym_cut, r))) {
+			s->fold = e->value < 0;
+			s->p = s->w = s->fold ? -e->value : e->value;
+			s->cw = s->fold ? 1 : C;
+		}
 	}
 	s->sent = hs_xcalloc((size_t)C * s->w, sizeof *s->sent);
 	s->recvd = hs_xcalloc((size_t)C * s->w, sizeof *s->recvd);
 	s->busy = hs_xcalloc((size_t)C * s->w, 1);
-	for (int c = 0; c < C; c++)
+	for (int c = 0; c < s->cw; c++)
 		for (int i = 0; i < s->w; i++)
 			try_send(r, c, i);
 }
@@ -290,6 +348,7 @@ static void sfree(nc_run *r)
 	free(s->sent);
 	free(s->recvd);
 	free(s->busy);
+	free(s->ord);
 	free(s);
 }
 

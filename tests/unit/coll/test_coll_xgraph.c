@@ -76,6 +76,7 @@ static void rec(void *ctx, uint64_t arg)
 }
 
 /* The flow model's time for the collective, and (if load) the bytes it put on each link. */
+static int flow_channels; /* > 1: the flow model's channels (hs_net_set_channels), channel c on rail c */
 static double flow(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_algo a, const int *r, int n, double S,
 		   double *load)
 {
@@ -83,6 +84,8 @@ static double flow(const hs_cluster *c, enum hs_coll_op op, enum hs_coll_algo a,
 	cur = hs_engine_create();
 	hs_net *net = hs_net_create(c, "flow", cur, &err);
 	ck_assert_msg(net != NULL, "%s", err.msg);
+	if (flow_channels > 1)
+		hs_net_set_channels(net, flow_channels);
 	fin = -1;
 	ck_assert_msg(hs_net_collective(net, op, a, r, n, S, rec, NULL, 0, &err) == 0, "%s", err.msg);
 	hs_engine_run(cur, HS_TIME_MAX);
@@ -360,6 +363,45 @@ START_TEST(link_bytes_equal_flow)
 }
 END_TEST
 
+/* With a channel per NIC over whole nodes, channel c's ring enters each node at NIC c's GPU
+ * (hs_coll_ring_channel_order): the closed forms' per-link bytes follow the same per-channel orders as the flow
+ * model, link by link (2 nodes x 4 GPUs, 4 NICs, 4 channels; 3 nodes to have a ring whose hops differ). */
+START_TEST(link_bytes_equal_flow_channels)
+{
+	for (int nodes = 2; nodes <= 3; nodes++) {
+		char y[512];
+		snprintf(y, sizeof y,
+			 "cluster:\n  groups: [{nodes: %d, gpus_per_node: 4, gpu: H100-SXM-80GB,\n"
+			 "    scaleup: {kind: nvswitch, bandwidth: 450 GB/s}, nic: {bandwidth: 400 Gb/s, per_node: 4}}]\n"
+			 "  fabric: {kind: fat-tree, tiers: 2, radix: 8}\n",
+			 nodes);
+		hs_cluster *c = mk(y);
+		int n = 4 * nodes, rk[12];
+		for (int i = 0; i < n; i++)
+			rk[i] = i;
+		hs_coll_channels ch = {4, {0, 1, 2, 3}, 0};
+		int nl = hs_topo_nlinks(hs_coll_link_topo(c));
+		double *a = calloc((size_t)nl, sizeof *a), *f = calloc((size_t)nl, sizeof *f), S = 32e6;
+		enum hs_coll_op ops[] = {HS_COLL_ALL_REDUCE, HS_COLL_ALL_GATHER, HS_COLL_REDUCE_SCATTER};
+		flow_channels = 4;
+		for (int j = 0; j < 3; j++) {
+			memset(a, 0, (size_t)nl * sizeof *a);
+			ck_assert_int_eq(hs_coll_link_bytes(c, ops[j], HS_ALGO_RING, rk, n, S, 1, &ch, a), 0);
+			flow(c, ops[j], HS_ALGO_RING, rk, n, S, f);
+			for (int l = 0; l < nl; l++)
+				ck_assert_msg(fabs(a[l] - f[l]) <= 1e-9 * S, "%d nodes, %s, 4 channels, link %d: %.6g bytes, flow %.6g",
+					      nodes, hs_coll_op_name(ops[j]), l, a[l], f[l]);
+			ck_assert(sum(a, nl) > 0);
+		}
+		flow_channels = 0;
+		free(a);
+		free(f);
+		hs_cluster_free(c);
+	}
+	done(NULL);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("coll_xgraph");
@@ -372,6 +414,7 @@ static Suite *suite(void)
 	tcase_add_test(t, unrouted_refused);
 	tcase_add_test(t, bytes_conserved);
 	tcase_add_test(t, link_bytes_equal_flow);
+	tcase_add_test(t, link_bytes_equal_flow_channels);
 	suite_add_tcase(s, t);
 	return s;
 }

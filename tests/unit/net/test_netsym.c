@@ -12,6 +12,7 @@
 
 #include "config/yaml.h"
 #include "sim/base/sizes.h"
+#include "sim/coll/coll_flow.h"
 #include "sim/net/net.h"
 #include "topology/cluster.h"
 
@@ -214,7 +215,10 @@ START_TEST(torus_4x4)
 END_TEST
 
 /* 8 nodes x 8 GPUs, rail-optimised, 8 channels (one per rail): hops inside a node on the NVSwitch, one per
- * node across; classes per channel. */
+ * node across. Channel c's ring enters every node at GPU c (NIC c's), so the channels are alike up to the
+ * rotation of every node's GPUs and NICs by one, which the fabric bears: with the ring's rotation by a node
+ * (8 ranks) the 512 hops of a step are 8 classes, one flow each, 2(n - 1) x 8 class flows in all (unfolded it
+ * would be 8 per channel, 64 a step). */
 START_TEST(rails_channels)
 {
 	hs_cluster *c = load("cluster:\n"
@@ -228,7 +232,64 @@ START_TEST(rails_channels)
 		hs_net_sym_stat st = compare("rail-optimised", c, &j, 1, ch);
 		ck_assert_msg(st.sets == 1 && st.broken == 0, "rail-optimised, %d channels: %llu sets, %llu broken", ch,
 			      (unsigned long long)st.sets, (unsigned long long)st.broken);
+		if (ch == 8)
+			ck_assert_msg(st.flows == 2 * 63 * 8, "rail-optimised, 8 channels: %llu class flows (expected %d)",
+				      (unsigned long long)st.flows, 2 * 63 * 8);
 	}
+	/* broken mid-way by a send between two of the ring's GPUs: the folded classes come apart into every
+	 * channel's ranks, results still equal */
+	job b[2] = {j, {HS_COLL_SENDRECV, HS_ALGO_RING, {3, 12}, -2, 4 * HS_MiB, 300}};
+	hs_net_sym_stat st = compare("rail-optimised, 8 channels, broken", c, b, 2, 8);
+	ck_assert_msg(st.sets == 1 && st.broken == 1, "rails broken: %llu sets, %llu broken", (unsigned long long)st.sets,
+		      (unsigned long long)st.broken);
+	unload(c);
+}
+END_TEST
+
+/* The channels' ring orders (hs_coll_ring_channel_order): over whole nodes, channel c's ring visits each node's
+ * GPUs from NIC c's GPU on (NCCL's search: NET c -> GPU c -> ... -> GPU c - 1 -> NET c), nodes in order; a ring
+ * over part of each node, or over one node, keeps its order. With 4 NICs per 8 GPUs NIC c hangs off GPU 2c. */
+START_TEST(channel_orders)
+{
+	hs_cluster *c = load("cluster:\n"
+			     "  groups:\n"
+			     "    - {nodes: 2, gpus_per_node: 8, gpu: H100-SXM-80GB,\n"
+			     "       scaleup: {kind: nvswitch, bandwidth: 450 GB/s, latency: 1 us},\n"
+			     "       nic: {bandwidth: 400 Gb/s, per_node: 8, latency: 3 us}}\n"
+			     "    - {nodes: 2, gpus_per_node: 8, gpu: H100-SXM-80GB,\n"
+			     "       scaleup: {kind: nvswitch, bandwidth: 450 GB/s, latency: 1 us},\n"
+			     "       nic: {bandwidth: 400 Gb/s, per_node: 4, latency: 3 us}}\n"
+			     "  fabric: {kind: fat-tree, tiers: 1, latency: 1 us}\n");
+	int rk[32], out[32];
+	for (int i = 0; i < 32; i++)
+		rk[i] = i;
+	for (int rail = 0; rail < 8; rail++) {
+		ck_assert_int_eq(hs_coll_ring_channel_order(c, rk, 16, rail, out), rail != 0);
+		for (int i = 0; i < 16; i++)
+			ck_assert_int_eq(out[i], i / 8 * 8 + (i % 8 + rail) % 8);
+	}
+	/* the second group: 4 NICs, NIC 3 on GPU 6; over all four nodes the first group's nodes start at GPU 3 */
+	ck_assert_int_eq(hs_coll_ring_channel_order(c, rk + 16, 16, 3, out), 1);
+	for (int i = 0; i < 16; i++)
+		ck_assert_int_eq(out[i], 16 + i / 8 * 8 + (i % 8 + 6) % 8);
+	ck_assert_int_eq(hs_coll_ring_channel_order(c, rk, 32, 3, out), 1);
+	ck_assert_int_eq(out[0], 3);
+	ck_assert_int_eq(out[16], 22);
+	/* NIC 5 is not on the second group's nodes: those keep their order */
+	ck_assert_int_eq(hs_coll_ring_channel_order(c, rk, 32, 5, out), 1);
+	ck_assert_int_eq(out[8], 13);
+	ck_assert_int_eq(out[16], 16);
+	/* one channel (rail -1), part of each node, one node, a node's GPUs out of order: unchanged */
+	int half[8] = {0, 1, 2, 3, 8, 9, 10, 11}, odd[16];
+	for (int i = 0; i < 16; i++)
+		odd[i] = i;
+	odd[0] = 1, odd[1] = 0;
+	ck_assert_int_eq(hs_coll_ring_channel_order(c, rk, 16, -1, out), 0);
+	ck_assert_int_eq(hs_coll_ring_channel_order(c, half, 8, 2, out), 0);
+	ck_assert_int_eq(out[0], 0);
+	ck_assert_int_eq(hs_coll_ring_channel_order(c, rk, 8, 2, out), 0);
+	ck_assert_int_eq(hs_coll_ring_channel_order(c, odd, 16, 2, out), 0);
+	ck_assert_int_eq(out[0], 1);
 	unload(c);
 }
 END_TEST
@@ -474,6 +535,23 @@ START_TEST(fat_tree_dmodk)
 		compare("fat-tree dmodk ring", c, &j, 1, 1);
 		unload(c);
 	}
+	/* the EP step's data-parallel ring (bench/bench_ep.c): 64 GPUs on 8 whole nodes, a channel per NIC, on a
+	 * 2-tier fat-tree with dmodk. Whether the channels fold is the fabric's to say (a leaf's NICs must rotate
+	 * onto each other's spines); results equal either way, and there are no more class flows than the
+	 * unfolded 2(n - 1) x 8 per channel */
+	hs_cluster *c = load("cluster:\n"
+			     "  groups:\n"
+			     "    - {nodes: 8, gpus_per_node: 8, gpu: H100-SXM-80GB,\n"
+			     "       scaleup: {kind: nvswitch, bandwidth: 450 GB/s, latency: 2 us},\n"
+			     "       nic: {bandwidth: 400 Gb/s, per_node: 8, latency: 3 us}}\n"
+			     "  fabric: {kind: fat-tree, tiers: 2, oversubscription: 1, latency: 1 us, ecmp: dmodk}\n");
+	job j = ring(HS_COLL_ALL_REDUCE, 64, 64 * HS_MiB);
+	hs_net_sym_stat st = compare("fat-tree dmodk ring, 8 channels", c, &j, 1, 8);
+	ck_assert_msg(st.sets == 1 && st.flows > 0 && st.flows <= 2 * 63 * 64,
+		      "fat-tree dmodk ring, 8 channels: %llu sets, %llu class flows", (unsigned long long)st.sets,
+		      (unsigned long long)st.flows);
+	fprintf(stderr, "fat-tree dmodk ring, 8 channels: %llu class flows\n", (unsigned long long)st.flows);
+	unload(c);
 }
 END_TEST
 
@@ -529,6 +607,7 @@ static Suite *suite(void)
 	tcase_add_test(t, fat_tree_2to1);
 	tcase_add_test(t, torus_4x4);
 	tcase_add_test(t, rails_channels);
+	tcase_add_test(t, channel_orders);
 	tcase_add_test(t, slow_nics_split);
 	tcase_add_test(t, explicit_graph);
 	tcase_add_test(t, break_midway);
