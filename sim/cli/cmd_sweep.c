@@ -77,12 +77,27 @@ static double now(void)
 	return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-static int env_int(const char *a, const char *b, int def)
+/* The MPI launcher's rank or size: variable a (Open MPI), else b (PMI: MPICH, Slurm), else def. A value that is
+ * not a whole number from 0 to INT_MAX is -1 (the caller refuses it): read as rank 0 of 1, every rank of a
+ * job would run every point. */
+static int env_int(const char *a, const char *b, int def, const char **name, const char **val)
 {
-	const char *v = getenv(a);
-	if (!v)
-		v = getenv(b);
-	return v ? atoi(v) : def;
+	*name = a;
+	*val = getenv(a);
+	if (!*val)
+		*name = b, *val = getenv(b);
+	if (!*val)
+		return def;
+	const char *v = *val;
+	long long x = 0;
+	if (!*v)
+		return -1;
+	for (; *v; v++) {
+		if (*v < '0' || *v > '9' || x > INT_MAX / 10)
+			return -1;
+		x = x * 10 + (*v - '0');
+	}
+	return x > INT_MAX ? -1 : (int)x;
 }
 
 /* Points are handed out by index from a counter: nothing is listed first, so a sweep of many points costs its
@@ -306,10 +321,20 @@ int cmd_sweep(int argc, char **argv)
 		}
 		sw.maximise = strcmp(o_goal, "max") == 0;
 	}
-	int rank = env_int("OMPI_COMM_WORLD_RANK", "PMI_RANK", 0);
-	int size = env_int("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", 1);
-	if (size < 1 || rank < 0 || rank >= size)
-		rank = 0, size = 1;
+	const char *rn, *rv, *sn, *sv;
+	int rank = env_int("OMPI_COMM_WORLD_RANK", "PMI_RANK", 0, &rn, &rv);
+	int size = env_int("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", 1, &sn, &sv);
+	if (size < 1 || rank < 0 || rank >= size) {
+		if (size < 1)
+			fprintf(stderr, "hetsim sweep: %s='%s' (the MPI launcher's job size): expected a whole number "
+					"from 1\n", sn, sv ? sv : "");
+		else
+			fprintf(stderr, "hetsim sweep: %s='%s' (the MPI launcher's rank): expected a whole number from "
+					"0 to %d (%s%s%s)\n", rn, rv ? rv : "", size - 1, sv ? sn : "no job size set: one process",
+				sv ? "=" : "", sv ? sv : "");
+		hs_sweep_free(&sw);
+		return HS_EINPUT;
+	}
 
 	hs_sweep_row *rows = hs_xcalloc(sw.npoints + 1, sizeof *rows);
 	int *rk = NULL;

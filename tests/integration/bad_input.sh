@@ -122,4 +122,12 @@ expect 2 "^hetsim export-graph: --node '-1': expected a whole number from 0 to 1
 	"$H" export-graph --node -1 -o "$tmp/g" scenarios/default.yaml
 expect 2 "^hetsim validate: --max-mape '': expected a finite number of at least 0" -- "$H" validate --max-mape '' "$tmp/man.yaml"
 expect 2 "^hetsim validate: --max-mape '15%': expected a finite number of at least 0" -- "$H" validate --max-mape 15% "$tmp/man.yaml"
+# the MPI launcher's rank and size, read from the environment, parsed as strictly (read as rank 0 of 1, every rank
+# of a job would run every point)
+expect 2 "^hetsim sweep: OMPI_COMM_WORLD_RANK='x' (the MPI launcher's rank): expected a whole number from 0 to 0" -- \
+	env OMPI_COMM_WORLD_RANK=x "$H" sweep -q -o "$tmp/n.csv" $SW
+expect 2 "^hetsim sweep: OMPI_COMM_WORLD_RANK='3' (the MPI launcher's rank): expected a whole number from 0 to 1 (OMPI_COMM_WORLD_SIZE=2)" -- \
+	env OMPI_COMM_WORLD_RANK=3 OMPI_COMM_WORLD_SIZE=2 "$H" sweep -q -o "$tmp/n.csv" $SW
+expect 2 "^hetsim sweep: PMI_SIZE='2 ' (the MPI launcher's job size): expected a whole number from 1" -- \
+	env PMI_SIZE='2 ' "$H" sweep -q -o "$tmp/n.csv" $SW
 exit $fail
