@@ -388,7 +388,10 @@ static int parse_node(struct ctx *c, int rank, struct rank *rk, hs_pb *nc, struc
 	while ((r = hs_pb_next(nc, &f)) == 1) {
 		switch (f.num) {
 		case HS_ETN_ID: nd->id = f.v; break;
-		case HS_ETN_NAME: name = f; break;
+		case HS_ETN_NAME:
+			if (f.wire == HS_PB_LEN)
+				name = f;
+			break;
 		case HS_ETN_TYPE: nd->type = f.v <= HS_ET_COLL ? (uint8_t)f.v : 255; break;
 		case HS_ETN_DURATION_MICROS: dur_us = f.v; break;
 		case HS_ETN_CTRL_DEPS:

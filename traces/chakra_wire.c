@@ -34,6 +34,11 @@ int hs_pb_next(hs_pb *c, hs_pb_field *f)
 		return -1;
 	f->num = (uint32_t)(key >> 3);
 	f->wire = (int)(key & 7);
+	/* every member defined whatever the wire type: a reader that takes a field by number alone (a name sent as
+	 * a varint) sees no bytes, never a previous field's pointer (fuzz_chakra found one from a freed input) */
+	f->data = NULL;
+	f->len = 0;
+	f->v = 0;
 	if (f->num == 0 || key >> 32) {
 		c->why = "a field number outside 1 to 2^29 - 1";
 		return -1;
