@@ -242,15 +242,19 @@ static const hs_coll_algo_ops *const ops_of[HS_ALGO_COUNT] = {
 /* What NCCL's tuner considers (tuning.cc, ncclTopoTuneModel and its enable checks): ring and tree for
  * all-reduce, ring for the rest; NVLS on one node and NVLS-tree across nodes where the scale-up reduces in the
  * switch; CollNet (our in-switch with SHARP) only where the fabric reduces; direct for all-to-all and
- * send/recv. Hierarchical and halving-doubling are ours and run only when asked for by name. */
+ * send/recv. Hierarchical and halving-doubling are ours and run only when asked for by name.
+ * By release (the algorithm tables of src/include/devcomm.h at the tags): NVLS arrived in 2.17, on one node
+ * only (transport/nvls.cc: no support when nNodes > 1), NVLS-tree in 2.18; before them the job runs its ring
+ * or tree on an NVLS-capable switch too. */
 static int nccl_has(const hs_coll_grp *g, enum hs_coll_algo a, enum hs_coll_op op)
 {
+	int ver = g->nccl_ver ? g->nccl_ver : HS_NCCL_NEWEST;
 	switch (a) {
 	case HS_ALGO_DIRECT: return op == HS_COLL_ALL_TO_ALL || op == HS_COLL_SENDRECV;
 	case HS_ALGO_RING:
-	case HS_ALGO_TREE:
-	case HS_ALGO_NVLS:
-	case HS_ALGO_NVLS_TREE: return 1;
+	case HS_ALGO_TREE: return 1;
+	case HS_ALGO_NVLS: return ver >= 217;
+	case HS_ALGO_NVLS_TREE: return ver >= 218;
 	case HS_ALGO_INSWITCH: return g->inswitch_net;
 	default: return 0;
 	}

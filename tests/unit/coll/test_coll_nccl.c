@@ -411,6 +411,53 @@ START_TEST(nccl_version_changes_the_choice)
 }
 END_TEST
 
+/* NVLS and NVLS-tree by release (src/include/devcomm.h at the tags): NCCL 2.16 has neither, 2.17 NVLS on one
+ * node only, 2.18 NVLS-tree across nodes. On two HGX H100 nodes at 1 GiB (NVLS's and NVLS-tree's regime, where
+ * they beat the ring: 473 and 501 GB/s busbw against the ring's NIC bound), AUTO takes each only from its
+ * release; before, it runs the ring or the tree. */
+START_TEST(nvls_by_release)
+{
+	static const char *fmt = "cluster:\n  groups:\n    - {nodes: 2, gpus_per_node: 8, gpu: H100-SXM-80GB,\n"
+				 "       scaleup: {kind: nvswitch, bandwidth: 450 GB/s, latency: 2 us},\n"
+				 "       nic: {bandwidth: 400 Gb/s, per_node: 8, latency: 3 us}}\n"
+				 "  fabric: {kind: fat-tree, tiers: 2, latency: 1 us}\n"
+				 "  nccl: {version: \"%s\"}\n";
+	static const char *ver[] = {"2.16.2", "2.17.1", "2.18.3", "2.29"};
+	/* the algorithm AUTO takes on one node (8 ranks) and on two (16), by release */
+	static const enum hs_coll_algo one[] = {HS_ALGO_COUNT, HS_ALGO_NVLS, HS_ALGO_NVLS, HS_ALGO_NVLS};
+	static const enum hs_coll_algo two[] = {HS_ALGO_COUNT, HS_ALGO_COUNT, HS_ALGO_NVLS_TREE, HS_ALGO_NVLS_TREE};
+	int ranks[16];
+	for (int i = 0; i < 16; i++)
+		ranks[i] = i;
+	for (int v = 0; v < 4; v++) {
+		char y[512];
+		snprintf(y, sizeof y, fmt, ver[v]);
+		hs_err err = {0};
+		hs_ydoc *d = hs_yaml_load_string(y, strlen(y), "t", &err);
+		ck_assert_msg(d != NULL, "%s", err.msg);
+		hs_cluster *c = hs_cluster_from_yaml(hs_yaml_get(hs_yaml_root(d), "cluster"), "cluster", &err);
+		ck_assert_msg(c != NULL, "%s", err.msg);
+		hs_coll_choice ch[2];
+		double S = 1 << 30;
+		ck_assert(hs_coll_nccl_time(c, HS_COLL_ALL_REDUCE, HS_ALGO_AUTO, HS_PROTO_AUTO, ranks, 8, S, &ch[0]) > 0);
+		ck_assert(hs_coll_nccl_time(c, HS_COLL_ALL_REDUCE, HS_ALGO_AUTO, HS_PROTO_AUTO, ranks, 16, S, &ch[1]) > 0);
+		/* HS_ALGO_COUNT: neither NVLS algorithm, the ring or the tree */
+		if (one[v] == HS_ALGO_COUNT)
+			ck_assert_msg(ch[0].algo == HS_ALGO_RING || ch[0].algo == HS_ALGO_TREE, "%s, 8 ranks: %s", ver[v],
+				      hs_coll_algo_name(ch[0].algo));
+		else
+			ck_assert_msg(ch[0].algo == one[v], "%s, 8 ranks: %s", ver[v], hs_coll_algo_name(ch[0].algo));
+		if (two[v] == HS_ALGO_COUNT)
+			ck_assert_msg(ch[1].algo == HS_ALGO_RING || ch[1].algo == HS_ALGO_TREE, "%s, 16 ranks: %s", ver[v],
+				      hs_coll_algo_name(ch[1].algo));
+		else
+			ck_assert_msg(ch[1].algo == two[v], "%s, 16 ranks: %s", ver[v], hs_coll_algo_name(ch[1].algo));
+		hs_cluster_free(c);
+		hs_yaml_free(d);
+	}
+}
+END_TEST
+
 /* cluster.nccl.version: a release before the oldest modelled, or not a version, is bad input naming the key. */
 START_TEST(nccl_version_errors)
 {
@@ -441,6 +488,7 @@ static Suite *suite(void)
 	tcase_add_test(t, nccl_tree_faster_nics_never_slower);
 	tcase_add_test(t, nccl_version_changes_the_choice);
 	tcase_add_test(t, nccl_version_errors);
+	tcase_add_test(t, nvls_by_release);
 	tcase_add_loop_test(t, matches_nccl_tests, 0, (int)(sizeof cases / sizeof *cases));
 	tcase_add_test(t, tree_two_nodes_by_hand);
 	tcase_add_test(t, nccl_search_by_hand);
