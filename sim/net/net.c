@@ -354,7 +354,8 @@ void hs_net_sym_xfer(hs_net *n, hs_symrun *s, int cls, double bytes, hs_net_done
 	n->injected += m * bytes;
 	n->transfers += (uint64_t)m;
 	n->sst.flows++;
-	n->ops->sym_start(n->m, s->id, cls, bytes, sent ? xsent : NULL, xdone, xcut, n, (uint64_t)id);
+	n->sst.alone += (uint64_t)n->ops->sym_start(n->m, s->id, cls, bytes, sent ? xsent : NULL, xdone, xcut, n,
+						    (uint64_t)id);
 }
 
 void hs_net_sym_close(hs_net *n, hs_symrun *s)

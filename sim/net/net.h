@@ -55,10 +55,11 @@ typedef struct hs_net_ops {
 	 * `cls` as one flow of its members' rate. A flow of anything else that enters a reserved link breaks the
 	 * set, before it enters: broken(ctx) first, then cut(ctx, arg, rem) for each class flow in flight, which
 	 * leaves the model with rem of each member's bytes left (the caller carries them on as members) and is
-	 * never done. sym_close releases the set; none of its flows may be in flight. */
+	 * never done. sym_close releases the set; none of its flows may be in flight. sym_start returns 1 when the
+	 * model timed the class flow without its solver (a class alone on its links), else 0. */
 	int (*sym_open)(hs_net_model *m, const struct hs_netsym *s, void (*broken)(void *ctx), void *ctx);
-	void (*sym_start)(hs_net_model *m, int id, int cls, double bytes, hs_net_done sent, hs_net_done done,
-			  void (*cut)(void *ctx, uint64_t arg, double rem), void *ctx, uint64_t arg);
+	int (*sym_start)(hs_net_model *m, int id, int cls, double bytes, hs_net_done sent, hs_net_done done,
+			 void (*cut)(void *ctx, uint64_t arg, double rem), void *ctx, uint64_t arg);
 	void (*sym_close)(hs_net_model *m, int id);
 } hs_net_ops;
 
@@ -123,6 +124,7 @@ typedef struct hs_net_sym_stat {
 	uint64_t refused;  /* symmetric, but links already in use */
 	uint64_t broken;   /* sets broken by other traffic */
 	uint64_t flows;    /* class transfers started (each standing for several transfers) */
+	uint64_t alone;    /* of those, timed without the solver: the class alone on its links (net_flow.c) */
 } hs_net_sym_stat;
 hs_net_sym_stat hs_net_sym_stats(const hs_net *n);
 

@@ -13,8 +13,19 @@
  * link per orbit (the orbit's lowest that is not a twin; an orbit of twins only is left out, as twins are),
  * carrying the orbit's per-link load. Nothing else may share a reserved link: the first flow of anything else
  * that would enter one breaks the set (each class flow in flight is cut, its members carried on by the caller)
- * before it enters, so a class never stands for members that would see different loads. */
+ * before it enters, so a class never stands for members that would see different loads.
+ *
+ * A class alone on its links (no other class of its set crosses any of them, and none of its own flows is in
+ * flight) is timed without the solver: nothing else can enter those links while the set holds them, so the
+ * flow keeps, until it finishes or the set breaks, the rate progressive filling gives a flow alone, the least
+ * bw / coefficient over its links, computed as the solver computes it (fill: share = res / w with res = bw and
+ * w = the coefficient), and its finish is set at its start as the recompute of that instant would set it. It
+ * goes on the finish heap, never into the solver. A ring's hops on a fat-tree under dmodk are such classes,
+ * each on its own NICs and switch ports; the solver's work on them was more than half of a 32k-GPU step's
+ * time. A second flow of the class while one is in flight (an owner that sends twice at once) first moves
+ * the one in flight into the solver with what it has left, and the class is then solved like any other. */
 #include <assert.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +42,8 @@ typedef struct fcold {
 	uint64_t arg;
 	int next_free;
 	int cs, ipos; /* class set and place in its in-flight list; -1 */
+	int cls;      /* its class in set cs */
+	int iso;      /* timed alone, outside the solver (see the top) */
 } fcold;
 
 /* A class set: its reserved links, each class's links in the solver, its flows in flight. */
@@ -42,6 +55,8 @@ typedef struct fset {
 	double *hc;         /* their coefficients */
 	hs_time *lat;       /* [ncls] */
 	int *infl, ninfl, capinfl;
+	char *iso;          /* [ncls] the class is alone on its links */
+	int *cinfl;         /* [ncls] its flows in flight */
 	void (*broken)(void *ctx);
 	void *bctx;
 } fset;
@@ -67,6 +82,7 @@ struct hs_net_model {
 	hs_event_id ev;
 	/* symmetry classes */
 	int *rsv;           /* [nlk] class set reserving the link, -1 */
+	int *lcnt;          /* [nlk] scratch for sym_open: classes crossing a link (0 between calls) */
 	fset *sets;
 	int nsets, capsets;
 };
@@ -205,6 +221,7 @@ static hs_net_model *create(const hs_topo *t, hs_engine *eng, hs_err *err)
 	m->rsv = hs_xmalloc((size_t)(nlk ? nlk : 1) * sizeof *m->rsv);
 	for (int l = 0; l < nlk; l++)
 		m->rsv[l] = -1;
+	m->lcnt = hs_xcalloc((size_t)(nlk ? nlk : 1), sizeof *m->lcnt);
 	return m;
 }
 
@@ -218,9 +235,11 @@ static void destroy(hs_net_model *m)
 	for (int i = 0; i < m->nsets; i++) {
 		fset *k = &m->sets[i];
 		free(k->links), free(k->hoff), free(k->hl), free(k->hc), free(k->lat), free(k->infl);
+		free(k->iso), free(k->cinfl);
 	}
 	free(m->sets);
 	free(m->rsv);
+	free(m->lcnt);
 	free(m);
 }
 
@@ -304,7 +323,8 @@ static void finish_event(hs_engine *eng, void *ctx, uint64_t arg)
 	while (m->nfh && m->fh[0].t <= now) {
 		int id = m->fh[0].f;
 		fh_pop(m);
-		hs_maxmin_remove(&m->mm, id);
+		if (!m->fc[id].iso)
+			hs_maxmin_remove(&m->mm, id);
 		if (m->fc[id].cs >= 0)
 			infl_drop(m, id);
 		m->active--;
@@ -324,6 +344,7 @@ static void infl_drop(hs_net_model *m, int id)
 {
 	fset *k = &m->sets[m->fc[id].cs];
 	int p = m->fc[id].ipos;
+	k->cinfl[m->fc[id].cls]--;
 	k->infl[p] = k->infl[--k->ninfl];
 	if (p < k->ninfl)
 		m->fc[k->infl[p]].ipos = p;
@@ -346,7 +367,7 @@ static int new_flow(hs_net_model *m, double bytes, hs_time lat, hs_net_done sent
 	f->t_upd = hs_engine_now(m->eng);
 	f->t_fin = HS_TIME_MAX;
 	f->hpos = -1;
-	m->fc[id] = (fcold){lat, sent, done, NULL, ctx, arg, -1, -1, -1};
+	m->fc[id] = (fcold){lat, sent, done, NULL, ctx, arg, -1, -1, -1, -1, 0};
 	return id;
 }
 
@@ -369,7 +390,8 @@ static void sym_break(hs_net_model *m, int cs)
 			rem = 0;
 		if (f->hpos >= 0)
 			fh_remove(m, id);
-		hs_maxmin_remove(&m->mm, id);
+		if (!m->fc[id].iso)
+			hs_maxmin_remove(&m->mm, id);
 		infl_drop(m, id);
 		m->active--;
 		fcold c = m->fc[id];
@@ -463,11 +485,62 @@ static int sym_open(hs_net_model *m, const hs_netsym *s, void (*broken)(void *ct
 	k->hoff[s->ncls] = w;
 	free(v);
 	free(orep);
+	/* the classes alone on their links (lcnt counts the classes crossing each, and is cleared after) */
+	k->iso = hs_xrealloc(k->iso, (size_t)(s->ncls ? s->ncls : 1));
+	k->cinfl = hs_xrealloc(k->cinfl, (size_t)(s->ncls ? s->ncls : 1) * sizeof *k->cinfl);
+	for (int q = 0; q < w; q++)
+		m->lcnt[k->hl[q]]++;
+	for (int j = 0; j < s->ncls; j++) {
+		k->cinfl[j] = 0;
+		k->iso[j] = k->hoff[j + 1] > k->hoff[j];
+		for (int q = k->hoff[j]; q < k->hoff[j + 1]; q++)
+			k->iso[j] &= m->lcnt[k->hl[q]] == 1;
+	}
+	for (int q = 0; q < w; q++)
+		m->lcnt[k->hl[q]] = 0;
 	return cs;
 }
 
-static void sym_start(hs_net_model *m, int cs, int cls, double bytes, hs_net_done sent, hs_net_done done,
-		      void (*cut)(void *ctx, uint64_t arg, double rem), void *ctx, uint64_t arg)
+/* A flow alone on links hl (its set's reservation keeps everything else off them): the rate progressive
+ * filling gives it (fill: the link of least share res / w pops first, res = bw and w = the coefficient, the
+ * rate that share held above 1e-15 of the link), and the finish the recompute of this instant would set. */
+static void alone_start(hs_net_model *m, int id, int nl, const int *hl, const double *hc)
+{
+	double x = INFINITY, bw = 0;
+	for (int i = 0; i < nl; i++) {
+		const hs_maxmin_link *l = &m->mm.lk[hl[i]];
+		if (hc[i] <= 1e-12) /* out of the filling (lh_next) */
+			continue;
+		double y = (l->bw > 0 ? l->bw : 0) / hc[i];
+		if (y < x)
+			x = y, bw = l->bw;
+	}
+	hs_maxmin_flow *f = &m->mm.fl[id];
+	hs_time now = hs_engine_now(m->eng);
+	m->fc[id].iso = 1;
+	f->rate = x > 1e-15 * bw ? x : 1e-15 * bw;
+	f->t_upd = now;
+	hs_time d = hs_time_for(f->rem, f->rate);
+	f->t_fin = d > HS_TIME_MAX - now ? HS_TIME_MAX : now + d;
+	fh_set(m, id);
+	schedule_finish(m);
+}
+
+/* A flow timed alone joins the solver with what it has left now (as a recompute brings a flow up to now). */
+static void alone_to_solver(hs_net_model *m, int id, int nl, const int *hl, const double *hc)
+{
+	hs_maxmin_flow *f = &m->mm.fl[id];
+	hs_time now = hs_engine_now(m->eng);
+	f->rem -= f->rate * (double)(now - f->t_upd);
+	if (f->rem < 0)
+		f->rem = 0;
+	f->t_upd = now;
+	m->fc[id].iso = 0;
+	hs_maxmin_add(&m->mm, id, nl, hl, hc); /* rated by this instant's recompute; it stays on the finish heap */
+}
+
+static int sym_start(hs_net_model *m, int cs, int cls, double bytes, hs_net_done sent, hs_net_done done,
+		     void (*cut)(void *ctx, uint64_t arg, double rem), void *ctx, uint64_t arg)
 {
 	fset *k = &m->sets[cs];
 	/* the owner stops starting class flows when it hears its set is broken */
@@ -481,10 +554,29 @@ static void sym_start(hs_net_model *m, int cs, int cls, double bytes, hs_net_don
 		k->infl = hs_xrealloc(k->infl, (size_t)k->capinfl * sizeof *k->infl);
 	}
 	m->fc[id].ipos = k->ninfl;
+	m->fc[id].cls = cls;
 	k->infl[k->ninfl++] = id;
-	hs_maxmin_add(&m->mm, id, k->hoff[cls + 1] - k->hoff[cls], k->hl + k->hoff[cls], k->hc + k->hoff[cls]);
 	m->active++;
+	int nl = k->hoff[cls + 1] - k->hoff[cls];
+	const int *hl = k->hl + k->hoff[cls];
+	const double *hc = k->hc + k->hoff[cls];
+	if (k->iso[cls] && k->cinfl[cls] == 0) {
+		k->cinfl[cls]++;
+		alone_start(m, id, nl, hl, hc);
+		return 1;
+	}
+	if (k->iso[cls]) { /* a second flow of the class: the one in flight joins the solver first */
+		k->iso[cls] = 0;
+		for (int i = 0; i < k->ninfl; i++) {
+			int o = k->infl[i];
+			if (m->fc[o].iso && m->fc[o].cls == cls)
+				alone_to_solver(m, o, nl, hl, hc);
+		}
+	}
+	k->cinfl[cls]++;
+	hs_maxmin_add(&m->mm, id, nl, hl, hc);
 	want_recompute(m);
+	return 0;
 }
 
 static void sym_close(hs_net_model *m, int cs)

@@ -147,7 +147,8 @@ static const char *one_switch = "cluster:\n"
 				"       nic: {bandwidth: 400 Gb/s, per_node: 1, latency: 3 us}}\n"
 				"  fabric: {kind: fat-tree, tiers: 1, latency: 1 us}\n";
 
-/* One switch: every hop alike, one class; each step is one flow. */
+/* One switch: every hop alike, one class; each step is one flow, and that class is alone on its links (each
+ * hop on its own NIC ports), so the flow model times every one of them without its solver (net_flow.c). */
 START_TEST(one_switch_one_class)
 {
 	hs_cluster *c = load(one_switch);
@@ -159,6 +160,8 @@ START_TEST(one_switch_one_class)
 		ck_assert_msg(st.sets == 1 && st.broken == 0 && st.flows == (uint64_t)steps,
 			      "one switch: %llu sets, %llu broken, %llu class flows (expected 1, 0, %d)",
 			      (unsigned long long)st.sets, (unsigned long long)st.broken, (unsigned long long)st.flows, steps);
+		ck_assert_msg(st.alone == st.flows, "one switch: %llu of %llu class flows timed alone",
+			      (unsigned long long)st.alone, (unsigned long long)st.flows);
 	}
 	unload(c);
 }
@@ -367,6 +370,9 @@ START_TEST(break_midway)
 	hs_net_sym_stat st = compare("break mid-way", c, j, 2, 1);
 	ck_assert_msg(st.sets == 1 && st.broken == 1, "break: %llu sets, %llu broken", (unsigned long long)st.sets,
 		      (unsigned long long)st.broken);
+	/* the flows cut by the break were timed alone: what they had left comes from their start and rate */
+	ck_assert_msg(st.alone > 0 && st.alone == st.flows, "break: %llu of %llu class flows timed alone",
+		      (unsigned long long)st.alone, (unsigned long long)st.flows);
 	/* the same send between a ring step's arrivals (a step is 1.34 ms / 126 long) and at the very start */
 	for (int k = 0; k < 3; k++) {
 		static const double at[] = {0, 10.4, 1000.7};
@@ -531,6 +537,9 @@ START_TEST(fat_tree_dmodk)
 		ck_assert_msg(st.sets == 1 && st.flows > 0 && st.flows < (uint64_t)(n * (n - 1)) / 4,
 			      "fat-tree dmodk all-to-all (%d GPUs per node): %llu sets, %llu class flows of %d pairs",
 			      shape[k][0], (unsigned long long)st.sets, (unsigned long long)st.flows, n * (n - 1));
+		/* an all-to-all's pairs share every NIC: no class is alone, all go to the solver */
+		ck_assert_msg(st.alone == 0, "fat-tree dmodk all-to-all: %llu of %llu class flows timed alone",
+			      (unsigned long long)st.alone, (unsigned long long)st.flows);
 		job j = ring(HS_COLL_ALL_REDUCE, n, 16 * HS_MiB);
 		compare("fat-tree dmodk ring", c, &j, 1, 1);
 		unload(c);
