@@ -193,7 +193,27 @@ int hs_maxmin_new_flow(hs_maxmin *mm)
 	return id;
 }
 
+static void add_hops(hs_maxmin *mm, int id, int nl, const int *link, const double *coef, int mark);
+
 void hs_maxmin_add(hs_maxmin *mm, int id, int nl, const int *link, const double *coef)
+{
+	add_hops(mm, id, nl, link, coef, 1);
+}
+
+void hs_maxmin_add_rated(hs_maxmin *mm, int id, int nl, const int *link, const double *coef, double rate)
+{
+	add_hops(mm, id, nl, link, coef, 0);
+	hs_maxmin_flow *f = &mm->fl[id];
+	f->rate = rate;
+	const hs_maxmin_hop *h = hs_maxmin_hops(f);
+	for (int i = 0; i < f->nl; i++) {
+		hs_maxmin_link *k = &mm->lk[h[i].l];
+		k->load += hs_maxmin_part(k, rate, h[i].coef);
+		k->ub = rate > k->ub ? rate : k->ub;
+	}
+}
+
+static void add_hops(hs_maxmin *mm, int id, int nl, const int *link, const double *coef, int mark)
 {
 	hs_maxmin_flow *f = &mm->fl[id];
 	hs_maxmin_hop *h = f->in;
@@ -223,7 +243,8 @@ void hs_maxmin_add(hs_maxmin *mm, int id, int nl, const int *link, const double 
 		}
 		h[n] = (hs_maxmin_hop){link[i], k->n, coef[i]};
 		k->e[k->n++] = (hs_maxmin_ent){id, n};
-		hs_maxmin_mark_dirty(mm, link[i]);
+		if (mark)
+			hs_maxmin_mark_dirty(mm, link[i]);
 		n++;
 	}
 	if (h != f->in && n <= HS_MAXMIN_NHOP_IN) /* twins left out made it short */

@@ -142,6 +142,11 @@ int hs_maxmin_new_flow(hs_maxmin *mm);
 /* Flow id (a record not on any link) enters links link[0..n) (ascending), with coefficients coef, at rate 0;
  * its links are dirty. A twin link is left out. */
 void hs_maxmin_add(hs_maxmin *mm, int id, int n, const int *link, const double *coef);
+/* The same for a flow that already runs at `rate`, the rate it would have been given alone on these links
+ * (the model timed it outside the solver while nothing else crossed them): it enters as if it had been added
+ * at its start and rated then, its rate taken on each link (load and bound, as hs_maxmin_settle takes one)
+ * and no link marked dirty, so the solver is left as it would be had the flow been in it all along. */
+void hs_maxmin_add_rated(hs_maxmin *mm, int id, int n, const int *link, const double *coef, double rate);
 /* Flow id leaves its links; the saturated ones among them are dirty. */
 void hs_maxmin_remove(hs_maxmin *mm, int id);
 

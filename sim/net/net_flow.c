@@ -23,7 +23,14 @@
  * goes on the finish heap, never into the solver. A ring's hops on a fat-tree under dmodk are such classes,
  * each on its own NICs and switch ports; the solver's work on them was more than half of a 32k-GPU step's
  * time. A second flow of the class while one is in flight (an owner that sends twice at once) first moves
- * the one in flight into the solver with what it has left, and the class is then solved like any other. */
+ * the one in flight into the solver, and the class is then solved like any other.
+ *
+ * Any other flow that starts on links no flow crosses is timed alone too, and links it holds remember it
+ * (alone_on); the first flow to enter one of them (or a class set to want it) moves it into the solver
+ * first. Moving a flow in leaves the solver as it would be had the flow been there from its start: its rate
+ * taken (the links' loads and bounds as hs_maxmin_settle leaves them), its remainder and finish as set at its
+ * start, so the recompute of that instant brings it up to now as it would have. A pipeline send on its own
+ * NICs, or a ring's hops run rank by rank after a break, never reach the solver. */
 #include <assert.h>
 #include <math.h>
 #include <stdlib.h>
@@ -44,6 +51,7 @@ typedef struct fcold {
 	int cs, ipos; /* class set and place in its in-flight list; -1 */
 	int cls;      /* its class in set cs */
 	int iso;      /* timed alone, outside the solver (see the top) */
+	const hs_route *r; /* a flow outside any set: its route (the router keeps it for the flow's life) */
 } fcold;
 
 /* A class set: its reserved links, each class's links in the solver, its flows in flight. */
@@ -83,6 +91,7 @@ struct hs_net_model {
 	/* symmetry classes */
 	int *rsv;           /* [nlk] class set reserving the link, -1 */
 	int *lcnt;          /* [nlk] scratch for sym_open: classes crossing a link (0 between calls) */
+	int *alone_on;      /* [nlk] the flow timed alone on the link, -1 (twin links: never) */
 	fset *sets;
 	int nsets, capsets;
 };
@@ -222,6 +231,9 @@ static hs_net_model *create(const hs_topo *t, hs_engine *eng, hs_err *err)
 	for (int l = 0; l < nlk; l++)
 		m->rsv[l] = -1;
 	m->lcnt = hs_xcalloc((size_t)(nlk ? nlk : 1), sizeof *m->lcnt);
+	m->alone_on = hs_xmalloc((size_t)(nlk ? nlk : 1) * sizeof *m->alone_on);
+	for (int l = 0; l < nlk; l++)
+		m->alone_on[l] = -1;
 	return m;
 }
 
@@ -240,10 +252,14 @@ static void destroy(hs_net_model *m)
 	free(m->sets);
 	free(m->rsv);
 	free(m->lcnt);
+	free(m->alone_on);
 	free(m);
 }
 
 static void finish_event(hs_engine *eng, void *ctx, uint64_t arg);
+static void alone_start(hs_net_model *m, int id, int nl, const int *hl, const double *hc);
+static void alone_release(hs_net_model *m, int id);
+static void alone_join(hs_net_model *m, int id);
 static void infl_drop(hs_net_model *m, int id);
 
 static void schedule_finish(hs_net_model *m)
@@ -325,6 +341,8 @@ static void finish_event(hs_engine *eng, void *ctx, uint64_t arg)
 		fh_pop(m);
 		if (!m->fc[id].iso)
 			hs_maxmin_remove(&m->mm, id);
+		else if (m->fc[id].r)
+			alone_release(m, id);
 		if (m->fc[id].cs >= 0)
 			infl_drop(m, id);
 		m->active--;
@@ -367,7 +385,7 @@ static int new_flow(hs_net_model *m, double bytes, hs_time lat, hs_net_done sent
 	f->t_upd = hs_engine_now(m->eng);
 	f->t_fin = HS_TIME_MAX;
 	f->hpos = -1;
-	m->fc[id] = (fcold){lat, sent, done, NULL, ctx, arg, -1, -1, -1, -1, 0};
+	m->fc[id] = (fcold){lat, sent, done, NULL, ctx, arg, -1, -1, -1, -1, 0, NULL};
 	return id;
 }
 
@@ -408,9 +426,27 @@ static void start(hs_net_model *m, const hs_route *r, double bytes, hs_net_done 
 	for (int i = 0; i < r->nl; i++)
 		if (m->rsv[r->link[i]] >= 0)
 			sym_break(m, m->rsv[r->link[i]]);
+	/* alone when no flow crosses its links; a flow timed alone there joins the solver first */
+	int alone = 1;
+	for (int i = 0; i < r->nl; i++) {
+		int l = r->link[i];
+		if (m->mm.lk[l].twin >= 0)
+			continue;
+		if (m->alone_on[l] >= 0)
+			alone_join(m, m->alone_on[l]);
+		alone &= m->mm.lk[l].n == 0;
+	}
 	int id = new_flow(m, bytes, r->lat, sent, done, ctx, arg);
-	hs_maxmin_add(&m->mm, id, r->nl, r->link, r->coef);
 	m->active++;
+	if (alone) {
+		m->fc[id].r = r;
+		for (int i = 0; i < r->nl; i++)
+			if (m->mm.lk[r->link[i]].twin < 0)
+				m->alone_on[r->link[i]] = id;
+		alone_start(m, id, r->nl, r->link, r->coef);
+		return;
+	}
+	hs_maxmin_add(&m->mm, id, r->nl, r->link, r->coef);
 	want_recompute(m);
 }
 
@@ -430,7 +466,7 @@ static int sym_open(hs_net_model *m, const hs_netsym *s, void (*broken)(void *ct
 	int nU = s->orb_off[s->norb];
 	for (int u = 0; u < nU; u++) {
 		int l = s->orb_link[u];
-		if (m->rsv[l] >= 0 || m->mm.lk[l].n > 0)
+		if (m->rsv[l] >= 0 || m->mm.lk[l].n > 0 || m->alone_on[l] >= 0)
 			return -1;
 	}
 	int cs;
@@ -509,7 +545,7 @@ static void alone_start(hs_net_model *m, int id, int nl, const int *hl, const do
 	double x = INFINITY, bw = 0;
 	for (int i = 0; i < nl; i++) {
 		const hs_maxmin_link *l = &m->mm.lk[hl[i]];
-		if (hc[i] <= 1e-12) /* out of the filling (lh_next) */
+		if (l->twin >= 0 || hc[i] <= 1e-12) /* not in the solver's flow (hs_maxmin_add); out of the filling */
 			continue;
 		double y = (l->bw > 0 ? l->bw : 0) / hc[i];
 		if (y < x)
@@ -526,17 +562,28 @@ static void alone_start(hs_net_model *m, int id, int nl, const int *hl, const do
 	schedule_finish(m);
 }
 
-/* A flow timed alone joins the solver with what it has left now (as a recompute brings a flow up to now). */
+/* A flow timed alone joins the solver on links hl, as if it had been there from its start (its remainder,
+ * last update and finish stay as its start set them; hs_maxmin_add_rated). */
 static void alone_to_solver(hs_net_model *m, int id, int nl, const int *hl, const double *hc)
 {
-	hs_maxmin_flow *f = &m->mm.fl[id];
-	hs_time now = hs_engine_now(m->eng);
-	f->rem -= f->rate * (double)(now - f->t_upd);
-	if (f->rem < 0)
-		f->rem = 0;
-	f->t_upd = now;
 	m->fc[id].iso = 0;
-	hs_maxmin_add(&m->mm, id, nl, hl, hc); /* rated by this instant's recompute; it stays on the finish heap */
+	hs_maxmin_add_rated(&m->mm, id, nl, hl, hc, m->mm.fl[id].rate);
+}
+
+/* A flow outside any set, timed alone, gives its links back (at its finish), or joins the solver. */
+static void alone_release(hs_net_model *m, int id)
+{
+	const hs_route *r = m->fc[id].r;
+	for (int i = 0; i < r->nl; i++)
+		if (m->alone_on[r->link[i]] == id)
+			m->alone_on[r->link[i]] = -1;
+}
+
+static void alone_join(hs_net_model *m, int id)
+{
+	const hs_route *r = m->fc[id].r;
+	alone_release(m, id);
+	alone_to_solver(m, id, r->nl, r->link, r->coef);
 }
 
 static int sym_start(hs_net_model *m, int cs, int cls, double bytes, hs_net_done sent, hs_net_done done,
