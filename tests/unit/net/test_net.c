@@ -73,6 +73,50 @@ START_TEST(one_flow_one_link)
 }
 END_TEST
 
+/* A flow alone on its links is timed outside the solver (net_flow.c); a second flow entering its link moves it
+ * into the solver with what it has left. Closed form on one 10 GB/s link (latency 5 us): A (10 MB) starts at 0
+ * alone; B (10 MB) starts at 0.5 ms on the same link, when A has 5 MB left; both run at 5 GB/s, A's 5 MB end at
+ * 1.5 ms, by when B has sent 5 MB; B's last 5 MB alone at 10 GB/s end at 2.0 ms. C (1 MB) starts at 2.5 ms,
+ * alone again: 0.1 ms. Each arrives one latency after its last byte leaves. */
+static hs_net *cur_net;
+static void start_b(hs_engine *eng, void *ctx, uint64_t arg)
+{
+	(void)eng, (void)ctx;
+	hs_err err;
+	hs_err_clear(&err);
+	ck_assert_int_eq(hs_net_send(cur_net, 0, 1, arg == 1 ? 10e6 : 1e6, rec, NULL, arg, &err), 0);
+}
+
+START_TEST(alone_then_shared)
+{
+	const char *y = "cluster:\n"
+			"  groups:\n"
+			"    - {nodes: 2, gpus_per_node: 1, gpu: H100-SXM-80GB}\n"
+			"  fabric:\n"
+			"    kind: explicit\n"
+			"    links: [{from: gpu0, to: gpu1, bandwidth: 10 GB/s, latency: 5 us}]\n";
+	hs_err err;
+	hs_cluster *c = load(y, &err);
+	ck_assert_msg(c != NULL, "%s", err.msg);
+	cur = hs_engine_create();
+	cur_net = hs_net_create(c, "flow", cur, &err);
+	ck_assert_msg(cur_net != NULL, "%s", err.msg);
+	ck_assert_int_eq(hs_net_send(cur_net, 0, 1, 10e6, rec, NULL, 0, &err), 0);
+	hs_engine_at(cur, hs_time_from_s(0.5e-3), start_b, NULL, 1);
+	hs_engine_at(cur, hs_time_from_s(2.5e-3), start_b, NULL, 2);
+	hs_engine_run(cur, HS_TIME_MAX);
+	ck_assert_double_eq_tol(done_at[0], 1.5e-3 + 5e-6, 1e-11);
+	ck_assert_double_eq_tol(done_at[1], 2.0e-3 + 5e-6, 1e-11);
+	ck_assert_double_eq_tol(done_at[2], 2.6e-3 + 5e-6, 1e-11);
+	hs_net_link_stat st;
+	hs_net_link_stats(cur_net, 0, &st, NULL, 0);
+	ck_assert_double_eq_tol(st.bytes, 21e6, 1e-3);
+	hs_net_free(cur_net);
+	hs_engine_destroy(cur);
+	unload(c);
+}
+END_TEST
+
 /* Two pairs of flows, each pair into one GPU (4 nodes x 1 GPU, one 50 GB/s NIC each, one rail switch): each
  * flow gets B/2 and all four 1 MiB transfers arrive together at 2^20 / 25 GB/s + 4 us. The 12 links of one
  * recompute once came out of a heap built with sift-up-then-down in an order that popped a link of share B
@@ -996,6 +1040,7 @@ static Suite *suite(void)
 	TCase *t = tcase_create("net");
 	tcase_set_timeout(t, 60);
 	tcase_add_test(t, one_flow_one_link);
+	tcase_add_test(t, alone_then_shared);
 	tcase_add_test(t, sent_before_done);
 	tcase_add_test(t, maxmin_textbook);
 	tcase_add_test(t, maxmin_two_pairs);
