@@ -358,6 +358,42 @@ void hs_net_sym_xfer(hs_net *n, hs_symrun *s, int cls, double bytes, hs_net_done
 						    (uint64_t)id);
 }
 
+double hs_net_sym_alone_rate(hs_net *n, hs_symrun *s, int cls)
+{
+	if (!s->live || !n->ops->sym_alone_rate)
+		return 0;
+	return n->ops->sym_alone_rate(n->m, s->id, cls);
+}
+
+void hs_net_sym_started(hs_net *n, hs_symrun *s, int cls, long count, double bytes)
+{
+	long m = s->sym->mult[cls];
+	n->injected += (double)count * (double)m * bytes;
+	if (count >= 0) {
+		n->transfers += (uint64_t)(m * count);
+		n->sst.flows += (uint64_t)count;
+		n->sst.alone += (uint64_t)count;
+	} else {
+		n->transfers -= (uint64_t)(-m * count);
+		n->sst.flows -= (uint64_t)-count;
+		n->sst.alone -= (uint64_t)-count;
+	}
+}
+
+void hs_net_sym_cut_back(hs_net *n, hs_symrun *s, int cls, double rem)
+{
+	int m = s->sym->mult[cls];
+	n->injected -= m * rem;
+	n->transfers -= (uint64_t)m;
+}
+
+void hs_net_sym_carried(hs_net *n, hs_symrun *s, int cls, hs_time t0, hs_time t1, double bytes)
+{
+	s->bytes[cls] += bytes;
+	if (s->series)
+		spread(n, s->series + (size_t)cls * n->nbuckets, t0, t1, bytes, s);
+}
+
 void hs_net_sym_close(hs_net *n, hs_symrun *s)
 {
 	if (!s)

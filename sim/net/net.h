@@ -61,6 +61,10 @@ typedef struct hs_net_ops {
 	int (*sym_start)(hs_net_model *m, int id, int cls, double bytes, hs_net_done sent, hs_net_done done,
 			 void (*cut)(void *ctx, uint64_t arg, double rem), void *ctx, uint64_t arg);
 	void (*sym_close)(hs_net_model *m, int id);
+	/* The rate (bytes/ps) a class flow of set id's class cls would run at from now until it finished or the
+	 * set broke, where the model knows it without solving (a class alone on its links, none of its flows in
+	 * flight); 0 otherwise. NULL: never known. */
+	double (*sym_alone_rate)(hs_net_model *m, int id, int cls);
 } hs_net_ops;
 
 extern const hs_net_ops hs_net_analytical, hs_net_flow;

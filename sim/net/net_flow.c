@@ -540,7 +540,7 @@ static int sym_open(hs_net_model *m, const hs_netsym *s, void (*broken)(void *ct
 /* A flow alone on links hl (its set's reservation keeps everything else off them): the rate progressive
  * filling gives it (fill: the link of least share res / w pops first, res = bw and w = the coefficient, the
  * rate that share held above 1e-15 of the link), and the finish the recompute of this instant would set. */
-static void alone_start(hs_net_model *m, int id, int nl, const int *hl, const double *hc)
+static double alone_rate(const hs_net_model *m, int nl, const int *hl, const double *hc)
 {
 	double x = INFINITY, bw = 0;
 	for (int i = 0; i < nl; i++) {
@@ -551,10 +551,15 @@ static void alone_start(hs_net_model *m, int id, int nl, const int *hl, const do
 		if (y < x)
 			x = y, bw = l->bw;
 	}
+	return x > 1e-15 * bw ? x : 1e-15 * bw;
+}
+
+static void alone_start(hs_net_model *m, int id, int nl, const int *hl, const double *hc)
+{
 	hs_maxmin_flow *f = &m->mm.fl[id];
 	hs_time now = hs_engine_now(m->eng);
 	m->fc[id].iso = 1;
-	f->rate = x > 1e-15 * bw ? x : 1e-15 * bw;
+	f->rate = alone_rate(m, nl, hl, hc);
 	f->t_upd = now;
 	hs_time d = hs_time_for(f->rem, f->rate);
 	f->t_fin = d > HS_TIME_MAX - now ? HS_TIME_MAX : now + d;
@@ -638,4 +643,12 @@ static void sym_close(hs_net_model *m, int cs)
 
 static size_t active(const hs_net_model *m) { return m->active; }
 
-const hs_net_ops hs_net_flow = {"flow", create, destroy, start, active, sym_open, sym_start, sym_close};
+static double sym_alone_rate(hs_net_model *m, int cs, int cls)
+{
+	const fset *k = &m->sets[cs];
+	if (!k->live || !k->iso[cls] || k->cinfl[cls])
+		return 0;
+	return alone_rate(m, k->hoff[cls + 1] - k->hoff[cls], k->hl + k->hoff[cls], k->hc + k->hoff[cls]);
+}
+
+const hs_net_ops hs_net_flow = {"flow", create, destroy, start, active, sym_open, sym_start, sym_close, sym_alone_rate};

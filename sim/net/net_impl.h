@@ -105,6 +105,16 @@ hs_symrun *hs_net_sym_open(hs_net *n, hs_symmemo *e, void (*broken)(void *ctx),
 /* One transfer of `bytes` for every member of class cls, as one flow; done(ctx, arg) once when they arrive. */
 void hs_net_sym_xfer(hs_net *n, hs_symrun *s, int cls, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
 		     uint64_t arg);
+/* Class transfers a collective times itself (netcoll_ring.c, a ring whose classes are all alone on their
+ * links): the rate the model gives class cls's flows now (hs_net_ops.sym_alone_rate; 0: not known), and the
+ * accounting hs_net_sym_xfer, its done and its cut do for such transfers: `count` transfers of `bytes`
+ * started (injected, transfers, the statistics' class flows and alone ones; a negative count takes back
+ * transfers counted that never start), one cut with `rem` left per member (xcut's), and `bytes` carried per
+ * member over [t0, t1] (xdone's). */
+double hs_net_sym_alone_rate(hs_net *n, hs_symrun *s, int cls);
+void hs_net_sym_started(hs_net *n, hs_symrun *s, int cls, long count, double bytes);
+void hs_net_sym_cut_back(hs_net *n, hs_symrun *s, int cls, double rem);
+void hs_net_sym_carried(hs_net *n, hs_symrun *s, int cls, hs_time t0, hs_time t1, double bytes);
 /* The set's bytes onto its members' links; frees it. None of its transfers may be in flight. */
 void hs_net_sym_close(hs_net *n, hs_symrun *s);
 

@@ -17,7 +17,20 @@
  * i, i+p, i+2p, ... of a channel move in lockstep and are one class: the ring runs on p representatives, each
  * step one flow per class (on one switch, p = 1: a step is one flow instead of n). p is the smallest divisor of
  * n whose rotation the routes bear. When other traffic enters the ring's links the classes break: the state of
- * each representative becomes that of every rank it stood for, and the ring goes on rank by rank. */
+ * each representative becomes that of every rank it stood for, and the ring goes on rank by rank.
+ *
+ * Where every class is alone on its links (the flow model says so, hs_net_sym_alone_rate: each hop on its own
+ * NICs and switch ports, as under dmodk on a fat-tree) each class flow runs at a rate known from its start,
+ * and the classes' timeline is a max-plus recurrence: slice q of representative x starts at
+ *     S(x, q) = max(A(x, q - 1), A(x - 1, q - k)),  A = S + d(x) + lat(x)
+ * (its connection free once the slice before arrived; the data from its predecessor's slice q - k in; d the
+ * slice's time at the rate alone, hs_time_for as the model rounds it, lat the class's route latency). The ring
+ * then times itself (`ana`): one pass at the start gives the end, one engine event the last byte's leaving
+ * and one its arrival, with no flow and no event per slice. The classes' links stay reserved, so other traffic
+ * still breaks the set; the break replays the recurrence up to that instant and leaves each representative as
+ * the event run would have: slices arrived, one on the wire (its arrival an event of its own), one in flight
+ * (cut with what it has left, rem = bytes - rate x elapsed as the model computes it), or none; then the ring
+ * goes on rank by rank as after any break. */
 #include <assert.h>
 #include <math.h>
 #include <stdlib.h>
@@ -45,10 +58,19 @@ typedef struct rstate {
 	int cw;         /* channels in the state: C, or 1 while folded classes hold */
 	hs_symrun *sym; /* the classes (class c * p + i; folded: i), or NULL */
 	int *ord;       /* [C * n] channel c's ring: devices (hs_coll_ring_channel_order) */
+	/* the ring timing its classes itself (see the top) */
+	int ana;            /* on */
+	hs_time t0;         /* when its classes started */
+	hs_time *dur, *lat; /* [cw * p] a slice's time alone, the class's route latency */
+	double *rate;       /* [cw * p] */
+	hs_time t_left, t_end; /* the last byte's leaving and arrival */
+	int ev_stage;       /* 1: waiting for t_left, 2: for t_end */
+	hs_event_id ev;
 } rstate;
 
 #define TAG(c, i) (((uint64_t)(c) << 32) | (uint64_t)(i))
 #define CLS_BIT ((uint64_t)1 << 63) /* a class transfer: rank i < p stands for its class */
+#define ANA_TAG ((uint64_t)1 << 62) /* the end of a ring that timed its classes itself */
 
 /* Channel c's rank i and its successor, as devices. */
 static int dev(const nc_run *r, const rstate *s, int c, int i) { return s->ord[(size_t)c * r->n + (size_t)(i % r->n)]; }
@@ -98,6 +120,8 @@ static void on_sent(nc_run *r, uint64_t tag)
 static void on_done(nc_run *r, uint64_t tag)
 {
 	rstate *s = r->st;
+	if (tag == ANA_TAG)
+		return; /* the whole ring has arrived (ana_end) */
 	int cls = (tag & CLS_BIT) != 0;
 	tag &= ~CLS_BIT;
 	int c = (int)(tag >> 32), i = (int)(tag & 0xffffffffu);
@@ -132,10 +156,210 @@ static void on_done(nc_run *r, uint64_t tag)
 	try_send(r, c, j);
 }
 
+/* ---- a ring that times its classes itself ---- */
+
+/* Representative x = c * p + i (c < cw), its predecessor, its class (x itself: channel c's rank i is class
+ * c * p + i, or i folded, where cw = 1) and its slice. */
+static int ana_pred(const rstate *s, int x) { return x - x % s->p + (x % s->p + s->p - 1) % s->p; }
+static double ana_slice(const rstate *s, int x) { return s->slice[s->fold ? 0 : x / s->p]; }
+
+/* The recurrence in send order, q = 0 .. Q-1 (A of every representative's last k slices kept in a ring
+ * buffer); visit(x, q, S) for each slice, which returns nonzero to stop the pass (at a break: everything
+ * later starts later). Returns the latest arrival and, in *left, the latest leaving. */
+typedef int (*ana_visit)(nc_run *r, int x, long q, hs_time S, void *aux);
+static hs_time ana_walk(nc_run *r, ana_visit visit, void *aux, hs_time *left)
+{
+	rstate *s = r->st;
+	int X = s->cw * s->p, k = s->k;
+	hs_time *A = hs_xmalloc((size_t)X * (size_t)k * sizeof *A), *S = hs_xmalloc((size_t)X * sizeof *S);
+	hs_time end = s->t0, lft = s->t0;
+	for (long q = 0; q < s->Q; q++) {
+		int stop = 1;
+		for (int x = 0; x < X; x++) {
+			hs_time a = q > 0 ? A[(size_t)x * k + (q - 1) % k] : s->t0;
+			if (q >= k) {
+				hs_time b = A[(size_t)ana_pred(s, x) * k + (q - k) % k];
+				a = b > a ? b : a;
+			}
+			S[x] = a;
+		}
+		for (int x = 0; x < X; x++) {
+			hs_time f = S[x] + s->dur[x], a = f + s->lat[x];
+			A[(size_t)x * k + q % k] = a;
+			end = a > end ? a : end;
+			lft = f > lft ? f : lft;
+			if (!visit || !visit(r, x, q, S[x], aux))
+				stop = 0;
+		}
+		if (visit && stop)
+			break;
+	}
+	free(A), free(S);
+	if (left)
+		*left = lft;
+	return end;
+}
+
+static int ana_account(nc_run *r, int x, long q, hs_time S, void *aux)
+{
+	(void)q, (void)aux;
+	rstate *s = r->st;
+	hs_net_sym_carried(r->net, s->sym, x, S, S + s->dur[x], ana_slice(s, x));
+	return 0;
+}
+
+static void ana_event(hs_engine *eng, void *ctx, uint64_t arg);
+
+/* The classes of ring r are all alone (with the set just opened and nothing of it in flight): time them here.
+ * Returns 0 where some class is not (the ring runs its class flows on the model). */
+static int ana_start(nc_run *r)
+{
+	rstate *s = r->st;
+	int X = s->cw * s->p;
+	double *rate = hs_xmalloc((size_t)X * sizeof *rate);
+	for (int x = 0; x < X; x++)
+		if (!(ana_slice(s, x) > 0) || !((rate[x] = hs_net_sym_alone_rate(r->net, s->sym, x)) > 0)) {
+			free(rate);
+			return 0;
+		}
+	s->rate = rate;
+	s->dur = hs_xmalloc((size_t)X * sizeof *s->dur);
+	s->lat = hs_xmalloc((size_t)X * sizeof *s->lat);
+	for (int x = 0; x < X; x++) {
+		s->dur[x] = hs_time_for(ana_slice(s, x), rate[x]);
+		s->lat[x] = s->sym->sym->c_lat[x];
+		hs_net_sym_started(r->net, s->sym, x, s->Q, ana_slice(s, x));
+	}
+	s->ana = 1;
+	s->t0 = hs_engine_now(r->net->eng);
+	s->t_end = ana_walk(r, NULL, NULL, &s->t_left);
+	/* the end as the event run reaches it: the last byte leaves, then arrives one latency later */
+	s->ev_stage = 1;
+	s->ev = hs_engine_at(r->net->eng, s->t_left, ana_event, r, 0);
+	r->outstanding++;
+	return 1;
+}
+
+static void ana_event(hs_engine *eng, void *ctx, uint64_t arg)
+{
+	(void)arg;
+	nc_run *r = ctx;
+	rstate *s = r->st;
+	if (s->ev_stage == 1) {
+		s->ev_stage = 2;
+		s->ev = hs_engine_at(eng, s->t_end, ana_event, r, 0);
+		return;
+	}
+	ana_walk(r, ana_account, NULL, NULL);
+	s->ana = 0;
+	hs_netcoll_child_cb(r, ANA_TAG);
+}
+
+/* A break at `t`: each representative's slices, replayed. */
+typedef struct ana_cut {
+	int x;
+	double rem;
+} ana_cut;
+typedef struct ana_state {
+	hs_time t;
+	ana_cut *cut;
+	int ncut;
+	ana_cut *wire; /* x, and the arrival in rem's place (as hs_time) */
+	hs_time *wire_at;
+	int nwire;
+} ana_state;
+
+static int ana_replay(nc_run *r, int x, long q, hs_time S, void *aux)
+{
+	rstate *s = r->st;
+	ana_state *b = aux;
+	hs_time t = b->t, F = S + s->dur[x], A = F + s->lat[x];
+	double bytes = ana_slice(s, x);
+	if (S >= t) /* not started: the ranks start it themselves (an event at t would have, after or before) */
+		return 1;
+	s->sent[x]++;
+	if (A <= t) { /* arrived */
+		hs_net_sym_carried(r->net, s->sym, x, S, F, bytes);
+		s->recvd[s->fold ? (x + 1) % s->p : x - x % s->p + (x % s->p + 1) % s->p]++;
+		return 0;
+	}
+	s->busy[x] = 1;
+	if (F <= t) { /* on the wire: arrives for every rank of the class */
+		hs_net_sym_carried(r->net, s->sym, x, S, F, bytes);
+		b->wire_at[b->nwire] = A;
+		b->wire[b->nwire++].x = x;
+		return 0;
+	}
+	/* in flight: cut as the model cuts a class flow (sym_break: rem = rem - rate x elapsed) */
+	double rem = bytes - s->rate[x] * (double)(t - S);
+	if (rem < 0)
+		rem = 0;
+	hs_net_sym_carried(r->net, s->sym, x, S, t, bytes - rem);
+	hs_net_sym_cut_back(r->net, s->sym, x, rem);
+	b->cut[b->ncut++] = (ana_cut){x, rem};
+	return 0;
+}
+
+static void ana_arrive(hs_engine *eng, void *ctx, uint64_t arg)
+{
+	(void)eng;
+	nc_run *r = ctx;
+	rstate *s = r->st;
+	int x = (int)arg, c = s->fold ? 0 : x / s->p, i = x % s->p;
+	hs_netcoll_child_cb(r, TAG(c, i) | CLS_BIT);
+}
+
+static void expand(nc_run *r);
+
+/* Other traffic enters the classes' links at t while the ring times them: the state at t, then rank by rank. */
+static void ana_break(nc_run *r)
+{
+	rstate *s = r->st;
+	hs_time t = hs_engine_now(r->net->eng);
+	if (t >= s->t_left)
+		return; /* every byte has left: the arrivals still come, and ana_event ends the ring as it would */
+	hs_engine_cancel(r->net->eng, s->ev);
+	int X = s->cw * s->p;
+	ana_state b = {t, hs_xmalloc((size_t)X * sizeof(ana_cut)), 0, hs_xmalloc((size_t)X * sizeof(ana_cut)),
+		       hs_xmalloc((size_t)X * sizeof(hs_time)), 0};
+	ana_walk(r, ana_replay, &b, NULL);
+	for (int x = 0; x < X; x++) /* the slices counted at the start that never started as the class's */
+		if (s->sent[x] < s->Q)
+			hs_net_sym_started(r->net, s->sym, x, -(s->Q - s->sent[x]), ana_slice(s, x));
+	s->ana = 0;
+	expand(r);
+	for (int j = 0; j < b.nwire; j++) {
+		r->outstanding++;
+		hs_engine_at(r->net->eng, b.wire_at[j], ana_arrive, r, (uint64_t)b.wire[j].x);
+	}
+	for (int j = 0; j < b.ncut; j++) {
+		int x = b.cut[j].x, c = s->fold ? 0 : x / s->p, i = x % s->p;
+		int c0 = s->fold ? 0 : c, c1 = s->fold ? s->C : c + 1;
+		for (int cc = c0; cc < c1; cc++)
+			for (int m = i; m < r->n; m += s->p)
+				send_hop(r, s, cc, m, b.cut[j].rem, TAG(cc, m));
+	}
+	r->outstanding--; /* the ring's own end, which ana_event would have taken */
+	for (int c = 0; c < s->C; c++)
+		for (int m = 0; m < r->n; m++)
+			try_send(r, c, m);
+	free(b.cut), free(b.wire), free(b.wire_at);
+}
+
 /* Other traffic entered the ring's links: each representative's state becomes every rank's of its class. */
 static void sym_broken(void *ctx)
 {
 	nc_run *r = ctx;
+	rstate *s = r->st;
+	if (s->ana) {
+		ana_break(r);
+		return;
+	}
+	expand(r);
+}
+
+static void expand(nc_run *r)
+{
 	rstate *s = r->st;
 	int n = r->n, C = s->C;
 	long *sent = hs_xmalloc((size_t)C * n * sizeof *sent), *recvd = hs_xmalloc((size_t)C * n * sizeof *recvd);
@@ -333,6 +557,8 @@ static void start(nc_run *r)
 	s->sent = hs_xcalloc((size_t)C * s->w, sizeof *s->sent);
 	s->recvd = hs_xcalloc((size_t)C * s->w, sizeof *s->recvd);
 	s->busy = hs_xcalloc((size_t)C * s->w, 1);
+	if (s->sym && ana_start(r))
+		return;
 	for (int c = 0; c < s->cw; c++)
 		for (int i = 0; i < s->w; i++)
 			try_send(r, c, i);
@@ -344,6 +570,7 @@ static void sfree(nc_run *r)
 	if (!s)
 		return;
 	hs_net_sym_close(r->net, s->sym);
+	free(s->rate), free(s->dur), free(s->lat);
 	free(s->slice);
 	free(s->sent);
 	free(s->recvd);

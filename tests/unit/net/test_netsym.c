@@ -384,6 +384,46 @@ START_TEST(break_midway)
 }
 END_TEST
 
+/* A ring whose classes are all alone times them itself (netcoll_ring.c, `ana`) and replays its timeline at a
+ * break: sends of random sizes between random ranks at random times into a ring of random size, on one switch
+ * and on a 2-tier fat-tree with dmodk (chunked, k = 4 slices a step, too), against the per-flow run. */
+START_TEST(break_random)
+{
+	static const char *fat = "cluster:\n"
+				 "  groups:\n"
+				 "    - {nodes: 16, gpus_per_node: 1, gpu: H100-SXM-80GB,\n"
+				 "       nic: {bandwidth: 400 Gb/s, per_node: 1, latency: 3 us}}\n"
+				 "  fabric: {kind: fat-tree, tiers: 2, radix: 8, latency: 1 us, ecmp: dmodk}\n";
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+	int midway = 0;
+	for (int w = 0; w < 2; w++) {
+		hs_cluster *c = load(w ? fat : one_switch);
+		for (int k = 0; k < 12; k++) {
+			int n = w ? 16 : 8 << (k % 3);
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+			double S = (double)(1 + (x >> 40) % 64) * HS_MiB;
+			job j[3] = {ring(k % 3 == 2 ? HS_COLL_ALL_GATHER : HS_COLL_ALL_REDUCE, n, S)};
+			/* the ring of S over n ranks takes about 2 S / 50 GB/s: breaks anywhere in it, and after */
+			double span_us = 2 * S / 50e3;
+			for (int b = 1; b < 3; b++) {
+				x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+				int a = (int)((x >> 33) % (uint64_t)n), d = (int)((x >> 13) % (uint64_t)(n - 1));
+				d = d >= a ? d + 1 : d;
+				j[b] = (job){HS_COLL_SENDRECV, HS_ALGO_RING, {a, d}, -2, (double)(1 + (x >> 50) % 8) * HS_MiB,
+					     (double)((x >> 20) % 1000) / 1000.0 * 1.2 * span_us};
+			}
+			char what[80];
+			snprintf(what, sizeof what, "random break %d.%d (%d ranks, %.0f MiB)", w, k, n, S / HS_MiB);
+			hs_net_sym_stat st = compare(what, c, j, 3, 1);
+			ck_assert_msg(st.sets == 1, "%s: %llu sets", what, (unsigned long long)st.sets);
+			midway += st.broken && st.alone > 0; /* broken after some slices ran as the ring timed them */
+		}
+		unload(c);
+	}
+	ck_assert_msg(midway >= 12, "%d of 24 rings broken mid-way while timing their classes", midway);
+}
+END_TEST
+
 /* Two rings at once: on disjoint nodes each has its classes; on shared nodes the second finds the links
  * taken (refused) and its flows break the first. */
 START_TEST(two_rings)
@@ -626,6 +666,7 @@ static Suite *suite(void)
 	tcase_add_test(t, direct_rails);
 	tcase_add_test(t, direct_split_and_break);
 	tcase_add_test(t, fat_tree_dmodk);
+	tcase_add_test(t, break_random);
 	tcase_add_test(t, hd_classes);
 	suite_add_tcase(s, t);
 	return s;
