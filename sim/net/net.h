@@ -60,6 +60,16 @@ typedef struct hs_net_ops {
 	void (*sym_start)(hs_net_model *m, int id, int cls, double bytes, hs_net_done sent, hs_net_done done,
 			  void (*cut)(void *ctx, uint64_t arg, double rem), void *ctx, uint64_t arg);
 	void (*sym_close)(hs_net_model *m, int id);
+	/* Taking plain flows back, for classes that form again (NULL in a model without them). xstart is start
+	 * returning a handle, valid until the flow's done. xpeek: 1 while the flow is being carried and finishes
+	 * after now (*rem: its bytes left now), 0 once its last byte has left (*fin: when), -1 when it finishes at
+	 * this very instant. xtake removes a carried flow now (xpeek 1); neither of its callbacks is ever called.
+	 * sym_fits: sym_open(s) would succeed once the carried flows h[0..nh) had left. */
+	int (*xstart)(hs_net_model *m, const hs_route *r, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
+		      uint64_t arg);
+	int (*xpeek)(const hs_net_model *m, int h, double *rem, hs_time *fin);
+	void (*xtake)(hs_net_model *m, int h);
+	int (*sym_fits)(const hs_net_model *m, const struct hs_netsym *s, const int *h, int nh);
 } hs_net_ops;
 
 extern const hs_net_ops hs_net_analytical, hs_net_flow;
@@ -123,6 +133,7 @@ typedef struct hs_net_sym_stat {
 	uint64_t refused;  /* symmetric, but links already in use */
 	uint64_t broken;   /* sets broken by other traffic */
 	uint64_t flows;    /* class transfers started (each standing for several transfers) */
+	uint64_t reformed; /* broken sets whose classes formed again (their collective's ranks back in step) */
 } hs_net_sym_stat;
 hs_net_sym_stat hs_net_sym_stats(const hs_net *n);
 

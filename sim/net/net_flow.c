@@ -31,6 +31,7 @@ typedef struct fcold {
 	uint64_t arg;
 	int next_free;
 	int cs, ipos; /* class set and place in its in-flight list; -1 */
+	int in;       /* in the solver (not finished, cut or taken) */
 } fcold;
 
 /* A class set: its reserved links, each class's links in the solver, its flows in flight. */
@@ -307,6 +308,7 @@ static void finish_event(hs_engine *eng, void *ctx, uint64_t arg)
 		hs_maxmin_remove(&m->mm, id);
 		if (m->fc[id].cs >= 0)
 			infl_drop(m, id);
+		m->fc[id].in = 0;
 		m->active--;
 		hs_engine_after(eng, m->fc[id].lat, deliver, m, (uint64_t)id);
 		/* may start flows (and move m->mm.fl, m->fc): nothing of this one is held across the call; new flows
@@ -346,8 +348,15 @@ static int new_flow(hs_net_model *m, double bytes, hs_time lat, hs_net_done sent
 	f->t_upd = hs_engine_now(m->eng);
 	f->t_fin = HS_TIME_MAX;
 	f->hpos = -1;
-	m->fc[id] = (fcold){lat, sent, done, NULL, ctx, arg, -1, -1, -1};
+	m->fc[id] = (fcold){lat, sent, done, NULL, ctx, arg, -1, -1, -1, 1};
 	return id;
+}
+
+/* A flow's bytes left now: what sym_break cuts a class flow with, the rate it has had since its last update. */
+static double rem_now(const hs_net_model *m, const hs_maxmin_flow *f)
+{
+	double rem = f->rem - f->rate * (double)(hs_engine_now(m->eng) - f->t_upd);
+	return rem < 0 ? 0 : rem;
 }
 
 /* Another flow is about to enter set cs's links: the set stops standing for its members. The owner hears of
@@ -359,18 +368,16 @@ static void sym_break(hs_net_model *m, int cs)
 		m->rsv[k->links[i]] = -1;
 	k->live = 0;
 	k->broken(k->bctx);
-	hs_time now = hs_engine_now(m->eng);
 	while (m->sets[cs].ninfl) {
 		k = &m->sets[cs]; /* a cut starts flows, which may move the sets */
 		int id = k->infl[k->ninfl - 1];
 		hs_maxmin_flow *f = &m->mm.fl[id];
-		double rem = f->rem - f->rate * (double)(now - f->t_upd);
-		if (rem < 0)
-			rem = 0;
+		double rem = rem_now(m, f);
 		if (f->hpos >= 0)
 			fh_remove(m, id);
 		hs_maxmin_remove(&m->mm, id);
 		infl_drop(m, id);
+		m->fc[id].in = 0;
 		m->active--;
 		fcold c = m->fc[id];
 		m->fc[id].next_free = m->free_head;
@@ -380,7 +387,7 @@ static void sym_break(hs_net_model *m, int cs)
 	want_recompute(m);
 }
 
-static void start(hs_net_model *m, const hs_route *r, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
+static int xstart(hs_net_model *m, const hs_route *r, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
 		  uint64_t arg)
 {
 	for (int i = 0; i < r->nl; i++)
@@ -390,6 +397,54 @@ static void start(hs_net_model *m, const hs_route *r, double bytes, hs_net_done 
 	hs_maxmin_add(&m->mm, id, r->nl, r->link, r->coef);
 	m->active++;
 	want_recompute(m);
+	return id;
+}
+
+static void start(hs_net_model *m, const hs_route *r, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
+		  uint64_t arg)
+{
+	xstart(m, r, bytes, sent, done, ctx, arg);
+}
+
+static int xpeek(const hs_net_model *m, int id, double *rem, hs_time *fin)
+{
+	const hs_maxmin_flow *f = &m->mm.fl[id];
+	*fin = f->t_fin;
+	if (!m->fc[id].in)
+		return 0;
+	if (f->t_fin <= hs_engine_now(m->eng))
+		return -1;
+	*rem = rem_now(m, f);
+	return 1;
+}
+
+static void xtake(hs_net_model *m, int id)
+{
+	assert(m->fc[id].in && m->fc[id].cs < 0 && "only a plain flow in the solver is taken");
+	if (m->mm.fl[id].hpos >= 0)
+		fh_remove(m, id);
+	hs_maxmin_remove(&m->mm, id);
+	m->fc[id].in = 0;
+	m->active--;
+	m->fc[id].next_free = m->free_head;
+	m->free_head = id;
+	want_recompute(m);
+}
+
+/* No other set on s's links, and no flow on them but h[0..nh): each of those crosses its nl solver links, all
+ * in s's union (they are its members' routes), and a link's n counts each flow on it once. */
+static int sym_fits(const hs_net_model *m, const hs_netsym *s, const int *h, int nh)
+{
+	long own = 0, on = 0;
+	for (int k = 0; k < nh; k++)
+		own += m->mm.fl[h[k]].nl;
+	for (int u = 0; u < s->orb_off[s->norb]; u++) {
+		int l = s->orb_link[u];
+		if (m->rsv[l] >= 0)
+			return 0;
+		on += m->mm.lk[l].n;
+	}
+	return on == own;
 }
 
 typedef struct lc {
@@ -499,4 +554,5 @@ static void sym_close(hs_net_model *m, int cs)
 
 static size_t active(const hs_net_model *m) { return m->active; }
 
-const hs_net_ops hs_net_flow = {"flow", create, destroy, start, active, sym_open, sym_start, sym_close};
+const hs_net_ops hs_net_flow = {"flow",	  create,    destroy, start, active, sym_open, sym_start, sym_close,
+				xstart, xpeek, xtake, sym_fits};

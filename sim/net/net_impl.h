@@ -17,6 +17,7 @@ typedef struct hs_xrec {
 	int next_free;
 	hs_symrun *sym; /* a class transfer (hs_net_sym_xfer): of class cls of sym; r is NULL */
 	int cls;
+	int h;          /* the model's handle of a plain transfer (ops->xstart), or -1 */
 } hs_xrec;
 
 int hs_net_home_rail(const hs_net *n, int src);
@@ -102,6 +103,12 @@ struct hs_symrun {
  * caller carries each member's rem bytes on as a transfer of its own; that class transfer is never done. */
 hs_symrun *hs_net_sym_open(hs_net *n, hs_symmemo *e, void (*broken)(void *ctx),
 			   void (*cut)(void *ctx, uint64_t arg, double rem), void *ctx);
+/* The classes of broken set `old` again, on the same memo entry, once the caller has checked that every member
+ * is in its representative's state with none of its transfers in flight (a re-form, counted in
+ * hs_net_sym_stats' reformed); NULL where old is live or the links are in use (refused, not counted). The caller
+ * then closes old (its bytes reach their links) and goes on with the new set. */
+hs_symrun *hs_net_sym_reopen(hs_net *n, const hs_symrun *old, void (*broken)(void *ctx),
+			     void (*cut)(void *ctx, uint64_t arg, double rem), void *ctx);
 /* One transfer of `bytes` for every member of class cls, as one flow; done(ctx, arg) once when they arrive. */
 void hs_net_sym_xfer(hs_net *n, hs_symrun *s, int cls, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
 		     uint64_t arg);
@@ -109,9 +116,19 @@ void hs_net_sym_xfer(hs_net *n, hs_symrun *s, int cls, double bytes, hs_net_done
 void hs_net_sym_close(hs_net *n, hs_symrun *s);
 
 /* Start one transfer on a route (the model's start, with accounting); sent (may be NULL) and done as the
- * model's start calls them. bytes <= 0 is sent at once and done one route latency later (engine events). */
-void hs_net_xfer(hs_net *n, const hs_route *r, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
-		 uint64_t arg);
+ * model's start calls them. bytes <= 0 is sent at once and done one route latency later (engine events).
+ * Returns the transfer's record, valid until done, for hs_net_xpeek and hs_net_xtake; -1 when it cannot be
+ * taken back (no bytes, or a model without xstart). */
+int hs_net_xfer(hs_net *n, const hs_route *r, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
+		uint64_t arg);
+/* Transfer x (hs_net_xfer's record): the model's xpeek (net.h); -1 where it has no handle. */
+int hs_net_xpeek(const hs_net *n, int x, double *rem, hs_time *fin);
+/* Take transfer x (xpeek 1) off the network now: what it carried so far reaches its links and the bytes it
+ * had left are no longer injected (the caller carries them on, as part of a class transfer); its callbacks
+ * are never called and its record is freed. */
+void hs_net_xtake(hs_net *n, int x);
+/* Memo entry e's classes could open (hs_net_sym_reopen) once transfers x[0..nx) were taken. */
+int hs_net_sym_fits(const hs_net *n, const hs_symmemo *e, const int *x, int nx);
 /* Call done(ctx, arg) from an engine event `delay` picoseconds from now. */
 void hs_net_later(hs_net *n, hs_time delay, hs_net_done done, void *ctx, uint64_t arg);
 
