@@ -77,6 +77,7 @@ void hs_net_free(hs_net *n)
 	for (int i = 0; n->memo && i < HS_SYMMEMO_SLOTS; i++)
 		memo_clear(&n->memo[i]);
 	free(n->memo);
+	free(n->runs);
 	free(n->x);
 	free(n->link_bytes);
 	free(n->series);
@@ -287,6 +288,9 @@ static uint64_t key_hash(const int *key, int nkey)
 
 static void memo_clear(hs_symmemo *e)
 {
+	for (int g = 0; g < e->ngen; g++)
+		free(e->gmem[g]), free(e->gdev[g]);
+	free(e->gmem), free(e->gdev), free(e->dev);
 	if (e->sym)
 		hs_netsym_free(e->sym);
 	free(e->sym);
@@ -341,6 +345,11 @@ hs_symmemo *hs_net_memo_put(hs_net *n, const int *key, int nkey, int value, hs_n
 	return e;
 }
 
+void hs_net_memo_gens(hs_symmemo *e, int ngen, int **gmem, int ndev, int *dev, int **gdev)
+{
+	e->ngen = ngen, e->gmem = gmem, e->ndev = ndev, e->dev = dev, e->gdev = gdev;
+}
+
 hs_netsym *hs_net_sym_find(hs_net *n, const hs_route *const *routes, const int *perm, int M)
 {
 	return hs_net_sym_find_group(n, routes, &perm, 1, M, NULL);
@@ -363,12 +372,13 @@ hs_netsym *hs_net_sym_find_group(hs_net *n, const hs_route *const *routes, const
 }
 
 static hs_symrun *sym_open(hs_net *n, hs_symmemo *e, void (*broken)(void *ctx),
-			   void (*cut)(void *ctx, uint64_t arg, double rem), void *ctx, uint64_t *count)
+			   void (*cut)(void *ctx, uint64_t arg, double rem), void *ctx, uint64_t *count, hs_symrun *with)
 {
-	if (!n->symmetry || !n->ops->sym_open || !e || !e->sym)
+	if (!n->symmetry || !n->ops->sym_open || !e || !e->sym || (with && !n->ops->sym_open_joint))
 		return NULL;
 	hs_symrun *s = hs_xcalloc(1, sizeof *s);
-	s->id = n->ops->sym_open(n->m, e->sym, sym_broken, s);
+	s->id = with ? n->ops->sym_open_joint(n->m, e->sym, with->id, sym_broken, s)
+		     : n->ops->sym_open(n->m, e->sym, sym_broken, s);
 	if (s->id < 0) {
 		if (count == &n->sst.sets)
 			n->sst.refused++;
@@ -378,6 +388,16 @@ static hs_symrun *sym_open(hs_net *n, hs_symmemo *e, void (*broken)(void *ctx),
 	(*count)++;
 	e->refs++;
 	s->memo = e;
+	s->gmemo = with ? with->gmemo : e;
+	if (with)
+		s->gmemo->refs++;
+	if (s->id >= n->capruns) {
+		int cap = 2 * s->id + 4;
+		n->runs = hs_xrealloc(n->runs, (size_t)cap * sizeof *n->runs);
+		memset(n->runs + n->capruns, 0, (size_t)(cap - n->capruns) * sizeof *n->runs);
+		n->capruns = cap;
+	}
+	n->runs[s->id] = s;
 	s->sym = e->sym;
 	s->live = 1;
 	s->broken = broken, s->cut = cut, s->ctx = ctx;
@@ -391,13 +411,27 @@ static hs_symrun *sym_open(hs_net *n, hs_symmemo *e, void (*broken)(void *ctx),
 hs_symrun *hs_net_sym_open(hs_net *n, hs_symmemo *e, void (*broken)(void *ctx),
 			   void (*cut)(void *ctx, uint64_t arg, double rem), void *ctx)
 {
-	return sym_open(n, e, broken, cut, ctx, &n->sst.sets);
+	return sym_open(n, e, broken, cut, ctx, &n->sst.sets, NULL);
+}
+
+hs_symrun *hs_net_sym_holder(hs_net *n, const hs_symmemo *e)
+{
+	if (!n->symmetry || !n->ops->sym_holder || !e || !e->sym)
+		return NULL;
+	int id = n->ops->sym_holder(n->m, e->sym);
+	return id >= 0 && id < n->capruns ? n->runs[id] : NULL;
+}
+
+hs_symrun *hs_net_sym_open_joint(hs_net *n, hs_symmemo *e, hs_symrun *with, void (*broken)(void *ctx),
+				 void (*cut)(void *ctx, uint64_t arg, double rem), void *ctx)
+{
+	return with && with->live ? sym_open(n, e, broken, cut, ctx, &n->sst.joint, with) : NULL;
 }
 
 hs_symrun *hs_net_sym_reopen(hs_net *n, const hs_symrun *old, void (*broken)(void *ctx),
 			     void (*cut)(void *ctx, uint64_t arg, double rem), void *ctx)
 {
-	return old && !old->live ? sym_open(n, old->memo, broken, cut, ctx, &n->sst.reformed) : NULL;
+	return old && !old->live ? sym_open(n, old->memo, broken, cut, ctx, &n->sst.reformed, NULL) : NULL;
 }
 
 void hs_net_sym_xfer(hs_net *n, hs_symrun *s, int cls, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
@@ -448,6 +482,9 @@ void hs_net_sym_close(hs_net *n, hs_symrun *s)
 		}
 	free(ob), free(os);
 	s->memo->refs--;
+	if (s->gmemo != s->memo)
+		s->gmemo->refs--;
+	n->runs[s->id] = NULL;
 	free(s->bytes);
 	free(s->series);
 	free(s);

@@ -70,6 +70,12 @@ typedef struct hs_net_ops {
 	int (*xpeek)(const hs_net_model *m, int h, double *rem, hs_time *fin);
 	void (*xtake)(hs_net_model *m, int h);
 	int (*sym_fits)(const hs_net_model *m, const struct hs_netsym *s, const int *h, int nh);
+	/* Sets that share links (NULL in a model without them): sym_open_joint opens s beside live set `with`,
+	 * in its group, on links that are free or the group's (the caller has found classes that hold for both:
+	 * a foreign flow on any link of the group breaks every set in it). sym_holder: the live set whose group
+	 * holds s's links that are taken, where no other flow is on them; -1 otherwise. */
+	int (*sym_open_joint)(hs_net_model *m, const struct hs_netsym *s, int with, void (*broken)(void *ctx), void *ctx);
+	int (*sym_holder)(const hs_net_model *m, const struct hs_netsym *s);
 } hs_net_ops;
 
 extern const hs_net_ops hs_net_analytical, hs_net_flow;
@@ -134,6 +140,7 @@ typedef struct hs_net_sym_stat {
 	uint64_t broken;   /* sets broken by other traffic */
 	uint64_t flows;    /* class transfers started (each standing for several transfers) */
 	uint64_t reformed; /* broken sets whose classes formed again (their collective's ranks back in step) */
+	uint64_t joint;    /* sets opened beside another on shared links, under its generators */
 } hs_net_sym_stat;
 hs_net_sym_stat hs_net_sym_stats(const hs_net *n);
 

@@ -45,6 +45,7 @@ typedef struct fset {
 	int *infl, ninfl, capinfl;
 	void (*broken)(void *ctx);
 	void *bctx;
+	int grp;            /* its group while live (sets that share links, sym_open_joint), -1 */
 } fset;
 
 /* A finish heap entry carries its key: sifting compares within the heap instead of reaching into flows
@@ -67,7 +68,9 @@ struct hs_net_model {
 	hs_time ev_t;
 	hs_event_id ev;
 	/* symmetry classes */
-	int *rsv;           /* [nlk] class set reserving the link, -1 */
+	int *rsv;           /* [nlk] group of class sets reserving the link, -1 */
+	int *rcnt;          /* [nlk] sets of that group reserving it */
+	int *gn, ngrp;      /* [ngrp] live sets per group (0: a free group number) */
 	fset *sets;
 	int nsets, capsets;
 };
@@ -204,6 +207,7 @@ static hs_net_model *create(const hs_topo *t, hs_engine *eng, hs_err *err)
 	m->free_head = -1;
 	find_twins(m);
 	m->rsv = hs_xmalloc((size_t)(nlk ? nlk : 1) * sizeof *m->rsv);
+	m->rcnt = hs_xcalloc((size_t)(nlk ? nlk : 1), sizeof *m->rcnt);
 	for (int l = 0; l < nlk; l++)
 		m->rsv[l] = -1;
 	return m;
@@ -221,7 +225,7 @@ static void destroy(hs_net_model *m)
 		free(k->links), free(k->hoff), free(k->hl), free(k->hc), free(k->lat), free(k->infl);
 	}
 	free(m->sets);
-	free(m->rsv);
+	free(m->rsv), free(m->rcnt), free(m->gn);
 	free(m);
 }
 
@@ -359,31 +363,44 @@ static double rem_now(const hs_net_model *m, const hs_maxmin_flow *f)
 	return rem < 0 ? 0 : rem;
 }
 
-/* Another flow is about to enter set cs's links: the set stops standing for its members. The owner hears of
- * it first, then each class flow in flight leaves the solver with what its members have left. */
-static void sym_break(hs_net_model *m, int cs)
+/* Another flow is about to enter a link of group g: its sets stop standing for their members (they share
+ * links, so none holds without the others). The owners hear of it first, then each class flow in flight
+ * leaves the solver with what its members have left. */
+static void sym_break(hs_net_model *m, int g)
 {
-	fset *k = &m->sets[cs];
-	for (int i = 0; i < k->nlinks; i++)
-		m->rsv[k->links[i]] = -1;
-	k->live = 0;
-	k->broken(k->bctx);
-	while (m->sets[cs].ninfl) {
-		k = &m->sets[cs]; /* a cut starts flows, which may move the sets */
-		int id = k->infl[k->ninfl - 1];
-		hs_maxmin_flow *f = &m->mm.fl[id];
-		double rem = rem_now(m, f);
-		if (f->hpos >= 0)
-			fh_remove(m, id);
-		hs_maxmin_remove(&m->mm, id);
-		infl_drop(m, id);
-		m->fc[id].in = 0;
-		m->active--;
-		fcold c = m->fc[id];
-		m->fc[id].next_free = m->free_head;
-		m->free_head = id;
-		c.cut(c.ctx, c.arg, rem);
+	int cap = m->gn[g], nb = 0, *bs = hs_xmalloc((size_t)(cap ? cap : 1) * sizeof *bs);
+	for (int cs = 0; cs < m->nsets && nb < cap; cs++) {
+		fset *k = &m->sets[cs];
+		if (!k->used || !k->live || k->grp != g)
+			continue;
+		bs[nb++] = cs;
+		for (int i = 0; i < k->nlinks; i++)
+			m->rsv[k->links[i]] = -1, m->rcnt[k->links[i]] = 0;
+		k->live = 0;
+		k->grp = -1;
 	}
+	m->gn[g] = 0;
+	for (int b = 0; b < nb; b++) {
+		int cs = bs[b];
+		m->sets[cs].broken(m->sets[cs].bctx);
+		while (m->sets[cs].ninfl) {
+			fset *k = &m->sets[cs]; /* a cut starts flows, which may move the sets */
+			int id = k->infl[k->ninfl - 1];
+			hs_maxmin_flow *f = &m->mm.fl[id];
+			double rem = rem_now(m, f);
+			if (f->hpos >= 0)
+				fh_remove(m, id);
+			hs_maxmin_remove(&m->mm, id);
+			infl_drop(m, id);
+			m->fc[id].in = 0;
+			m->active--;
+			fcold c = m->fc[id];
+			m->fc[id].next_free = m->free_head;
+			m->free_head = id;
+			c.cut(c.ctx, c.arg, rem);
+		}
+	}
+	free(bs);
 	want_recompute(m);
 }
 
@@ -458,13 +475,23 @@ static int cmp_lc(const void *x, const void *y)
 	return (a->l > b->l) - (a->l < b->l);
 }
 
-static int sym_open(hs_net_model *m, const hs_netsym *s, void (*broken)(void *ctx), void *ctx)
+/* A set on s in group g (-1: a group of its own): its links must be free, or reserved by g (whose flows on
+ * them are g's class flows: anything else would have broken it). */
+static int sym_open_in(hs_net_model *m, const hs_netsym *s, int g, void (*broken)(void *ctx), void *ctx)
 {
 	int nU = s->orb_off[s->norb];
 	for (int u = 0; u < nU; u++) {
 		int l = s->orb_link[u];
-		if (m->rsv[l] >= 0 || m->mm.lk[l].n > 0)
+		if (m->rsv[l] >= 0 ? m->rsv[l] != g : m->mm.lk[l].n > 0)
 			return -1;
+	}
+	if (g < 0) {
+		for (g = 0; g < m->ngrp && m->gn[g]; g++)
+			;
+		if (g == m->ngrp) {
+			m->gn = hs_xrealloc(m->gn, (size_t)(m->ngrp + 1) * sizeof *m->gn);
+			m->gn[m->ngrp++] = 0;
+		}
 	}
 	int cs;
 	for (cs = 0; cs < m->nsets && m->sets[cs].used; cs++)
@@ -478,6 +505,8 @@ static int sym_open(hs_net_model *m, const hs_netsym *s, void (*broken)(void *ct
 	}
 	fset *k = &m->sets[cs];
 	k->used = k->live = 1;
+	k->grp = g;
+	m->gn[g]++;
 	k->broken = broken;
 	k->bctx = ctx;
 	k->ninfl = 0;
@@ -485,7 +514,7 @@ static int sym_open(hs_net_model *m, const hs_netsym *s, void (*broken)(void *ct
 	k->links = hs_xrealloc(k->links, (size_t)(nU ? nU : 1) * sizeof *k->links);
 	memcpy(k->links, s->orb_link, (size_t)nU * sizeof *k->links);
 	for (int u = 0; u < nU; u++)
-		m->rsv[k->links[u]] = cs;
+		m->rsv[k->links[u]] = g, m->rcnt[k->links[u]]++;
 	/* each orbit's link in the solver: its lowest that is not a twin (-1: twins only, left out) */
 	int *orep = hs_xmalloc((size_t)(s->norb ? s->norb : 1) * sizeof *orep);
 	for (int o = 0; o < s->norb; o++) {
@@ -521,6 +550,36 @@ static int sym_open(hs_net_model *m, const hs_netsym *s, void (*broken)(void *ct
 	return cs;
 }
 
+static int sym_open(hs_net_model *m, const hs_netsym *s, void (*broken)(void *ctx), void *ctx)
+{
+	return sym_open_in(m, s, -1, broken, ctx);
+}
+
+static int sym_open_joint(hs_net_model *m, const hs_netsym *s, int with, void (*broken)(void *ctx), void *ctx)
+{
+	if (with < 0 || with >= m->nsets || !m->sets[with].used || !m->sets[with].live)
+		return -1;
+	return sym_open_in(m, s, m->sets[with].grp, broken, ctx);
+}
+
+/* The live set whose group holds the links of s that are taken, where that is one group and the links it
+ * does not hold carry no flow; -1 otherwise. */
+static int sym_holder(const hs_net_model *m, const hs_netsym *s)
+{
+	int g = -1;
+	for (int u = 0; u < s->orb_off[s->norb]; u++) {
+		int l = s->orb_link[u];
+		if (m->rsv[l] < 0 ? m->mm.lk[l].n > 0 : g >= 0 && m->rsv[l] != g)
+			return -1;
+		if (m->rsv[l] >= 0)
+			g = m->rsv[l];
+	}
+	for (int cs = 0; g >= 0 && cs < m->nsets; cs++)
+		if (m->sets[cs].used && m->sets[cs].live && m->sets[cs].grp == g)
+			return cs;
+	return -1;
+}
+
 static void sym_start(hs_net_model *m, int cs, int cls, double bytes, hs_net_done sent, hs_net_done done,
 		      void (*cut)(void *ctx, uint64_t arg, double rem), void *ctx, uint64_t arg)
 {
@@ -546,13 +605,17 @@ static void sym_close(hs_net_model *m, int cs)
 {
 	fset *k = &m->sets[cs];
 	assert(k->used && k->ninfl == 0 && "a class set closes with none of its flows in flight");
-	if (k->live)
+	if (k->live) {
 		for (int i = 0; i < k->nlinks; i++)
-			m->rsv[k->links[i]] = -1;
+			if (--m->rcnt[k->links[i]] == 0)
+				m->rsv[k->links[i]] = -1;
+		m->gn[k->grp]--;
+	}
 	k->used = k->live = 0;
+	k->grp = -1;
 }
 
 static size_t active(const hs_net_model *m) { return m->active; }
 
 const hs_net_ops hs_net_flow = {"flow",	  create,    destroy, start, active, sym_open, sym_start, sym_close,
-				xstart, xpeek, xtake, sym_fits};
+				xstart, xpeek, xtake, sym_fits, sym_open_joint, sym_holder};

@@ -50,6 +50,8 @@ struct hs_net {
 	int symmetry;          /* hs_net_set_symmetry */
 	hs_netsym_scratch sc;  /* sized on first use */
 	hs_net_sym_stat sst;
+	hs_symrun **runs;      /* [capruns] the open set of each model set id */
+	int capruns;
 	struct hs_symmemo *memo; /* [HS_SYMMEMO_SLOTS], on first use */
 };
 
@@ -63,7 +65,12 @@ typedef struct hs_symmemo {
 	int value;                /* the caller's (the ring: p; n when there are no classes) */
 	hs_netsym *sym;           /* NULL: no classes */
 	const hs_route **routes;  /* [sym->M] */
-	int refs;                 /* open sets on it */
+	int refs;                 /* open sets on it (and joint sets on its generators) */
+	/* the generators as permutations of the collective's devices, where the caller gives them
+	 * (hs_net_memo_gens; a ring's), for sets that share links (hs_net_sym_open_joint): gmem[g] on the
+	 * members, gdev[g] the image of dev[i] */
+	int ngen, ndev;
+	int **gmem, **gdev, *dev;
 } hs_symmemo;
 
 #define HS_SYMMEMO_SLOTS 256
@@ -73,6 +80,8 @@ hs_symmemo *hs_net_memo_get(hs_net *n, const int *key, int nkey);
 /* Enter key's value, with sym and routes (both may be NULL; owned by the memo from here on, or freed when the
  * slot is in use); returns the entry or NULL. */
 hs_symmemo *hs_net_memo_put(hs_net *n, const int *key, int nkey, int value, hs_netsym *sym, const hs_route **routes);
+/* Give entry e the generators its classes were found with (all owned by e from here on). */
+void hs_net_memo_gens(hs_symmemo *e, int ngen, int **gmem, int ndev, int *dev, int **gdev);
 /* Classes of M transfers on routes[0..M) that the caller runs as perm respects (sim/net/netsym.h): a new
  * hs_netsym (the caller frees it with hs_netsym_free and free), or NULL (symmetry off, a model without
  * classes, no automorphism, or nothing gained). */
@@ -88,6 +97,7 @@ struct hs_symrun {
 	int id;                 /* the model's set */
 	int live;               /* not broken */
 	hs_symmemo *memo;       /* its classes */
+	hs_symmemo *gmemo;      /* whose generators its classes hold under: memo, or a joint set's partner's */
 	const hs_netsym *sym;   /* memo->sym */
 	double *bytes;          /* [ncls] per member */
 	double *series;         /* [ncls * nbuckets] per member and bucket, with the timeline on */
@@ -109,6 +119,13 @@ hs_symrun *hs_net_sym_open(hs_net *n, hs_symmemo *e, void (*broken)(void *ctx),
  * then closes old (its bytes reach their links) and goes on with the new set. */
 hs_symrun *hs_net_sym_reopen(hs_net *n, const hs_symrun *old, void (*broken)(void *ctx),
 			     void (*cut)(void *ctx, uint64_t arg, double rem), void *ctx);
+/* The live set whose links hold memo entry e's open (hs_net_sym_open refused it) where that is the only thing
+ * on them (the model's sym_holder), or NULL. */
+hs_symrun *hs_net_sym_holder(hs_net *n, const hs_symmemo *e);
+/* Open e's classes beside live set `with`, sharing its links: e's classes must be found under with->gmemo's
+ * generators for both collectives together (a joint problem invariant under them). NULL where refused. */
+hs_symrun *hs_net_sym_open_joint(hs_net *n, hs_symmemo *e, hs_symrun *with, void (*broken)(void *ctx),
+				 void (*cut)(void *ctx, uint64_t arg, double rem), void *ctx);
 /* One transfer of `bytes` for every member of class cls, as one flow; done(ctx, arg) once when they arrive. */
 void hs_net_sym_xfer(hs_net *n, hs_symrun *s, int cls, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
 		     uint64_t arg);

@@ -406,13 +406,35 @@ static hs_symmemo *find_classes(nc_run *r, rstate *s)
 	for (int c = 0; sym && c < C; c++)
 		for (int i = 0; i < found; i++)
 			assert(sym->cls_of[(size_t)c * n + i] == (fold ? i : c * found + i));
-	free(h), free(perm), free(chperm);
+	free(h);
 	if (!sym) {
 		free(rt);
 		rt = NULL;
 	}
 	e = hs_net_memo_put(r->net, key, nkey, fold ? -found : found, sym, rt);
 	free(key);
+	/* the generators, for sets that share the ring's links (sim/net/netcoll_direct.c): the rotation by found
+	 * ranks (perm holds it: the loop stopped there) and the channels' (chperm) where folded, as member
+	 * permutations and as maps of the devices (channel 0's rank i onto its rank i + found, onto channel 1's
+	 * rank i); the joint check verifies them, so a map that is no automorphism is refused, never assumed */
+	if (e && sym) {
+		int G = fold ? 2 : 1;
+		int **gmem = hs_xmalloc((size_t)G * sizeof *gmem), **gdev = hs_xmalloc((size_t)G * sizeof *gdev);
+		int *dv = hs_xmalloc((size_t)n * sizeof *dv);
+		gmem[0] = perm, perm = NULL;
+		if (fold)
+			gmem[1] = chperm, chperm = NULL;
+		for (int g = 0; g < G; g++)
+			gdev[g] = hs_xmalloc((size_t)n * sizeof *gdev[g]);
+		for (int i = 0; i < n; i++) {
+			dv[i] = dev(r, s, 0, i);
+			gdev[0][i] = dev(r, s, 0, i + found);
+			if (fold)
+				gdev[1][i] = dev(r, s, 1, i);
+		}
+		hs_net_memo_gens(e, G, gmem, n, dv, gdev);
+	}
+	free(perm), free(chperm);
 	return e;
 }
 
