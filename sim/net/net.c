@@ -425,7 +425,18 @@ hs_symrun *hs_net_sym_holder(hs_net *n, const hs_symmemo *e)
 hs_symrun *hs_net_sym_open_joint(hs_net *n, hs_symmemo *e, hs_symrun *with, void (*broken)(void *ctx),
 				 void (*cut)(void *ctx, uint64_t arg, double rem), void *ctx)
 {
-	return with && with->live ? sym_open(n, e, broken, cut, ctx, &n->sst.joint, with) : NULL;
+	if (!with || !with->live)
+		return NULL;
+	/* The live sets on with's generators are its group (two live sets of one ring's classes would reserve
+	 * the same links). Each joint one was checked with the ring alone, so with another only where both are
+	 * the same entry: then their link permutations agree on the links they share (the same routes), and the
+	 * problem with all of them is invariant too. */
+	for (int i = 0; i < n->capruns; i++) {
+		const hs_symrun *o = n->runs[i];
+		if (o && o->live && o->gmemo == with->gmemo && o->memo != with->gmemo && o->memo != e)
+			return NULL;
+	}
+	return sym_open(n, e, broken, cut, ctx, &n->sst.joint, with);
 }
 
 hs_symrun *hs_net_sym_reopen(hs_net *n, const hs_symrun *old, void (*broken)(void *ctx),

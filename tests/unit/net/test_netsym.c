@@ -446,6 +446,44 @@ START_TEST(reform_after_break)
 }
 END_TEST
 
+/* An all-to-all over the GPUs of a data-parallel ring that is running (the EP step's pattern, bench/bench_ep.c):
+ * the ring's live set holds the pairs' NIC links, so the all-to-all alone would be refused and its pairs would
+ * break the ring; instead its classes are found under the ring's generators for both together, and it opens
+ * beside the ring in its group (sim/net/netcoll_direct.c joint_classes). Results equal per-flow; a send that
+ * enters their links breaks both; an all-to-all that outlasts the ring keeps its classes. */
+START_TEST(joint_ring_all_to_all)
+{
+	hs_cluster *c = load("cluster:\n"
+			     "  groups:\n"
+			     "    - {nodes: 8, gpus_per_node: 8, gpu: H100-SXM-80GB,\n"
+			     "       scaleup: {kind: nvswitch, bandwidth: 450 GB/s, latency: 2 us},\n"
+			     "       nic: {bandwidth: 400 Gb/s, per_node: 8, latency: 3 us}}\n"
+			     "  fabric: {kind: fat-tree, tiers: 2, oversubscription: 1, latency: 1 us, ecmp: dmodk}\n");
+	job j[3] = {ring(HS_COLL_ALL_REDUCE, 64, 64 * HS_MiB), ring(HS_COLL_ALL_TO_ALL, 64, 32 * HS_MiB)};
+	j[1].algo = HS_ALGO_DIRECT;
+	j[1].t0_us = 100;
+	hs_net_sym_stat st = compare("all-to-all beside a ring", c, j, 2, 8);
+	/* the all-to-all's own open is refused (counted), then it opens beside the ring */
+	ck_assert_msg(st.sets == 1 && st.joint == 1 && st.broken == 0 && st.refused == 1,
+		      "beside a ring: %llu sets, %llu joint, %llu broken, %llu refused", (unsigned long long)st.sets,
+		      (unsigned long long)st.joint, (unsigned long long)st.broken, (unsigned long long)st.refused);
+	/* three all-to-alls in turn beside it (the memo's joint entry reused), the last outlasting the ring */
+	job k[4] = {j[0], j[1], j[1], ring(HS_COLL_ALL_TO_ALL, 64, 512 * HS_MiB)};
+	k[2].t0_us = 400;
+	k[3].algo = HS_ALGO_DIRECT;
+	k[3].t0_us = 900;
+	st = compare("all-to-alls beside a ring", c, k, 4, 8);
+	ck_assert_msg(st.joint == 3 && st.broken == 0, "three beside a ring: %llu joint, %llu broken",
+		      (unsigned long long)st.joint, (unsigned long long)st.broken);
+	/* a send between two of their GPUs while both run: the group breaks, both sets */
+	j[2] = (job){HS_COLL_SENDRECV, HS_ALGO_RING, {3, 12}, -2, 4 * HS_MiB, 150};
+	st = compare("all-to-all beside a ring, broken", c, j, 3, 8);
+	ck_assert_msg(st.joint == 1 && st.broken == 2, "broken beside a ring: %llu joint, %llu broken",
+		      (unsigned long long)st.joint, (unsigned long long)st.broken);
+	unload(c);
+}
+END_TEST
+
 /* Two rings at once: on disjoint nodes each has its classes; on shared nodes the second finds the links
  * taken (refused) and its flows break the first. */
 START_TEST(two_rings)
@@ -680,6 +718,7 @@ static Suite *suite(void)
 	tcase_add_test(t, explicit_graph);
 	tcase_add_test(t, break_midway);
 	tcase_add_test(t, reform_after_break);
+	tcase_add_test(t, joint_ring_all_to_all);
 	tcase_add_test(t, two_rings);
 	tcase_add_test(t, chunked);
 	tcase_add_test(t, direct_one_switch);
