@@ -2,6 +2,7 @@
  * per-link statistics. Transfers pass through here (hs_net_xfer) so that every byte is counted once. */
 #include "sim/net/net.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,6 +77,7 @@ void hs_net_free(hs_net *n)
 	for (int i = 0; n->memo && i < HS_SYMMEMO_SLOTS; i++)
 		memo_clear(&n->memo[i]);
 	free(n->memo);
+	free(n->runs);
 	free(n->x);
 	free(n->link_bytes);
 	free(n->series);
@@ -172,7 +174,7 @@ static int rec(hs_net *n, const hs_route *r, double bytes, hs_net_done sent, hs_
 		hs_xgrow(&n->x, &n->capx, n->nx + 1, sizeof *n->x);
 		id = (int)n->nx++;
 	}
-	n->x[id] = (hs_xrec){r, bytes, hs_engine_now(n->eng), sent, done, ctx, arg, -1, sym, cls};
+	n->x[id] = (hs_xrec){r, bytes, hs_engine_now(n->eng), sent, done, ctx, arg, -1, sym, cls, -1};
 	return id;
 }
 
@@ -188,19 +190,65 @@ void hs_net_later(hs_net *n, hs_time delay, hs_net_done done, void *ctx, uint64_
 	hs_engine_after(n->eng, delay, later_ev, n, (uint64_t)id);
 }
 
-void hs_net_xfer(hs_net *n, const hs_route *r, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
-		 uint64_t arg)
+int hs_net_xfer(hs_net *n, const hs_route *r, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
+		uint64_t arg)
 {
 	if (!(bytes > 0)) {
 		if (sent)
 			hs_net_later(n, 0, sent, ctx, arg);
 		hs_net_later(n, r ? r->lat : 0, done, ctx, arg);
-		return;
+		return -1;
 	}
 	int id = rec(n, r, bytes, sent, done, ctx, arg, NULL, -1);
 	n->injected += bytes;
 	n->transfers++;
-	n->ops->start(n->m, r, bytes, sent ? xsent : NULL, xdone, n, (uint64_t)id);
+	if (!n->ops->xstart) {
+		n->ops->start(n->m, r, bytes, sent ? xsent : NULL, xdone, n, (uint64_t)id);
+		return -1;
+	}
+	int h = n->ops->xstart(n->m, r, bytes, sent ? xsent : NULL, xdone, n, (uint64_t)id);
+	n->x[id].h = h; /* after the start: a break it caused may have grown n->x */
+	return id;
+}
+
+int hs_net_xpeek(const hs_net *n, int x, double *rem, hs_time *fin)
+{
+	if (x < 0 || n->x[x].h < 0 || !n->ops->xpeek)
+		return -1;
+	return n->ops->xpeek(n->m, n->x[x].h, rem, fin);
+}
+
+void hs_net_xtake(hs_net *n, int x)
+{
+	hs_xrec r = n->x[x];
+	double rem;
+	hs_time fin;
+	int st = n->ops->xpeek(n->m, r.h, &rem, &fin);
+	(void)st;
+	assert(st == 1 && "a transfer is taken while it is carried");
+	n->ops->xtake(n->m, r.h);
+	for (int i = 0; i < r.r->nl; i++)
+		n->link_bytes[r.r->link[i]] += (r.bytes - rem) * r.r->coef[i];
+	if (n->series)
+		for (int i = 0; i < r.r->nl; i++)
+			spread(n, n->series + (size_t)r.r->link[i] * n->nbuckets, r.t0, hs_engine_now(n->eng),
+			       (r.bytes - rem) * r.r->coef[i], NULL);
+	n->injected -= rem;
+	n->transfers--;
+	n->x[x].next_free = n->free_head;
+	n->free_head = x;
+}
+
+int hs_net_sym_fits(const hs_net *n, const hs_symmemo *e, const int *x, int nx)
+{
+	if (!n->symmetry || !n->ops->sym_fits || !e || !e->sym)
+		return 0;
+	int *h = hs_xmalloc((size_t)(nx > 0 ? nx : 1) * sizeof *h);
+	for (int k = 0; k < nx; k++)
+		h[k] = n->x[x[k]].h;
+	int ok = n->ops->sym_fits(n->m, e->sym, h, nx);
+	free(h);
+	return ok;
 }
 
 /* ---- symmetry classes ---- */
@@ -240,6 +288,9 @@ static uint64_t key_hash(const int *key, int nkey)
 
 static void memo_clear(hs_symmemo *e)
 {
+	for (int g = 0; g < e->ngen; g++)
+		free(e->gmem[g]), free(e->gdev[g]);
+	free(e->gmem), free(e->gdev), free(e->dev);
 	if (e->sym)
 		hs_netsym_free(e->sym);
 	free(e->sym);
@@ -294,6 +345,11 @@ hs_symmemo *hs_net_memo_put(hs_net *n, const int *key, int nkey, int value, hs_n
 	return e;
 }
 
+void hs_net_memo_gens(hs_symmemo *e, int ngen, int **gmem, int ndev, int *dev, int **gdev)
+{
+	e->ngen = ngen, e->gmem = gmem, e->ndev = ndev, e->dev = dev, e->gdev = gdev;
+}
+
 hs_netsym *hs_net_sym_find(hs_net *n, const hs_route *const *routes, const int *perm, int M)
 {
 	return hs_net_sym_find_group(n, routes, &perm, 1, M, NULL);
@@ -315,21 +371,33 @@ hs_netsym *hs_net_sym_find_group(hs_net *n, const hs_route *const *routes, const
 	return sym;
 }
 
-hs_symrun *hs_net_sym_open(hs_net *n, hs_symmemo *e, void (*broken)(void *ctx),
-			   void (*cut)(void *ctx, uint64_t arg, double rem), void *ctx)
+static hs_symrun *sym_open(hs_net *n, hs_symmemo *e, void (*broken)(void *ctx),
+			   void (*cut)(void *ctx, uint64_t arg, double rem), void *ctx, uint64_t *count, hs_symrun *with)
 {
-	if (!n->symmetry || !n->ops->sym_open || !e || !e->sym)
+	if (!n->symmetry || !n->ops->sym_open || !e || !e->sym || (with && !n->ops->sym_open_joint))
 		return NULL;
 	hs_symrun *s = hs_xcalloc(1, sizeof *s);
-	s->id = n->ops->sym_open(n->m, e->sym, sym_broken, s);
+	s->id = with ? n->ops->sym_open_joint(n->m, e->sym, with->id, sym_broken, s)
+		     : n->ops->sym_open(n->m, e->sym, sym_broken, s);
 	if (s->id < 0) {
-		n->sst.refused++;
+		if (count == &n->sst.sets)
+			n->sst.refused++;
 		free(s);
 		return NULL;
 	}
-	n->sst.sets++;
+	(*count)++;
 	e->refs++;
 	s->memo = e;
+	s->gmemo = with ? with->gmemo : e;
+	if (with)
+		s->gmemo->refs++;
+	if (s->id >= n->capruns) {
+		int cap = 2 * s->id + 4;
+		n->runs = hs_xrealloc(n->runs, (size_t)cap * sizeof *n->runs);
+		memset(n->runs + n->capruns, 0, (size_t)(cap - n->capruns) * sizeof *n->runs);
+		n->capruns = cap;
+	}
+	n->runs[s->id] = s;
 	s->sym = e->sym;
 	s->live = 1;
 	s->broken = broken, s->cut = cut, s->ctx = ctx;
@@ -338,6 +406,43 @@ hs_symrun *hs_net_sym_open(hs_net *n, hs_symmemo *e, void (*broken)(void *ctx),
 		s->series = hs_xcalloc((size_t)s->sym->ncls * (size_t)n->nbuckets, sizeof *s->series);
 	s->kmin = n->nbuckets, s->kmax = -1;
 	return s;
+}
+
+hs_symrun *hs_net_sym_open(hs_net *n, hs_symmemo *e, void (*broken)(void *ctx),
+			   void (*cut)(void *ctx, uint64_t arg, double rem), void *ctx)
+{
+	return sym_open(n, e, broken, cut, ctx, &n->sst.sets, NULL);
+}
+
+hs_symrun *hs_net_sym_holder(hs_net *n, const hs_symmemo *e)
+{
+	if (!n->symmetry || !n->ops->sym_holder || !e || !e->sym)
+		return NULL;
+	int id = n->ops->sym_holder(n->m, e->sym);
+	return id >= 0 && id < n->capruns ? n->runs[id] : NULL;
+}
+
+hs_symrun *hs_net_sym_open_joint(hs_net *n, hs_symmemo *e, hs_symrun *with, void (*broken)(void *ctx),
+				 void (*cut)(void *ctx, uint64_t arg, double rem), void *ctx)
+{
+	if (!with || !with->live)
+		return NULL;
+	/* The live sets on with's generators are its group (two live sets of one ring's classes would reserve
+	 * the same links). Each joint one was checked with the ring alone, so with another only where both are
+	 * the same entry: then their link permutations agree on the links they share (the same routes), and the
+	 * problem with all of them is invariant too. */
+	for (int i = 0; i < n->capruns; i++) {
+		const hs_symrun *o = n->runs[i];
+		if (o && o->live && o->gmemo == with->gmemo && o->memo != with->gmemo && o->memo != e)
+			return NULL;
+	}
+	return sym_open(n, e, broken, cut, ctx, &n->sst.joint, with);
+}
+
+hs_symrun *hs_net_sym_reopen(hs_net *n, const hs_symrun *old, void (*broken)(void *ctx),
+			     void (*cut)(void *ctx, uint64_t arg, double rem), void *ctx)
+{
+	return old && !old->live ? sym_open(n, old->memo, broken, cut, ctx, &n->sst.reformed, NULL) : NULL;
 }
 
 void hs_net_sym_xfer(hs_net *n, hs_symrun *s, int cls, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
@@ -425,6 +530,9 @@ void hs_net_sym_close(hs_net *n, hs_symrun *s)
 		}
 	free(ob), free(os);
 	s->memo->refs--;
+	if (s->gmemo != s->memo)
+		s->gmemo->refs--;
+	n->runs[s->id] = NULL;
 	free(s->bytes);
 	free(s->series);
 	free(s);

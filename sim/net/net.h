@@ -65,6 +65,22 @@ typedef struct hs_net_ops {
 	 * set broke, where the model knows it without solving (a class alone on its links, none of its flows in
 	 * flight); 0 otherwise. NULL: never known. */
 	double (*sym_alone_rate)(hs_net_model *m, int id, int cls);
+	/* Taking plain flows back, for classes that form again (NULL in a model without them). xstart is start
+	 * returning a handle, valid until the flow's done. xpeek: 1 while the flow is being carried and finishes
+	 * after now (*rem: its bytes left now), 0 once its last byte has left (*fin: when), -1 when it finishes at
+	 * this very instant. xtake removes a carried flow now (xpeek 1); neither of its callbacks is ever called.
+	 * sym_fits: sym_open(s) would succeed once the carried flows h[0..nh) had left. */
+	int (*xstart)(hs_net_model *m, const hs_route *r, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
+		      uint64_t arg);
+	int (*xpeek)(const hs_net_model *m, int h, double *rem, hs_time *fin);
+	void (*xtake)(hs_net_model *m, int h);
+	int (*sym_fits)(const hs_net_model *m, const struct hs_netsym *s, const int *h, int nh);
+	/* Sets that share links (NULL in a model without them): sym_open_joint opens s beside live set `with`,
+	 * in its group, on links that are free or the group's (the caller has found classes that hold for both:
+	 * a foreign flow on any link of the group breaks every set in it). sym_holder: the live set whose group
+	 * holds s's links that are taken, where no other flow is on them; -1 otherwise. */
+	int (*sym_open_joint)(hs_net_model *m, const struct hs_netsym *s, int with, void (*broken)(void *ctx), void *ctx);
+	int (*sym_holder)(const hs_net_model *m, const struct hs_netsym *s);
 } hs_net_ops;
 
 extern const hs_net_ops hs_net_analytical, hs_net_flow;
@@ -129,6 +145,8 @@ typedef struct hs_net_sym_stat {
 	uint64_t broken;   /* sets broken by other traffic */
 	uint64_t flows;    /* class transfers started (each standing for several transfers) */
 	uint64_t alone;    /* of those, timed without the solver: the class alone on its links (net_flow.c) */
+	uint64_t reformed; /* broken sets whose classes formed again (their collective's ranks back in step) */
+	uint64_t joint;    /* sets opened beside another on shared links, under its generators */
 } hs_net_sym_stat;
 hs_net_sym_stat hs_net_sym_stats(const hs_net *n);
 

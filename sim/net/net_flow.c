@@ -15,7 +15,7 @@
  * that would enter one breaks the set (each class flow in flight is cut, its members carried on by the caller)
  * before it enters, so a class never stands for members that would see different loads.
  *
- * A class alone on its links (no other class of its set crosses any of them, and none of its own flows is in
+ * A class alone on its links (no other class of its set crosses any of them, the set alone in its group, and none of its own flows is in
  * flight) is timed without the solver: nothing else can enter those links while the set holds them, so the
  * flow keeps, until it finishes or the set breaks, the rate progressive filling gives a flow alone, the least
  * bw / coefficient over its links, computed as the solver computes it (fill: share = res / w with res = bw and
@@ -52,6 +52,7 @@ typedef struct fcold {
 	int cls;      /* its class in set cs */
 	int iso;      /* timed alone, outside the solver (see the top) */
 	const hs_route *r; /* a flow outside any set: its route (the router keeps it for the flow's life) */
+	int in;       /* being carried: in the solver or timed alone (not finished, cut or taken) */
 } fcold;
 
 /* A class set: its reserved links, each class's links in the solver, its flows in flight. */
@@ -63,10 +64,12 @@ typedef struct fset {
 	double *hc;         /* their coefficients */
 	hs_time *lat;       /* [ncls] */
 	int *infl, ninfl, capinfl;
-	char *iso;          /* [ncls] the class is alone on its links */
+	char *iso;          /* [ncls] the class is alone on its links (never in a set opened beside another) */
 	int *cinfl;         /* [ncls] its flows in flight */
+	int anyiso;         /* some class is: no set may join this one's group (sym_holder) */
 	void (*broken)(void *ctx);
 	void *bctx;
+	int grp;            /* its group while live (sets that share links, sym_open_joint), -1 */
 } fset;
 
 /* A finish heap entry carries its key: sifting compares within the heap instead of reaching into flows
@@ -89,7 +92,9 @@ struct hs_net_model {
 	hs_time ev_t;
 	hs_event_id ev;
 	/* symmetry classes */
-	int *rsv;           /* [nlk] class set reserving the link, -1 */
+	int *rsv;           /* [nlk] group of class sets reserving the link, -1 */
+	int *rcnt;          /* [nlk] sets of that group reserving it */
+	int *gn, ngrp;      /* [ngrp] live sets per group (0: a free group number) */
 	int *lcnt;          /* [nlk] scratch for sym_open: classes crossing a link (0 between calls) */
 	int *alone_on;      /* [nlk] the flow timed alone on the link, -1 (twin links: never) */
 	fset *sets;
@@ -228,6 +233,7 @@ static hs_net_model *create(const hs_topo *t, hs_engine *eng, hs_err *err)
 	m->free_head = -1;
 	find_twins(m);
 	m->rsv = hs_xmalloc((size_t)(nlk ? nlk : 1) * sizeof *m->rsv);
+	m->rcnt = hs_xcalloc((size_t)(nlk ? nlk : 1), sizeof *m->rcnt);
 	for (int l = 0; l < nlk; l++)
 		m->rsv[l] = -1;
 	m->lcnt = hs_xcalloc((size_t)(nlk ? nlk : 1), sizeof *m->lcnt);
@@ -250,17 +256,16 @@ static void destroy(hs_net_model *m)
 		free(k->iso), free(k->cinfl);
 	}
 	free(m->sets);
-	free(m->rsv);
-	free(m->lcnt);
-	free(m->alone_on);
+	free(m->rsv), free(m->rcnt), free(m->gn);
+	free(m->lcnt), free(m->alone_on);
 	free(m);
 }
 
 static void finish_event(hs_engine *eng, void *ctx, uint64_t arg);
+static void infl_drop(hs_net_model *m, int id);
 static void alone_start(hs_net_model *m, int id, int nl, const int *hl, const double *hc);
 static void alone_release(hs_net_model *m, int id);
 static void alone_join(hs_net_model *m, int id);
-static void infl_drop(hs_net_model *m, int id);
 
 static void schedule_finish(hs_net_model *m)
 {
@@ -345,6 +350,7 @@ static void finish_event(hs_engine *eng, void *ctx, uint64_t arg)
 			alone_release(m, id);
 		if (m->fc[id].cs >= 0)
 			infl_drop(m, id);
+		m->fc[id].in = 0;
 		m->active--;
 		hs_engine_after(eng, m->fc[id].lat, deliver, m, (uint64_t)id);
 		/* may start flows (and move m->mm.fl, m->fc): nothing of this one is held across the call; new flows
@@ -385,42 +391,60 @@ static int new_flow(hs_net_model *m, double bytes, hs_time lat, hs_net_done sent
 	f->t_upd = hs_engine_now(m->eng);
 	f->t_fin = HS_TIME_MAX;
 	f->hpos = -1;
-	m->fc[id] = (fcold){lat, sent, done, NULL, ctx, arg, -1, -1, -1, -1, 0, NULL};
+	m->fc[id] = (fcold){lat, sent, done, NULL, ctx, arg, -1, -1, -1, -1, 0, NULL, 1};
 	return id;
 }
 
-/* Another flow is about to enter set cs's links: the set stops standing for its members. The owner hears of
- * it first, then each class flow in flight leaves the solver with what its members have left. */
-static void sym_break(hs_net_model *m, int cs)
+/* A flow's bytes left now: what sym_break cuts a class flow with, the rate it has had since its last update. */
+static double rem_now(const hs_net_model *m, const hs_maxmin_flow *f)
 {
-	fset *k = &m->sets[cs];
-	for (int i = 0; i < k->nlinks; i++)
-		m->rsv[k->links[i]] = -1;
-	k->live = 0;
-	k->broken(k->bctx);
-	hs_time now = hs_engine_now(m->eng);
-	while (m->sets[cs].ninfl) {
-		k = &m->sets[cs]; /* a cut starts flows, which may move the sets */
-		int id = k->infl[k->ninfl - 1];
-		hs_maxmin_flow *f = &m->mm.fl[id];
-		double rem = f->rem - f->rate * (double)(now - f->t_upd);
-		if (rem < 0)
-			rem = 0;
-		if (f->hpos >= 0)
-			fh_remove(m, id);
-		if (!m->fc[id].iso)
-			hs_maxmin_remove(&m->mm, id);
-		infl_drop(m, id);
-		m->active--;
-		fcold c = m->fc[id];
-		m->fc[id].next_free = m->free_head;
-		m->free_head = id;
-		c.cut(c.ctx, c.arg, rem);
+	double rem = f->rem - f->rate * (double)(hs_engine_now(m->eng) - f->t_upd);
+	return rem < 0 ? 0 : rem;
+}
+
+/* Another flow is about to enter a link of group g: its sets stop standing for their members (they share
+ * links, so none holds without the others). The owners hear of it first, then each class flow in flight
+ * leaves the solver with what its members have left. */
+static void sym_break(hs_net_model *m, int g)
+{
+	int cap = m->gn[g], nb = 0, *bs = hs_xmalloc((size_t)(cap ? cap : 1) * sizeof *bs);
+	for (int cs = 0; cs < m->nsets && nb < cap; cs++) {
+		fset *k = &m->sets[cs];
+		if (!k->used || !k->live || k->grp != g)
+			continue;
+		bs[nb++] = cs;
+		for (int i = 0; i < k->nlinks; i++)
+			m->rsv[k->links[i]] = -1, m->rcnt[k->links[i]] = 0;
+		k->live = 0;
+		k->grp = -1;
 	}
+	m->gn[g] = 0;
+	for (int b = 0; b < nb; b++) {
+		int cs = bs[b];
+		m->sets[cs].broken(m->sets[cs].bctx);
+		while (m->sets[cs].ninfl) {
+			fset *k = &m->sets[cs]; /* a cut starts flows, which may move the sets */
+			int id = k->infl[k->ninfl - 1];
+			hs_maxmin_flow *f = &m->mm.fl[id];
+			double rem = rem_now(m, f);
+			if (f->hpos >= 0)
+				fh_remove(m, id);
+			if (!m->fc[id].iso)
+				hs_maxmin_remove(&m->mm, id);
+			infl_drop(m, id);
+			m->fc[id].in = 0;
+			m->active--;
+			fcold c = m->fc[id];
+			m->fc[id].next_free = m->free_head;
+			m->free_head = id;
+			c.cut(c.ctx, c.arg, rem);
+		}
+	}
+	free(bs);
 	want_recompute(m);
 }
 
-static void start(hs_net_model *m, const hs_route *r, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
+static int xstart(hs_net_model *m, const hs_route *r, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
 		  uint64_t arg)
 {
 	for (int i = 0; i < r->nl; i++)
@@ -444,10 +468,69 @@ static void start(hs_net_model *m, const hs_route *r, double bytes, hs_net_done 
 			if (m->mm.lk[r->link[i]].twin < 0)
 				m->alone_on[r->link[i]] = id;
 		alone_start(m, id, r->nl, r->link, r->coef);
-		return;
+		return id;
 	}
 	hs_maxmin_add(&m->mm, id, r->nl, r->link, r->coef);
 	want_recompute(m);
+	return id;
+}
+
+static void start(hs_net_model *m, const hs_route *r, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
+		  uint64_t arg)
+{
+	xstart(m, r, bytes, sent, done, ctx, arg);
+}
+
+static int xpeek(const hs_net_model *m, int id, double *rem, hs_time *fin)
+{
+	const hs_maxmin_flow *f = &m->mm.fl[id];
+	*fin = f->t_fin;
+	if (!m->fc[id].in)
+		return 0;
+	if (f->t_fin <= hs_engine_now(m->eng))
+		return -1;
+	*rem = rem_now(m, f);
+	return 1;
+}
+
+static void xtake(hs_net_model *m, int id)
+{
+	assert(m->fc[id].in && m->fc[id].cs < 0 && "only a plain flow in the solver is taken");
+	if (m->mm.fl[id].hpos >= 0)
+		fh_remove(m, id);
+	if (!m->fc[id].iso)
+		hs_maxmin_remove(&m->mm, id);
+	else
+		alone_release(m, id);
+	m->fc[id].in = 0;
+	m->active--;
+	m->fc[id].next_free = m->free_head;
+	m->free_head = id;
+	want_recompute(m);
+}
+
+/* No other set on s's links, and no flow on them but h[0..nh): each of those crosses its nl solver links, all
+ * in s's union (they are its members' routes), and a link's n counts each flow on it once. */
+static int sym_fits(const hs_net_model *m, const hs_netsym *s, const int *h, int nh)
+{
+	long own = 0, on = 0;
+	for (int k = 0; k < nh; k++)
+		if (!m->fc[h[k]].iso) /* a flow timed alone holds its links in alone_on, not in the solver */
+			own += m->mm.fl[h[k]].nl;
+	for (int u = 0; u < s->orb_off[s->norb]; u++) {
+		int l = s->orb_link[u];
+		if (m->rsv[l] >= 0)
+			return 0;
+		on += m->mm.lk[l].n;
+		if (m->alone_on[l] >= 0) {
+			int k = 0;
+			while (k < nh && h[k] != m->alone_on[l])
+				k++;
+			if (k == nh)
+				return 0;
+		}
+	}
+	return on == own;
 }
 
 typedef struct lc {
@@ -461,13 +544,24 @@ static int cmp_lc(const void *x, const void *y)
 	return (a->l > b->l) - (a->l < b->l);
 }
 
-static int sym_open(hs_net_model *m, const hs_netsym *s, void (*broken)(void *ctx), void *ctx)
+/* A set on s in group g (-1: a group of its own): its links must be free, or reserved by g (whose flows on
+ * them are g's class flows: anything else would have broken it). */
+static int sym_open_in(hs_net_model *m, const hs_netsym *s, int g, void (*broken)(void *ctx), void *ctx)
 {
 	int nU = s->orb_off[s->norb];
 	for (int u = 0; u < nU; u++) {
 		int l = s->orb_link[u];
-		if (m->rsv[l] >= 0 || m->mm.lk[l].n > 0 || m->alone_on[l] >= 0)
+		if (m->rsv[l] >= 0 ? m->rsv[l] != g : m->mm.lk[l].n > 0 || m->alone_on[l] >= 0)
 			return -1;
+	}
+	int joint = g >= 0;
+	if (g < 0) {
+		for (g = 0; g < m->ngrp && m->gn[g]; g++)
+			;
+		if (g == m->ngrp) {
+			m->gn = hs_xrealloc(m->gn, (size_t)(m->ngrp + 1) * sizeof *m->gn);
+			m->gn[m->ngrp++] = 0;
+		}
 	}
 	int cs;
 	for (cs = 0; cs < m->nsets && m->sets[cs].used; cs++)
@@ -481,6 +575,8 @@ static int sym_open(hs_net_model *m, const hs_netsym *s, void (*broken)(void *ct
 	}
 	fset *k = &m->sets[cs];
 	k->used = k->live = 1;
+	k->grp = g;
+	m->gn[g]++;
 	k->broken = broken;
 	k->bctx = ctx;
 	k->ninfl = 0;
@@ -488,7 +584,7 @@ static int sym_open(hs_net_model *m, const hs_netsym *s, void (*broken)(void *ct
 	k->links = hs_xrealloc(k->links, (size_t)(nU ? nU : 1) * sizeof *k->links);
 	memcpy(k->links, s->orb_link, (size_t)nU * sizeof *k->links);
 	for (int u = 0; u < nU; u++)
-		m->rsv[k->links[u]] = cs;
+		m->rsv[k->links[u]] = g, m->rcnt[k->links[u]]++;
 	/* each orbit's link in the solver: its lowest that is not a twin (-1: twins only, left out) */
 	int *orep = hs_xmalloc((size_t)(s->norb ? s->norb : 1) * sizeof *orep);
 	for (int o = 0; o < s->norb; o++) {
@@ -521,20 +617,59 @@ static int sym_open(hs_net_model *m, const hs_netsym *s, void (*broken)(void *ct
 	k->hoff[s->ncls] = w;
 	free(v);
 	free(orep);
-	/* the classes alone on their links (lcnt counts the classes crossing each, and is cleared after) */
+	/* the classes alone on their links (lcnt counts the classes crossing each, and is cleared after); none in
+	 * a set opened beside another, whose links the other's classes cross too */
 	k->iso = hs_xrealloc(k->iso, (size_t)(s->ncls ? s->ncls : 1));
 	k->cinfl = hs_xrealloc(k->cinfl, (size_t)(s->ncls ? s->ncls : 1) * sizeof *k->cinfl);
 	for (int q = 0; q < w; q++)
 		m->lcnt[k->hl[q]]++;
+	k->anyiso = 0;
 	for (int j = 0; j < s->ncls; j++) {
 		k->cinfl[j] = 0;
-		k->iso[j] = k->hoff[j + 1] > k->hoff[j];
+		k->iso[j] = !joint && k->hoff[j + 1] > k->hoff[j];
 		for (int q = k->hoff[j]; q < k->hoff[j + 1]; q++)
 			k->iso[j] &= m->lcnt[k->hl[q]] == 1;
+		k->anyiso |= k->iso[j];
 	}
 	for (int q = 0; q < w; q++)
 		m->lcnt[k->hl[q]] = 0;
 	return cs;
+}
+
+static int sym_open(hs_net_model *m, const hs_netsym *s, void (*broken)(void *ctx), void *ctx)
+{
+	return sym_open_in(m, s, -1, broken, ctx);
+}
+
+static int sym_open_joint(hs_net_model *m, const hs_netsym *s, int with, void (*broken)(void *ctx), void *ctx)
+{
+	if (with < 0 || with >= m->nsets || !m->sets[with].used || !m->sets[with].live)
+		return -1;
+	return sym_open_in(m, s, m->sets[with].grp, broken, ctx);
+}
+
+/* The live set whose group holds the links of s that are taken, where that is one group and the links it
+ * does not hold carry no flow; -1 otherwise. */
+static int sym_holder(const hs_net_model *m, const hs_netsym *s)
+{
+	int g = -1;
+	for (int u = 0; u < s->orb_off[s->norb]; u++) {
+		int l = s->orb_link[u];
+		if (m->rsv[l] < 0 ? m->mm.lk[l].n > 0 || m->alone_on[l] >= 0 : g >= 0 && m->rsv[l] != g)
+			return -1;
+		if (m->rsv[l] >= 0)
+			g = m->rsv[l];
+	}
+	/* a group whose classes are timed alone takes no other set: its classes would no longer be alone */
+	int holder = -1;
+	for (int cs = 0; g >= 0 && cs < m->nsets; cs++)
+		if (m->sets[cs].used && m->sets[cs].live && m->sets[cs].grp == g) {
+			if (m->sets[cs].anyiso)
+				return -1;
+			if (holder < 0)
+				holder = cs;
+		}
+	return holder;
 }
 
 /* A flow alone on links hl (its set's reservation keeps everything else off them): the rate progressive
@@ -635,10 +770,14 @@ static void sym_close(hs_net_model *m, int cs)
 {
 	fset *k = &m->sets[cs];
 	assert(k->used && k->ninfl == 0 && "a class set closes with none of its flows in flight");
-	if (k->live)
+	if (k->live) {
 		for (int i = 0; i < k->nlinks; i++)
-			m->rsv[k->links[i]] = -1;
+			if (--m->rcnt[k->links[i]] == 0)
+				m->rsv[k->links[i]] = -1;
+		m->gn[k->grp]--;
+	}
 	k->used = k->live = 0;
+	k->grp = -1;
 }
 
 static size_t active(const hs_net_model *m) { return m->active; }
@@ -651,4 +790,6 @@ static double sym_alone_rate(hs_net_model *m, int cs, int cls)
 	return alone_rate(m, k->hoff[cls + 1] - k->hoff[cls], k->hl + k->hoff[cls], k->hc + k->hoff[cls]);
 }
 
-const hs_net_ops hs_net_flow = {"flow", create, destroy, start, active, sym_open, sym_start, sym_close, sym_alone_rate};
+const hs_net_ops hs_net_flow = {"flow",	     create,	 destroy, start,    active,	    sym_open,
+				sym_start,   sym_close,	 sym_alone_rate, xstart, xpeek, xtake, sym_fits,
+				sym_open_joint, sym_holder};

@@ -17,6 +17,7 @@ typedef struct hs_xrec {
 	int next_free;
 	hs_symrun *sym; /* a class transfer (hs_net_sym_xfer): of class cls of sym; r is NULL */
 	int cls;
+	int h;          /* the model's handle of a plain transfer (ops->xstart), or -1 */
 } hs_xrec;
 
 int hs_net_home_rail(const hs_net *n, int src);
@@ -49,6 +50,8 @@ struct hs_net {
 	int symmetry;          /* hs_net_set_symmetry */
 	hs_netsym_scratch sc;  /* sized on first use */
 	hs_net_sym_stat sst;
+	hs_symrun **runs;      /* [capruns] the open set of each model set id */
+	int capruns;
 	struct hs_symmemo *memo; /* [HS_SYMMEMO_SLOTS], on first use */
 };
 
@@ -62,7 +65,12 @@ typedef struct hs_symmemo {
 	int value;                /* the caller's (the ring: p; n when there are no classes) */
 	hs_netsym *sym;           /* NULL: no classes */
 	const hs_route **routes;  /* [sym->M] */
-	int refs;                 /* open sets on it */
+	int refs;                 /* open sets on it (and joint sets on its generators) */
+	/* the generators as permutations of the collective's devices, where the caller gives them
+	 * (hs_net_memo_gens; a ring's), for sets that share links (hs_net_sym_open_joint): gmem[g] on the
+	 * members, gdev[g] the image of dev[i] */
+	int ngen, ndev;
+	int **gmem, **gdev, *dev;
 } hs_symmemo;
 
 #define HS_SYMMEMO_SLOTS 256
@@ -72,6 +80,8 @@ hs_symmemo *hs_net_memo_get(hs_net *n, const int *key, int nkey);
 /* Enter key's value, with sym and routes (both may be NULL; owned by the memo from here on, or freed when the
  * slot is in use); returns the entry or NULL. */
 hs_symmemo *hs_net_memo_put(hs_net *n, const int *key, int nkey, int value, hs_netsym *sym, const hs_route **routes);
+/* Give entry e the generators its classes were found with (all owned by e from here on). */
+void hs_net_memo_gens(hs_symmemo *e, int ngen, int **gmem, int ndev, int *dev, int **gdev);
 /* Classes of M transfers on routes[0..M) that the caller runs as perm respects (sim/net/netsym.h): a new
  * hs_netsym (the caller frees it with hs_netsym_free and free), or NULL (symmetry off, a model without
  * classes, no automorphism, or nothing gained). */
@@ -87,6 +97,7 @@ struct hs_symrun {
 	int id;                 /* the model's set */
 	int live;               /* not broken */
 	hs_symmemo *memo;       /* its classes */
+	hs_symmemo *gmemo;      /* whose generators its classes hold under: memo, or a joint set's partner's */
 	const hs_netsym *sym;   /* memo->sym */
 	double *bytes;          /* [ncls] per member */
 	double *series;         /* [ncls * nbuckets] per member and bucket, with the timeline on */
@@ -102,6 +113,19 @@ struct hs_symrun {
  * caller carries each member's rem bytes on as a transfer of its own; that class transfer is never done. */
 hs_symrun *hs_net_sym_open(hs_net *n, hs_symmemo *e, void (*broken)(void *ctx),
 			   void (*cut)(void *ctx, uint64_t arg, double rem), void *ctx);
+/* The classes of broken set `old` again, on the same memo entry, once the caller has checked that every member
+ * is in its representative's state with none of its transfers in flight (a re-form, counted in
+ * hs_net_sym_stats' reformed); NULL where old is live or the links are in use (refused, not counted). The caller
+ * then closes old (its bytes reach their links) and goes on with the new set. */
+hs_symrun *hs_net_sym_reopen(hs_net *n, const hs_symrun *old, void (*broken)(void *ctx),
+			     void (*cut)(void *ctx, uint64_t arg, double rem), void *ctx);
+/* The live set whose links hold memo entry e's open (hs_net_sym_open refused it) where that is the only thing
+ * on them (the model's sym_holder), or NULL. */
+hs_symrun *hs_net_sym_holder(hs_net *n, const hs_symmemo *e);
+/* Open e's classes beside live set `with`, sharing its links: e's classes must be found under with->gmemo's
+ * generators for both collectives together (a joint problem invariant under them). NULL where refused. */
+hs_symrun *hs_net_sym_open_joint(hs_net *n, hs_symmemo *e, hs_symrun *with, void (*broken)(void *ctx),
+				 void (*cut)(void *ctx, uint64_t arg, double rem), void *ctx);
 /* One transfer of `bytes` for every member of class cls, as one flow; done(ctx, arg) once when they arrive. */
 void hs_net_sym_xfer(hs_net *n, hs_symrun *s, int cls, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
 		     uint64_t arg);
@@ -119,9 +143,19 @@ void hs_net_sym_carried(hs_net *n, hs_symrun *s, int cls, hs_time t0, hs_time t1
 void hs_net_sym_close(hs_net *n, hs_symrun *s);
 
 /* Start one transfer on a route (the model's start, with accounting); sent (may be NULL) and done as the
- * model's start calls them. bytes <= 0 is sent at once and done one route latency later (engine events). */
-void hs_net_xfer(hs_net *n, const hs_route *r, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
-		 uint64_t arg);
+ * model's start calls them. bytes <= 0 is sent at once and done one route latency later (engine events).
+ * Returns the transfer's record, valid until done, for hs_net_xpeek and hs_net_xtake; -1 when it cannot be
+ * taken back (no bytes, or a model without xstart). */
+int hs_net_xfer(hs_net *n, const hs_route *r, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
+		uint64_t arg);
+/* Transfer x (hs_net_xfer's record): the model's xpeek (net.h); -1 where it has no handle. */
+int hs_net_xpeek(const hs_net *n, int x, double *rem, hs_time *fin);
+/* Take transfer x (xpeek 1) off the network now: what it carried so far reaches its links and the bytes it
+ * had left are no longer injected (the caller carries them on, as part of a class transfer); its callbacks
+ * are never called and its record is freed. */
+void hs_net_xtake(hs_net *n, int x);
+/* Memo entry e's classes could open (hs_net_sym_reopen) once transfers x[0..nx) were taken. */
+int hs_net_sym_fits(const hs_net *n, const hs_symmemo *e, const int *x, int nx);
 /* Call done(ctx, arg) from an engine event `delay` picoseconds from now. */
 void hs_net_later(hs_net *n, hs_time delay, hs_net_done done, void *ctx, uint64_t arg);
 

@@ -39,7 +39,7 @@ static void arrived_cb(void *ctx, uint64_t tag)
 void hs_netcoll_child_cb(void *ctx, uint64_t tag) { arrived_cb(ctx, tag); }
 void hs_netcoll_sent_cb(void *ctx, uint64_t tag) { sent_cb(ctx, tag); }
 
-void hs_netcoll_send_v(nc_run *r, int va, int vb, double bytes, int rail, uint64_t tag)
+int hs_netcoll_send_v(nc_run *r, int va, int vb, double bytes, int rail, uint64_t tag)
 {
 	hs_err err;
 	hs_err_clear(&err); /* not = {0}: this runs once per slice, and the message buffer is 1 KiB */
@@ -50,7 +50,7 @@ void hs_netcoll_send_v(nc_run *r, int va, int vb, double bytes, int rail, uint64
 		rail = hs_net_home_rail(r->net, va);
 	const hs_route *rt = va == vb ? NULL : hs_route_get(r->net->router, va, vb, rail, &err);
 	/* the topology was checked connected when built, so a missing route can only be a send to oneself */
-	hs_net_xfer(r->net, rt, rt ? bytes : 0, r->alg->on_sent ? sent_cb : NULL, arrived_cb, r, tag);
+	return hs_net_xfer(r->net, rt, rt ? bytes : 0, r->alg->on_sent ? sent_cb : NULL, arrived_cb, r, tag);
 }
 
 void hs_netcoll_send(nc_run *r, int a, int b, double bytes, int rail, uint64_t tag)

@@ -17,6 +17,7 @@
  * carry their rest on one by one. The two-phase direct all-reduce runs every pair (its second phase starts
  * per rank). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "sim/base/alloc.h"
 #include "sim/net/netcoll_impl.h"
@@ -156,6 +157,179 @@ static void sym_cut(void *ctx, uint64_t tag, double rem)
 	r->outstanding--; /* the class transfer itself never arrives; its members were counted above */
 }
 
+/* ---- beside another collective's set ----
+ *
+ * Where a live set holds some of the pairs' links (a data-parallel ring over the same GPUs, whose gradient
+ * reduction the expert all-to-alls run beside), neither can stand alone, but both together can: the joint
+ * problem (the ring's members, the pairs) is invariant under every permutation that the ring's program and
+ * the fabric bear and that maps the pairs onto pairs, and the all-to-all maps onto itself under any
+ * permutation of its ranks. So the ring's generators, as maps of its devices (hs_symmemo gdev; identity
+ * elsewhere), act on the pairs (i, j) -> (pi i, pi j), and hs_netsym_find_group checks them on the union of
+ * both collectives' routes, one link permutation per generator for both. The ring's classes and link orbits
+ * under them must be the ring set's own (the ring's flows in flight stay as they are), which is checked; the
+ * pairs' classes and the orbits they cross make the all-to-all's set, opened in the ring's group (a foreign
+ * flow on any of their links breaks both). Returns the pairs' classes, or NULL. */
+static hs_netsym *joint_classes(nc_run *r, const hs_symmemo *e, const hs_symmemo *G)
+{
+	hs_net *net = r->net;
+	int n = r->n, Mr = G->sym->M, Ma = e->sym->M, M = Mr + Ma, nd = hs_cluster_ngpus(net->c), ok = 1;
+	int *idx = hs_xmalloc((size_t)nd * sizeof *idx), *gpos = hs_xmalloc((size_t)nd * sizeof *gpos);
+	for (int d = 0; d < nd; d++)
+		idx[d] = gpos[d] = -1;
+	for (int i = 0; i < n; i++)
+		if (r->rk[i] >= 0 && r->rk[i] < nd)
+			idx[r->rk[i]] = i;
+	for (int q = 0; q < G->ndev; q++)
+		if (G->dev[q] >= 0 && G->dev[q] < nd)
+			gpos[G->dev[q]] = q;
+	const hs_route **rt = hs_xmalloc((size_t)M * sizeof *rt);
+	for (int x = 0; x < Mr; x++)
+		rt[x] = G->routes[x];
+	for (int x = 0; x < Ma; x++)
+		rt[Mr + x] = e->routes[x];
+	int **gen = hs_xmalloc((size_t)G->ngen * sizeof *gen), *pi = hs_xmalloc((size_t)n * sizeof *pi);
+	for (int g = 0; g < G->ngen; g++) {
+		gen[g] = hs_xmalloc((size_t)M * sizeof *gen[g]);
+		memcpy(gen[g], G->gmem[g], (size_t)Mr * sizeof *gen[g]);
+		for (int i = 0; i < n && ok; i++) {
+			int d = r->rk[i], q = d >= 0 && d < nd ? gpos[d] : -1, d2 = q >= 0 ? G->gdev[g][q] : d;
+			pi[i] = d2 >= 0 && d2 < nd ? idx[d2] : -1;
+			ok = pi[i] >= 0;
+		}
+		if (ok) {
+			pair_perm(n, pi, gen[g] + Mr);
+			for (int x = Mr; x < M; x++)
+				gen[g][x] += Mr;
+		}
+	}
+	free(pi), free(gpos);
+	hs_netsym *J = ok ? hs_net_sym_find_group(net, rt, (const int *const *)gen, G->ngen, M, NULL) : NULL;
+	for (int g = 0; g < G->ngen; g++)
+		free(gen[g]);
+	free(gen), free(rt);
+	hs_netsym *A = NULL;
+	int nlk = hs_net_nlinks(net), *jo = NULL, *go = NULL;
+	if (J) { /* the ring's classes and orbits are the ring set's own */
+		int *c2 = hs_xmalloc((size_t)J->ncls * sizeof *c2), *g2 = hs_xmalloc((size_t)G->sym->ncls * sizeof *g2);
+		for (int c = 0; c < J->ncls; c++)
+			c2[c] = -1;
+		for (int c = 0; c < G->sym->ncls; c++)
+			g2[c] = -1;
+		for (int x = 0; x < Mr && ok; x++) {
+			int a = J->cls_of[x], b = G->sym->cls_of[x];
+			if (c2[a] < 0 && g2[b] < 0)
+				c2[a] = b, g2[b] = a;
+			ok = c2[a] == b && g2[b] == a;
+		}
+		free(c2), free(g2);
+		jo = hs_xmalloc((size_t)nlk * sizeof *jo), go = hs_xmalloc((size_t)nlk * sizeof *go);
+		for (int l = 0; l < nlk; l++)
+			jo[l] = go[l] = -1;
+		for (int o = 0; o < J->norb; o++)
+			for (int u = J->orb_off[o]; u < J->orb_off[o + 1]; u++)
+				jo[J->orb_link[u]] = o;
+		for (int o = 0; o < G->sym->norb; o++)
+			for (int u = G->sym->orb_off[o]; u < G->sym->orb_off[o + 1]; u++)
+				go[G->sym->orb_link[u]] = o;
+		/* each of the ring's orbits is one of J's, whole */
+		for (int o = 0; o < G->sym->norb && ok; o++) {
+			int a = G->sym->orb_off[o], jj = jo[G->sym->orb_link[a]];
+			ok = jj >= 0 && J->orb_off[jj + 1] - J->orb_off[jj] == G->sym->orb_off[o + 1] - a;
+			for (int u = J->orb_off[jj]; ok && u < J->orb_off[jj + 1]; u++)
+				ok = go[J->orb_link[u]] == o;
+		}
+	}
+	if (J && ok) { /* the pairs' part of J */
+		A = hs_xcalloc(1, sizeof *A);
+		A->M = Ma;
+		A->cls_of = hs_xmalloc((size_t)Ma * sizeof *A->cls_of);
+		A->rep = hs_xmalloc((size_t)Ma * sizeof *A->rep);
+		A->mult = hs_xcalloc((size_t)Ma, sizeof *A->mult);
+		int *cn = hs_xmalloc((size_t)J->ncls * sizeof *cn), *on = hs_xmalloc((size_t)(J->norb ? J->norb : 1) * sizeof *on);
+		for (int c = 0; c < J->ncls; c++)
+			cn[c] = -1;
+		for (int o = 0; o < J->norb; o++)
+			on[o] = -1;
+		for (int x = 0; x < Ma; x++) {
+			int c = J->cls_of[Mr + x];
+			if (cn[c] < 0)
+				A->rep[A->ncls] = x, cn[c] = A->ncls++;
+			A->cls_of[x] = cn[c];
+			A->mult[cn[c]]++;
+		}
+		/* the orbits the pairs' classes cross, numbered in order of J's */
+		for (int c = 0; c < J->ncls; c++)
+			if (cn[c] >= 0)
+				for (int q = J->c_off[c]; q < J->c_off[c + 1]; q++)
+					on[J->c_orb[q]] = 0;
+		int nu = 0;
+		for (int o = 0; o < J->norb; o++)
+			if (on[o] == 0)
+				on[o] = A->norb++, nu += J->orb_off[o + 1] - J->orb_off[o];
+		A->orb_off = hs_xmalloc(((size_t)A->norb + 1) * sizeof *A->orb_off);
+		A->orb_link = hs_xmalloc((size_t)(nu ? nu : 1) * sizeof *A->orb_link);
+		A->orb_off[0] = 0;
+		for (int o = 0, w = 0; o < J->norb; o++)
+			if (on[o] >= 0) {
+				for (int u = J->orb_off[o]; u < J->orb_off[o + 1]; u++)
+					A->orb_link[w++] = J->orb_link[u];
+				A->orb_off[on[o] + 1] = w;
+			}
+		int nco = 0;
+		A->c_off = hs_xmalloc(((size_t)A->ncls + 1) * sizeof *A->c_off);
+		A->c_lat = hs_xmalloc((size_t)A->ncls * sizeof *A->c_lat);
+		for (int k = 0; k < A->ncls; k++) {
+			int c = J->cls_of[Mr + A->rep[k]];
+			nco += J->c_off[c + 1] - J->c_off[c];
+		}
+		A->c_orb = hs_xmalloc((size_t)(nco ? nco : 1) * sizeof *A->c_orb);
+		A->c_coef = hs_xmalloc((size_t)(nco ? nco : 1) * sizeof *A->c_coef);
+		for (int k = 0, w = 0; k < A->ncls; k++) {
+			int c = J->cls_of[Mr + A->rep[k]];
+			A->c_off[k] = w;
+			A->c_lat[k] = J->c_lat[c];
+			for (int q = J->c_off[c]; q < J->c_off[c + 1]; q++, w++)
+				A->c_orb[w] = on[J->c_orb[q]], A->c_coef[w] = J->c_coef[q];
+			A->c_off[k + 1] = w;
+		}
+		free(cn), free(on);
+		if (A->ncls == Ma) { /* nothing gained */
+			hs_netsym_free(A);
+			free(A);
+			A = NULL;
+		}
+	}
+	free(jo), free(go), free(idx);
+	if (J)
+		hs_netsym_free(J), free(J);
+	return A;
+}
+
+static void sym_broken(void *ctx);
+static void sym_cut(void *ctx, uint64_t tag, double rem);
+
+/* The all-to-all's set beside the live set that holds its links, from the memo by both groups' keys. */
+static hs_symrun *joint_open(nc_run *r, hs_symmemo *e)
+{
+	hs_net *net = r->net;
+	hs_symrun *P = hs_net_sym_holder(net, e);
+	hs_symmemo *G = P ? P->gmemo : NULL;
+	if (!G || !G->ngen || !G->sym || !G->routes)
+		return NULL;
+	int n = r->n, nkey = 2 + n + G->nkey;
+	int *key = hs_xmalloc((size_t)nkey * sizeof *key);
+	key[0] = -3, key[1] = n; /* -3: a joint key */
+	memcpy(key + 2, r->rk, (size_t)n * sizeof *key);
+	memcpy(key + 2 + n, G->key, (size_t)G->nkey * sizeof *key);
+	hs_symmemo *je = hs_net_memo_get(net, key, nkey);
+	if (!je) {
+		hs_netsym *A = joint_classes(r, e, G);
+		je = hs_net_memo_put(net, key, nkey, A ? 1 : 0, A, NULL);
+	}
+	free(key);
+	return je && je->sym ? hs_net_sym_open_joint(net, je, P, sym_broken, sym_cut, r) : NULL;
+}
+
 static void start(nc_run *r)
 {
 	if (r->op == HS_COLL_SENDRECV) {
@@ -168,8 +342,8 @@ static void start(nc_run *r)
 	hs_net *net = r->net;
 	if (r->op != HS_COLL_ALL_REDUCE && r->n > 2 && net->symmetry && net->ops->sym_open) {
 		hs_symmemo *e = find_classes(r);
-		if (e && e->sym && (s->sym = hs_net_sym_open(net, e, sym_broken, sym_cut, r))) {
-			for (int k = 0; k < e->sym->ncls; k++) {
+		if (e && e->sym && ((s->sym = hs_net_sym_open(net, e, sym_broken, sym_cut, r)) || (s->sym = joint_open(r, e)))) {
+			for (int k = 0; k < s->sym->sym->ncls; k++) {
 				r->outstanding++;
 				hs_net_sym_xfer(net, s->sym, k, r->S / r->n, NULL, hs_netcoll_child_cb, r, CLS_BIT | (uint64_t)k);
 			}

@@ -42,8 +42,9 @@ extern const nc_algo hs_nc_ring, hs_nc_direct, hs_nc_hd, hs_nc_tree, hs_nc_hier,
 /* Send `bytes` from rank a to rank b (indices) on `rail` (-1: every rail); when its last byte leaves,
  * alg->on_sent(tag) if the algorithm has one; on arrival, alg->on_done(tag). */
 void hs_netcoll_send(nc_run *r, int a, int b, double bytes, int rail, uint64_t tag);
-/* The same between two vertices (a switch, for in-switch reduction). */
-void hs_netcoll_send_v(nc_run *r, int va, int vb, double bytes, int rail, uint64_t tag);
+/* The same between two vertices (a switch, for in-switch reduction). Returns the transfer's record
+ * (hs_net_xfer), -1 when it has none. */
+int hs_netcoll_send_v(nc_run *r, int va, int vb, double bytes, int rail, uint64_t tag);
 /* The completion of a child collective (hs_net_collective's done, with ctx = the run): counts as one
  * arrival, so the caller increments outstanding before starting the child. */
 void hs_netcoll_child_cb(void *ctx, uint64_t tag);

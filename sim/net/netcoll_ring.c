@@ -57,6 +57,13 @@ typedef struct rstate {
 	int fold;       /* the channels are alike: channel 0's classes stand for every channel's */
 	int cw;         /* channels in the state: C, or 1 while folded classes hold */
 	hs_symrun *sym; /* the classes (class c * p + i; folded: i), or NULL */
+	/* broken classes (sym not live): the ranks an instant's arrivals made ready, tried once the instant's
+	 * arrivals are in (the pump), where the classes may re-form */
+	int pump;       /* a pump is pending */
+	int *xid;       /* [C * n] while broken: a busy rank's transfer (hs_net_xfer's record), -1 */
+	int *pend;      /* [C * p] after a re-form: members of class still to arrive one by one, or NULL */
+	int *todo;      /* [ntodo] channel c's rank i as c * n + i */
+	size_t ntodo, captodo;
 	int *ord;       /* [C * n] channel c's ring: devices (hs_coll_ring_channel_order) */
 	/* the ring timing its classes itself (see the top) */
 	int ana;            /* on */
@@ -70,14 +77,17 @@ typedef struct rstate {
 
 #define TAG(c, i) (((uint64_t)(c) << 32) | (uint64_t)(i))
 #define CLS_BIT ((uint64_t)1 << 63) /* a class transfer: rank i < p stands for its class */
-#define ANA_TAG ((uint64_t)1 << 62) /* the end of a ring that timed its classes itself */
+#define PUMP_TAG ((uint64_t)1 << 62) /* the pump (not a transfer) */
+#define ANA_TAG ((uint64_t)1 << 61) /* the end of a ring that timed its classes itself */
 
 /* Channel c's rank i and its successor, as devices. */
 static int dev(const nc_run *r, const rstate *s, int c, int i) { return s->ord[(size_t)c * r->n + (size_t)(i % r->n)]; }
 
 static void send_hop(nc_run *r, rstate *s, int c, int i, double bytes, uint64_t tag)
 {
-	hs_netcoll_send_v(r, dev(r, s, c, i), dev(r, s, c, i + 1), bytes, nc_rail(r, c, s->C), tag);
+	int x = hs_netcoll_send_v(r, dev(r, s, c, i), dev(r, s, c, i + 1), bytes, nc_rail(r, c, s->C), tag);
+	if (s->xid)
+		s->xid[(size_t)c * r->n + i] = x;
 }
 
 static void try_send(nc_run *r, int c, int i)
@@ -104,6 +114,30 @@ static void try_send(nc_run *r, int c, int i)
 		send_hop(r, s, c, i, s->slice[c], TAG(c, i));
 }
 
+/* Rank i of channel c may be ready to send. While broken classes could re-form (a ring, not a chain, whose
+ * set broke), it is tried by the pump at the end of the instant instead of now: on_done starting the next
+ * sends at once would never leave an instant where the classes' states can be compared whole. The pump is
+ * an engine event at the same instant, after the deliveries already scheduled there; the sends it starts
+ * are at the same time and join the same recompute batch as far as the flow model goes (see below). */
+static void kick(nc_run *r, rstate *s, int c, int i)
+{
+	if (!s->sym || s->w < r->n) {
+		try_send(r, c, i);
+		return;
+	}
+	hs_xgrow(&s->todo, &s->captodo, s->ntodo + 1, sizeof *s->todo);
+	s->todo[s->ntodo++] = c * r->n + i;
+	if (!s->pump) {
+		s->pump = 1;
+		r->outstanding++; /* the pump holds the run open */
+		hs_net_later(r->net, 0, hs_netcoll_child_cb, r, PUMP_TAG);
+	}
+}
+
+static int reform(nc_run *r, rstate *s);
+static void sym_broken(void *ctx);
+static void sym_cut(void *ctx, uint64_t tag, double rem);
+
 /* A chain's connection sends its next slice once the previous one's last byte has left (NCCL keeps
  * NCCL_STEPS slices in flight per connection), not once it has arrived: waiting for the arrival put a route
  * latency between slices, a quarter of a 512 KiB slice's time on a 25 GB/s NIC. */
@@ -121,10 +155,31 @@ static void on_done(nc_run *r, uint64_t tag)
 {
 	rstate *s = r->st;
 	if (tag == ANA_TAG)
-		return; /* the whole ring has arrived (ana_end) */
+		return; /* the whole ring has arrived (ana_event) */
+	if (tag == PUMP_TAG) {
+		s->pump = 0;
+		if (reform(r, s)) { /* the representatives' ring from here */
+			s->ntodo = 0;
+			for (int c = 0; c < s->cw; c++)
+				for (int i = 0; i < s->w; i++)
+					try_send(r, c, i);
+			return;
+		}
+		for (size_t q = 0; q < s->ntodo; q++)
+			try_send(r, s->todo[q] / r->n, s->todo[q] % r->n);
+		s->ntodo = 0;
+		return;
+	}
 	int cls = (tag & CLS_BIT) != 0;
 	tag &= ~CLS_BIT;
 	int c = (int)(tag >> 32), i = (int)(tag & 0xffffffffu);
+	if (!cls && s->w < r->n) { /* a member's, sent before the classes formed again: the class's arrival once
+				    * the last of them is in (they arrive at one instant, reform checked it) */
+		c = s->fold ? 0 : c, i %= s->p;
+		if (--s->pend[(size_t)c * s->p + i])
+			return;
+		cls = 1;
+	}
 	if (cls && s->w < r->n) { /* the classes hold: the representatives' ring */
 		int j = (i + 1) % s->p;
 		s->busy[(size_t)c * s->w + i] = 0;
@@ -143,8 +198,8 @@ static void on_done(nc_run *r, uint64_t tag)
 			}
 		for (int cc = c0; cc < c1; cc++)
 			for (int k = i; k < r->n; k += s->p) {
-				try_send(r, cc, k);
-				try_send(r, cc, (k + 1) % r->n);
+				kick(r, s, cc, k);
+				kick(r, s, cc, (k + 1) % r->n);
 			}
 		return;
 	}
@@ -152,8 +207,8 @@ static void on_done(nc_run *r, uint64_t tag)
 	if (!s->chain)
 		s->busy[(size_t)c * r->n + i] = 0;
 	s->recvd[(size_t)c * r->n + j]++;
-	try_send(r, c, i);
-	try_send(r, c, j);
+	kick(r, s, c, i);
+	kick(r, s, c, j);
 }
 
 /* ---- a ring that times its classes itself ---- */
@@ -373,6 +428,103 @@ static void expand(nc_run *r)
 	s->sent = sent, s->recvd = recvd, s->busy = busy;
 	s->w = n;
 	s->cw = C;
+	if (!s->xid)
+		s->xid = hs_xmalloc((size_t)C * n * sizeof *s->xid);
+	for (size_t x = 0; x < (size_t)C * n; x++)
+		s->xid[x] = -1; /* the class transfers in flight are no member's (their cuts are) */
+	free(s->pend);
+	s->pend = NULL;
+}
+
+/* The pump, once the instant's arrivals are in: the classes form again where
+ *   (a) every rank is in the state of its class's representative (sent, received, busy; across channels
+ *       when folded), with something left to send;
+ *   (b) the busy members of each class are alike in flight: all carried, with one number of bytes left, or
+ *       all past their last byte, arriving at one instant (one finish time, and a class has one latency);
+ *   (c) the classes' links carry no other flow (sym_fits, before anything is taken; sym_open checks it too).
+ * Then the max-min problem on those links is the one the classes were found for, in a state that they can
+ * carry: the carried members are taken off the network with what they had left (hs_net_xtake) and go on as
+ * one class flow of the same bytes, the others arrive as they would and count towards their class's arrival
+ * (pend), and from here on the classes stand for their members as exactly as they did before the break.
+ * "One number of bytes left" is equality, not a tolerance: members whose rates differed in the last bits
+ * (their links summed in another order) keep the ring rank by rank. Returns 1 with the state compressed to
+ * the representatives. */
+static int reform(nc_run *r, rstate *s)
+{
+	if (!s->sym || s->sym->live)
+		return 0;
+	int n = r->n, C = s->C, p = s->p, cw = s->fold ? 1 : C, more = 0;
+	for (int c = 0; c < C; c++)
+		for (int k = 0; k < n; k++) {
+			size_t x = (size_t)c * n + k, y = (size_t)(s->fold ? 0 : c) * n + k % p;
+			if (s->sent[x] != s->sent[y] || s->recvd[x] != s->recvd[y] || s->busy[x] != s->busy[y])
+				return 0;
+			more |= s->sent[x] < s->Q;
+		}
+	if (!more)
+		return 0;
+	int ncl = cw * p, *kind = hs_xmalloc((size_t)ncl * sizeof *kind), *take = NULL, ok = 1;
+	double *rem = hs_xmalloc((size_t)ncl * sizeof *rem);
+	size_t ntake = 0, captake = 0;
+	for (int c0 = 0; c0 < cw && ok; c0++)
+		for (int i = 0; i < p && ok; i++) {
+			int y = c0 * p + i;
+			kind[y] = -1;
+			if (!s->busy[(size_t)c0 * n + i])
+				continue;
+			hs_time fin0 = 0;
+			for (int cc = c0; cc < (s->fold ? C : c0 + 1) && ok; cc++)
+				for (int k = i; k < n && ok; k += p) {
+					double rm = 0;
+					hs_time fin;
+					int st = hs_net_xpeek(r->net, s->xid[(size_t)cc * n + k], &rm, &fin);
+					if (st < 0 || (kind[y] >= 0 && (st != kind[y] || fin != fin0 || (st == 1 && rm != rem[y]))))
+						ok = 0;
+					kind[y] = st, fin0 = fin, rem[y] = rm;
+					if (ok && st == 1) {
+						hs_xgrow(&take, &captake, ntake + 1, sizeof *take);
+						take[ntake++] = s->xid[(size_t)cc * n + k];
+					}
+				}
+		}
+	hs_symrun *ns = NULL;
+	if (ok && ntake && !hs_net_sym_fits(r->net, s->sym->memo, take, (int)ntake))
+		ok = 0;
+	if (ok) {
+		for (size_t q = 0; q < ntake; q++)
+			hs_net_xtake(r->net, take[q]);
+		r->outstanding -= (long)ntake;
+		ns = hs_net_sym_reopen(r->net, s->sym, sym_broken, sym_cut, r);
+		assert((ns || !ntake) && "sym_fits said the classes' links were free");
+	}
+	free(take);
+	if (!ns) {
+		free(kind), free(rem);
+		return 0;
+	}
+	hs_net_sym_close(r->net, s->sym); /* the broken set: its classes' bytes onto their members' links */
+	s->sym = ns;
+	for (int c = 0; c < cw; c++)
+		for (int i = 0; i < p; i++) {
+			size_t x = (size_t)c * p + i, y = (size_t)c * n + i;
+			s->sent[x] = s->sent[y], s->recvd[x] = s->recvd[y], s->busy[x] = s->busy[y];
+		}
+	s->w = p;
+	s->cw = cw;
+	s->pend = hs_xcalloc((size_t)ncl, sizeof *s->pend);
+	for (int c = 0; c < cw; c++)
+		for (int i = 0; i < p; i++) {
+			int y = c * p + i;
+			if (kind[y] == 0) /* past their last byte: each arrives on its own */
+				s->pend[y] = (s->fold ? C : 1) * (n / p);
+			else if (kind[y] == 1) { /* carried: on as one class flow */
+				r->outstanding++;
+				hs_net_sym_xfer(r->net, s->sym, s->fold ? i : c * p + i, rem[y], hs_netcoll_sent_cb,
+						hs_netcoll_child_cb, r, TAG(c, i) | CLS_BIT);
+			}
+		}
+	free(kind), free(rem);
+	return 1;
 }
 
 /* A class transfer cut by the break: each rank of the class sends what is left of its slice on its own. */
@@ -478,13 +630,35 @@ static hs_symmemo *find_classes(nc_run *r, rstate *s)
 	for (int c = 0; sym && c < C; c++)
 		for (int i = 0; i < found; i++)
 			assert(sym->cls_of[(size_t)c * n + i] == (fold ? i : c * found + i));
-	free(h), free(perm), free(chperm);
+	free(h);
 	if (!sym) {
 		free(rt);
 		rt = NULL;
 	}
 	e = hs_net_memo_put(r->net, key, nkey, fold ? -found : found, sym, rt);
 	free(key);
+	/* the generators, for sets that share the ring's links (sim/net/netcoll_direct.c): the rotation by found
+	 * ranks (perm holds it: the loop stopped there) and the channels' (chperm) where folded, as member
+	 * permutations and as maps of the devices (channel 0's rank i onto its rank i + found, onto channel 1's
+	 * rank i); the joint check verifies them, so a map that is no automorphism is refused, never assumed */
+	if (e && sym) {
+		int G = fold ? 2 : 1;
+		int **gmem = hs_xmalloc((size_t)G * sizeof *gmem), **gdev = hs_xmalloc((size_t)G * sizeof *gdev);
+		int *dv = hs_xmalloc((size_t)n * sizeof *dv);
+		gmem[0] = perm, perm = NULL;
+		if (fold)
+			gmem[1] = chperm, chperm = NULL;
+		for (int g = 0; g < G; g++)
+			gdev[g] = hs_xmalloc((size_t)n * sizeof *gdev[g]);
+		for (int i = 0; i < n; i++) {
+			dv[i] = dev(r, s, 0, i);
+			gdev[0][i] = dev(r, s, 0, i + found);
+			if (fold)
+				gdev[1][i] = dev(r, s, 1, i);
+		}
+		hs_net_memo_gens(e, G, gmem, n, dv, gdev);
+	}
+	free(perm), free(chperm);
 	return e;
 }
 
@@ -575,6 +749,9 @@ static void sfree(nc_run *r)
 	free(s->sent);
 	free(s->recvd);
 	free(s->busy);
+	free(s->todo);
+	free(s->xid);
+	free(s->pend);
 	free(s->ord);
 	free(s);
 }

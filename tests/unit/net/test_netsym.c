@@ -424,6 +424,112 @@ START_TEST(break_random)
 }
 END_TEST
 
+/* Classes that form again (sim/net/netcoll_ring.c, reform): once the foreign send is gone and the ring's
+ * ranks are back in step (a ring step waits on the predecessor's piece, so a delay spreads round the ring
+ * and every rank ends up shifted by it alike), the pump finds every rank in its representative's state, the
+ * members in flight alike, and the links free, and the ring goes on as classes again: the same times and
+ * bytes as per-flow all along, with the re-form counted and fewer flows than staying broken would take. */
+START_TEST(reform_after_break)
+{
+	hs_cluster *c = load(one_switch);
+	job j[3] = {ring(HS_COLL_ALL_REDUCE, 64, 64 * HS_MiB)};
+	j[1] = (job){HS_COLL_SENDRECV, HS_ALGO_RING, {5, 9}, -2, 4 * HS_MiB, 500};
+	hs_net_sym_stat st = compare("re-form, one switch", c, j, 2, 1);
+	ck_assert_msg(st.sets == 1 && st.broken == 1 && st.reformed == 1, "re-form: %llu sets, %llu broken, %llu reformed",
+		      (unsigned long long)st.sets, (unsigned long long)st.broken, (unsigned long long)st.reformed);
+	/* a 16-rank ring broken twice (50 us and 1.3 ms in), back in step and re-formed after each */
+	job t[3] = {ring(HS_COLL_ALL_REDUCE, 16, 64 * HS_MiB)};
+	t[1] = (job){HS_COLL_SENDRECV, HS_ALGO_RING, {5, 9}, -2, 4 * HS_MiB, 50};
+	t[2] = (job){HS_COLL_SENDRECV, HS_ALGO_RING, {12, 13}, -2, 4 * HS_MiB, 1300};
+	st = compare("re-form twice, one switch", c, t, 3, 1);
+	ck_assert_msg(st.sets == 1 && st.broken == 2 && st.reformed == 2, "re-form twice: %llu sets, %llu broken, %llu reformed",
+		      (unsigned long long)st.sets, (unsigned long long)st.broken, (unsigned long long)st.reformed);
+	/* the second send before the ranks are back in step: broken once, re-formed once, later */
+	t[2].t0_us = 400;
+	st = compare("broken again before the re-form", c, t, 3, 1);
+	ck_assert_msg(st.broken == 1 && st.reformed == 1, "broken again early: %llu broken, %llu reformed",
+		      (unsigned long long)st.broken, (unsigned long long)st.reformed);
+	/* a chunked ring (k = 4 slices a step) broken mid-way: results equal whether or not it re-forms */
+	job k[2] = {ring(HS_COLL_ALL_REDUCE, 16, 64 * HS_MiB), t[1]};
+	outcome o[2];
+	for (int sym = 0; sym < 2; sym++) {
+		hs_err err;
+		hs_err_clear(&err);
+		cur = hs_engine_create();
+		curnet = hs_net_create(c, "flow", cur, &err);
+		hs_net_set_symmetry(curnet, sym);
+		hs_net_set_chunk(curnet, 1 * HS_MiB);
+		curjobs = k;
+		for (int q = 0; q < 2; q++) {
+			done_at[q] = -1;
+			hs_engine_at(cur, hs_time_from_s(k[q].t0_us * 1e-6), start_job, NULL, (uint64_t)q);
+		}
+		hs_engine_run(cur, HS_TIME_MAX);
+		o[sym].t[0] = done_at[0], o[sym].t[1] = done_at[1];
+		o[sym].st = hs_net_sym_stats(curnet);
+		hs_net_free(curnet);
+		hs_engine_destroy(cur);
+	}
+	for (int q = 0; q < 2; q++)
+		ck_assert_msg(o[0].t[q] > 0 && fabs(o[0].t[q] - o[1].t[q]) <= 1e-9 * o[0].t[q], "chunked, broken: job %d %.12g vs %.12g",
+			      q, o[1].t[q], o[0].t[q]);
+	ck_assert(o[1].st.broken == 1);
+	unload(c);
+	/* 8 folded channels, one of them delayed by a send on its rail: that channel's ring ends up shifted
+	 * against the other seven, so the folded classes (every channel alike) do not form again and the ring
+	 * stays rank by rank; results equal */
+	c = load("cluster:\n"
+		 "  groups:\n"
+		 "    - {nodes: 8, gpus_per_node: 8, gpu: H100-SXM-80GB,\n"
+		 "       scaleup: {kind: nvswitch, bandwidth: 450 GB/s, latency: 1 us},\n"
+		 "       nic: {bandwidth: 400 Gb/s, per_node: 8, latency: 3 us}}\n"
+		 "  fabric: {kind: rail-optimized, radix: 16, latency: 1 us}\n");
+	job b[2] = {ring(HS_COLL_ALL_REDUCE, 64, 256 * HS_MiB), {HS_COLL_SENDRECV, HS_ALGO_RING, {3, 12}, -2, 4 * HS_MiB, 300}};
+	st = compare("rail-optimised, 8 channels, broken", c, b, 2, 8);
+	ck_assert_msg(st.broken == 1 && st.reformed == 0, "rails: %llu broken, %llu reformed", (unsigned long long)st.broken,
+		      (unsigned long long)st.reformed);
+	unload(c);
+}
+END_TEST
+
+/* An all-to-all over the GPUs of a data-parallel ring that is running (the EP step's pattern, bench/bench_ep.c):
+ * the ring's live set holds the pairs' NIC links, so the all-to-all alone would be refused and its pairs would
+ * break the ring; instead its classes are found under the ring's generators for both together, and it opens
+ * beside the ring in its group (sim/net/netcoll_direct.c joint_classes). Results equal per-flow; a send that
+ * enters their links breaks both; an all-to-all that outlasts the ring keeps its classes. */
+START_TEST(joint_ring_all_to_all)
+{
+	hs_cluster *c = load("cluster:\n"
+			     "  groups:\n"
+			     "    - {nodes: 8, gpus_per_node: 8, gpu: H100-SXM-80GB,\n"
+			     "       scaleup: {kind: nvswitch, bandwidth: 450 GB/s, latency: 2 us},\n"
+			     "       nic: {bandwidth: 400 Gb/s, per_node: 8, latency: 3 us}}\n"
+			     "  fabric: {kind: fat-tree, tiers: 2, oversubscription: 1, latency: 1 us, ecmp: dmodk}\n");
+	job j[3] = {ring(HS_COLL_ALL_REDUCE, 64, 64 * HS_MiB), ring(HS_COLL_ALL_TO_ALL, 64, 32 * HS_MiB)};
+	j[1].algo = HS_ALGO_DIRECT;
+	j[1].t0_us = 100;
+	hs_net_sym_stat st = compare("all-to-all beside a ring", c, j, 2, 8);
+	/* the all-to-all's own open is refused (counted), then it opens beside the ring */
+	ck_assert_msg(st.sets == 1 && st.joint == 1 && st.broken == 0 && st.refused == 1,
+		      "beside a ring: %llu sets, %llu joint, %llu broken, %llu refused", (unsigned long long)st.sets,
+		      (unsigned long long)st.joint, (unsigned long long)st.broken, (unsigned long long)st.refused);
+	/* three all-to-alls in turn beside it (the memo's joint entry reused), the last outlasting the ring */
+	job k[4] = {j[0], j[1], j[1], ring(HS_COLL_ALL_TO_ALL, 64, 512 * HS_MiB)};
+	k[2].t0_us = 400;
+	k[3].algo = HS_ALGO_DIRECT;
+	k[3].t0_us = 900;
+	st = compare("all-to-alls beside a ring", c, k, 4, 8);
+	ck_assert_msg(st.joint == 3 && st.broken == 0, "three beside a ring: %llu joint, %llu broken",
+		      (unsigned long long)st.joint, (unsigned long long)st.broken);
+	/* a send between two of their GPUs while both run: the group breaks, both sets */
+	j[2] = (job){HS_COLL_SENDRECV, HS_ALGO_RING, {3, 12}, -2, 4 * HS_MiB, 150};
+	st = compare("all-to-all beside a ring, broken", c, j, 3, 8);
+	ck_assert_msg(st.joint == 1 && st.broken == 2, "broken beside a ring: %llu joint, %llu broken",
+		      (unsigned long long)st.joint, (unsigned long long)st.broken);
+	unload(c);
+}
+END_TEST
+
 /* Two rings at once: on disjoint nodes each has its classes; on shared nodes the second finds the links
  * taken (refused) and its flows break the first. */
 START_TEST(two_rings)
@@ -660,6 +766,8 @@ static Suite *suite(void)
 	tcase_add_test(t, slow_nics_split);
 	tcase_add_test(t, explicit_graph);
 	tcase_add_test(t, break_midway);
+	tcase_add_test(t, reform_after_break);
+	tcase_add_test(t, joint_ring_all_to_all);
 	tcase_add_test(t, two_rings);
 	tcase_add_test(t, chunked);
 	tcase_add_test(t, direct_one_switch);
