@@ -88,12 +88,8 @@ const char *hs_exec_closed_step(struct ex *x, hs_result *out)
 	hs_time t0 = hs_engine_now(x->eng);
 	x->step_start = t0;
 	hs_time *free_at = hs_xmalloc((nr * HS_S_COUNT + 1) * sizeof *free_at);
-	/* each compute task's range cost, kept for pass 2 with the table's size when it was found: a table that
-	 * grew since has moved its entries, and those are looked up again */
-	struct mref {
-		const struct memo *m;
-		size_t cap;
-	} *mr = hs_xmalloc((g->ntasks + 1) * sizeof *mr);
+	/* each compute task's range cost for pass 2, as an index (the table may grow, moving its entries) */
+	uint32_t *mr = hs_xmalloc((g->ntasks + 1) * sizeof *mr);
 	for (size_t i = 0; i < nr * HS_S_COUNT; i++)
 		free_at[i] = t0;
 	/* pass 1: the timeline */
@@ -133,8 +129,8 @@ const char *hs_exec_closed_step(struct ex *x, hs_result *out)
 		hs_time dur;
 		if (t->kind == HS_T_COMPUTE) {
 			struct rep *r = &x->reps[t->rep];
-			const struct memo *m = hs_exec_range_cost(x, r, g->reps[t->rep].stage, t->op_first, t->op_count);
-			mr[i] = (struct mref){m, x->memocap};
+			mr[i] = hs_exec_range_index(x, r, g->reps[t->rep].stage, t->op_first, t->op_count);
+			const struct memo *m = &x->memo[mr[i]];
 			dur = hs_time_from_s(compute_s(t, m));
 		} else {
 			st->xfer_s = hs_exec_comm_closed_time(x, (uint32_t)i);
@@ -164,9 +160,7 @@ const char *hs_exec_closed_step(struct ex *x, hs_result *out)
 			r->last_end = st->end;
 		if (t->kind != HS_T_COMPUTE)
 			continue;
-		const struct memo *m = mr[i].cap == x->memocap
-					       ? mr[i].m
-					       : hs_exec_range_cost(x, r, g->reps[t->rep].stage, t->op_first, t->op_count);
+		const struct memo *m = &x->memo[mr[i]];
 		double f = t->scale * 1.0;
 		hs_exec_add_compute(r->res, t, &m->c, f, t->scale);
 		for (int k = 0; k < HS_GROUP_COUNT; k++)
