@@ -27,7 +27,8 @@ struct hs_op_memo {
 hs_op_memo *hs_op_memo_create(void)
 {
 	/* the table is made on the first kernel timed: a sweep point whose op ranges all come from the thread's
-	 * range cache (range_cache.h) times none, and zeroing it was 1% of such a point */
+	 * range cache (range_cache.h) times none (110 of the 244 simulated points of bench_sweep's space), and
+	 * zeroing its table was 1.4% of such a point's instructions */
 	return hs_xcalloc(1, sizeof(hs_op_memo));
 }
 
