@@ -92,7 +92,8 @@ uint32_t hs_exec_range_index(struct ex *x, struct rep *r, int stage, uint32_t fi
 	int netcomm = 0;
 	const hs_op_range *or = hs_build_op_range(x->b, first, count);
 	if (range_alias(x, r, stage, or, first, &cr, &cstage, &cfirst)) {
-		const struct memo *o = &x->memo[hs_exec_range_index(x, cr, cstage, cfirst, count)];
+		uint32_t oi = hs_exec_range_index(x, cr, cstage, cfirst, count); /* may grow the table: x->memo after */
+		const struct memo *o = &x->memo[oi];
 		c = o->c;
 		c.rec = NULL;
 		netcomm = o->netcomm;
@@ -129,7 +130,8 @@ uint32_t hs_exec_range_index(struct ex *x, struct rep *r, int stage, uint32_t fi
 
 struct memo *hs_exec_range_cost(struct ex *x, struct rep *r, int stage, uint32_t first, uint32_t count)
 {
-	return &x->memo[hs_exec_range_index(x, r, stage, first, count)];
+	uint32_t i = hs_exec_range_index(x, r, stage, first, count); /* may move x->memo: read it after */
+	return &x->memo[i];
 }
 
 /* Do reps a and b time every op the same way (hs_exec_rep_env gives them equal environments)? */
