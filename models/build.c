@@ -868,23 +868,67 @@ static uint32_t offload_optimizer(struct step *sb, int r, double shard, const ui
 	return back;
 }
 
+/* Stage st's parameters and memory (rep r walks it), which need the schedule's items and the partition but no
+ * task: found before the walk, so that a point that does not fit is refused before its graph is built. */
+static void stage_info(struct step *sb, int r, int m, int maxchunk)
+{
+	struct ctx *c = sb->c;
+	const hs_workload *s = c->s;
+	const hs_parallel *p = s->par;
+	hs_build *out = c->b;
+	const hs_partition *part = &out->part;
+	const struct z3 z = sb->z;
+	int v = c->v;
+	struct walk *W = &sb->w[r];
+	int st = W->stage;
+	double params = 0;
+	for (int k = 0; k < v; k++)
+		params += chunk_params(c, st, k);
+	hs_stage_info *si = &out->stages[st];
+	si->params = params;
+	si->grad_bytes = params * hs_dtype_bytes(s->train->grad_dtype);
+	si->layers = part->stage_layers[st];
+	/* the peak of the items this rep walked when they are the stage's at m micro-batches, else rebuilt */
+	int walked = c->memo && W->m == m;
+	si->in_flight = walked ? (int)hs_sched_peak(W->items, W->n, NULL) : hs_sched_in_flight(p->schedule, p->pp, st, m, v);
+	/* chunks of different sizes (an uneven interleaved split): weigh the held ones by their layers */
+	double in_layers = 0;
+	int uneven = 0;
+	for (int k = 0; k < v; k++)
+		uneven |= c->cl[gchunk_of(c, st, k)] != c->cl[gchunk_of(c, st, 0)];
+	if (uneven) {
+		double *w = hs_xmalloc((size_t)v * sizeof *w);
+		for (int k = 0; k < v; k++)
+			w[k] = c->cl[gchunk_of(c, st, k)];
+		in_layers = walked ? hs_sched_peak(W->items, W->n, w)
+				   : hs_sched_in_flight_weighted(p->schedule, p->pp, st, m, v, w);
+		free(w);
+	}
+	hs_mem_cfg mc = {.layer = c->lc, .pp = p->pp, .dp = c->dpg, .zero_stage = p->zero, .fsdp_keep = p->fsdp_keep,
+			 .layers_on_rank = si->layers, .first_stage = st == 0, .last_stage = st == p->pp - 1,
+			 .in_flight = si->in_flight, .comm_buffer_bytes = 0, .vstages = v,
+			 .first_layer = c->cf[gchunk_of(c, st, 0)], .gather_layers = (maxchunk + z.units - 1) / z.units,
+			 .z3_live_params = p->z3_prefetch_bucket <= 0 ? 0
+					   : p->z3_max_live > p->z3_prefetch_bucket ? p->z3_max_live
+					   : p->z3_prefetch_bucket,
+			 .in_flight_layers = in_layers, .offload_optimizer = p->offload_optimizer,
+			 .offload_activations = p->offload_activations};
+	hs_memory_rank(s->model, &mc, &si->mem);
+}
+
 /* Close rep r's step: the optimizer after its last compute and every gradient bucket, then (ZeRO 1-2) the
- * all-gather of the updated parameters; and the facts of its stage (parameters, gradients, memory). */
-static void finish_rep(struct step *sb, int r, int grad_ids, int m, int maxchunk, const uint32_t *emb)
+ * all-gather of the updated parameters (the facts of its stage were found before the walk: stage_info). */
+static void finish_rep(struct step *sb, int r, int grad_ids, const uint32_t *emb)
 {
 	struct ctx *c = sb->c;
 	const hs_workload *s = c->s;
 	const hs_parallel *p = s->par;
 	hs_graph *g = c->g;
 	hs_build *out = c->b;
-	const hs_partition *part = &out->part;
-	const struct z3 z = sb->z;
 	int v = c->v, symmetry = sb->symmetry;
 	struct walk *W = &sb->w[r];
 	int st = W->stage;
-	double params = 0;
-	for (int k = 0; k < v; k++)
-		params += chunk_params(c, st, k);
+	double params = out->stages[st].params; /* stage_info's, before the walk */
 	double shard = p->zero >= 1 ? params / c->dpg : params;
 	hs_oplist_clear(&c->tmp);
 	if (!p->offload_optimizer)
@@ -922,36 +966,6 @@ static void finish_rep(struct step *sb, int r, int grad_ids, int m, int maxchunk
 		uint32_t ai = hs_graph_add(g, &ag);
 		hs_graph_dep(g, ai, ot);
 	}
-	hs_stage_info *si = &out->stages[st];
-	si->params = params;
-	si->grad_bytes = params * hs_dtype_bytes(s->train->grad_dtype);
-	si->layers = part->stage_layers[st];
-	/* the peak of the items this rep walked when they are the stage's at m micro-batches, else rebuilt */
-	int walked = c->memo && W->m == m;
-	si->in_flight = walked ? (int)hs_sched_peak(W->items, W->n, NULL) : hs_sched_in_flight(p->schedule, p->pp, st, m, v);
-	/* chunks of different sizes (an uneven interleaved split): weigh the held ones by their layers */
-	double in_layers = 0;
-	int uneven = 0;
-	for (int k = 0; k < v; k++)
-		uneven |= c->cl[gchunk_of(c, st, k)] != c->cl[gchunk_of(c, st, 0)];
-	if (uneven) {
-		double *w = hs_xmalloc((size_t)v * sizeof *w);
-		for (int k = 0; k < v; k++)
-			w[k] = c->cl[gchunk_of(c, st, k)];
-		in_layers = walked ? hs_sched_peak(W->items, W->n, w)
-				   : hs_sched_in_flight_weighted(p->schedule, p->pp, st, m, v, w);
-		free(w);
-	}
-	hs_mem_cfg mc = {.layer = c->lc, .pp = p->pp, .dp = c->dpg, .zero_stage = p->zero, .fsdp_keep = p->fsdp_keep,
-			 .layers_on_rank = si->layers, .first_stage = st == 0, .last_stage = st == p->pp - 1,
-			 .in_flight = si->in_flight, .comm_buffer_bytes = 0, .vstages = v,
-			 .first_layer = c->cf[gchunk_of(c, st, 0)], .gather_layers = (maxchunk + z.units - 1) / z.units,
-			 .z3_live_params = p->z3_prefetch_bucket <= 0 ? 0
-					   : p->z3_max_live > p->z3_prefetch_bucket ? p->z3_max_live
-					   : p->z3_prefetch_bucket,
-			 .in_flight_layers = in_layers, .offload_optimizer = p->offload_optimizer,
-			 .offload_activations = p->offload_activations};
-	hs_memory_rank(s->model, &mc, &si->mem);
 }
 
 /* Tied embeddings over a pipeline (pp > 1): the first stage's input embedding and the last stage's output
@@ -1003,6 +1017,12 @@ static uint32_t *tied_embedding_sync(struct step *sb)
 
 int hs_build_step(const hs_workload *s, hs_partition *part, int symmetry, hs_build *out, hs_err *err)
 {
+	return hs_build_step_checked(s, part, symmetry, NULL, out, err);
+}
+
+int hs_build_step_checked(const hs_workload *s, hs_partition *part, int symmetry, hs_build_check check,
+			  hs_build *out, hs_err *err)
+{
 	memset(out, 0, sizeof *out);
 	const hs_parallel *p = s->par;
 	struct ctx c = {.s = s, .b = out, .g = &out->graph, .pp = p->pp, .sched = p->schedule, .memo = hs_build_memo_on()};
@@ -1028,9 +1048,6 @@ int hs_build_step(const hs_workload *s, hs_partition *part, int symmetry, hs_bui
 	out->stages = hs_xcalloc((size_t)p->pp, sizeof *out->stages);
 	double tokens = (double)s->train->global_batch * s->train->seq_len;
 	out->model_flops = hs_model_flops_per_step(s->model, tokens, s->train->seq_len, 1);
-	build_oplists(&c);
-	find_aliases(&c);
-
 	hs_graph *g = c.g;
 	int ndp = symmetry ? 1 : p->dp;
 	g->nreps = p->pp * ndp;
@@ -1081,6 +1098,19 @@ int hs_build_step(const hs_workload *s, hs_partition *part, int symmetry, hs_bui
 		hs_xgrow(&g->tasks, &g->captasks, tasks, sizeof *g->tasks);
 		hs_xgrow(&g->deps, &g->capdeps, 2 * tasks, sizeof *g->deps);
 	}
+	if (!symmetry)
+		g->nrendezvous = (z.on ? z3_id(&c, &z, p->pp, 0, 0, 0, 0) : grad_ids + p->pp) * (p->sites > 1 ? p->sites : 1);
+	/* the stages' memory first: a point that does not fit (most of those a layout sweep refuses) costs no op
+	 * lists and no graph (building them for points refused after was a third of bench_sweep's pass over its
+	 * space) */
+	for (int r = 0; r < g->nreps; r++)
+		stage_info(&sb, r, m, maxchunk);
+	if (check && check(s, out, err)) {
+		rc = -1;
+		goto out;
+	}
+	build_oplists(&c);
+	find_aliases(&c);
 	int progress = 1;
 	while (progress) {
 		progress = 0;
@@ -1095,12 +1125,9 @@ int hs_build_step(const hs_workload *s, hs_partition *part, int symmetry, hs_bui
 					w[r].stage, w[r].pos);
 			goto out;
 		}
-	if (!symmetry)
-		g->nrendezvous = (z.on ? z3_id(&c, &z, p->pp, 0, 0, 0, 0) : grad_ids + p->pp) * (p->sites > 1 ? p->sites : 1);
-
 	uint32_t *emb = tied_embedding_sync(&sb);
 	for (int r = 0; r < g->nreps; r++)
-		finish_rep(&sb, r, grad_ids, m, maxchunk, emb);
+		finish_rep(&sb, r, grad_ids, emb);
 	free(emb);
 out:
 	for (int r = 0; r < g->nreps; r++) {

@@ -67,6 +67,11 @@ typedef struct hs_build {
  * `symmetry` = 1: one rep per stage; 0: one rep per (stage, dp replica). Uneven data-parallel load turns
  * symmetry off. */
 int hs_build_step(const hs_workload *w, hs_partition *part, int symmetry, hs_build *out, hs_err *err);
+/* The same, with check(w, out, err) called once the reps and the stages' facts (parameters, memory) are set but
+ * before any task is built: -1 from it ends the build as a failure (out freed) with its error. */
+typedef int (*hs_build_check)(const hs_workload *w, const hs_build *b, hs_err *err);
+int hs_build_step_checked(const hs_workload *w, hs_partition *part, int symmetry, hs_build_check check,
+			  hs_build *out, hs_err *err);
 void hs_build_free(hs_build *b);
 /* The (stage, chunk) op list that is range [first, first + count) (b->ranges), or NULL when it is none (an
  * optimizer's list, part of a list, a graph built without the memo). */

@@ -66,7 +66,7 @@ char *hs_xstrdup(const char *s)
 	return d;
 }
 
-void hs_xgrow(void *arr_ptr, size_t *cap, size_t need, size_t size)
+void hs_xgrow_to(void *arr_ptr, size_t *cap, size_t need, size_t size)
 {
 	void **arr = arr_ptr;
 	if (need <= *cap)

@@ -88,12 +88,19 @@ const char *hs_exec_closed_step(struct ex *x, hs_result *out)
 	hs_time t0 = hs_engine_now(x->eng);
 	x->step_start = t0;
 	hs_time *free_at = hs_xmalloc((nr * HS_S_COUNT + 1) * sizeof *free_at);
-	/* each compute task's range cost, kept for pass 2 with the table's size when it was found: a table that
-	 * grew since has moved its entries, and those are looked up again */
-	struct mref {
-		const struct memo *m;
-		size_t cap;
-	} *mr = hs_xmalloc((g->ntasks + 1) * sizeof *mr);
+	/* each compute task's range cost for pass 2, as an index (the table may grow, moving its entries) */
+	uint32_t *mr = hs_xmalloc((g->ntasks + 1) * sizeof *mr);
+	/* the last few (rep, range, share) seen and their cost and duration: a rep's micro-batches repeat a few
+	 * ranges at one share each, and the range lookup and the sum of the duration were a tenth of the step */
+	enum { NTC = 64 };
+	struct tcache {
+		int32_t rep;
+		uint32_t first, count, idx;
+		double scale;
+		hs_time dur;
+	} tc[NTC];
+	for (int k = 0; k < NTC; k++)
+		tc[k].rep = -1;
 	for (size_t i = 0; i < nr * HS_S_COUNT; i++)
 		free_at[i] = t0;
 	/* pass 1: the timeline */
@@ -132,10 +139,16 @@ const char *hs_exec_closed_step(struct ex *x, hs_result *out)
 		}
 		hs_time dur;
 		if (t->kind == HS_T_COMPUTE) {
-			struct rep *r = &x->reps[t->rep];
-			const struct memo *m = hs_exec_range_cost(x, r, g->reps[t->rep].stage, t->op_first, t->op_count);
-			mr[i] = (struct mref){m, x->memocap};
-			dur = hs_time_from_s(compute_s(t, m));
+			struct tcache *c = &tc[((t->op_first * 0x9e3779b1u) ^ (uint32_t)t->rep * 0x85ebca6bu ^ t->op_count) >>
+					       26 & (NTC - 1)];
+			if (c->rep != t->rep || c->first != t->op_first || c->count != t->op_count || c->scale != t->scale) {
+				struct rep *r = &x->reps[t->rep];
+				uint32_t mi = hs_exec_range_index(x, r, g->reps[t->rep].stage, t->op_first, t->op_count);
+				*c = (struct tcache){.rep = t->rep, .first = t->op_first, .count = t->op_count, .idx = mi,
+						     .scale = t->scale, .dur = hs_time_from_s(compute_s(t, &x->memo[mi]))};
+			}
+			mr[i] = c->idx;
+			dur = c->dur;
 		} else {
 			st->xfer_s = hs_exec_comm_closed_time(x, (uint32_t)i);
 			dur = hs_time_from_s(st->xfer_s);
@@ -164,9 +177,7 @@ const char *hs_exec_closed_step(struct ex *x, hs_result *out)
 			r->last_end = st->end;
 		if (t->kind != HS_T_COMPUTE)
 			continue;
-		const struct memo *m = mr[i].cap == x->memocap
-					       ? mr[i].m
-					       : hs_exec_range_cost(x, r, g->reps[t->rep].stage, t->op_first, t->op_count);
+		const struct memo *m = &x->memo[mr[i]];
 		double f = t->scale * 1.0;
 		hs_exec_add_compute(r->res, t, &m->c, f, t->scale);
 		for (int k = 0; k < HS_GROUP_COUNT; k++)

@@ -72,16 +72,17 @@ static int range_alias(struct ex *x, struct rep *r, int stage, const hs_op_range
 	return *cfirst != first || *cstage != stage;
 }
 
-struct memo *hs_exec_range_cost(struct ex *x, struct rep *r, int stage, uint32_t first, uint32_t count)
+uint32_t hs_exec_range_index(struct ex *x, struct rep *r, int stage, uint32_t first, uint32_t count)
 {
 	uint64_t key = ((uint64_t)(uint32_t)stage << 32) | (uint32_t)r->ngroup;
-	size_t i = memo_slot(key, first, count, x->memocap);
-	for (;; i = (i + 1) & (x->memocap - 1)) {
-		struct memo *m = &x->memo[i];
-		if (!m->used)
+	size_t i = memo_slot(key, first, count, x->nslot);
+	for (;; i = (i + 1) & (x->nslot - 1)) {
+		uint32_t q = x->mslot[i];
+		if (!q)
 			break;
+		const struct memo *m = &x->memo[q - 1];
 		if (m->key == key && m->first == first && m->count == count)
-			return m;
+			return q - 1;
 	}
 	/* not timed yet: take the cost of the same ops timed the same way, or time them */
 	struct rep *cr;
@@ -91,7 +92,8 @@ struct memo *hs_exec_range_cost(struct ex *x, struct rep *r, int stage, uint32_t
 	int netcomm = 0;
 	const hs_op_range *or = hs_build_op_range(x->b, first, count);
 	if (range_alias(x, r, stage, or, first, &cr, &cstage, &cfirst)) {
-		const struct memo *o = hs_exec_range_cost(x, cr, cstage, cfirst, count); /* may grow the table */
+		uint32_t oi = hs_exec_range_index(x, cr, cstage, cfirst, count); /* may grow the table: x->memo after */
+		const struct memo *o = &x->memo[oi];
 		c = o->c;
 		c.rec = NULL;
 		netcomm = o->netcomm;
@@ -100,31 +102,36 @@ struct memo *hs_exec_range_cost(struct ex *x, struct rep *r, int stage, uint32_t
 		hs_exec_rep_env(x, r, &e);
 		hs_range_cache_cost(x->rcache, &e, x->g->ops + first, count, or ? &or->fp : NULL, &c, &netcomm);
 	}
-	if (2 * (x->nmemo + 1) > x->memocap) { /* keep it under half full: double and re-insert */
-		struct memo *old = x->memo;
-		size_t oc = x->memocap;
-		x->memocap *= 2;
-		x->memo = hs_xcalloc(x->memocap, sizeof *x->memo);
-		for (size_t j = 0; j < oc; j++)
-			if (old[j].used) {
-				size_t q = memo_slot(old[j].key, old[j].first, old[j].count, x->memocap);
-				while (x->memo[q].used)
-					q = (q + 1) & (x->memocap - 1);
-				x->memo[q] = old[j];
-			}
-		free(old);
+	if (2 * (x->nmemo + 1) > x->nslot) { /* keep the slots under half full: double and re-insert */
+		free(x->mslot);
+		x->nslot *= 2;
+		x->mslot = hs_xcalloc(x->nslot, sizeof *x->mslot);
+		for (size_t j = 0; j < x->nmemo; j++) {
+			const struct memo *o = &x->memo[j];
+			size_t q = memo_slot(o->key, o->first, o->count, x->nslot);
+			while (x->mslot[q])
+				q = (q + 1) & (x->nslot - 1);
+			x->mslot[q] = (uint32_t)j + 1;
+		}
 	}
-	i = memo_slot(key, first, count, x->memocap);
-	while (x->memo[i].used)
-		i = (i + 1) & (x->memocap - 1);
-	struct memo *m = &x->memo[i];
+	/* the entries stay in place but for this growth: an index found before stays valid */
+	hs_xgrow(&x->memo, &x->memocap, x->nmemo + 1, sizeof *x->memo);
+	i = memo_slot(key, first, count, x->nslot);
+	while (x->mslot[i])
+		i = (i + 1) & (x->nslot - 1);
+	x->mslot[i] = (uint32_t)x->nmemo + 1;
+	struct memo *m = &x->memo[x->nmemo];
 	memset(m, 0, sizeof *m);
-	m->used = 1;
-	x->nmemo++;
 	m->key = key, m->first = first, m->count = count;
 	m->c = c;
 	m->netcomm = netcomm;
-	return m;
+	return (uint32_t)x->nmemo++;
+}
+
+struct memo *hs_exec_range_cost(struct ex *x, struct rep *r, int stage, uint32_t first, uint32_t count)
+{
+	uint32_t i = hs_exec_range_index(x, r, stage, first, count); /* may move x->memo: read it after */
+	return &x->memo[i];
 }
 
 /* Do reps a and b time every op the same way (hs_exec_rep_env gives them equal environments)? */
@@ -626,9 +633,10 @@ void hs_exec_close(struct ex *x)
 	free(x->ts);
 	free(x->succ);
 	free(x->succ_first);
-	for (size_t i = 0; x->memo && i < x->memocap; i++)
+	for (size_t i = 0; i < x->nmemo; i++)
 		free(x->memo[i].rec.v);
 	free(x->memo);
+	free(x->mslot);
 	free(x->env_rep);
 	free(x->inl);
 	if (!x->shared_eng)
@@ -664,19 +672,28 @@ static int exec_open(struct ex *x, const hs_workload *s, const hs_simopts *o, co
 	x->opmemo = hs_op_memo_create();
 	if (!x->eng)
 		x->eng = hs_engine_create();
-	x->ts = hs_xcalloc(g->ntasks ? g->ntasks : 1, sizeof *x->ts);
+	/* not zeroed: every step sets each task's state before it reads it (hs_exec_begin_step, or the closed
+	 * step as it walks; zeroing it was 4% of a sweep point's instructions) */
+	x->ts = hs_xmalloc((g->ntasks ? g->ntasks : 1) * sizeof *x->ts);
 	x->reps = hs_xcalloc((size_t)g->nreps, sizeof *x->reps);
 	out->reps = hs_xcalloc((size_t)g->nreps, sizeof *out->reps);
 	out->nreps = g->nreps;
-	/* distinct op ranges: about 3 per (stage, chunk) (forward and backward, or its input and weight halves,
-	 * and the bucket slices share the backward's) and the optimizer per stage, on each node group; under half
-	 * full. The table grows past that (zero-bubble schedules, traced graphs), so this only saves zeroing a
-	 * table many times too big, which was 8% of a sweep point. */
-	x->memocap = 64;
-	while (x->memocap < (size_t)(2 * (3 * s->par->pp * s->par->vstages + s->par->pp) *
-				     hs_cluster_ngroups(s->cluster)))
-		x->memocap *= 2;
-	x->memo = hs_xcalloc(x->memocap, sizeof *x->memo);
+	{
+		/* the distinct op ranges (hs_build.ranges; else about 3 per (stage, chunk): forward and backward, or
+		 * its input and weight halves, the bucket slices sharing the backward's) and the optimizer per stage,
+		 * on each node group, and the canonical ranges that aliases take the cost of: room for all at once, so
+		 * that the table does not grow in the common case (it grows past that: traced graphs). Only the slots
+		 * are zeroed (zeroing a table of entries many times too big was 8% of a sweep point). */
+		size_t est = x->b->nranges ? x->b->nranges
+					   : (size_t)(3 * s->par->pp * s->par->vstages + s->par->pp);
+		est = 2 * (est + (size_t)s->par->pp) * (size_t)hs_cluster_ngroups(s->cluster);
+		x->memo = hs_xmalloc(est * sizeof *x->memo);
+		x->memocap = est;
+		x->nslot = 64;
+		while (x->nslot < 2 * est)
+			x->nslot *= 2;
+		x->mslot = hs_xcalloc(x->nslot, sizeof *x->mslot);
+	}
 	if (setup_reps(x, b, out))
 		return -1;
 	if (streams)

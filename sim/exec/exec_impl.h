@@ -118,7 +118,6 @@ struct memo {
 	uint64_t key;
 	uint32_t first, count;
 	hs_ops_cost c;      /* the range's kernels, host waits and blocking collectives (layer_time.h) */
-	int used;
 	int netcomm; /* collectives in the range over groups of more than one rank */
 	/* routing.c, once: MoE layers in the range (runs of routed ops, recompute aside) and the compute of its
 	 * routed ops (what the busiest rank's load scales) */
@@ -145,8 +144,10 @@ struct ex {
 	struct rep *reps;
 	uint32_t *succ, *succ_first; /* CSR successors */
 	struct rv *rv;
-	struct memo *memo;
+	struct memo *memo;  /* [nmemo] in the order timed; they move only when the array grows */
 	size_t memocap, nmemo;
+	uint32_t *mslot;    /* [nslot] open addressing over memo: index + 1, 0 empty; under half full */
+	size_t nslot;
 	hs_profile_cache *profiles; /* the caller's, or one of our own */
 	hs_op_memo *opmemo;         /* kernel times by shape and device, for this step */
 	struct hs_range_cache *rcache; /* op-range costs across the caller's steps (range_cache.h); NULL: none */
@@ -230,6 +231,8 @@ static inline double hs_exec_step_s(const struct ex *x, hs_time t)
  * range [first, first + count) of a stage on r's node group, computed once and memoised. */
 void hs_exec_rep_env(struct ex *x, struct rep *r, hs_op_env *e);
 struct memo *hs_exec_range_cost(struct ex *x, struct rep *r, int stage, uint32_t first, uint32_t count);
+/* The same as an index into x->memo, which stays valid as the table grows (a pointer does not). */
+uint32_t hs_exec_range_index(struct ex *x, struct rep *r, int stage, uint32_t first, uint32_t count);
 
 /* exec.c: the accounting both ways of timing a step share. A compute task's kernels and host waits, scaled by f
  * (its share of the op range, slowdowns, noise), and its FLOPs scaled by `share`, into res; returns the compute

@@ -128,11 +128,8 @@ int hs_plan_step(const hs_workload *w, int symmetry, hs_build *out, hs_err *err)
 	hs_partition part;
 	if (hs_partition_resolve(w, &part, err))
 		return -1;
-	if (hs_build_step(w, &part, symmetry, out, err))
+	/* the memory check runs inside the build, before the graph: it reads only the reps and the stages */
+	if (hs_build_step_checked(w, &part, symmetry, hs_plan_check_memory, out, err))
 		return -1; /* the build took the partition over and freed what it had built */
-	if (hs_plan_check_memory(w, out, err)) {
-		hs_build_free(out);
-		return -1;
-	}
 	return 0;
 }

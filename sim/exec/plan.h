@@ -9,7 +9,8 @@
 #include "models/workload.h"
 #include "sim/base/err.h"
 
-/* Resolve the partition, build the graph (symmetry as hs_build_step takes it) and check memory. Returns -1
+/* Resolve the partition, check memory and build the graph (symmetry as hs_build_step takes it; the memory check
+ * runs before any task is built, so a point that does not fit costs no graph). Returns -1
  * with err: HS_EINFEASIBLE when a stage does not fit (with the numbers), or what partitioning or building
  * returned. On failure *out needs no freeing. */
 int hs_plan_step(const hs_workload *w, int symmetry, hs_build *out, hs_err *err);
