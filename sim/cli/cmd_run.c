@@ -30,7 +30,7 @@ static const hs_opt opts[] = {
 	{HS_OPT_FLAG, "detail", 0, &detail, NULL, "add per-stage and per-rank tables"},
 	{HS_OPT_LIST, "set", 's', &sets, "KEY=VALUE", "override a scenario key (repeatable): --set parallelism.tp=4"},
 	{HS_OPT_FLAG, "no-symmetry", 0, &no_symmetry, NULL,
-	 "simulate every data-parallel replica instead of one per stage"},
+	 "simulate every data-parallel replica instead of one per stage, and every transfer as a flow"},
 	{HS_OPT_STRING, "trace", 0, &trace_path, "FILE.json", "write a Chrome/Perfetto trace of the step"},
 	{HS_OPT_STRING, "trace-ranks", 0, &trace_ranks, "SPEC",
 	 "ranks to trace: all (default), every:K, or a list 0,3,8-11 (simulated ranks, as --detail numbers them)"},

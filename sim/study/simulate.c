@@ -194,6 +194,8 @@ static int simulate_scn(hs_scenario *scn, const char *path, int symmetry, hs_pro
 	const hs_scenario *s = out->s;
 	if (symmetry < 0 || hs_variability_active(&s->var) || hs_scenario_routing_splits(s))
 		symmetry = s->sim.symmetry; /* variability turns symmetry off in the scenario */
+	else if (!symmetry)
+		scn->sim.symmetry = 0; /* --no-symmetry: every replica and every transfer (the network's classes too) */
 	if (hs_plan_step(&s->wl, symmetry, &out->b, err)) {
 		hs_err_prefix(err, "%s: ", path);
 		hs_scenario_free(out->s);
