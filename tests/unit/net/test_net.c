@@ -45,16 +45,18 @@ static const char *ring_cluster = "cluster:\n"
 				  "       nic: {bandwidth: 100 Gb/s, per_node: 1, latency: 2 us}}\n"
 				  "  fabric: {kind: fat-tree, tiers: 1, latency: 1 us}\n";
 
+/* Two GPUs and one 10 GB/s link between them (5 us). */
+static const char *one_link = "cluster:\n"
+			      "  groups:\n"
+			      "    - {nodes: 2, gpus_per_node: 1, gpu: H100-SXM-80GB}\n"
+			      "  fabric:\n"
+			      "    kind: explicit\n"
+			      "    links: [{from: gpu0, to: gpu1, bandwidth: 10 GB/s, latency: 5 us}]\n";
+
 START_TEST(one_flow_one_link)
 {
-	const char *y = "cluster:\n"
-			"  groups:\n"
-			"    - {nodes: 2, gpus_per_node: 1, gpu: H100-SXM-80GB}\n"
-			"  fabric:\n"
-			"    kind: explicit\n"
-			"    links: [{from: gpu0, to: gpu1, bandwidth: 10 GB/s, latency: 5 us}]\n";
 	hs_err err;
-	hs_cluster *c = load(y, &err);
+	hs_cluster *c = load(one_link, &err);
 	ck_assert_msg(c != NULL, "%s", err.msg);
 	for (int m = 0; m < 2; m++) {
 		cur = hs_engine_create();
@@ -89,14 +91,8 @@ static void start_b(hs_engine *eng, void *ctx, uint64_t arg)
 
 START_TEST(alone_then_shared)
 {
-	const char *y = "cluster:\n"
-			"  groups:\n"
-			"    - {nodes: 2, gpus_per_node: 1, gpu: H100-SXM-80GB}\n"
-			"  fabric:\n"
-			"    kind: explicit\n"
-			"    links: [{from: gpu0, to: gpu1, bandwidth: 10 GB/s, latency: 5 us}]\n";
 	hs_err err;
-	hs_cluster *c = load(y, &err);
+	hs_cluster *c = load(one_link, &err);
 	ck_assert_msg(c != NULL, "%s", err.msg);
 	cur = hs_engine_create();
 	cur_net = hs_net_create(c, "flow", cur, &err);
@@ -169,14 +165,8 @@ static void rec_sent(void *ctx, uint64_t arg)
 
 START_TEST(sent_before_done)
 {
-	const char *y = "cluster:\n"
-			"  groups:\n"
-			"    - {nodes: 2, gpus_per_node: 1, gpu: H100-SXM-80GB}\n"
-			"  fabric:\n"
-			"    kind: explicit\n"
-			"    links: [{from: gpu0, to: gpu1, bandwidth: 10 GB/s, latency: 5 us}]\n";
 	hs_err err;
-	hs_cluster *c = load(y, &err);
+	hs_cluster *c = load(one_link, &err);
 	ck_assert_msg(c != NULL, "%s", err.msg);
 	hs_topo *t = hs_topo_build(c, &err);
 	ck_assert_msg(t != NULL, "%s", err.msg);
