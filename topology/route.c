@@ -116,28 +116,33 @@ size_t hs_router_cached(const hs_router *r) { return r->used; }
 /* Breadth-first search towards dst over in-links into d[]; devices other than the ends are not relayed
  * through. dom >= 0 restricts the search to that scale-up domain's non-NIC vertices. Returns the number of vertices
  * touched (listed in r->touched when d is the scratch array). */
+/* One step of the search: label u's unlabelled in-neighbours into q[n..] (room for u's in-degree); returns the
+ * new n. */
+static int expand(const hs_topo *t, int u, int dst, int dom, int *d, int *q, int n)
+{
+	if (u != dst && hs_topo_vkind(t, u) == HS_V_GPU)
+		return n;
+	int f, c;
+	hs_topo_in(t, u, &f, &c);
+	for (int i = f; i < f + c; i++) {
+		int w = hs_topo_link(t, hs_topo_in_link(t, i))->from;
+		if (d[w] >= 0)
+			continue;
+		if (dom >= 0 && (hs_topo_vdomain(t, w) != dom || hs_topo_vkind(t, w) == HS_V_NIC))
+			continue;
+		d[w] = d[u] + 1;
+		q[n++] = w;
+	}
+	return n;
+}
+
 static int bfs(hs_router *r, int dst, int dom, int *d)
 {
-	const hs_topo *t = r->t;
 	int h = 0, q = 0;
 	d[dst] = 0;
 	r->queue[q++] = dst;
-	while (h < q) {
-		int u = r->queue[h++];
-		if (u != dst && hs_topo_vkind(t, u) == HS_V_GPU)
-			continue;
-		int f, c;
-		hs_topo_in(t, u, &f, &c);
-		for (int i = f; i < f + c; i++) {
-			int w = hs_topo_link(t, hs_topo_in_link(t, i))->from;
-			if (d[w] >= 0)
-				continue;
-			if (dom >= 0 && (hs_topo_vdomain(t, w) != dom || hs_topo_vkind(t, w) == HS_V_NIC))
-				continue;
-			d[w] = d[u] + 1;
-			r->queue[q++] = w;
-		}
-	}
+	while (h < q)
+		q = expand(r->t, r->queue[h++], dst, dom, d, r->queue, q);
 	return q;
 }
 
@@ -165,22 +170,12 @@ static const int *global_dist(hs_router *r, int dst, int src)
 		r->slot_dst[s] = dst;
 		r->slot_of[dst] = s;
 	}
-	const hs_topo *t = r->t;
 	int *d = r->dist[s], h = r->head[s], n = r->nlab[s];
 	while (d[src] < 0 && h < n) {
-		int u = r->lab[s][h++];
-		if (u != dst && hs_topo_vkind(t, u) == HS_V_GPU)
-			continue;
-		int f, c;
-		hs_topo_in(t, u, &f, &c);
-		for (int i = f; i < f + c; i++) {
-			int w = hs_topo_link(t, hs_topo_in_link(t, i))->from;
-			if (d[w] >= 0)
-				continue;
-			d[w] = d[u] + 1;
-			hs_xgrow(&r->lab[s], &r->labcap[s], (size_t)n + 1, sizeof *r->lab[s]);
-			r->lab[s][n++] = w;
-		}
+		int u = r->lab[s][h++], f, c;
+		hs_topo_in(r->t, u, &f, &c);
+		hs_xgrow(&r->lab[s], &r->labcap[s], (size_t)n + (size_t)c, sizeof *r->lab[s]);
+		n = expand(r->t, u, dst, -1, d, r->lab[s], n);
 	}
 	r->head[s] = h, r->nlab[s] = n;
 	return d;
