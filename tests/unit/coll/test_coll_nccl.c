@@ -373,6 +373,19 @@ END_TEST
  * few microseconds of each other, and 2.12-2.22 charge the ring's all-reduce 2 nNodes = 4 network steps where
  * 2.23 charges 2 (nNodes - 1) = 2, 2 x 4.0 us less: 2.19 picks the tree, 2.23 the ring. A forced algorithm
  * takes the same time under every release, since the time charged is the newest release's. */
+/* The cluster of `fmt` (a YAML document with one %s, the NCCL release) at release `ver`; *doc holds it. */
+static hs_cluster *versioned(const char *fmt, const char *ver, hs_ydoc **doc)
+{
+	char y[512];
+	snprintf(y, sizeof y, fmt, ver);
+	hs_err err = {0};
+	*doc = hs_yaml_load_string(y, strlen(y), "t", &err);
+	ck_assert_msg(*doc != NULL, "%s", err.msg);
+	hs_cluster *c = hs_cluster_from_yaml(hs_yaml_get(hs_yaml_root(*doc), "cluster"), "cluster", &err);
+	ck_assert_msg(c != NULL, "%s", err.msg);
+	return c;
+}
+
 START_TEST(nccl_version_changes_the_choice)
 {
 	static const char *fmt = "cluster:\n  groups:\n    - {nodes: 2, gpus_per_node: 8, gpu: A100-SXM-80GB,\n"
@@ -387,13 +400,8 @@ START_TEST(nccl_version_changes_the_choice)
 	hs_coll_choice ch[2];
 	double forced[2][2];
 	for (int v = 0; v < 2; v++) {
-		char y[512];
-		snprintf(y, sizeof y, fmt, ver[v]);
-		hs_err err = {0};
-		hs_ydoc *d = hs_yaml_load_string(y, strlen(y), "t", &err);
-		ck_assert_msg(d != NULL, "%s", err.msg);
-		hs_cluster *c = hs_cluster_from_yaml(hs_yaml_get(hs_yaml_root(d), "cluster"), "cluster", &err);
-		ck_assert_msg(c != NULL, "%s", err.msg);
+		hs_ydoc *d;
+		hs_cluster *c = versioned(fmt, ver[v], &d);
 		ck_assert_int_eq(hs_cluster_nccl_version(c), v ? 223 : 219);
 		double S = 16 << 20;
 		ck_assert(hs_coll_nccl_time(c, HS_COLL_ALL_REDUCE, HS_ALGO_AUTO, HS_PROTO_AUTO, ranks, 16, S, &ch[v]) > 0);
@@ -430,13 +438,8 @@ START_TEST(nvls_by_release)
 	for (int i = 0; i < 16; i++)
 		ranks[i] = i;
 	for (int v = 0; v < 4; v++) {
-		char y[512];
-		snprintf(y, sizeof y, fmt, ver[v]);
-		hs_err err = {0};
-		hs_ydoc *d = hs_yaml_load_string(y, strlen(y), "t", &err);
-		ck_assert_msg(d != NULL, "%s", err.msg);
-		hs_cluster *c = hs_cluster_from_yaml(hs_yaml_get(hs_yaml_root(d), "cluster"), "cluster", &err);
-		ck_assert_msg(c != NULL, "%s", err.msg);
+		hs_ydoc *d;
+		hs_cluster *c = versioned(fmt, ver[v], &d);
 		hs_coll_choice ch[2];
 		double S = 1 << 30;
 		ck_assert(hs_coll_nccl_time(c, HS_COLL_ALL_REDUCE, HS_ALGO_AUTO, HS_PROTO_AUTO, ranks, 8, S, &ch[0]) > 0);
