@@ -37,6 +37,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "sim/study/simulate.h"
 #include "sim/study/sweep.h"
 
 #if defined(__has_include)
@@ -58,7 +59,7 @@ static double now(void)
 
 struct pass {
 	double all_s, ok_s;   /* the whole space; the simulated points only */
-	size_t ok, closed;
+	size_t ok, closed, items;
 };
 
 /* Evaluate every point on this thread; keep the rows when `keep` is given. Each pass starts with an empty
@@ -83,6 +84,7 @@ static int run(const hs_sweep *sw, struct pass *p, char **keep)
 			p->ok_s += now() - a;
 			p->ok++;
 			p->closed += row.closed;
+			p->items += row.items;
 		}
 		if (keep) {
 			free(keep[i]);
@@ -163,19 +165,24 @@ int main(int argc, char **argv)
 		return rc;
 	}
 	char **ev = calloc(sw.npoints, sizeof *ev), **cf = calloc(sw.npoints, sizeof *cf),
-	     **nm = calloc(sw.npoints, sizeof *nm);
-	struct pass e, c, u, be = {.ok_s = INFINITY}, bc = {.ok_s = INFINITY}, bu = {.ok_s = INFINITY};
+	     **nm = calloc(sw.npoints, sizeof *nm), **gr = calloc(sw.npoints, sizeof *gr);
+	struct pass e, c, u, q, be = {.ok_s = INFINITY}, bc = {.ok_s = INFINITY}, bu = {.ok_s = INFINITY},
+				bq = {.ok_s = INFINITY};
 	int rc = 0;
 	for (int rep = 0; rep < 3 && !rc; rep++) {
-		hs_sweep_set_closed_form(&sw, 0);
+		hs_sweep_set_closed_form(&sw, HS_SIM_EVENT);
 		rc |= run(&sw, &e, rep == 0 ? ev : NULL);
-		hs_sweep_set_closed_form(&sw, 1);
+		hs_sweep_set_closed_form(&sw, HS_SIM_CLOSED);
+		rc |= run(&sw, &q, rep == 0 ? gr : NULL);
+		hs_sweep_set_closed_form(&sw, HS_SIM_CLOSED_ITEMS);
 		rc |= run(&sw, &c, rep == 0 ? cf : NULL);
 		setenv("HETSIM_BUILD_MEMO", "0", 1);
 		rc |= run(&sw, &u, rep == 0 ? nm : NULL);
 		unsetenv("HETSIM_BUILD_MEMO");
 		if (e.ok_s < be.ok_s)
 			be = e;
+		if (q.ok_s < bq.ok_s)
+			bq = q;
 		if (c.ok_s < bc.ok_s)
 			bc = c;
 		if (u.ok_s < bu.ok_s)
@@ -192,6 +199,14 @@ int main(int argc, char **argv)
 			differ++;
 		}
 	}
+	size_t graph_differ = 0;
+	for (size_t i = 0; i < sw.npoints; i++)
+		if (strcmp(cf[i], gr[i])) {
+			if (!graph_differ)
+				fprintf(stderr, "bench_sweep: point %zu differs between the item walk and the graph:\n"
+					"  items %s\n  graph %s\n", i, cf[i], gr[i]);
+			graph_differ++;
+		}
 	size_t memo_differ = 0;
 	for (size_t i = 0; i < sw.npoints; i++)
 		if (strcmp(cf[i], nm[i])) {
@@ -200,25 +215,31 @@ int main(int argc, char **argv)
 					"  memo off %s\n", i, cf[i], nm[i]);
 			memo_differ++;
 		}
-	double re = be.ok / be.ok_s, rcf = bc.ok / bc.ok_s, rnm = bu.ok / bu.ok_s;
+	double re = be.ok / be.ok_s, rcf = bc.ok / bc.ok_s, rnm = bu.ok / bu.ok_s, rg = bq.ok / bq.ok_s;
 	printf("sweep: Llama 3 70B, 1024 x H100 (%s): %zu points, %zu simulated\n", path, sw.npoints, bc.ok);
 	printf("  event run    : %8.0f simulated configurations/s (%.0f us each), %6.0f points/s over the space\n", re,
 	       1e6 / re, sw.npoints / be.all_s);
 	printf("  closed form, reuse off (HETSIM_BUILD_MEMO=0, the baseline): %8.0f simulated configurations/s "
 	       "(%.0f us each)\n", rnm, 1e6 / rnm);
+	printf("  closed form on the task graph (HS_SIM_CLOSED): %8.0f simulated configurations/s (%.0f us each)\n", rg,
+	       1e6 / rg);
 	printf("  closed form  : %8.0f simulated configurations/s (%.0f us each), %6.0f points/s over the space\n", rcf,
 	       1e6 / rcf, sw.npoints / bc.all_s);
-	printf("  closed-form path: %zu of %zu simulated points (%.1f%%); speed-up over the event run %.2fx\n",
-	       bc.closed, bc.ok, bc.ok ? 100.0 * bc.closed / bc.ok : 0.0, rcf / re);
+	printf("  closed-form path: %zu of %zu simulated points (%.1f%%), %zu of them from the schedule's items without "
+	       "a task graph; speed-up over the event run %.2fx\n",
+	       bc.closed, bc.ok, bc.ok ? 100.0 * bc.closed / bc.ok : 0.0, bc.items, rcf / re);
 	printf("  reuse: %.2fx the baseline's simulated configurations/s; rows equal to the baseline's: %zu of %zu\n",
 	       rcf / rnm, sw.npoints - memo_differ, sw.npoints);
 	printf("  rows equal to the event run's (all columns but path): %zu of %zu\n", sw.npoints - differ, sw.npoints);
+	printf("  rows equal to the closed form on the graph's: %zu of %zu; item walk %.2fx its speed\n",
+	       sw.npoints - graph_differ, sw.npoints, rcf / rg);
 	printf("  target (>= 10000 simulated configurations/s on one thread): %s\n", rcf >= 10000 ? "met" : "NOT met");
 	for (size_t i = 0; i < sw.npoints; i++)
-		free(ev[i]), free(cf[i]), free(nm[i]);
+		free(ev[i]), free(cf[i]), free(nm[i]), free(gr[i]);
 	free(ev);
+	free(gr);
 	free(nm);
 	free(cf);
 	hs_sweep_free(&sw);
-	return differ || memo_differ ? 1 : 0;
+	return differ || memo_differ || graph_differ ? 1 : 0;
 }

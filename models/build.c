@@ -81,10 +81,28 @@ void hs_build_layer_cfg(const hs_workload *s, hs_layer_cfg *out)
 			      .grad_bytes = s->train->recipe ? hs_dtype_bytes(s->train->grad_dtype) : 0};
 }
 
+static void pipe_free(hs_pipe *q, int pp)
+{
+	if (!q)
+		return;
+	for (int st = 0; q->items && st < pp; st++)
+		free(q->items[st]);
+	free(q->items);
+	free(q->nitems);
+	free(q->ol);
+	free(q->nslices);
+	free(q->bucket_bytes);
+	free(q->opt);
+	free(q->gather_bytes);
+	free(q);
+}
+
 void hs_build_free(hs_build *b)
 {
 	if (!b)
 		return;
+	pipe_free(b->pipe, b->pp);
+	b->pipe = NULL;
 	hs_graph_free(&b->graph);
 	free(b->ranges);
 	b->ranges = NULL;
@@ -315,17 +333,33 @@ static void store(struct ctx *c, uint32_t (*dst)[2], int idx)
 	dst[idx][1] = (uint32_t)c->tmp.n;
 }
 
-static void build_oplists(struct ctx *c)
+static int same_lists(const struct ctx *c, int s, int k, int t, int j);
+
+/* Every (stage, chunk)'s four op lists into the graph; `shared`: a (stage, chunk) whose lists repeat an earlier
+ * one's (same_lists) takes that one's ranges instead of a copy (the item walk reads them; a task graph keeps
+ * each stage's own, which in-layer traces and the network's per-rank timing index). */
+static void build_oplists(struct ctx *c, int shared)
 {
 	size_t n = (size_t)c->pp * c->v;
 	c->fwd = hs_xcalloc(n, sizeof *c->fwd);
 	c->bwd = hs_xcalloc(n, sizeof *c->bwd);
 	c->bin = hs_xcalloc(n, sizeof *c->bin);
 	c->bwt = hs_xcalloc(n, sizeof *c->bwt);
-	reserve_ops(c);
+	if (!shared)
+		reserve_ops(c);
 	for (int s = 0; s < c->pp; s++)
 		for (int k = 0; k < c->v; k++) {
-			int idx = s * c->v + k;
+			int idx = s * c->v + k, e = -1;
+			for (int q = 0; shared && q < idx && e < 0; q++)
+				if (same_lists(c, s, k, q / c->v, q % c->v))
+					e = q;
+			if (e >= 0) {
+				memcpy(c->fwd[idx], c->fwd[e], sizeof *c->fwd);
+				memcpy(c->bwd[idx], c->bwd[e], sizeof *c->bwd);
+				memcpy(c->bin[idx], c->bin[e], sizeof *c->bin);
+				memcpy(c->bwt[idx], c->bwt[e], sizeof *c->bwt);
+				continue;
+			}
 			ops_chunk(c, s, k, HS_PH_FWD, 0, 0);
 			hs_oplist fl = built(c);
 			double n8 = hs_ops_fp8_gemms(&fl);
@@ -518,6 +552,15 @@ static int rv(const struct ctx *c, int dp_index, int id)
 	return id * sites + dp_index / c->dpg;
 }
 
+/* The slices of the backward item that finalises a chunk's gradients, one per gradient bucket, and the bytes of
+ * the chunk's gradients (*gbytes): each slice's reduction carries gbytes / slices. */
+static int bucket_slices(struct ctx *c, int stage, int chunk, double *gbytes)
+{
+	*gbytes = chunk_grad_bytes(c, stage, chunk);
+	int n = (int)ceil(*gbytes / c->s->par->dp_bucket_bytes);
+	return n < 1 ? 1 : n > MAX_BUCKETS ? MAX_BUCKETS : n;
+}
+
 static int z3_buckets(struct ctx *c, const struct z3 *z, int stage, int chunk)
 {
 	if (z->bucket <= 0)
@@ -626,14 +669,8 @@ static int emit_item(struct step *sb, int r)
 		finalises = W->last_weight[it.chunk] == W->pos && c->dpg > 1;
 	int nslices = 1;
 	double gbytes = 0;
-	if (finalises) {
-		gbytes = chunk_grad_bytes(c, W->stage, it.chunk);
-		nslices = (int)ceil(gbytes / p->dp_bucket_bytes);
-		if (nslices < 1)
-			nslices = 1;
-		if (nslices > MAX_BUCKETS)
-			nslices = MAX_BUCKETS;
-	}
+	if (finalises)
+		nslices = bucket_slices(c, W->stage, it.chunk, &gbytes);
 	int z3_rs = z->on && !z->keep && weight_item(it.kind);
 	/* kept parameters: only the chunk's first forward gathers (by unit), and nothing is prefetched later */
 	int gathers = z->on && z3_gathers(it.kind) && (!z->keep || (fwd && W->first_fwd[it.chunk] == W->pos));
@@ -916,6 +953,29 @@ static void stage_info(struct step *sb, int r, int m, int maxchunk)
 	hs_memory_rank(s->model, &mc, &si->mem);
 }
 
+/* Stage st's optimizer ops into the graph (ol = {first, count}): the update of its parameters (or of its ZeRO
+ * shard) on the device unless the optimizer is offloaded, and the fp8 weight cast. */
+static void optimizer_ops(struct ctx *c, int st, uint32_t ol[2])
+{
+	const hs_parallel *p = c->s->par;
+	double params = c->b->stages[st].params;
+	double shard = p->zero >= 1 ? params / c->dpg : params;
+	hs_oplist_clear(&c->tmp);
+	if (!p->offload_optimizer)
+		hs_ops_optimizer(&c->lc, shard, &c->tmp);
+	/* fp8 weights cached for the step: cast once, after the update (the unsharded layer weights, which the
+	 * first micro-batch of the next step would cast; norms and biases are a rounding error) */
+	double layer_w = 0;
+	for (int k = 0; k < c->v; k++) {
+		int gc = gchunk_of(c, st, k);
+		for (int i = 0; i < c->cl[gc]; i++)
+			layer_w += layer_params_rank(c->s->model, p, c->cf[gc] + i);
+	}
+	hs_ops_fp8_weight_cast(&c->lc, layer_w, &c->tmp);
+	ol[0] = hs_graph_add_ops(c->g, &c->tmp);
+	ol[1] = (uint32_t)c->tmp.n;
+}
+
 /* Close rep r's step: the optimizer after its last compute and every gradient bucket, then (ZeRO 1-2) the
  * all-gather of the updated parameters (the facts of its stage were found before the walk: stage_info). */
 static void finish_rep(struct step *sb, int r, int grad_ids, const uint32_t *emb)
@@ -925,26 +985,15 @@ static void finish_rep(struct step *sb, int r, int grad_ids, const uint32_t *emb
 	const hs_parallel *p = s->par;
 	hs_graph *g = c->g;
 	hs_build *out = c->b;
-	int v = c->v, symmetry = sb->symmetry;
+	int symmetry = sb->symmetry;
 	struct walk *W = &sb->w[r];
 	int st = W->stage;
 	double params = out->stages[st].params; /* stage_info's, before the walk */
 	double shard = p->zero >= 1 ? params / c->dpg : params;
-	hs_oplist_clear(&c->tmp);
-	if (!p->offload_optimizer)
-		hs_ops_optimizer(&c->lc, shard, &c->tmp);
-	/* fp8 weights cached for the step: cast once, after the update (the unsharded layer weights, which the
-	 * first micro-batch of the next step would cast; norms and biases are a rounding error) */
-	double layer_w = 0;
-	for (int k = 0; k < v; k++) {
-		int gc = gchunk_of(c, st, k);
-		for (int i = 0; i < c->cl[gc]; i++)
-			layer_w += layer_params_rank(s->model, p, c->cf[gc] + i);
-	}
-	hs_ops_fp8_weight_cast(&c->lc, layer_w, &c->tmp);
+	uint32_t ol[2];
+	optimizer_ops(c, st, ol);
 	hs_task t = {.kind = HS_T_COMPUTE, .stream = HS_S_COMPUTE, .what = HS_W_OPTIMIZER, .rep = r,
-		     .peer = -1, .op_first = hs_graph_add_ops(g, &c->tmp), .op_count = (uint32_t)c->tmp.n,
-		     .scale = 1.0, .rendezvous = -1};
+		     .peer = -1, .op_first = ol[0], .op_count = ol[1], .scale = 1.0, .rendezvous = -1};
 	uint32_t after = p->offload_optimizer ? offload_optimizer(sb, r, shard, emb) : NONE;
 	uint32_t ot = hs_graph_add(g, &t);
 	if (after != NONE) /* the updated parameters are back on the device */
@@ -1020,8 +1069,77 @@ int hs_build_step(const hs_workload *s, hs_partition *part, int symmetry, hs_bui
 	return hs_build_step_checked(s, part, symmetry, NULL, out, err);
 }
 
+/* Can the step be given as schedule items (hs_pipe)? Where emit_item and finish_rep would add only what
+ * pipe_step.c walks: compute items sliced by bucket, their reductions, sends, the optimizer and ZeRO 1-2's
+ * gather. The memo must be on (the items are the shared ones, and the reuse switch stays a check of it). */
+static int pipe_applies(const struct ctx *c, const struct step *sb)
+{
+	const hs_parallel *p = c->s->par;
+	if (!c->memo || !sb->symmetry || !c->items || sb->z.on || p->zero >= 3 || p->offload_optimizer ||
+	    p->offload_activations || c->sched == HS_SCHED_DUALPIPE)
+		return 0;
+	if (c->s->model->tied_embeddings && p->pp > 1) /* tied_embedding_sync's sends */
+		return 0;
+	for (int r = 0; r < c->g->nreps; r++)
+		if (!sb->w[r].shared)
+			return 0;
+	return 1;
+}
+
+/* The step as items: the schedules move from the ctx into out->pipe, and each (stage, chunk)'s op lists, its
+ * buckets and each stage's optimizer go in once. */
+static void fill_pipe(struct ctx *c, struct step *sb)
+{
+	const hs_parallel *p = c->s->par;
+	hs_build *out = c->b;
+	int pp = c->pp, v = c->v;
+	hs_pipe *q = hs_xcalloc(1, sizeof *q);
+	*q = (hs_pipe){.v = v, .nchunks = c->nchunks, .sched = c->sched, .m = out->part.mb_max, .items = c->items,
+		       .nitems = c->nitems, .act_bytes = sb->act_bytes,
+		       .grad_coll = p->zero >= 1 ? HS_COLL_REDUCE_SCATTER : HS_COLL_ALL_REDUCE, .reduce = c->dpg > 1};
+	c->items = NULL;
+	c->nitems = NULL;
+	build_oplists(c, 1);
+	size_t n = (size_t)pp * v;
+	q->ol = hs_xmalloc(n * sizeof *q->ol);
+	q->nslices = hs_xmalloc(n * sizeof *q->nslices);
+	q->bucket_bytes = hs_xmalloc(n * sizeof *q->bucket_bytes);
+	for (size_t i = 0; i < n; i++) {
+		memcpy(q->ol[i][HS_SI_FWD], c->fwd[i], sizeof *c->fwd);
+		memcpy(q->ol[i][HS_SI_BWD], c->bwd[i], sizeof *c->bwd);
+		memcpy(q->ol[i][HS_SI_BWD_INPUT], c->bin[i], sizeof *c->bin);
+		memcpy(q->ol[i][HS_SI_BWD_WEIGHT], c->bwt[i], sizeof *c->bwt);
+		double gbytes = 0;
+		q->nslices[i] = q->reduce ? bucket_slices(c, (int)i / v, (int)i % v, &gbytes) : 1;
+		q->bucket_bytes[i] = gbytes / q->nslices[i]; /* emit_item's expression */
+	}
+	q->opt = hs_xmalloc((size_t)pp * sizeof *q->opt);
+	q->gather_bytes = hs_xcalloc((size_t)pp, sizeof *q->gather_bytes);
+	for (int st = 0; st < pp; st++) {
+		optimizer_ops(c, st, q->opt[st]);
+		if (p->zero >= 1 && p->zero < 3 && c->dpg > 1)
+			q->gather_bytes[st] = out->stages[st].params * hs_dtype_bytes(c->s->train->dtype);
+	}
+	out->pipe = q;
+}
+
+static int build(const hs_workload *s, hs_partition *part, int symmetry, hs_build_check check, int as_items,
+		 hs_build *out, hs_err *err);
+
 int hs_build_step_checked(const hs_workload *s, hs_partition *part, int symmetry, hs_build_check check,
 			  hs_build *out, hs_err *err)
+{
+	return build(s, part, symmetry, check, 0, out, err);
+}
+
+int hs_build_step_items(const hs_workload *s, hs_partition *part, int symmetry, hs_build_check check,
+			hs_build *out, hs_err *err)
+{
+	return build(s, part, symmetry, check, 1, out, err);
+}
+
+static int build(const hs_workload *s, hs_partition *part, int symmetry, hs_build_check check, int as_items,
+		 hs_build *out, hs_err *err)
 {
 	memset(out, 0, sizeof *out);
 	const hs_parallel *p = s->par;
@@ -1087,7 +1205,8 @@ int hs_build_step_checked(const hs_workload *s, hs_partition *part, int symmetry
 	/* Rendezvous ids for DP collectives across replicas: (stage, chunk, bucket slice) -> id; the parameter
 	 * all-gather of stage s takes pp * v * MAX_BUCKETS + s. With symmetry a collective has one member: no id. */
 	int grad_ids = p->pp * v * MAX_BUCKETS;
-	if (c.memo) {
+	int pipe = as_items && pipe_applies(&c, &sb);
+	if (c.memo && !pipe) {
 		/* room for the usual tasks at once (a compute task and a send per item, the bucket slices and their
 		 * reductions, the optimizer and its gather), so the walk does not copy the graph as it grows; it
 		 * still grows past this where an item carries more (ZeRO-3 units, offload copies) */
@@ -1109,7 +1228,11 @@ int hs_build_step_checked(const hs_workload *s, hs_partition *part, int symmetry
 		rc = -1;
 		goto out;
 	}
-	build_oplists(&c);
+	if (pipe) {
+		fill_pipe(&c, &sb);
+		goto out;
+	}
+	build_oplists(&c, 0);
 	find_aliases(&c);
 	int progress = 1;
 	while (progress) {

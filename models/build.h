@@ -6,6 +6,7 @@
 
 #include "models/graph.h"
 #include "models/memory.h"
+#include "models/schedule.h"
 #include "models/workload.h"
 
 /* ZeRO-3 gathers parameters one layer at a time (FSDP wrapping every transformer block), but at most this many
@@ -50,8 +51,28 @@ typedef struct hs_op_range {
 	uint64_t fp;
 } hs_op_range;
 
+/* A step as its stages' schedule items instead of tasks (hs_build_step_items), what the closed-form pipeline
+ * step (sim/exec/pipe_step.c) walks: every fact emit_item and finish_rep would turn into tasks, found once per
+ * (stage, chunk) rather than once per task. Only where the step is one the item walk times exactly: one rep
+ * per stage (symmetry), no ZeRO-3, no offload, no DualPipe and no tied embeddings over a pipeline (their
+ * extra tasks are the graph's alone). */
+typedef struct hs_pipe {
+	int v, nchunks, sched, m;  /* chunks per stage, model chunks, enum hs_sched_kind, micro-batches */
+	hs_sched_item **items;     /* [pp] each stage's schedule */
+	size_t *nitems;            /* [pp] */
+	uint32_t (*ol)[4][2];      /* [pp * v][enum hs_si_kind] op range {first, count} in graph.ops */
+	int *nslices;              /* [pp * v] bucket slices of the item that finalises the chunk's gradients */
+	double *bucket_bytes;      /* [pp * v] bytes each slice's reduction carries */
+	uint32_t (*opt)[2];        /* [pp] the optimizer's op range */
+	double *gather_bytes;      /* [pp] ZeRO 1-2: the updated parameters' all-gather after it; 0: none */
+	double act_bytes;          /* activations (and input gradients) sent between stages */
+	int grad_coll;             /* enum hs_coll_op of the buckets' reduction */
+	int reduce;                /* gradients are reduced across data parallelism (a group of more than one) */
+} hs_pipe;
+
 typedef struct hs_build {
-	hs_graph graph;
+	hs_graph graph;            /* with `pipe`: reps and op lists, no tasks */
+	hs_pipe *pipe;             /* hs_build_step_items where it applies; NULL: the graph's tasks are the step */
 	/* [nranges] the (stage, chunk) op lists, in increasing `first`, so that whoever times ranges
 	 * (sim/exec/exec.c) times each distinct one once; none with HETSIM_BUILD_MEMO=0 */
 	hs_op_range *ranges;
@@ -72,6 +93,10 @@ int hs_build_step(const hs_workload *w, hs_partition *part, int symmetry, hs_bui
 typedef int (*hs_build_check)(const hs_workload *w, const hs_build *b, hs_err *err);
 int hs_build_step_checked(const hs_workload *w, hs_partition *part, int symmetry, hs_build_check check,
 			  hs_build *out, hs_err *err);
+/* The same, as schedule items (out->pipe; graph.reps and the op lists set, no task) where the step is one
+ * hs_pipe describes, else as tasks (out->pipe NULL): the caller asks whichever it got. */
+int hs_build_step_items(const hs_workload *w, hs_partition *part, int symmetry, hs_build_check check,
+			hs_build *out, hs_err *err);
 void hs_build_free(hs_build *b);
 /* The (stage, chunk) op list that is range [first, first + count) (b->ranges), or NULL when it is none (an
  * optimizer's list, part of a list, a graph built without the memo). */

@@ -153,6 +153,11 @@ double hs_exec_comm_closed_time(struct ex *x, uint32_t task)
 	return comm_time(x, x->comm_state, &x->g->tasks[task]);
 }
 
+double hs_exec_comm_closed_task(struct ex *x, const hs_task *t)
+{
+	return comm_time(x, x->comm_state, t);
+}
+
 static void done_ev(hs_engine *eng, void *ctx, uint64_t task)
 {
 	(void)eng;

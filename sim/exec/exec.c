@@ -221,14 +221,20 @@ void hs_exec_charge_wait(struct ex *x, struct rep *r, uint32_t cause, double gap
 	if (gap <= 0)
 		return;
 	const hs_task *c = cause != UINT32_MAX ? &x->g->tasks[cause] : NULL;
-	if (c && c->kind == HS_T_SEND) {
-		double xfer = x->ts[cause].xfer_s;
-		double e = gap < xfer ? gap : xfer;
+	hs_exec_charge(r, c ? c->kind : -1, c ? c->group : 0, c ? x->ts[cause].xfer_s : 0, gap);
+}
+
+void hs_exec_charge(struct rep *r, int kind, int group, double xfer_s, double gap)
+{
+	if (gap <= 0)
+		return;
+	if (kind == HS_T_SEND) {
+		double e = gap < xfer_s ? gap : xfer_s;
 		r->res->exposed_s[HS_GROUP_PP] += e;
 		r->res->bubble_s += gap - e;
-	} else if (c && c->kind == HS_T_COLL) {
-		r->res->exposed_s[c->group] += gap;
-	} else if (c && c->kind == HS_T_HOST) {
+	} else if (kind == HS_T_COLL) {
+		r->res->exposed_s[group] += gap;
+	} else if (kind == HS_T_HOST) {
 		r->res->offload_s += gap;
 	} else {
 		r->res->bubble_s += gap;
@@ -726,8 +732,12 @@ int hs_exec_step(const hs_workload *s, const hs_simopts *o, const hs_build *b, h
 	int lazy = closed && o->fidelity == HS_FID_ANALYTICAL && !o->record_links;
 	if (exec_open(&x, s, o, b, cache, horizon_s, NULL, !lazy, out, err))
 		goto out;
-	const char *why = closed ? hs_exec_closed_step(&x, out) : "not asked for";
-	out->closed_form = why == NULL;
+	const char *why = !closed ? "not asked for" : b->pipe ? hs_exec_pipe_step(&x, out) : hs_exec_closed_step(&x, out);
+	if (why && b->pipe) { /* a build without tasks: the caller plans the graph and runs that */
+		rc = HS_EXEC_NEEDS_GRAPH;
+		goto out;
+	}
+	out->closed_form = why ? 0 : b->pipe ? 2 : 1;
 	out->event_why = o->closed_form ? why : NULL;
 	if (why && lazy)
 		setup_streams(&x); /* the closed step left nothing accounted: the event run starts afresh */

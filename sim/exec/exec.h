@@ -124,7 +124,8 @@ typedef struct hs_result {
 	size_t ninl;
 	hs_link_util links;  /* the busiest links: over time at flow fidelity; at analytical fidelity (with
 			      * hs_simopts.record_links) their bytes from the closed forms' routes, one bin */
-	int closed_form;     /* 1: timed in closed form (events is 0); 0: by the event run */
+	int closed_form;     /* 1: timed in closed form on the task graph, 2: from the schedule's items (events is 0; no
+			      * timeline); 0: by the event run */
 	const char *event_why; /* with closed_form asked for and not taken: why (a static string); else NULL */
 } hs_result;
 
@@ -133,6 +134,14 @@ typedef struct hs_result {
  * estimate of the run's length (seconds; 0: none), sizes the flow model's link-utilisation bins. */
 int hs_exec_step(const hs_workload *w, const hs_simopts *o, const hs_build *b, hs_profile_cache *cache,
 		 double horizon_s, hs_result *out, hs_err *err);
+/* hs_exec_step's answer for a build of schedule items (hs_build.pipe, hs_build_step_items) that the item walk
+ * (sim/exec/pipe_step.c) cannot time exactly (two waits of different kinds ending at one instant: the event
+ * run's order decides their charge): nothing is in *out; plan the step as a task graph and run that. */
+#define HS_EXEC_NEEDS_GRAPH 1
+/* Is a step of w under o one the item walk times (the closed form asked for, analytical fidelity, one step,
+ * no slowdowns, noise or drawn MoE routing, no per-link bytes or in-layer trace)? Where it is, a caller may
+ * plan it with hs_build_step_items; the result then has no timeline (no spans). */
+int hs_exec_items_ok(const hs_workload *w, const hs_simopts *o);
 void hs_result_free(hs_result *r);
 
 /* One collective the packet fidelity runs on the fabric model, as a step of b issues it at the receivers of

@@ -242,15 +242,22 @@ uint32_t hs_exec_range_index(struct ex *x, struct rep *r, int stage, uint32_t fi
 void hs_exec_inl_push(struct ex *x, uint32_t task, uint32_t op, double start_s, double end_s);
 double hs_exec_add_compute(hs_rep_result *res, const hs_task *t, const hs_ops_cost *c, double f, double share);
 void hs_exec_charge_wait(struct ex *x, struct rep *r, uint32_t cause, double gap);
+/* The same by the cause's kind (enum hs_task_kind, -1: none), its group (a collective) and its seconds (a send). */
+void hs_exec_charge(struct rep *r, int kind, int group, double xfer_s, double gap);
 
 /* comm_closed.c: seconds communication task `task` takes by the closed forms on an idle network (what the
  * closed-form implementation schedules; its state must be open). */
 double hs_exec_comm_closed_time(struct ex *x, uint32_t task);
+/* The same for a task that is in no graph (pipe_step.c's, as the build would make it). */
+double hs_exec_comm_closed_task(struct ex *x, const hs_task *t);
 
 /* closed_step.c: the step timed in closed form, task by task in graph order, without the event queue. Returns
  * NULL when the pattern holds (the step is timed and accounted, x->ts filled), else why the event run is
  * needed (nothing accounted). Its own header comment says what the pattern is. */
 const char *hs_exec_closed_step(struct ex *x, hs_result *out);
+/* pipe_step.c: the same from a build of schedule items (x->b->pipe), without a graph; NULL when timed, else why
+ * not (then what is accounted is partial: the caller drops it). */
+const char *hs_exec_pipe_step(struct ex *x, hs_result *out);
 
 /* comm_net.c: whether the TP x CP lanes (and replicas) may share fabric links. */
 int hs_exec_lanes_contend(const hs_workload *s, const hs_simopts *o);

@@ -122,14 +122,24 @@ int hs_plan_check_memory(const hs_workload *w, const hs_build *b, hs_err *err)
 			  stage, need / G, dev->name, wgpu, dev->hbm_bytes / G, usable / G, reserve / G);
 }
 
-int hs_plan_step(const hs_workload *w, int symmetry, hs_build *out, hs_err *err)
+static int plan(const hs_workload *w, int symmetry, int items, hs_build *out, hs_err *err)
 {
 	memset(out, 0, sizeof *out);
 	hs_partition part;
 	if (hs_partition_resolve(w, &part, err))
 		return -1;
 	/* the memory check runs inside the build, before the graph: it reads only the reps and the stages */
-	if (hs_build_step_checked(w, &part, symmetry, hs_plan_check_memory, out, err))
+	if ((items ? hs_build_step_items : hs_build_step_checked)(w, &part, symmetry, hs_plan_check_memory, out, err))
 		return -1; /* the build took the partition over and freed what it had built */
 	return 0;
+}
+
+int hs_plan_step(const hs_workload *w, int symmetry, hs_build *out, hs_err *err)
+{
+	return plan(w, symmetry, 0, out, err);
+}
+
+int hs_plan_step_items(const hs_workload *w, int symmetry, hs_build *out, hs_err *err)
+{
+	return plan(w, symmetry, 1, out, err);
 }

@@ -112,7 +112,8 @@ static int sim_devices(hs_sim *out, hs_profile_cache *cache, hs_err *err)
 }
 
 /* closed_form below: these bits (the closed-form step; in-layer collectives kept for a trace) */
-enum { SIM_CLOSED = 1, SIM_RECORD_INLAYER = 2, SIM_LINKS = 4 /* per-link bytes at analytical fidelity */ };
+enum { SIM_CLOSED = 1, SIM_RECORD_INLAYER = 2, SIM_LINKS = 4 /* per-link bytes at analytical fidelity */,
+       SIM_ITEMS = 8 /* with SIM_CLOSED: planned as schedule items where the step allows (simulate_scn) */ };
 
 /* The step of a planned scenario (out->s, out->b), its devices and cost; closed_form: SIM_* bits. */
 static int run_planned(hs_sim *out, hs_profile_cache *cache, hs_progress_fn progress, void *progress_ctx,
@@ -126,8 +127,16 @@ static int run_planned(hs_sim *out, hs_profile_cache *cache, hs_progress_fn prog
 	o.closed_form = (closed_form & SIM_CLOSED) != 0;
 	o.record_inlayer = (closed_form & SIM_RECORD_INLAYER) != 0;
 	o.record_links = (closed_form & SIM_LINKS) != 0;
-	if (estimate_horizon(s, &out->b, cache, &horizon_s, err) ||
-	    hs_exec_step(&s->wl, &o, &out->b, cache, horizon_s, &out->r, err) || sim_devices(out, cache, err)) {
+	int rc = estimate_horizon(s, &out->b, cache, &horizon_s, err);
+	if (!rc)
+		rc = hs_exec_step(&s->wl, &o, &out->b, cache, horizon_s, &out->r, err);
+	if (rc == HS_EXEC_NEEDS_GRAPH) { /* the items' walk left it to the event run's order: plan the graph */
+		hs_build_free(&out->b);
+		rc = hs_plan_step(&s->wl, 1, &out->b, err);
+		if (!rc)
+			rc = hs_exec_step(&s->wl, &o, &out->b, cache, horizon_s, &out->r, err);
+	}
+	if (rc || sim_devices(out, cache, err)) {
 		hs_sim_free(out);
 		return -1;
 	}
@@ -175,7 +184,8 @@ int hs_simulate_doc_with(hs_ydoc *doc, const char *path, int symmetry, hs_profil
 int hs_simulate_scenario(hs_scenario *s, const char *path, int symmetry, hs_profile_cache *cache, int closed_form,
 			 hs_sim *out, hs_err *err)
 {
-	return simulate_scn(s, path, symmetry, cache, NULL, NULL, closed_form ? SIM_CLOSED : 0, out, err);
+	int bits = closed_form == HS_SIM_CLOSED_ITEMS ? SIM_CLOSED | SIM_ITEMS : closed_form ? SIM_CLOSED : 0;
+	return simulate_scn(s, path, symmetry, cache, NULL, NULL, bits, out, err);
 }
 
 static int simulate_doc(hs_ydoc *doc, const char *path, int symmetry, hs_profile_cache *cache, hs_progress_fn progress,
@@ -196,7 +206,13 @@ static int simulate_scn(hs_scenario *scn, const char *path, int symmetry, hs_pro
 		symmetry = s->sim.symmetry; /* variability turns symmetry off in the scenario */
 	else if (!symmetry)
 		scn->sim.symmetry = 0; /* --no-symmetry: every replica and every transfer (the network's classes too) */
-	if (hs_plan_step(&s->wl, symmetry, &out->b, err)) {
+	hs_simopts o = s->sim;
+	o.closed_form = (closed_form & SIM_CLOSED) != 0;
+	o.record_inlayer = (closed_form & SIM_RECORD_INLAYER) != 0;
+	o.record_links = (closed_form & SIM_LINKS) != 0;
+	/* items only where the walk times the step (one rep per stage: symmetry on, as the build requires) */
+	int items = (closed_form & SIM_ITEMS) && symmetry && hs_exec_items_ok(&s->wl, &o);
+	if ((items ? hs_plan_step_items : hs_plan_step)(&s->wl, symmetry, &out->b, err)) {
 		hs_err_prefix(err, "%s: ", path);
 		hs_scenario_free(out->s);
 		out->s = NULL;

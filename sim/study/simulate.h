@@ -59,9 +59,12 @@ enum { HS_SIM_KEEP_INLAYER = 1, HS_SIM_KEEP_LINKS = 2 };
 int hs_simulate_doc_with(hs_ydoc *doc, const char *path, int symmetry, hs_profile_cache *cache,
 			 hs_progress_fn progress, void *progress_ctx, int keep, hs_sim *out, hs_err *err);
 /* The same from a scenario already loaded (hs_scenario_from_doc), which the simulation takes over (freed with
- * it, also on failure), with the step timed in closed form where its pattern allows (closed_form 1:
- * hs_simopts.closed_form; the result's closed_form says which way it went). What sweeps take: they look at the
- * resolved scenario before simulating it. */
+ * it, also on failure), with the step timed in closed form where its pattern allows (closed_form
+ * HS_SIM_CLOSED: hs_simopts.closed_form on the task graph; HS_SIM_CLOSED_ITEMS: from the schedule's items
+ * without a graph where the step allows it, sim/exec/pipe_step.c, and no timeline in the result; the result's
+ * closed_form says whether the step was timed in closed form). What sweeps take: they look at the resolved
+ * scenario before simulating it. */
+enum { HS_SIM_EVENT = 0, HS_SIM_CLOSED = 1, HS_SIM_CLOSED_ITEMS = 2 };
 int hs_simulate_scenario(hs_scenario *s, const char *path, int symmetry, hs_profile_cache *cache, int closed_form,
 			 hs_sim *out, hs_err *err);
 /* Run a step already planned: out->s loaded and out->b built (a traced workload's graph, traces/chakra.h),

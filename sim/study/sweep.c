@@ -233,7 +233,7 @@ int hs_sweep_load(const char *path, hs_sweep *sw, hs_err *err)
 	h = fnv(h, HS_SWEEP_ROW_FORMAT, strlen(HS_SWEEP_ROW_FORMAT));
 	h = hash_file(hash_file(h, path), sw->base);
 	sw->hash = h;
-	sw->closed_form = 1;
+	sw->closed_form = HS_SIM_CLOSED_ITEMS;
 	rc = 0;
 out:
 	hs_yaml_free(d);
@@ -321,7 +321,7 @@ static int divisibility(const char *msg)
 
 void hs_sweep_set_closed_form(hs_sweep *sw, int on)
 {
-	if (sw->closed_form != on)
+	if ((sw->closed_form != 0) != (on != 0)) /* the closed forms give the event run's rows; the hash says which ran */
 		sw->hash = fnv(sw->hash, "event-run", 9);
 	sw->closed_form = on;
 }
@@ -459,7 +459,8 @@ int hs_sweep_eval(const hs_sweep *sw, size_t i, hs_sweep_row *row, hs_profile_ca
 				       sim.dev[k].source);
 	sb_csv(&b, src);
 	sb_put(&b, r->closed_form ? ",closed-form" : ",event");
-	row->closed = r->closed_form;
+	row->closed = r->closed_form != 0;
+	row->items = r->closed_form == 2;
 	hs_sim_free(&sim);
 	row->text = b.s;
 	row->ok = 1;

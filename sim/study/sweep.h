@@ -56,10 +56,12 @@ typedef struct hs_sweep {
 	int maximise;
 	char output[1024];     /* CSV path (sweep's `output:`, else <sweep>.csv in the current folder) */
 	uint64_t hash;         /* of the sweep and base files and the settings: journals of another sweep are not reused */
-	int closed_form;       /* time steps in closed form where the pattern allows (1, the default), else by events */
+	int closed_form;       /* HS_SIM_EVENT, HS_SIM_CLOSED or HS_SIM_CLOSED_ITEMS (the default): sim/study/simulate.h */
 } hs_sweep;
 
-/* Time every point by the event run (on 0) or in closed form where it can (1); part of the journal's hash. */
+/* Time every point by the event run (on 0: HS_SIM_EVENT), or in closed form where it can: on the task graph
+ * (HS_SIM_CLOSED) or from the schedule's items where the step allows it (HS_SIM_CLOSED_ITEMS, the default;
+ * the same rows, faster); whether the event run was asked for is part of the journal's hash. */
 void hs_sweep_set_closed_form(hs_sweep *sw, int on);
 
 /* Columns after the axes, in CSV order. The numeric ones can be metrics. */
@@ -79,6 +81,7 @@ typedef struct hs_sweep_row {
 	double metric;
 	int ok;
 	int closed;   /* ok and timed in closed form (for counts; the row's path column says it too) */
+	int items;    /* ... from the schedule's items, without a task graph (sim/exec/pipe_step.c) */
 } hs_sweep_row;
 
 /* Run point i. Returns -1 for errors that make the whole sweep wrong; a point that cannot run is a row with its

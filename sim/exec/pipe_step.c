@@ -1,0 +1,342 @@
+/* The closed-form pipeline step: a step timed from its stages' schedule items (hs_build.pipe) without a task
+ * graph, for sweeps, where building and walking ~3,400 tasks per point cost ~1,000 instructions a task.
+ *
+ * It is closed_step.c's recurrence, start = max(stream free, dependencies' ends), end = start + duration,
+ * evaluated on the tasks the build would make, as they would be made: emit_item (models/build.c) turns a
+ * schedule item into a compute task, sliced by gradient bucket when it finalises its chunk's gradients, a
+ * reduction per slice on the comm stream, and a send to the neighbour stage on the p2p stream; the forward of a
+ * chunk waits for the previous chunk's send of that micro-batch, a backward for the next chunk's send and its own
+ * forward; finish_rep adds the optimizer after the last compute and every reduction, and ZeRO 1-2's all-gather
+ * of the updated parameters. A rep's tasks of one stream run in the order they are made, which is the order of
+ * its items, and the stages advance round-robin while what an item needs exists, as the build walks them, so
+ * one pass over the items evaluates the recurrence: O(items), a few dozen instructions each, no task stored.
+ *
+ * Exactness. Durations come from the same functions at the same arguments as closed_step.c's (the op-range
+ * costs, hs_time_from_s of the same seconds, the closed forms' times of the same tasks), the waits are charged
+ * by the same rule (the dependency that completed last, the first of equal ones; exec.c), and the sums are
+ * added per rep in the same order, so the result is the closed step's, which is the event run's. Where two
+ * dependencies of different charge end at the same instant the event run's order decides: the walk stops and
+ * the caller plans the task graph (HS_EXEC_NEEDS_GRAPH). The build gives items only where emit_item and
+ * finish_rep add nothing else (hs_build_step_items). No timeline is kept (hs_result.spans has no task): what a
+ * sweep's row needs is the step's figures. tests/unit/exec/test_pipe_step.c compares the two on every point of
+ * a layout space and on the schedules' corner cases. */
+#include <stdlib.h>
+
+#include "models/build.h"
+#include "sim/base/alloc.h"
+#include "sim/exec/exec_impl.h"
+
+#define NONE ((hs_time)-1) /* no such task (yet) */
+#define NOKIND (-1)
+
+/* What a compute task's wait is charged to: the dependency that completed last (exec.c, begin()). */
+struct cause {
+	int kind;      /* enum hs_task_kind, NOKIND: no dependency */
+	double xfer_s; /* HS_T_SEND: its transfer's seconds */
+};
+
+struct stage {
+	const hs_sched_item *it;
+	size_t n, pos;
+	hs_time cfree, mfree, pfree; /* compute, comm and p2p streams free */
+	hs_time idle;                /* end of the last compute task (the accounting's idle mark) */
+	hs_time last_end;
+	hs_time *fsend, *bsend, *ftask; /* [m * v] ends of a (micro-batch, chunk)'s sends and forward; NONE */
+	double *fsx, *bsx;              /* [m * v] those sends' seconds */
+	size_t *last_weight;            /* [v] position of the chunk's last weight-gradient item */
+	int any_compute;
+	hs_time last_compute;
+	hs_time *buckets;               /* ends of the step's gradient reductions, in order */
+	size_t nbuckets, capb;
+	/* [v][kind] the op range's memo index + 1 (0: not timed yet), and the durations at share 1 and at one
+	 * bucket slice */
+	uint32_t (*mi)[4];
+	hs_time (*dur)[4][2];
+	int (*has_dur)[4][2];
+};
+
+struct walk {
+	struct ex *x;
+	const hs_pipe *q;
+	struct stage *st;
+	int pp;
+	hs_time t0;
+};
+
+/* The items that compute weight gradients (build.c's weight_item). */
+static int weight_item(enum hs_si_kind k) { return k == HS_SI_BWD || k == HS_SI_BWD_WEIGHT; }
+
+/* Would a wait caused by a be charged as one caused by b? (closed_step.c's same_charge; the only collective
+ * a compute task here waits for is a data-parallel reduction) */
+static int same_charge(const struct cause *a, const struct cause *b)
+{
+	if (a->kind != b->kind)
+		return 0;
+	return a->kind == HS_T_SEND ? a->xfer_s == b->xfer_s : 1;
+}
+
+/* Fold dependency end e of charge c into (ready, cause, tie), as closed_step.c's pass 1 does. */
+static void dep(hs_time e, struct cause c, hs_time *ready, struct cause *cause, int *tie)
+{
+	if (cause->kind == NOKIND || e > *ready) {
+		*ready = e > *ready ? e : *ready;
+		*cause = c;
+		*tie = 0;
+	} else if (e == *ready && !same_charge(cause, &c)) {
+		*tie = 1;
+	}
+}
+
+static double task_compute_s(const struct memo *m, double scale)
+{
+	double d = m->c.comp * (scale * 1.0);
+	for (int k = 0; k < HS_GROUP_COUNT; k++)
+		d += m->c.comm[k] * scale;
+	return d;
+}
+
+/* The memo of stage s's op range [first, first + count). */
+static const struct memo *range(struct walk *w, int s, const uint32_t ol[2], uint32_t *slot)
+{
+	if (!*slot)
+		*slot = hs_exec_range_index(w->x, &w->x->reps[s], s, ol[0], ol[1]) + 1;
+	return &w->x->memo[*slot - 1];
+}
+
+/* Run a compute task of stage s: what `what`, op range ol at share `scale`, ready at `ready` with `cause`.
+ * Returns its end, or NONE where a tie leaves the charge to the event run's order. */
+static hs_time compute(struct walk *w, int s, enum hs_task_what what, const struct memo *m, hs_time dur,
+		       double scale, hs_time ready, const struct cause *cause, int tie)
+{
+	struct ex *x = w->x;
+	struct stage *st = &w->st[s];
+	hs_time start = ready > st->cfree ? ready : st->cfree;
+	if (tie && start > st->cfree)
+		return NONE;
+	hs_time end = start + dur;
+	struct rep *r = &x->reps[s];
+	hs_task t = {.kind = HS_T_COMPUTE, .what = (uint8_t)what, .scale = scale};
+	hs_exec_add_compute(r->res, &t, &m->c, scale * 1.0, scale);
+	for (int k = 0; k < HS_GROUP_COUNT; k++)
+		r->res->exposed_s[k] += m->c.comm[k] * scale;
+	hs_exec_charge(r, cause->kind, HS_GROUP_DP, cause->xfer_s,
+		       hs_exec_step_s(x, start) - hs_exec_step_s(x, st->idle));
+	st->idle = end;
+	st->cfree = end;
+	if (end > st->last_end)
+		st->last_end = end;
+	st->any_compute = 1;
+	st->last_compute = end;
+	return end;
+}
+
+/* A communication task of stage s on stream end *free after `ready`; its seconds in *xfer. */
+static hs_time comm(struct walk *w, int s, const hs_task *t, hs_time ready, hs_time *free_at, double *xfer)
+{
+	struct stage *st = &w->st[s];
+	*xfer = hs_exec_comm_closed_task(w->x, t);
+	hs_time start = ready > *free_at ? ready : *free_at;
+	hs_time end = start + hs_time_from_s(*xfer);
+	*free_at = end;
+	if (end > st->last_end)
+		st->last_end = end;
+	return end;
+}
+
+/* Stage s's next item, as emit_item makes its tasks: 1 done, 0 waiting for a neighbour's send, -1 a tie. */
+static int item(struct walk *w, int s)
+{
+	const hs_pipe *q = w->q;
+	struct stage *st = &w->st[s];
+	int v = q->v, pp = w->pp;
+	hs_sched_item it = st->it[st->pos];
+	int idx = it.mb * v + it.chunk;
+	int gchunk = hs_sched_chunk_of(q->sched, pp, v, s, it.chunk);
+	int fwd = it.kind == HS_SI_FWD;
+	hs_time need = NONE;
+	struct cause nc = {HS_T_SEND, 0};
+	if (fwd && gchunk > 0) {
+		int ps, pc;
+		hs_sched_place(q->sched, pp, v, q->m, it.mb, gchunk - 1, &ps, &pc);
+		need = w->st[ps].fsend[it.mb * v + pc];
+		nc.xfer_s = w->st[ps].fsx[it.mb * v + pc];
+		if (need == NONE)
+			return 0;
+	} else if ((it.kind == HS_SI_BWD || it.kind == HS_SI_BWD_INPUT) && gchunk < q->nchunks - 1) {
+		int ns, ncn;
+		hs_sched_place(q->sched, pp, v, q->m, it.mb, gchunk + 1, &ns, &ncn);
+		need = w->st[ns].bsend[it.mb * v + ncn];
+		nc.xfer_s = w->st[ns].bsx[it.mb * v + ncn];
+		if (need == NONE)
+			return 0;
+	}
+	int sidx = s * v + it.chunk;
+	int finalises = q->reduce && weight_item(it.kind) && st->last_weight[it.chunk] == st->pos;
+	int nslices = finalises ? q->nslices[sidx] : 1;
+	static const enum hs_task_what what[] = {[HS_SI_FWD] = HS_W_FWD, [HS_SI_BWD] = HS_W_BWD,
+						 [HS_SI_BWD_INPUT] = HS_W_BWD_INPUT,
+						 [HS_SI_BWD_WEIGHT] = HS_W_BWD_WEIGHT};
+	const struct memo *m = range(w, s, q->ol[sidx][it.kind], &st->mi[it.chunk][it.kind]);
+	int sl1 = nslices > 1;
+	double scale = 1.0 / nslices;
+	if (!st->has_dur[it.chunk][it.kind][sl1]) {
+		st->dur[it.chunk][it.kind][sl1] = hs_time_from_s(task_compute_s(m, scale));
+		st->has_dur[it.chunk][it.kind][sl1] = 1;
+	}
+	hs_time dur = st->dur[it.chunk][it.kind][sl1], end = NONE;
+	for (int sl = 0; sl < nslices; sl++) {
+		hs_time ready = w->t0;
+		struct cause cause = {NOKIND, 0};
+		int tie = 0;
+		if (sl == 0) {
+			if (need != NONE)
+				dep(need, nc, &ready, &cause, &tie);
+			if (!fwd && st->ftask[idx] != NONE)
+				dep(st->ftask[idx], (struct cause){HS_T_COMPUTE, 0}, &ready, &cause, &tie);
+		}
+		end = compute(w, s, what[it.kind], m, dur, scale, ready, &cause, tie);
+		if (end == NONE)
+			return -1;
+		if (finalises) {
+			hs_task cl = {.kind = HS_T_COLL, .group = HS_GROUP_DP, .coll = (uint8_t)q->grad_coll, .rep = s,
+				      .peer = -1, .bytes = q->bucket_bytes[sidx], .rendezvous = -1};
+			double xs;
+			hs_xgrow(&st->buckets, &st->capb, st->nbuckets + 1, sizeof *st->buckets);
+			st->buckets[st->nbuckets++] = comm(w, s, &cl, end, &st->mfree, &xs);
+		}
+	}
+	if (fwd)
+		st->ftask[idx] = end;
+	int sends = fwd ? gchunk < q->nchunks - 1 : (it.kind != HS_SI_BWD_WEIGHT && gchunk > 0);
+	if (sends) {
+		int tg = fwd ? gchunk + 1 : gchunk - 1, ts, tc;
+		hs_sched_place(q->sched, pp, v, q->m, it.mb, tg, &ts, &tc);
+		hs_task t = {.kind = HS_T_SEND, .stream = HS_S_P2P, .what = HS_W_P2P, .rep = s, .peer = ts,
+			     .mb = it.mb, .chunk = it.chunk, .bytes = q->act_bytes, .rendezvous = -1};
+		double xs;
+		hs_time e = comm(w, s, &t, end, &st->pfree, &xs);
+		if (fwd) {
+			st->fsend[idx] = e;
+			st->fsx[idx] = xs;
+		} else {
+			st->bsend[idx] = e;
+			st->bsx[idx] = xs;
+		}
+	}
+	st->pos++;
+	return 1;
+}
+
+/* finish_rep: the optimizer after the last compute and every reduction, then ZeRO 1-2's gather. 0, or -1 at
+ * a tie. */
+static int finish(struct walk *w, int s)
+{
+	const hs_pipe *q = w->q;
+	struct stage *st = &w->st[s];
+	hs_time ready = w->t0;
+	struct cause cause = {NOKIND, 0};
+	int tie = 0;
+	if (st->any_compute)
+		dep(st->last_compute, (struct cause){HS_T_COMPUTE, 0}, &ready, &cause, &tie);
+	for (size_t b = 0; b < st->nbuckets; b++)
+		dep(st->buckets[b], (struct cause){HS_T_COLL, 0}, &ready, &cause, &tie);
+	uint32_t slot = 0;
+	const struct memo *m = range(w, s, q->opt[s], &slot);
+	hs_time end = compute(w, s, HS_W_OPTIMIZER, m, hs_time_from_s(task_compute_s(m, 1.0)), 1.0, ready, &cause,
+			      tie);
+	if (end == NONE)
+		return -1;
+	if (q->gather_bytes[s] > 0) {
+		hs_task ag = {.kind = HS_T_COLL, .group = HS_GROUP_DP, .coll = HS_COLL_ALL_GATHER, .rep = s, .peer = -1,
+			      .bytes = q->gather_bytes[s], .rendezvous = -1};
+		double xs;
+		comm(w, s, &ag, end, &st->mfree, &xs);
+	}
+	return 0;
+}
+
+static const char *blocker(const struct ex *x, const hs_result *out)
+{
+	if (x->comm != &hs_exec_comm_closed || x->inlayer || x->rng || out->steps != 1)
+		return "not a step the item walk times (closed forms, one step, no noise)";
+	return hs_exec_items_ok(x->s, x->o) ? NULL : "not a step the item walk times";
+}
+
+int hs_exec_items_ok(const hs_workload *w, const hs_simopts *o)
+{
+	if (o->fidelity != HS_FID_ANALYTICAL || o->record_links || o->record_inlayer || !o->closed_form)
+		return 0;
+	if (w->var->nrules || w->var->noise != HS_NOISE_NONE || (w->var->steps > 1))
+		return 0;
+	if (w->par->routing.skew > 0 && w->model->experts > 0) /* hs_exec_routing_load scales the routed work */
+		return 0;
+	return 1;
+}
+
+const char *hs_exec_pipe_step(struct ex *x, hs_result *out)
+{
+	const char *why = blocker(x, out);
+	if (why)
+		return why;
+	const hs_pipe *q = x->b->pipe;
+	int pp = x->g->nreps, v = q->v;
+	struct walk w = {.x = x, .q = q, .pp = pp, .t0 = hs_engine_now(x->eng)};
+	x->step_start = w.t0;
+	size_t nmc = (size_t)q->m * v;
+	w.st = hs_xcalloc((size_t)pp, sizeof *w.st);
+	for (int s = 0; s < pp; s++) {
+		struct stage *st = &w.st[s];
+		st->it = q->items[s];
+		st->n = q->nitems[s];
+		st->cfree = st->mfree = st->pfree = st->idle = st->last_end = w.t0;
+		st->fsend = hs_xmalloc(3 * nmc * sizeof *st->fsend);
+		st->bsend = st->fsend + nmc;
+		st->ftask = st->bsend + nmc;
+		for (size_t i = 0; i < 3 * nmc; i++)
+			st->fsend[i] = NONE;
+		st->fsx = hs_xcalloc(2 * nmc, sizeof *st->fsx);
+		st->bsx = st->fsx + nmc;
+		st->last_weight = hs_xcalloc((size_t)v, sizeof *st->last_weight);
+		for (size_t i = 0; i < st->n; i++)
+			if (weight_item(st->it[i].kind))
+				st->last_weight[st->it[i].chunk] = i;
+		st->mi = hs_xcalloc((size_t)v, sizeof *st->mi);
+		st->dur = hs_xcalloc((size_t)v, sizeof *st->dur);
+		st->has_dur = hs_xcalloc((size_t)v, sizeof *st->has_dur);
+	}
+	int tie = 0, progress = 1;
+	while (progress && !tie) {
+		progress = 0;
+		for (int s = 0; s < pp && !tie; s++)
+			while (w.st[s].pos < w.st[s].n) {
+				int rc = item(&w, s);
+				if (rc <= 0) {
+					tie = rc < 0;
+					break;
+				}
+				progress = 1;
+			}
+	}
+	for (int s = 0; s < pp && !tie; s++)
+		if (w.st[s].pos < w.st[s].n)
+			why = "the schedule deadlocks"; /* the build would have refused it first */
+	for (int s = 0; s < pp && !tie && !why; s++)
+		tie = finish(&w, s) < 0;
+	if (tie)
+		why = "two waits of different kinds end at the same instant";
+	for (int s = 0; s < pp; s++) {
+		struct stage *st = &w.st[s];
+		x->reps[s].last_end = st->last_end;
+		free(st->fsend);
+		free(st->fsx);
+		free(st->last_weight);
+		free(st->buckets);
+		free(st->mi);
+		free(st->dur);
+		free(st->has_dur);
+	}
+	free(w.st);
+	if (!why)
+		hs_exec_account_step(x, 0, out);
+	return why;
+}
