@@ -234,14 +234,22 @@ static void layer_ops(struct ctx *c, int l, enum hs_phase ph)
 
 /* With the memo: room in the graph for every chunk's four lists at once, so that they are written in place
  * and never moved: the layers' ops exactly, and a bound for the embedding, the head and the fp8 updates. */
-static void reserve_ops(struct ctx *c)
+static int gchunk_of(const struct ctx *c, int stage, int chunk);
+
+/* shared: [pp * v] the earlier (stage, chunk) whose lists each repeats, -1 for those built (build_oplists); NULL:
+ * every model chunk's lists are built */
+static void reserve_ops(struct ctx *c, const int *shared)
 {
 	if (!c->memo)
 		return;
 	size_t need = c->g->nops;
 	static const enum hs_phase per_layer[] = {HS_PH_FWD,       HS_PH_RECOMPUTE, HS_PH_BWD_INPUT, HS_PH_BWD_WEIGHT,
 						  HS_PH_RECOMPUTE, HS_PH_BWD_INPUT, HS_PH_BWD_WEIGHT};
-	for (int gc = 0; gc < c->nchunks; gc++)
+	int n = shared ? c->pp * c->v : c->nchunks;
+	for (int j = 0; j < n; j++) {
+		if (shared && shared[j] >= 0)
+			continue;
+		int gc = shared ? gchunk_of(c, j / c->v, j % c->v) : j;
 		for (int i = 0; i < c->cl[gc]; i++)
 			for (size_t q = 0; q < sizeof per_layer / sizeof *per_layer; q++) {
 				const hs_oplist *e = layer_memo(c, c->cf[gc] + i, per_layer[q]);
@@ -249,6 +257,7 @@ static void reserve_ops(struct ctx *c)
 					return;
 				need += e->n;
 			}
+	}
 	need += (size_t)c->pp * c->v * 4 * 64; /* embedding, head, fp8: a few ops each (ops.c) */
 	hs_xgrow(&c->g->ops, &c->g->capops, need, sizeof *c->g->ops);
 }
@@ -345,14 +354,20 @@ static void build_oplists(struct ctx *c, int shared)
 	c->bwd = hs_xcalloc(n, sizeof *c->bwd);
 	c->bin = hs_xcalloc(n, sizeof *c->bin);
 	c->bwt = hs_xcalloc(n, sizeof *c->bwt);
-	if (!shared)
-		reserve_ops(c);
+	int *alias = NULL;
+	if (shared) {
+		alias = hs_xmalloc(n * sizeof *alias);
+		for (size_t idx = 0; idx < n; idx++) {
+			alias[idx] = -1;
+			for (size_t q = 0; q < idx && alias[idx] < 0; q++)
+				if (same_lists(c, (int)idx / c->v, (int)idx % c->v, (int)q / c->v, (int)q % c->v))
+					alias[idx] = (int)q;
+		}
+	}
+	reserve_ops(c, alias);
 	for (int s = 0; s < c->pp; s++)
 		for (int k = 0; k < c->v; k++) {
-			int idx = s * c->v + k, e = -1;
-			for (int q = 0; shared && q < idx && e < 0; q++)
-				if (same_lists(c, s, k, q / c->v, q % c->v))
-					e = q;
+			int idx = s * c->v + k, e = alias ? alias[idx] : -1;
 			if (e >= 0) {
 				memcpy(c->fwd[idx], c->fwd[e], sizeof *c->fwd);
 				memcpy(c->bwd[idx], c->bwd[e], sizeof *c->bwd);
@@ -389,6 +404,7 @@ static void build_oplists(struct ctx *c, int shared)
 			ops_chunk(c, s, k, HS_PH_BWD_WEIGHT, 0, n8);
 			store(c, c->bwt, idx);
 		}
+	free(alias);
 }
 
 /* Do the lists of (stage s, chunk k) and (stage t, chunk j) hold the same ops? They do when both chunks hold

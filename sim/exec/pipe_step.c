@@ -20,6 +20,7 @@
  * finish_rep add nothing else (hs_build_step_items). No timeline is kept (hs_result.spans has no task): what a
  * sweep's row needs is the step's figures. tests/unit/exec/test_pipe_step.c compares the two on every point of
  * a layout space and on the schedules' corner cases. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "models/build.h"
@@ -50,6 +51,9 @@ struct stage {
 	size_t nbuckets, capb;
 	/* [v][kind] the op range's memo index + 1 (0: not timed yet), and the durations at share 1 and at one
 	 * bucket slice */
+	/* the seconds of a send to each stage and of each chunk's bucket reduction (NAN: not asked yet): the closed
+	 * forms' answer depends on nothing else (comm_closed.c), and asking per task was a third of the walk */
+	double *send_s, *bucket_s;
 	uint32_t (*mi)[4];
 	hs_time (*dur)[4][2];
 	int (*has_dur)[4][2];
@@ -130,11 +134,14 @@ static hs_time compute(struct walk *w, int s, enum hs_task_what what, const stru
 	return end;
 }
 
-/* A communication task of stage s on stream end *free after `ready`; its seconds in *xfer. */
-static hs_time comm(struct walk *w, int s, const hs_task *t, hs_time ready, hs_time *free_at, double *xfer)
+/* A communication task of stage s on stream end *free after `ready`; its seconds in *xfer, kept in *memo. */
+static hs_time comm(struct walk *w, int s, const hs_task *t, hs_time ready, hs_time *free_at, double *memo,
+		    double *xfer)
 {
 	struct stage *st = &w->st[s];
-	*xfer = hs_exec_comm_closed_task(w->x, t);
+	if (isnan(*memo))
+		*memo = hs_exec_comm_closed_task(w->x, t);
+	*xfer = *memo;
 	hs_time start = ready > *free_at ? ready : *free_at;
 	hs_time end = start + hs_time_from_s(*xfer);
 	*free_at = end;
@@ -202,7 +209,7 @@ static int item(struct walk *w, int s)
 				      .peer = -1, .bytes = q->bucket_bytes[sidx], .rendezvous = -1};
 			double xs;
 			hs_xgrow(&st->buckets, &st->capb, st->nbuckets + 1, sizeof *st->buckets);
-			st->buckets[st->nbuckets++] = comm(w, s, &cl, end, &st->mfree, &xs);
+			st->buckets[st->nbuckets++] = comm(w, s, &cl, end, &st->mfree, &st->bucket_s[it.chunk], &xs);
 		}
 	}
 	if (fwd)
@@ -214,7 +221,7 @@ static int item(struct walk *w, int s)
 		hs_task t = {.kind = HS_T_SEND, .stream = HS_S_P2P, .what = HS_W_P2P, .rep = s, .peer = ts,
 			     .mb = it.mb, .chunk = it.chunk, .bytes = q->act_bytes, .rendezvous = -1};
 		double xs;
-		hs_time e = comm(w, s, &t, end, &st->pfree, &xs);
+		hs_time e = comm(w, s, &t, end, &st->pfree, &st->send_s[ts], &xs);
 		if (fwd) {
 			st->fsend[idx] = e;
 			st->fsx[idx] = xs;
@@ -249,8 +256,8 @@ static int finish(struct walk *w, int s)
 	if (q->gather_bytes[s] > 0) {
 		hs_task ag = {.kind = HS_T_COLL, .group = HS_GROUP_DP, .coll = HS_COLL_ALL_GATHER, .rep = s, .peer = -1,
 			      .bytes = q->gather_bytes[s], .rendezvous = -1};
-		double xs;
-		comm(w, s, &ag, end, &st->mfree, &xs);
+		double xs, memo = NAN;
+		comm(w, s, &ag, end, &st->mfree, &memo, &xs);
 	}
 	return 0;
 }
@@ -300,6 +307,10 @@ const char *hs_exec_pipe_step(struct ex *x, hs_result *out)
 		for (size_t i = 0; i < st->n; i++)
 			if (weight_item(st->it[i].kind))
 				st->last_weight[st->it[i].chunk] = i;
+		st->send_s = hs_xmalloc(((size_t)pp + v) * sizeof *st->send_s);
+		st->bucket_s = st->send_s + pp;
+		for (int i = 0; i < pp + v; i++)
+			st->send_s[i] = NAN;
 		st->mi = hs_xcalloc((size_t)v, sizeof *st->mi);
 		st->dur = hs_xcalloc((size_t)v, sizeof *st->dur);
 		st->has_dur = hs_xcalloc((size_t)v, sizeof *st->has_dur);
@@ -331,6 +342,7 @@ const char *hs_exec_pipe_step(struct ex *x, hs_result *out)
 		free(st->fsx);
 		free(st->last_weight);
 		free(st->buckets);
+		free(st->send_s);
 		free(st->mi);
 		free(st->dur);
 		free(st->has_dur);

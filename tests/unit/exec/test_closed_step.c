@@ -1,7 +1,8 @@
-/* The closed-form step (sim/exec/closed_step.c) against the event run: on every point of a layout space where
- * both run, the same step time, the same per-rep breakdown (compute, exposed communication by group, bubble,
- * finish, FLOPs) and the same timeline, to 1e-9 relative; where the pattern breaks (a network model, no symmetry,
- * noise, slowdowns) the event run is taken and says why. */
+/* The closed-form step (sim/exec/closed_step.c) and the item walk (sim/exec/pipe_step.c) against the event run:
+ * on every point of a layout space where both run, the same step time, the same per-rep breakdown (compute,
+ * exposed communication by group, bubble, finish, FLOPs) and, for the closed step, the same timeline, to 1e-9
+ * relative; where the pattern breaks (a network model, no symmetry, noise, slowdowns) the event run is taken and
+ * says why. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -48,7 +49,8 @@ static int run(const char *path, const char *const *sets, int n, int closed, hs_
 	ck_assert_msg(close_to(a, b), "%s: %s %d: closed %.17g, event %.17g", label, what, (int)(i), (double)(a),      \
 		      (double)(b))
 
-/* Compare a closed-form result with the event run's, field by field. */
+/* Compare a closed-form result with the event run's, field by field; the timeline too where it has one (the
+ * item walk keeps none). */
 static void same_result(const char *label, const hs_sim *c, const hs_sim *e)
 {
 	const hs_result *a = &c->r, *b = &e->r;
@@ -70,6 +72,10 @@ static void same_result(const char *label, const hs_sim *c, const hs_sim *e)
 		for (int k = 0; k < HS_TC_COUNT; k++)
 			SAME(x->class_s[k], y->class_s[k], "class of rep", i);
 	}
+	if (a->closed_form == 2) {
+		ck_assert_uint_eq(a->tasks, 0);
+		return;
+	}
 	ck_assert_uint_eq(a->tasks, b->tasks);
 	for (size_t i = 0; i < a->tasks; i++) {
 		SAME(a->spans[i].start, b->spans[i].start, "start of task", i);
@@ -89,7 +95,7 @@ START_TEST(every_point_agrees)
 	static const char *const zero[] = {"0", "1", "2", "3"};
 	static const char *const tied[] = {"false", "true"};
 	static const char *const mb[] = {"1", "2"};
-	int ran = 0, closed = 0;
+	int ran = 0, closed = 0, walkable = 0, walked = 0;
 	for (size_t a = 0; a < sizeof sched / sizeof *sched; a++)
 		for (size_t l = 0; l < sizeof layout / sizeof *layout; l++)
 			for (size_t z = 0; z < 4; z++)
@@ -122,6 +128,17 @@ START_TEST(every_point_agrees)
 							same_result(label, &c, &e); /* it ran the events: the same */
 						}
 						hs_sim_free(&c);
+						/* the item walk: the event run's figures where it takes the step, else a
+						 * closed form on the graph or the event run, which agree too */
+						ck_assert_msg(run(path, sets, 7, HS_SIM_CLOSED_ITEMS, &c, &err) == 0, "%s: %s",
+							      label, err.msg);
+						int can = z < 3 && strcmp(sched[a][0], "dualpipe") &&
+							  !(t && strcmp(layout[l][1], "1"));
+						walkable += can;
+						walked += c.r.closed_form == 2;
+						ck_assert_msg(can || c.r.closed_form != 2, "%s: walked", label);
+						same_result(label, &c, &e);
+						hs_sim_free(&c);
 						hs_sim_free(&e);
 					}
 	unlink(path);
@@ -130,6 +147,9 @@ START_TEST(every_point_agrees)
 	ck_assert_msg(ran >= 100, "only %d points ran", ran);
 	ck_assert_msg(closed >= ran * 9 / 10, "closed form on %d of %d points", closed, ran);
 	printf("closed form: %d of %d points, equal to the event run\n", closed, ran);
+	/* the walk takes every point it can but those with a tie (two waits of different kinds ending at once) */
+	ck_assert_msg(walkable >= 50 && walked >= walkable * 9 / 10, "item walk on %d of %d points", walked, walkable);
+	printf("item walk: %d of %d points it applies to, equal to the event run\n", walked, walkable);
 }
 END_TEST
 
@@ -156,6 +176,9 @@ START_TEST(broken_pattern_takes_the_event_run)
 		ck_assert_msg(c.r.events > 0, "%s", cases[i].set);
 		if (cases[i].why)
 			ck_assert_msg(strstr(c.r.event_why, cases[i].why), "%s: %s", cases[i].set, c.r.event_why);
+		hs_sim_free(&c);
+		ck_assert_msg(run(path, sets, 1, HS_SIM_CLOSED_ITEMS, &c, &err) == 0, "%s: %s", cases[i].set, err.msg);
+		ck_assert_msg(!c.r.closed_form && c.r.event_why, "%s took a closed form", cases[i].set);
 		hs_sim_free(&c);
 	}
 	/* and without the option, the event run, with no reason given */
