@@ -36,6 +36,37 @@ struct cause {
 	double xfer_s; /* HS_T_SEND: its transfer's seconds */
 };
 
+/* What one compute task of a (chunk, kind, share) adds to its rep's result, as hs_exec_add_compute and
+ * closed_step.c's pass 2 add it: the products formed once (the same products, so the same sums), the terms that
+ * are zero left out (adding +0.0 to a sum of non-negative terms changes no bit). */
+struct inc {
+	hs_time dur;
+	double comp, flops;
+	int ncls, ncomm;
+	int cls_k[HS_TC_COUNT], comm_k[HS_GROUP_COUNT];
+	double cls[HS_TC_COUNT], comm[HS_GROUP_COUNT];
+};
+
+static void inc_of(struct inc *a, const struct memo *m, double scale)
+{
+	double f = scale * 1.0;
+	*a = (struct inc){.comp = m->c.comp * f, .flops = m->c.flops * scale};
+	double d = m->c.comp * f; /* closed_step.c's compute_s */
+	for (int k = 0; k < HS_GROUP_COUNT; k++)
+		d += m->c.comm[k] * scale;
+	a->dur = hs_time_from_s(d);
+	for (int k = 0; k < HS_TC_COUNT; k++)
+		if (m->c.cls[k] != 0) {
+			a->cls_k[a->ncls] = k;
+			a->cls[a->ncls++] = m->c.cls[k] * f;
+		}
+	for (int k = 0; k < HS_GROUP_COUNT; k++)
+		if (m->c.comm[k] != 0) {
+			a->comm_k[a->ncomm] = k;
+			a->comm[a->ncomm++] = m->c.comm[k] * scale;
+		}
+}
+
 struct stage {
 	const hs_sched_item *it;
 	size_t n, pos;
@@ -55,8 +86,9 @@ struct stage {
 	 * forms' answer depends on nothing else (comm_closed.c), and asking per task was a third of the walk */
 	double *send_s, *bucket_s;
 	uint32_t (*mi)[4];
-	hs_time (*dur)[4][2];
-	int (*has_dur)[4][2];
+	struct inc (*inc)[4][2];
+	int (*has_inc)[4][2];
+	int *gchunk;                    /* [v] the model chunk of each local chunk */
 };
 
 struct walk {
@@ -91,14 +123,6 @@ static void dep(hs_time e, struct cause c, hs_time *ready, struct cause *cause, 
 	}
 }
 
-static double task_compute_s(const struct memo *m, double scale)
-{
-	double d = m->c.comp * (scale * 1.0);
-	for (int k = 0; k < HS_GROUP_COUNT; k++)
-		d += m->c.comm[k] * scale;
-	return d;
-}
-
 /* The memo of stage s's op range [first, first + count). */
 static const struct memo *range(struct walk *w, int s, const uint32_t ol[2], uint32_t *slot)
 {
@@ -107,22 +131,27 @@ static const struct memo *range(struct walk *w, int s, const uint32_t ol[2], uin
 	return &w->x->memo[*slot - 1];
 }
 
-/* Run a compute task of stage s: what `what`, op range ol at share `scale`, ready at `ready` with `cause`.
+/* Run a compute task of stage s (the optimizer's where `opt`) adding *a, ready at `ready` with `cause`.
  * Returns its end, or NONE where a tie leaves the charge to the event run's order. */
-static hs_time compute(struct walk *w, int s, enum hs_task_what what, const struct memo *m, hs_time dur,
-		       double scale, hs_time ready, const struct cause *cause, int tie)
+static hs_time compute(struct walk *w, int s, int opt, const struct inc *a, hs_time ready, const struct cause *cause,
+		       int tie)
 {
 	struct ex *x = w->x;
 	struct stage *st = &w->st[s];
 	hs_time start = ready > st->cfree ? ready : st->cfree;
 	if (tie && start > st->cfree)
 		return NONE;
-	hs_time end = start + dur;
+	hs_time end = start + a->dur;
 	struct rep *r = &x->reps[s];
-	hs_task t = {.kind = HS_T_COMPUTE, .what = (uint8_t)what, .scale = scale};
-	hs_exec_add_compute(r->res, &t, &m->c, scale * 1.0, scale);
-	for (int k = 0; k < HS_GROUP_COUNT; k++)
-		r->res->exposed_s[k] += m->c.comm[k] * scale;
+	hs_rep_result *res = r->res;
+	res->compute_s += a->comp;
+	if (opt)
+		res->optimizer_s += a->comp;
+	for (int i = 0; i < a->ncls; i++)
+		res->class_s[a->cls_k[i]] += a->cls[i];
+	res->flops += a->flops;
+	for (int i = 0; i < a->ncomm; i++)
+		res->exposed_s[a->comm_k[i]] += a->comm[i];
 	hs_exec_charge(r, cause->kind, HS_GROUP_DP, cause->xfer_s,
 		       hs_exec_step_s(x, start) - hs_exec_step_s(x, st->idle));
 	st->idle = end;
@@ -158,7 +187,7 @@ static int item(struct walk *w, int s)
 	int v = q->v, pp = w->pp;
 	hs_sched_item it = st->it[st->pos];
 	int idx = it.mb * v + it.chunk;
-	int gchunk = hs_sched_chunk_of(q->sched, pp, v, s, it.chunk);
+	int gchunk = st->gchunk[it.chunk];
 	int fwd = it.kind == HS_SI_FWD;
 	hs_time need = NONE;
 	struct cause nc = {HS_T_SEND, 0};
@@ -180,17 +209,13 @@ static int item(struct walk *w, int s)
 	int sidx = s * v + it.chunk;
 	int finalises = q->reduce && weight_item(it.kind) && st->last_weight[it.chunk] == st->pos;
 	int nslices = finalises ? q->nslices[sidx] : 1;
-	static const enum hs_task_what what[] = {[HS_SI_FWD] = HS_W_FWD, [HS_SI_BWD] = HS_W_BWD,
-						 [HS_SI_BWD_INPUT] = HS_W_BWD_INPUT,
-						 [HS_SI_BWD_WEIGHT] = HS_W_BWD_WEIGHT};
-	const struct memo *m = range(w, s, q->ol[sidx][it.kind], &st->mi[it.chunk][it.kind]);
 	int sl1 = nslices > 1;
-	double scale = 1.0 / nslices;
-	if (!st->has_dur[it.chunk][it.kind][sl1]) {
-		st->dur[it.chunk][it.kind][sl1] = hs_time_from_s(task_compute_s(m, scale));
-		st->has_dur[it.chunk][it.kind][sl1] = 1;
+	struct inc *a = &st->inc[it.chunk][it.kind][sl1];
+	if (!st->has_inc[it.chunk][it.kind][sl1]) {
+		inc_of(a, range(w, s, q->ol[sidx][it.kind], &st->mi[it.chunk][it.kind]), 1.0 / nslices);
+		st->has_inc[it.chunk][it.kind][sl1] = 1;
 	}
-	hs_time dur = st->dur[it.chunk][it.kind][sl1], end = NONE;
+	hs_time end = NONE;
 	for (int sl = 0; sl < nslices; sl++) {
 		hs_time ready = w->t0;
 		struct cause cause = {NOKIND, 0};
@@ -201,7 +226,7 @@ static int item(struct walk *w, int s)
 			if (!fwd && st->ftask[idx] != NONE)
 				dep(st->ftask[idx], (struct cause){HS_T_COMPUTE, 0}, &ready, &cause, &tie);
 		}
-		end = compute(w, s, what[it.kind], m, dur, scale, ready, &cause, tie);
+		end = compute(w, s, 0, a, ready, &cause, tie);
 		if (end == NONE)
 			return -1;
 		if (finalises) {
@@ -248,9 +273,9 @@ static int finish(struct walk *w, int s)
 	for (size_t b = 0; b < st->nbuckets; b++)
 		dep(st->buckets[b], (struct cause){HS_T_COLL, 0}, &ready, &cause, &tie);
 	uint32_t slot = 0;
-	const struct memo *m = range(w, s, q->opt[s], &slot);
-	hs_time end = compute(w, s, HS_W_OPTIMIZER, m, hs_time_from_s(task_compute_s(m, 1.0)), 1.0, ready, &cause,
-			      tie);
+	struct inc a;
+	inc_of(&a, range(w, s, q->opt[s], &slot), 1.0);
+	hs_time end = compute(w, s, 1, &a, ready, &cause, tie);
 	if (end == NONE)
 		return -1;
 	if (q->gather_bytes[s] > 0) {
@@ -312,8 +337,11 @@ const char *hs_exec_pipe_step(struct ex *x, hs_result *out)
 		for (int i = 0; i < pp + v; i++)
 			st->send_s[i] = NAN;
 		st->mi = hs_xcalloc((size_t)v, sizeof *st->mi);
-		st->dur = hs_xcalloc((size_t)v, sizeof *st->dur);
-		st->has_dur = hs_xcalloc((size_t)v, sizeof *st->has_dur);
+		st->inc = hs_xmalloc((size_t)v * sizeof *st->inc);
+		st->has_inc = hs_xcalloc((size_t)v, sizeof *st->has_inc);
+		st->gchunk = hs_xmalloc((size_t)v * sizeof *st->gchunk);
+		for (int k = 0; k < v; k++)
+			st->gchunk[k] = hs_sched_chunk_of(q->sched, pp, v, s, k);
 	}
 	int tie = 0, progress = 1;
 	while (progress && !tie) {
@@ -344,8 +372,9 @@ const char *hs_exec_pipe_step(struct ex *x, hs_result *out)
 		free(st->buckets);
 		free(st->send_s);
 		free(st->mi);
-		free(st->dur);
-		free(st->has_dur);
+		free(st->inc);
+		free(st->has_inc);
+		free(st->gchunk);
 	}
 	free(w.st);
 	if (!why)
