@@ -237,14 +237,18 @@ static void layer_ops(struct ctx *c, int l, enum hs_phase ph)
 static int gchunk_of(const struct ctx *c, int stage, int chunk);
 
 /* shared: [pp * v] the earlier (stage, chunk) whose lists each repeats, -1 for those built (build_oplists); NULL:
- * every model chunk's lists are built */
-static void reserve_ops(struct ctx *c, const int *shared)
+ * every model chunk's lists are built. kinds: the lists built (1 << enum hs_si_kind). */
+static void reserve_ops(struct ctx *c, const int *shared, unsigned kinds)
 {
 	if (!c->memo)
 		return;
 	size_t need = c->g->nops;
+	/* the phases of each list's layers: forward; combined backward (recompute, input, weight); input half
+	 * (recompute, input); weight half */
 	static const enum hs_phase per_layer[] = {HS_PH_FWD,       HS_PH_RECOMPUTE, HS_PH_BWD_INPUT, HS_PH_BWD_WEIGHT,
 						  HS_PH_RECOMPUTE, HS_PH_BWD_INPUT, HS_PH_BWD_WEIGHT};
+	static const enum hs_si_kind list_of[] = {HS_SI_FWD,       HS_SI_BWD,       HS_SI_BWD,      HS_SI_BWD,
+						  HS_SI_BWD_INPUT, HS_SI_BWD_INPUT, HS_SI_BWD_WEIGHT};
 	int n = shared ? c->pp * c->v : c->nchunks;
 	for (int j = 0; j < n; j++) {
 		if (shared && shared[j] >= 0)
@@ -252,6 +256,8 @@ static void reserve_ops(struct ctx *c, const int *shared)
 		int gc = shared ? gchunk_of(c, j / c->v, j % c->v) : j;
 		for (int i = 0; i < c->cl[gc]; i++)
 			for (size_t q = 0; q < sizeof per_layer / sizeof *per_layer; q++) {
+				if (!(kinds & 1u << list_of[q]))
+					continue;
 				const hs_oplist *e = layer_memo(c, c->cf[gc] + i, per_layer[q]);
 				if (!e)
 					return;
@@ -343,11 +349,14 @@ static void store(struct ctx *c, uint32_t (*dst)[2], int idx)
 }
 
 static int same_lists(const struct ctx *c, int s, int k, int t, int j);
+static void combined_bwd(struct ctx *c, int s, int k, double n8, int idx);
 
 /* Every (stage, chunk)'s four op lists into the graph; `shared`: a (stage, chunk) whose lists repeat an earlier
  * one's (same_lists) takes that one's ranges instead of a copy (the item walk reads them; a task graph keeps
- * each stage's own, which in-layer traces and the network's per-rank timing index). */
-static void build_oplists(struct ctx *c, int shared)
+ * each stage's own, which in-layer traces and the network's per-rank timing index), and only the lists of the
+ * kinds (1 << enum hs_si_kind) in `kinds` are built: a schedule runs either the combined backward or its two
+ * halves. */
+static void build_oplists(struct ctx *c, int shared, unsigned kinds)
 {
 	size_t n = (size_t)c->pp * c->v;
 	c->fwd = hs_xcalloc(n, sizeof *c->fwd);
@@ -364,7 +373,9 @@ static void build_oplists(struct ctx *c, int shared)
 					alias[idx] = (int)q;
 		}
 	}
-	reserve_ops(c, alias);
+	if (!shared)
+		kinds = 0xf;
+	reserve_ops(c, alias, kinds);
 	for (int s = 0; s < c->pp; s++)
 		for (int k = 0; k < c->v; k++) {
 			int idx = s * c->v + k, e = alias ? alias[idx] : -1;
@@ -379,32 +390,42 @@ static void build_oplists(struct ctx *c, int shared)
 			hs_oplist fl = built(c);
 			double n8 = hs_ops_fp8_gemms(&fl);
 			store(c, c->fwd, idx);
-			/* combined backward: recompute, then input and weight gradients layer by layer */
-			begin_list(c);
-			const hs_model *m = c->s->model;
-			int gchunk = gchunk_of(c, s, k);
-			if (gchunk == c->nchunks - 1) {
-				hs_ops_head(m, &c->lc, HS_PH_BWD_INPUT, &c->tmp);
-				hs_ops_head(m, &c->lc, HS_PH_BWD_WEIGHT, &c->tmp);
+			if (kinds & 1u << HS_SI_BWD)
+				combined_bwd(c, s, k, n8, idx);
+			if (kinds & 1u << HS_SI_BWD_INPUT) {
+				ops_chunk(c, s, k, HS_PH_BWD_INPUT, 1, n8);
+				store(c, c->bin, idx);
 			}
-			for (int i = c->cl[gchunk] - 1; i >= 0; i--) {
-				int l = c->cf[gchunk] + i;
-				layer_ops(c, l, HS_PH_RECOMPUTE);
-				layer_ops(c, l, HS_PH_BWD_INPUT);
-				layer_ops(c, l, HS_PH_BWD_WEIGHT);
+			if (kinds & 1u << HS_SI_BWD_WEIGHT) {
+				ops_chunk(c, s, k, HS_PH_BWD_WEIGHT, 0, n8);
+				store(c, c->bwt, idx);
 			}
-			hs_ops_fp8_scale_update(&c->lc, n8, HS_PH_BWD_INPUT, &c->tmp);
-			if (gchunk == 0) {
-				hs_ops_embedding(m, &c->lc, HS_PH_BWD_INPUT, &c->tmp);
-				hs_ops_embedding(m, &c->lc, HS_PH_BWD_WEIGHT, &c->tmp);
-			}
-			store(c, c->bwd, idx);
-			ops_chunk(c, s, k, HS_PH_BWD_INPUT, 1, n8);
-			store(c, c->bin, idx);
-			ops_chunk(c, s, k, HS_PH_BWD_WEIGHT, 0, n8);
-			store(c, c->bwt, idx);
 		}
 	free(alias);
+}
+
+/* The combined backward of (stage s, chunk k): recompute, then input and weight gradients layer by layer. */
+static void combined_bwd(struct ctx *c, int s, int k, double n8, int idx)
+{
+	begin_list(c);
+	const hs_model *m = c->s->model;
+	int gchunk = gchunk_of(c, s, k);
+	if (gchunk == c->nchunks - 1) {
+		hs_ops_head(m, &c->lc, HS_PH_BWD_INPUT, &c->tmp);
+		hs_ops_head(m, &c->lc, HS_PH_BWD_WEIGHT, &c->tmp);
+	}
+	for (int i = c->cl[gchunk] - 1; i >= 0; i--) {
+		int l = c->cf[gchunk] + i;
+		layer_ops(c, l, HS_PH_RECOMPUTE);
+		layer_ops(c, l, HS_PH_BWD_INPUT);
+		layer_ops(c, l, HS_PH_BWD_WEIGHT);
+	}
+	hs_ops_fp8_scale_update(&c->lc, n8, HS_PH_BWD_INPUT, &c->tmp);
+	if (gchunk == 0) {
+		hs_ops_embedding(m, &c->lc, HS_PH_BWD_INPUT, &c->tmp);
+		hs_ops_embedding(m, &c->lc, HS_PH_BWD_WEIGHT, &c->tmp);
+	}
+	store(c, c->bwd, idx);
 }
 
 /* Do the lists of (stage s, chunk k) and (stage t, chunk j) hold the same ops? They do when both chunks hold
@@ -1115,7 +1136,11 @@ static void fill_pipe(struct ctx *c, struct step *sb)
 		       .grad_coll = p->zero >= 1 ? HS_COLL_REDUCE_SCATTER : HS_COLL_ALL_REDUCE, .reduce = c->dpg > 1};
 	c->items = NULL;
 	c->nitems = NULL;
-	build_oplists(c, 1);
+	unsigned kinds = 0;
+	for (int st = 0; st < pp; st++)
+		for (size_t i = 0; i < q->nitems[st]; i++)
+			kinds |= 1u << q->items[st][i].kind;
+	build_oplists(c, 1, kinds);
 	size_t n = (size_t)pp * v;
 	q->ol = hs_xmalloc(n * sizeof *q->ol);
 	q->nslices = hs_xmalloc(n * sizeof *q->nslices);
@@ -1248,7 +1273,7 @@ static int build(const hs_workload *s, hs_partition *part, int symmetry, hs_buil
 		fill_pipe(&c, &sb);
 		goto out;
 	}
-	build_oplists(&c, 0);
+	build_oplists(&c, 0, 0xf);
 	find_aliases(&c);
 	int progress = 1;
 	while (progress) {

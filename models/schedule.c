@@ -273,6 +273,11 @@ int hs_sched_chunk_of(enum hs_sched_kind k, int pp, int vstages, int stage, int 
 	return valid(k) ? schedules[k].chunk_of(pp, stage, chunk) : stage;
 }
 
+int hs_sched_place_by_mb(enum hs_sched_kind k)
+{
+	return k == HS_SCHED_DUALPIPE; /* place_dual; place_loop and place_v read no micro-batch */
+}
+
 void hs_sched_place(enum hs_sched_kind k, int pp, int vstages, int m, int mb, int g, int *stage, int *chunk)
 {
 	if (valid(k))

@@ -53,6 +53,9 @@ int hs_sched_model_chunks(enum hs_sched_kind k, int pp, int vstages);
 int hs_sched_chunk_of(enum hs_sched_kind k, int pp, int vstages, int stage, int chunk);
 /* Where micro-batch mb (of m) runs model chunk g: its stage and local chunk. */
 void hs_sched_place(enum hs_sched_kind k, int pp, int vstages, int m, int mb, int g, int *stage, int *chunk);
+/* Does where a model chunk runs depend on the micro-batch (DualPipe's two copies)? Where not, one
+ * hs_sched_place per chunk says it for every micro-batch. */
+int hs_sched_place_by_mb(enum hs_sched_kind k);
 /* Why the schedule cannot run pp stages with m micro-batches (into buf, returned), or NULL when it can:
  * interleaving needs m % pp == 0, DualPipe an even pp >= 2 and an even m >= 2 pp. */
 const char *hs_sched_infeasible(enum hs_sched_kind k, int pp, int m, char *buf, size_t len);

@@ -97,7 +97,19 @@ struct walk {
 	struct stage *st;
 	int pp;
 	hs_time t0;
+	int *place;     /* [nchunks][2] the (stage, chunk) of each model chunk where no micro-batch moves it; else NULL */
 };
+
+/* Where model chunk g of micro-batch mb runs (hs_sched_place). */
+static void place(const struct walk *w, int mb, int g, int *s, int *k)
+{
+	if (w->place) {
+		*s = w->place[2 * g];
+		*k = w->place[2 * g + 1];
+	} else {
+		hs_sched_place(w->q->sched, w->pp, w->q->v, w->q->m, mb, g, s, k);
+	}
+}
 
 /* The items that compute weight gradients (build.c's weight_item). */
 static int weight_item(enum hs_si_kind k) { return k == HS_SI_BWD || k == HS_SI_BWD_WEIGHT; }
@@ -163,7 +175,8 @@ static hs_time compute(struct walk *w, int s, int opt, const struct inc *a, hs_t
 	return end;
 }
 
-/* A communication task of stage s on stream end *free after `ready`; its seconds in *xfer, kept in *memo. */
+/* A communication task t of stage s on stream end *free after `ready`; its seconds in *xfer, kept in *memo
+ * (t is only read when *memo is not set yet). */
 static hs_time comm(struct walk *w, int s, const hs_task *t, hs_time ready, hs_time *free_at, double *memo,
 		    double *xfer)
 {
@@ -184,7 +197,7 @@ static int item(struct walk *w, int s)
 {
 	const hs_pipe *q = w->q;
 	struct stage *st = &w->st[s];
-	int v = q->v, pp = w->pp;
+	int v = q->v;
 	hs_sched_item it = st->it[st->pos];
 	int idx = it.mb * v + it.chunk;
 	int gchunk = st->gchunk[it.chunk];
@@ -193,14 +206,14 @@ static int item(struct walk *w, int s)
 	struct cause nc = {HS_T_SEND, 0};
 	if (fwd && gchunk > 0) {
 		int ps, pc;
-		hs_sched_place(q->sched, pp, v, q->m, it.mb, gchunk - 1, &ps, &pc);
+		place(w, it.mb, gchunk - 1, &ps, &pc);
 		need = w->st[ps].fsend[it.mb * v + pc];
 		nc.xfer_s = w->st[ps].fsx[it.mb * v + pc];
 		if (need == NONE)
 			return 0;
 	} else if ((it.kind == HS_SI_BWD || it.kind == HS_SI_BWD_INPUT) && gchunk < q->nchunks - 1) {
 		int ns, ncn;
-		hs_sched_place(q->sched, pp, v, q->m, it.mb, gchunk + 1, &ns, &ncn);
+		place(w, it.mb, gchunk + 1, &ns, &ncn);
 		need = w->st[ns].bsend[it.mb * v + ncn];
 		nc.xfer_s = w->st[ns].bsx[it.mb * v + ncn];
 		if (need == NONE)
@@ -242,11 +255,16 @@ static int item(struct walk *w, int s)
 	int sends = fwd ? gchunk < q->nchunks - 1 : (it.kind != HS_SI_BWD_WEIGHT && gchunk > 0);
 	if (sends) {
 		int tg = fwd ? gchunk + 1 : gchunk - 1, ts, tc;
-		hs_sched_place(q->sched, pp, v, q->m, it.mb, tg, &ts, &tc);
-		hs_task t = {.kind = HS_T_SEND, .stream = HS_S_P2P, .what = HS_W_P2P, .rep = s, .peer = ts,
-			     .mb = it.mb, .chunk = it.chunk, .bytes = q->act_bytes, .rendezvous = -1};
+		place(w, it.mb, tg, &ts, &tc);
 		double xs;
-		hs_time e = comm(w, s, &t, end, &st->pfree, &st->send_s[ts], &xs);
+		hs_time e;
+		if (isnan(st->send_s[ts])) {
+			hs_task t = {.kind = HS_T_SEND, .stream = HS_S_P2P, .what = HS_W_P2P, .rep = s, .peer = ts,
+				     .mb = it.mb, .chunk = it.chunk, .bytes = q->act_bytes, .rendezvous = -1};
+			e = comm(w, s, &t, end, &st->pfree, &st->send_s[ts], &xs);
+		} else {
+			e = comm(w, s, NULL, end, &st->pfree, &st->send_s[ts], &xs);
+		}
 		if (fwd) {
 			st->fsend[idx] = e;
 			st->fsx[idx] = xs;
@@ -315,6 +333,11 @@ const char *hs_exec_pipe_step(struct ex *x, hs_result *out)
 	struct walk w = {.x = x, .q = q, .pp = pp, .t0 = hs_engine_now(x->eng)};
 	x->step_start = w.t0;
 	size_t nmc = (size_t)q->m * v;
+	if (!hs_sched_place_by_mb(q->sched)) {
+		w.place = hs_xmalloc(2 * (size_t)q->nchunks * sizeof *w.place);
+		for (int g = 0; g < q->nchunks; g++)
+			hs_sched_place(q->sched, pp, v, q->m, 0, g, &w.place[2 * g], &w.place[2 * g + 1]);
+	}
 	w.st = hs_xcalloc((size_t)pp, sizeof *w.st);
 	for (int s = 0; s < pp; s++) {
 		struct stage *st = &w.st[s];
@@ -377,6 +400,7 @@ const char *hs_exec_pipe_step(struct ex *x, hs_result *out)
 		free(st->gchunk);
 	}
 	free(w.st);
+	free(w.place);
 	if (!why)
 		hs_exec_account_step(x, 0, out);
 	return why;
