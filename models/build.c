@@ -85,10 +85,12 @@ static void pipe_free(hs_pipe *q, int pp)
 {
 	if (!q)
 		return;
-	for (int st = 0; q->items && st < pp; st++)
-		free(q->items[st]);
-	free(q->items);
-	free(q->nitems);
+	if (q->own_items) {
+		for (int st = 0; q->items && st < pp; st++)
+			free(q->items[st]);
+		free(q->items);
+		free(q->nitems);
+	}
 	free(q->ol);
 	free(q->nslices);
 	free(q->bucket_bytes);
@@ -158,6 +160,8 @@ struct ctx {
 	size_t t0;             /* memo: tmp is the graph's op array, and the list being built starts at t0 */
 	hs_sched_item **items; /* [pp] NULL until built */
 	size_t *nitems;
+	hs_sched_cache *sc;    /* where the items are kept across builds; NULL: none */
+	int items_kept;        /* items are sc's */
 	struct layer_memo *lm;
 	/* memo: the fingerprint of the list being built (hs_op_range.fp): the pieces before fmark folded in */
 	uint64_t fp;
@@ -847,6 +851,18 @@ static int start_walk(struct ctx *c, struct walk *W, int r, int ndp, int symmetr
 	W->m = symmetry ? part->mb_max : part->dp_mb[W->dp_index];
 	if (c->memo && W->m == part->mb_max && W->m >= 1) {
 		if (!c->items) {
+			hs_sched_item *const *kit;
+			const size_t *kn;
+			int got = c->sc ? hs_sched_cache_get(c->sc, p->schedule, p->pp, W->m, v, &kit, &kn, err) : 1;
+			if (got < 0)
+				return -1;
+			if (got == 0) { /* the thread's, kept across builds: read, never freed here */
+				c->items = (hs_sched_item **)kit;
+				c->nitems = (size_t *)kn;
+				c->items_kept = 1;
+			}
+		}
+		if (!c->items) {
 			hs_sched_item **it = hs_xcalloc((size_t)p->pp, sizeof *it);
 			size_t *n = hs_xcalloc((size_t)p->pp, sizeof *n);
 			if (hs_sched_build_stages(p->schedule, p->pp, W->m, v, it, n, err)) {
@@ -1132,7 +1148,7 @@ static void fill_pipe(struct ctx *c, struct step *sb)
 	int pp = c->pp, v = c->v;
 	hs_pipe *q = hs_xcalloc(1, sizeof *q);
 	*q = (hs_pipe){.v = v, .nchunks = c->nchunks, .sched = c->sched, .m = out->part.mb_max, .items = c->items,
-		       .nitems = c->nitems, .act_bytes = sb->act_bytes,
+		       .nitems = c->nitems, .own_items = !c->items_kept, .act_bytes = sb->act_bytes,
 		       .grad_coll = p->zero >= 1 ? HS_COLL_REDUCE_SCATTER : HS_COLL_ALL_REDUCE, .reduce = c->dpg > 1};
 	c->items = NULL;
 	c->nitems = NULL;
@@ -1165,26 +1181,27 @@ static void fill_pipe(struct ctx *c, struct step *sb)
 }
 
 static int build(const hs_workload *s, hs_partition *part, int symmetry, hs_build_check check, int as_items,
-		 hs_build *out, hs_err *err);
+		 hs_sched_cache *sc, hs_build *out, hs_err *err);
 
 int hs_build_step_checked(const hs_workload *s, hs_partition *part, int symmetry, hs_build_check check,
 			  hs_build *out, hs_err *err)
 {
-	return build(s, part, symmetry, check, 0, out, err);
+	return build(s, part, symmetry, check, 0, NULL, out, err);
 }
 
 int hs_build_step_items(const hs_workload *s, hs_partition *part, int symmetry, hs_build_check check,
-			hs_build *out, hs_err *err)
+			hs_sched_cache *sc, hs_build *out, hs_err *err)
 {
-	return build(s, part, symmetry, check, 1, out, err);
+	return build(s, part, symmetry, check, 1, sc, out, err);
 }
 
 static int build(const hs_workload *s, hs_partition *part, int symmetry, hs_build_check check, int as_items,
-		 hs_build *out, hs_err *err)
+		 hs_sched_cache *sc, hs_build *out, hs_err *err)
 {
 	memset(out, 0, sizeof *out);
 	const hs_parallel *p = s->par;
-	struct ctx c = {.s = s, .b = out, .g = &out->graph, .pp = p->pp, .sched = p->schedule, .memo = hs_build_memo_on()};
+	struct ctx c = {.s = s, .b = out, .g = &out->graph, .pp = p->pp, .sched = p->schedule, .memo = hs_build_memo_on(),
+			.sc = sc};
 	c.v = hs_sched_chunks(p->schedule, p->vstages);
 	c.nchunks = hs_sched_model_chunks(p->schedule, p->pp, p->vstages);
 	c.dpg = hs_build_dp_group_size(p);
@@ -1314,11 +1331,12 @@ out:
 	free(c.bwt);
 	free(c.cl);
 	free(c.cf);
-	if (c.items)
+	if (c.items && !c.items_kept) {
 		for (int st = 0; st < p->pp; st++)
 			free(c.items[st]);
-	free(c.items);
-	free(c.nitems);
+		free(c.items);
+		free(c.nitems);
+	}
 	for (int ph = 0; c.lm && ph < 4; ph++)
 		for (int k = 0; k < HS_MIX_COUNT; k++)
 			for (int moe = 0; moe < 2; moe++)

@@ -6,6 +6,7 @@
 
 #include "models/graph.h"
 #include "models/memory.h"
+#include "models/sched_cache.h"
 #include "models/schedule.h"
 #include "models/workload.h"
 
@@ -58,8 +59,9 @@ typedef struct hs_op_range {
  * extra tasks are the graph's alone). */
 typedef struct hs_pipe {
 	int v, nchunks, sched, m;  /* chunks per stage, model chunks, enum hs_sched_kind, micro-batches */
-	hs_sched_item **items;     /* [pp] each stage's schedule */
+	hs_sched_item **items;     /* [pp] each stage's schedule (the build's own, or a hs_sched_cache's) */
 	size_t *nitems;            /* [pp] */
+	int own_items;             /* items are the build's (freed with it) */
 	uint32_t (*ol)[4][2];      /* [pp * v][enum hs_si_kind] op range {first, count} in graph.ops */
 	int *nslices;              /* [pp * v] bucket slices of the item that finalises the chunk's gradients */
 	double *bucket_bytes;      /* [pp * v] bytes each slice's reduction carries */
@@ -94,9 +96,10 @@ typedef int (*hs_build_check)(const hs_workload *w, const hs_build *b, hs_err *e
 int hs_build_step_checked(const hs_workload *w, hs_partition *part, int symmetry, hs_build_check check,
 			  hs_build *out, hs_err *err);
 /* The same, as schedule items (out->pipe; graph.reps and the op lists set, no task) where the step is one
- * hs_pipe describes, else as tasks (out->pipe NULL): the caller asks whichever it got. */
+ * hs_pipe describes, else as tasks (out->pipe NULL): the caller asks whichever it got. The schedule's items
+ * come from sc where it is given (kept there across builds; it must outlive out), else are built. */
 int hs_build_step_items(const hs_workload *w, hs_partition *part, int symmetry, hs_build_check check,
-			hs_build *out, hs_err *err);
+			hs_sched_cache *sc, hs_build *out, hs_err *err);
 void hs_build_free(hs_build *b);
 /* The (stage, chunk) op list that is range [first, first + count) (b->ranges), or NULL when it is none (an
  * optimizer's list, part of a list, a graph built without the memo). */

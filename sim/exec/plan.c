@@ -122,24 +122,26 @@ int hs_plan_check_memory(const hs_workload *w, const hs_build *b, hs_err *err)
 			  stage, need / G, dev->name, wgpu, dev->hbm_bytes / G, usable / G, reserve / G);
 }
 
-static int plan(const hs_workload *w, int symmetry, int items, hs_build *out, hs_err *err)
+static int plan(const hs_workload *w, int symmetry, int items, hs_sched_cache *sc, hs_build *out, hs_err *err)
 {
 	memset(out, 0, sizeof *out);
 	hs_partition part;
 	if (hs_partition_resolve(w, &part, err))
 		return -1;
 	/* the memory check runs inside the build, before the graph: it reads only the reps and the stages */
-	if ((items ? hs_build_step_items : hs_build_step_checked)(w, &part, symmetry, hs_plan_check_memory, out, err))
+	int rc = items ? hs_build_step_items(w, &part, symmetry, hs_plan_check_memory, sc, out, err)
+		       : hs_build_step_checked(w, &part, symmetry, hs_plan_check_memory, out, err);
+	if (rc)
 		return -1; /* the build took the partition over and freed what it had built */
 	return 0;
 }
 
 int hs_plan_step(const hs_workload *w, int symmetry, hs_build *out, hs_err *err)
 {
-	return plan(w, symmetry, 0, out, err);
+	return plan(w, symmetry, 0, NULL, out, err);
 }
 
-int hs_plan_step_items(const hs_workload *w, int symmetry, hs_build *out, hs_err *err)
+int hs_plan_step_items(const hs_workload *w, int symmetry, hs_sched_cache *sc, hs_build *out, hs_err *err)
 {
-	return plan(w, symmetry, 1, out, err);
+	return plan(w, symmetry, 1, sc, out, err);
 }

@@ -16,7 +16,7 @@
 int hs_plan_step(const hs_workload *w, int symmetry, hs_build *out, hs_err *err);
 /* The same, as schedule items where the step allows it (hs_build_step_items: out->pipe set, no task), for a
  * step timed by the item walk (hs_exec_items_ok); else the task graph, as hs_plan_step. */
-int hs_plan_step_items(const hs_workload *w, int symmetry, hs_build *out, hs_err *err);
+int hs_plan_step_items(const hs_workload *w, int symmetry, hs_sched_cache *sc, hs_build *out, hs_err *err);
 
 /* Every rep of b fits on every device it stands for (capacity minus parallelism.memory_reserve), whatever
  * device paces its speed; HS_EINFEASIBLE otherwise, naming the device (type and global index) and its numbers. */

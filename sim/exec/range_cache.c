@@ -35,6 +35,7 @@ struct hs_range_cache {
 	size_t nslot;
 	size_t ops;   /* ops held */
 	size_t hits, misses;
+	hs_sched_cache *sched;
 };
 
 static void *make(void) { return hs_xcalloc(1, sizeof(hs_range_cache)); }
@@ -46,7 +47,15 @@ static void drop(void *p)
 		free(rc->e[i].ops);
 	free(rc->e);
 	free(rc->slot);
+	hs_sched_cache_free(rc->sched);
 	free(rc);
+}
+
+hs_sched_cache *hs_range_cache_sched(hs_range_cache *rc)
+{
+	if (rc && !rc->sched)
+		rc->sched = hs_sched_cache_create();
+	return rc ? rc->sched : NULL;
 }
 
 hs_range_cache *hs_range_cache_of(hs_profile_cache *pc)

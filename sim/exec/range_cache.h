@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "calib/profile_cache.h"
+#include "models/sched_cache.h"
 #include "sim/exec/layer_time.h"
 
 #define HS_RANGE_CACHE_OPS (1u << 18) /* ~40 MB of ops per thread at most */
@@ -31,6 +32,9 @@ hs_range_cache *hs_range_cache_of(hs_profile_cache *pc);
  * reuse saves); NULL: timed, not kept. rc may be NULL: timed. Returns 1 when it came from the cache. */
 int hs_range_cache_cost(hs_range_cache *rc, const hs_op_env *e, const hs_op *ops, size_t n, const uint64_t *fp,
 			hs_ops_cost *c, int *netcomm);
+
+/* The schedules kept beside it (models/sched_cache.h), made on first use; NULL where rc is. */
+hs_sched_cache *hs_range_cache_sched(hs_range_cache *rc);
 
 /* Hits and misses so far (for tests and the bench). */
 void hs_range_cache_stats(const hs_range_cache *rc, size_t *hits, size_t *misses);

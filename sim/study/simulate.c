@@ -8,6 +8,7 @@
 #include "calib/profile_cache.h"
 #include "sim/base/alloc.h"
 #include "sim/exec/plan.h"
+#include "sim/exec/range_cache.h"
 
 /* Goodput over the horizon at each checkpoint interval (and at Daly's), from the simulated step. */
 /* Failure trials, each a walk over the failures of its horizon: bounded before any runs, since a horizon
@@ -212,7 +213,10 @@ static int simulate_scn(hs_scenario *scn, const char *path, int symmetry, hs_pro
 	o.record_links = (closed_form & SIM_LINKS) != 0;
 	/* items only where the walk times the step (one rep per stage: symmetry on, as the build requires) */
 	int items = (closed_form & SIM_ITEMS) && symmetry && hs_exec_items_ok(&s->wl, &o);
-	if ((items ? hs_plan_step_items : hs_plan_step)(&s->wl, symmetry, &out->b, err)) {
+	/* the schedules kept in the thread's cache, with its op-range costs (and like them off with the build's
+	 * reuse: HETSIM_BUILD_MEMO=0) */
+	hs_sched_cache *sc = items && cache && hs_build_memo_on() ? hs_range_cache_sched(hs_range_cache_of(cache)) : NULL;
+	if ((items ? hs_plan_step_items(&s->wl, symmetry, sc, &out->b, err) : hs_plan_step(&s->wl, symmetry, &out->b, err))) {
 		hs_err_prefix(err, "%s: ", path);
 		hs_scenario_free(out->s);
 		out->s = NULL;
