@@ -47,7 +47,11 @@ typedef struct hs_sweep_axis {
 typedef struct hs_sweep {
 	char path[1024];       /* the sweep file */
 	char base[1024];       /* base scenario, resolved against the sweep file's folder */
-	struct hs_ydoc *base_doc; /* parsed once; every point runs on a copy */
+	struct hs_ydoc *base_doc; /* parsed once, frozen (config/yaml.h) */
+	struct hs_ydoc *point_doc; /* the base with the fixed overrides, frozen: each point runs on an overlay of it
+				    * (NULL when they fail: then each point applies them, and fails with them) */
+	struct hs_cluster *cluster; /* built once from point_doc when no axis changes `cluster:`, shared by every
+				     * point's scenario (read-only but for its thread-safe memo); else NULL */
 	struct hs_strlist sets; /* fixed overrides (owned strings) */
 	hs_sweep_axis axes[HS_SWEEP_MAX_AXES];
 	int naxes;
