@@ -10,6 +10,7 @@
 #include "config/cfg.h"
 #include "sim/base/alloc.h"
 #include "sim/base/file.h"
+#include "sim/base/numfmt.h"
 #include "sim/study/simulate.h"
 #include "sim/study/sweep_rules.h"
 #include "sim/base/version.h"
@@ -341,11 +342,9 @@ static void sb_csv(struct sb *b, const char *t)
 
 static void sb_num(struct sb *b, double v)
 {
-	char t[64] = "";
-	if (isfinite(v))
-		snprintf(t, sizeof t, "%.6g", v);
-	sb_put(b, ",");
-	sb_put(b, t);
+	char t[64] = ",";
+	size_t n = isfinite(v) ? hs_fmt_6g(t + 1, v) : 0; /* "%.6g" */
+	sb_putn(b, t, n + 1);
 }
 
 /* Is an input error at a point a property of the point (it does not divide) rather than of the sweep? */
