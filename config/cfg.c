@@ -68,9 +68,8 @@ int hs_cfg_known(const hs_ynode *map, const char *path, const char *const *known
 	for (size_t i = 0; i < map->n; i++) {
 		const char *k = map->keys[i]->str;
 		int ok = 0;
-		for (const char *const *c = known; *c; c++)
-			if (strcmp(*c, k) == 0)
-				ok = 1;
+		for (const char *const *c = known; *c && !ok; c++)
+			ok = strcmp(*c, k) == 0;
 		if (ok)
 			continue;
 		const char *s = hs_cfg_suggest(k, known);

@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +88,16 @@ int hs_units_parse(const char *s, enum hs_unit u, double *out, char *why, size_t
 	}
 	while (isspace((unsigned char)*s))
 		s++;
+	/* A bare whole number (tp: 8, nodes: 128), the most common value, without strtod: below 10^15 the double
+	 * strtod returns is that integer exactly, and every kind's bare number has multiplier 1. */
+	size_t nd = 0;
+	uint64_t iv = 0;
+	while (nd < 16 && s[nd] >= '0' && s[nd] <= '9')
+		iv = iv * 10 + (uint64_t)(s[nd++] - '0');
+	if (nd > 0 && nd < 16 && s[nd] == 0) {
+		*out = (double)iv;
+		return 0;
+	}
 	char *end;
 	double v = strtod(s, &end);
 	if (end == s) {

@@ -17,15 +17,11 @@ struct hs_ydoc {
 	size_t nall, capall;
 	char **names; /* extra file names (for --set) kept alive with the doc */
 	size_t nnames, capnames;
-	hs_ynode *arena; /* a clone's nodes, allocated in one block (nodes added later come from malloc) */
-	size_t narena, usedarena;
 };
 
 static hs_ynode *node_new(hs_ydoc *d, enum hs_ykind k, const char *file, int line, int col)
 {
-	int in_arena = d->usedarena < d->narena;
-	hs_ynode *n = in_arena ? &d->arena[d->usedarena++] : hs_xcalloc(1, sizeof *n);
-	n->in_arena = in_arena;
+	hs_ynode *n = hs_xcalloc(1, sizeof *n);
 	n->kind = k;
 	n->file = file;
 	n->line = line;
@@ -56,15 +52,12 @@ void hs_yaml_free(hs_ydoc *d)
 			free(d->all[i]->str);
 		free(d->all[i]->keys);
 		free(d->all[i]->vals);
-		/* a flag, not a pointer range test: an empty document has no arena, and NULL + 0 is undefined */
-		if (!d->all[i]->in_arena)
-			free(d->all[i]);
+		free(d->all[i]);
 	}
 	for (size_t i = 0; i < d->nnames; i++)
 		free(d->names[i]);
 	free(d->names);
 	free(d->all);
-	free(d->arena);
 	free(d->name);
 	free(d);
 }
@@ -78,8 +71,25 @@ int hs_yaml_is_null(const hs_ynode *n)
 		strcmp(n->str, "NULL") == 0);
 }
 
-/* Copies keep the source's file-name pointers; hs_yaml_clone re-points them at the copy's own strings. */
-static hs_ynode *clone_node(hs_ydoc *d, const hs_ynode *n)
+void hs_yaml_freeze(hs_ydoc *d)
+{
+	for (size_t i = 0; i < d->nall; i++)
+		d->all[i]->frozen = 1;
+}
+
+/* An overlay holds only its root at first (the source's, frozen); its own nodes are the copies hs_yaml_set makes
+ * (thaw) and the values it adds, all in `all` and freed with it, never the shared ones. */
+hs_ydoc *hs_yaml_overlay(const hs_ydoc *src)
+{
+	hs_ydoc *d = hs_xcalloc(1, sizeof *d);
+	d->name = hs_xstrdup(src->name);
+	d->root = src->root;
+	return d;
+}
+
+/* The overlay's own copy of a frozen node, to change: its children stay shared, and so do its string and file
+ * name (the source outlives the overlay). */
+static hs_ynode *thaw(hs_ydoc *d, const hs_ynode *n)
 {
 	hs_ynode *c = node_new(d, n->kind, n->file, n->line, n->col);
 	c->quoted = n->quoted;
@@ -88,42 +98,16 @@ static hs_ynode *clone_node(hs_ydoc *d, const hs_ynode *n)
 	c->borrowed = n->str != NULL;
 	if (n->n) {
 		c->vals = hs_xmalloc(n->n * sizeof *c->vals);
-		if (n->kind == HS_Y_MAP)
+		memcpy(c->vals, n->vals, n->n * sizeof *c->vals);
+		if (n->kind == HS_Y_MAP) {
 			c->keys = hs_xmalloc(n->n * sizeof *c->keys);
-		for (size_t i = 0; i < n->n; i++) {
-			if (n->kind == HS_Y_MAP)
-				c->keys[i] = clone_node(d, n->keys[i]);
-			c->vals[i] = clone_node(d, n->vals[i]);
+			memcpy(c->keys, n->keys, n->n * sizeof *c->keys);
 		}
 		c->n = n->n;
 	}
 	return c;
 }
 
-hs_ydoc *hs_yaml_clone(const hs_ydoc *src)
-{
-	hs_ydoc *d = hs_xcalloc(1, sizeof *d);
-	d->name = hs_xstrdup(src->name);
-	for (size_t i = 0; i < src->nnames; i++) {
-		hs_xgrow(&d->names, &d->capnames, d->nnames + 1, sizeof *d->names);
-		d->names[d->nnames++] = hs_xstrdup(src->names[i]);
-	}
-	hs_xgrow(&d->all, &d->capall, src->nall, sizeof *d->all);
-	d->arena = hs_xcalloc(src->nall ? src->nall : 1, sizeof *d->arena);
-	d->narena = src->nall;
-	d->root = clone_node(d, src->root);
-	/* re-point file names at the copy's strings */
-	for (size_t i = 0; i < d->nall; i++) {
-		hs_ynode *n = d->all[i];
-		if (n->file == src->name)
-			n->file = d->name;
-		else
-			for (size_t k = 0; k < src->nnames; k++)
-				if (n->file == src->names[k])
-					n->file = d->names[k];
-	}
-	return d;
-}
 const char *hs_yaml_name(const hs_ydoc *d) { return d->name; }
 
 hs_ynode *hs_yaml_get(const hs_ynode *m, const char *key)
@@ -370,6 +354,15 @@ int hs_yaml_path_ok(const char *p, size_t n)
 	}
 }
 
+/* The node at *slot (a child of a node of d's own, or d's root), made d's own to change: a frozen mapping or list
+ * is copied there first. A scalar is only read (or replaced whole in its parent), so it stays shared. */
+static hs_ynode *own(hs_ydoc *d, hs_ynode **slot)
+{
+	if ((*slot)->frozen && (*slot)->kind != HS_Y_SCALAR)
+		*slot = thaw(d, *slot);
+	return *slot;
+}
+
 int hs_yaml_set(hs_ydoc *d, const char *asg, hs_err *err)
 {
 	const char *eq = strchr(asg, '=');
@@ -382,8 +375,10 @@ int hs_yaml_set(hs_ydoc *d, const char *asg, hs_err *err)
 				  "item, such as cluster.groups[0].nodes)", (int)(eq - asg), asg);
 	hs_xgrow(&d->names, &d->capnames, d->nnames + 1, sizeof *d->names);
 	size_t plen = (size_t)(eq - asg);
-	char *label = hs_xmalloc(plen + 16);
-	snprintf(label, plen + 16, "--set %.*s", (int)plen, asg);
+	char *label = hs_xmalloc(plen + 7); /* "--set PATH" */
+	memcpy(label, "--set ", 6);
+	memcpy(label + 6, asg, plen);
+	label[plen + 6] = 0;
 	d->names[d->nnames++] = label;
 
 	const char *val = eq + 1;
@@ -392,28 +387,27 @@ int hs_yaml_set(hs_ydoc *d, const char *asg, hs_err *err)
 	for (const char *c = val; plain && *c; c++)
 		if (strchr("{}[],:#&*!|>'\"%@`\t\n\r", *c) || (c[0] == ' ' && c[1] == 0))
 			plain = 0;
-	hs_ydoc *v = NULL;
+	hs_ynode *vroot;
 	if (plain) {
-		v = hs_xcalloc(1, sizeof *v);
-		v->name = hs_xstrdup(label);
-		v->root = node_new(v, HS_Y_SCALAR, label, 1, 1);
-		v->root->str = hs_xstrdup(val);
+		/* the scalar goes straight into d, as adopt would put it there (positioned at the label) */
+		vroot = node_new(d, HS_Y_SCALAR, label, 1, 1);
+		vroot->str = hs_xstrdup(val);
 	} else {
-		v = load((const unsigned char *)val, strlen(val), label, err);
+		hs_ydoc *v = load((const unsigned char *)val, strlen(val), label, err);
+		if (!v)
+			return -1;
+		vroot = v->root;
+		if (!vroot || (vroot->kind == HS_Y_MAP && vroot->n == 0 && *val == 0)) {
+			/* "key=" sets an empty string */
+			vroot = node_new(v, HS_Y_SCALAR, label, 1, 1);
+			vroot->str = hs_xstrdup("");
+			vroot->quoted = 1;
+		}
+		adopt(d, v);
 	}
-	if (!v)
-		return -1;
-	hs_ynode *vroot = v->root;
-	if (!vroot || (vroot->kind == HS_Y_MAP && vroot->n == 0 && *val == 0)) {
-		/* "key=" sets an empty string */
-		vroot = node_new(v, HS_Y_SCALAR, label, 1, 1);
-		vroot->str = hs_xstrdup("");
-		vroot->quoted = 1;
-	}
-	adopt(d, v);
 
 	/* the path as messages write it (cluster.groups[0].nic) or dotted (cluster.groups.0.nic): [N] is .N */
-	char *path = hs_xmalloc(plen + 1);
+	char *path = hs_xmalloc(2 * (plen + 1)), *whole = path + plen + 1; /* one block, freed as path */
 	size_t pl = 0;
 	for (size_t i = 0; i < plen; i++)
 		if (asg[i] == '[')
@@ -421,8 +415,8 @@ int hs_yaml_set(hs_ydoc *d, const char *asg, hs_err *err)
 		else if (asg[i] != ']')
 			path[pl++] = asg[i];
 	path[pl] = 0;
-	char *whole = hs_xstrdup(path); /* strtok_r cuts path; messages quote prefixes of this */
-	hs_ynode *cur = d->root;
+	memcpy(whole, path, pl + 1); /* strtok_r cuts path; messages quote prefixes of this */
+	hs_ynode *cur = own(d, &d->root);
 	char *save = NULL;
 	int rc = 0;
 	for (char *tok = strtok_r(path, ".", &save); tok; tok = strtok_r(NULL, ".", &save)) {
@@ -437,7 +431,7 @@ int hs_yaml_set(hs_ydoc *d, const char *asg, hs_err *err)
 			}
 			if (last)
 				cur->vals[idx] = vroot;
-			cur = cur->vals[idx];
+			cur = own(d, &cur->vals[idx]);
 			continue;
 		}
 		if (cur->kind != HS_Y_MAP) {
@@ -473,9 +467,8 @@ int hs_yaml_set(hs_ydoc *d, const char *asg, hs_err *err)
 		}
 		if (last)
 			cur->vals[i] = vroot;
-		cur = cur->vals[i];
+		cur = own(d, &cur->vals[i]);
 	}
 	free(path);
-	free(whole);
 	return rc;
 }

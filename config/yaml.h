@@ -24,8 +24,9 @@ struct hs_ynode {
 	hs_ynode **keys;     /* HS_Y_MAP: key nodes (scalars) */
 	hs_ynode **vals;     /* HS_Y_MAP: values; HS_Y_SEQ: items */
 	int used;            /* set by readers when consumed (for unknown-key reporting) */
-	int borrowed;        /* str belongs to another document (hs_yaml_clone) */
-	int in_arena;        /* the node lives in its document's arena block, not its own allocation */
+	int borrowed;        /* str belongs to another document (a copy made by hs_yaml_set in an overlay) */
+	int frozen;          /* the node's document is frozen (hs_yaml_freeze): overlays share it, so it never
+			      * changes; hs_yaml_set changes a copy of it */
 };
 
 typedef struct hs_ydoc hs_ydoc;
@@ -37,9 +38,13 @@ hs_ydoc *hs_yaml_load_string(const char *text, size_t len, const char *name, hs_
 void hs_yaml_free(hs_ydoc *doc);
 /* An explicit null: an unquoted scalar that is empty (`key:`), `~` or `null`. */
 int hs_yaml_is_null(const hs_ynode *n);
-/* A copy of the tree (positions and file names kept), for running many variants of one parsed scenario. The
- * copy borrows the source's scalar strings, so it must be freed before the source. */
-hs_ydoc *hs_yaml_clone(const hs_ydoc *doc);
+/* Freeze a document: from now on it is read-only (to hs_yaml_set too) and overlays can share its nodes. */
+void hs_yaml_freeze(hs_ydoc *doc);
+/* A copy of a frozen document for running one of many variants of it (a sweep's point): it shares the
+ * source's nodes, and hs_yaml_set copies only the mappings and lists on its path before changing them, so a copy
+ * costs what its overrides touch, not the document's size. Positions and file names are the source's. The
+ * source must stay alive, frozen, until its overlays are freed; threads may overlay one source at once. */
+hs_ydoc *hs_yaml_overlay(const hs_ydoc *frozen);
 hs_ynode *hs_yaml_root(hs_ydoc *doc);
 const char *hs_yaml_name(const hs_ydoc *doc);
 

@@ -974,10 +974,9 @@ hs_scenario *hs_scenario_load(const char *path, const struct hs_strlist *sets, h
 	return doc ? hs_scenario_from_doc(doc, path, err) : NULL;
 }
 
-int hs_scenario_head(const hs_ynode *root, const char *path, char *name, size_t n, hs_cluster **cluster,
-		     hs_err *err)
+/* The head's name: `name`, else the file's */
+static int head_name(const hs_ynode *root, const char *path, char *name, size_t n, hs_err *err)
 {
-	*cluster = NULL;
 	const char *nm;
 	if (hs_cfg_str(root, "", "name", NULL, 0, &nm, err))
 		return -1;
@@ -986,11 +985,39 @@ int hs_scenario_head(const hs_ynode *root, const char *path, char *name, size_t 
 		nm = b ? b + 1 : path;
 	}
 	snprintf(name, n, "%s", nm);
+	return 0;
+}
+
+static const hs_ynode *head_cluster(const hs_ynode *root, hs_err *err)
+{
 	const hs_ynode *c = hs_yaml_get(root, "cluster");
 	if (!c)
-		return hs_cfg_err(root, err, "cluster", "", "missing section (expected {groups: [...], fabric: {...}})");
+		hs_cfg_err(root, err, "cluster", "", "missing section (expected {groups: [...], fabric: {...}})");
+	return c;
+}
+
+int hs_scenario_head(const hs_ynode *root, const char *path, char *name, size_t n, hs_cluster **cluster,
+		     hs_err *err)
+{
+	*cluster = NULL;
+	if (head_name(root, path, name, n, err))
+		return -1;
+	const hs_ynode *c = head_cluster(root, err);
+	if (!c)
+		return -1;
 	*cluster = hs_cluster_from_yaml(c, "cluster", err);
 	return *cluster ? 0 : -1;
+}
+
+hs_cluster *hs_scenario_cluster(const hs_ynode *root, hs_err *err)
+{
+	const hs_ynode *c = head_cluster(root, err);
+	hs_cluster *cl = c ? hs_cluster_from_yaml(c, "cluster", err) : NULL;
+	if (cl && hs_fabprof_attach(cl, err)) {
+		hs_cluster_free(cl);
+		cl = NULL;
+	}
+	return cl;
 }
 
 /* The workload view of a loaded scenario: what models/ and the executor read. */
@@ -1003,7 +1030,20 @@ static void wire_workload(hs_scenario *s)
 	s->wl.var = &s->var;
 }
 
+static hs_scenario *from_doc(hs_ydoc *doc, const char *path, hs_cluster *shared, hs_err *err);
+
 hs_scenario *hs_scenario_from_doc(hs_ydoc *doc, const char *path, hs_err *err)
+{
+	return from_doc(doc, path, NULL, err);
+}
+
+hs_scenario *hs_scenario_from_doc_on(hs_ydoc *doc, const char *path, hs_cluster *cluster, hs_err *err)
+{
+	return from_doc(doc, path, cluster, err);
+}
+
+/* shared: the cluster built before (hs_scenario_cluster), borrowed; NULL: build it */
+static hs_scenario *from_doc(hs_ydoc *doc, const char *path, hs_cluster *shared, hs_err *err)
 {
 	hs_scenario *s = hs_xcalloc(1, sizeof *s);
 	s->path = path;
@@ -1025,9 +1065,16 @@ hs_scenario *hs_scenario_from_doc(hs_ydoc *doc, const char *path, hs_err *err)
 								  "scenario (run it with `hetsim run`)");
 		goto fail;
 	}
-	if (hs_scenario_head(root, path, s->name, sizeof s->name, &s->cluster, err) ||
-	    hs_fabprof_attach(s->cluster, err))
+	if (shared) {
+		/* the checks of the head in its order; the cluster's own passed when it was built */
+		if (head_name(root, path, s->name, sizeof s->name, err) || !head_cluster(root, err))
+			goto fail;
+		s->cluster = shared;
+		s->borrowed_cluster = 1;
+	} else if (hs_scenario_head(root, path, s->name, sizeof s->name, &s->cluster, err) ||
+		   hs_fabprof_attach(s->cluster, err)) {
 		goto fail;
+	}
 	const hs_ynode *m = hs_yaml_get(root, "model");
 	if (!m) {
 		hs_cfg_err(root, err, "model", "", "missing (expected a preset name or a shape)");
@@ -1088,7 +1135,8 @@ void hs_scenario_free(hs_scenario *s)
 {
 	if (!s)
 		return;
-	hs_cluster_free(s->cluster);
+	if (!s->borrowed_cluster)
+		hs_cluster_free(s->cluster);
 	free(s->par.stage_layers);
 	free(s->par.chunk_layers);
 	free(s->par.dp_mb);

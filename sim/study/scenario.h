@@ -34,6 +34,7 @@ typedef struct hs_scenario {
 	const hs_ynode *root;  /* where model, training and parallelism are: NULL for the document's root, or a
 				* job's entry of `jobs:` (hs_scenario_job) */
 	int borrowed_doc;      /* a job's: the document belongs to the jobs run, not to this scenario */
+	int borrowed_cluster;  /* a sweep point's (hs_scenario_from_doc_on): the cluster is the sweep's */
 	const char *path;
 	char name[128];
 	hs_cluster *cluster;
@@ -58,6 +59,13 @@ extern const char *const hs_scenario_keys[];
 hs_scenario *hs_scenario_load(const char *path, const struct hs_strlist *sets, hs_err *err);
 /* The same from a parsed document, which the scenario takes over (freed with it, also on failure). */
 hs_scenario *hs_scenario_from_doc(hs_ydoc *doc, const char *path, hs_err *err);
+/* The same on `cluster`, built before from this document's `cluster:` section (hs_scenario_cluster), which the
+ * scenario borrows: it must outlive the scenario. A sweep's points share the one cluster their overrides leave
+ * alone, rather than each building it anew from the same nodes. */
+hs_scenario *hs_scenario_from_doc_on(hs_ydoc *doc, const char *path, hs_cluster *cluster, hs_err *err);
+/* The cluster hs_scenario_from_doc builds from a document with root `root` (its `cluster:` section, the fabric
+ * profiles attached); NULL with err when it would fail there. */
+hs_cluster *hs_scenario_cluster(const hs_ynode *root, hs_err *err);
 /* The head every training document shares (a scenario, a jobs file): its `name` (the file's name when absent)
  * into name[n], and its `cluster` section built. -1 with err (file:line:col) on either. */
 int hs_scenario_head(const hs_ynode *root, const char *path, char *name, size_t n, hs_cluster **cluster,

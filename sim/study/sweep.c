@@ -10,6 +10,7 @@
 #include "config/cfg.h"
 #include "sim/base/alloc.h"
 #include "sim/base/file.h"
+#include "sim/base/numfmt.h"
 #include "sim/study/simulate.h"
 #include "sim/study/sweep_rules.h"
 #include "sim/base/version.h"
@@ -135,6 +136,35 @@ static int load_axis(const hs_ynode *key, const hs_ynode *v, hs_sweep_axis *a, h
 	return 0;
 }
 
+/* Does an axis change the cluster section (its key's first name is `cluster`)? */
+static int axes_touch_cluster(const hs_sweep *sw)
+{
+	for (int a = 0; a < sw->naxes; a++) {
+		const char *k = sw->axes[a].key;
+		size_t n = strcspn(k, ".[");
+		if (n == 7 && strncmp(k, "cluster", 7) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* What the points share, made once: the base with the fixed overrides (point_doc) and the cluster when no axis
+ * changes it. Where either fails, the points go without it and meet the failure themselves, as a point that
+ * made them would (the same error at the same point). */
+static void prepare(hs_sweep *sw)
+{
+	hs_err e = {0};
+	hs_ydoc *d = hs_yaml_overlay(sw->base_doc);
+	if (hs_yaml_set_all(d, sw->sets.v, sw->sets.n, &e)) {
+		hs_yaml_free(d);
+		return;
+	}
+	hs_yaml_freeze(d);
+	sw->point_doc = d;
+	if (!axes_touch_cluster(sw))
+		sw->cluster = hs_scenario_cluster(hs_yaml_root(d), &e);
+}
+
 static void dirname_of(const char *path, char *dir, size_t n)
 {
 	snprintf(dir, n, "%s", path);
@@ -229,6 +259,8 @@ int hs_sweep_load(const char *path, hs_sweep *sw, hs_err *err)
 	sw->base_doc = hs_yaml_load_file(sw->base, err);
 	if (!sw->base_doc)
 		goto out;
+	hs_yaml_freeze(sw->base_doc);
+	prepare(sw);
 	uint64_t h = fnv(0xcbf29ce484222325ull, HS_VERSION, strlen(HS_VERSION));
 	h = fnv(h, HS_SWEEP_ROW_FORMAT, strlen(HS_SWEEP_ROW_FORMAT));
 	h = hash_file(hash_file(h, path), sw->base);
@@ -244,6 +276,10 @@ out:
 
 void hs_sweep_free(hs_sweep *sw)
 {
+	hs_cluster_free(sw->cluster);
+	sw->cluster = NULL;
+	hs_yaml_free(sw->point_doc); /* an overlay of the base: before it */
+	sw->point_doc = NULL;
 	hs_yaml_free(sw->base_doc);
 	sw->base_doc = NULL;
 	for (int i = 0; i < sw->naxes; i++) {
@@ -273,39 +309,42 @@ struct sb {
 	size_t n, cap;
 };
 
-static void sb_put(struct sb *b, const char *t)
+static void sb_putn(struct sb *b, const char *t, size_t l)
 {
-	size_t l = strlen(t);
 	hs_xgrow(&b->s, &b->cap, b->n + l + 1, 1);
-	memcpy(b->s + b->n, t, l + 1);
+	memcpy(b->s + b->n, t, l);
 	b->n += l;
+	b->s[b->n] = 0;
 }
 
+static void sb_put(struct sb *b, const char *t)
+{
+	sb_putn(b, t, strlen(t));
+}
+
+/* A field as CSV: quoted when it holds a comma, a quote or a line break; a quote doubled, a break a space. */
 static void sb_csv(struct sb *b, const char *t)
 {
 	if (!strpbrk(t, ",\"\n\r")) {
 		sb_put(b, t);
 		return;
 	}
-	sb_put(b, "\"");
-	for (const char *p = t; *p; p++) {
-		char c[3] = {*p, 0, 0};
-		if (*p == '"')
-			c[1] = '"';
-		if (*p == '\n' || *p == '\r')
-			c[0] = ' ';
-		sb_put(b, c);
+	sb_putn(b, "\"", 1);
+	for (const char *p = t; *p;) {
+		size_t run = strcspn(p, "\"\n\r"); /* what goes as it is, in one copy */
+		sb_putn(b, p, run);
+		p += run;
+		if (*p)
+			sb_putn(b, *p == '"' ? "\"\"" : " ", *p == '"' ? 2 : 1), p++;
 	}
-	sb_put(b, "\"");
+	sb_putn(b, "\"", 1);
 }
 
 static void sb_num(struct sb *b, double v)
 {
-	char t[64] = "";
-	if (isfinite(v))
-		snprintf(t, sizeof t, "%.6g", v);
-	sb_put(b, ",");
-	sb_put(b, t);
+	char t[64] = ",";
+	size_t n = isfinite(v) ? hs_fmt_6g(t + 1, v) : 0; /* "%.6g" */
+	sb_putn(b, t, n + 1);
 }
 
 /* Is an input error at a point a property of the point (it does not divide) rather than of the sweep? */
@@ -363,25 +402,29 @@ int hs_sweep_eval(const hs_sweep *sw, size_t i, hs_sweep_row *row, hs_profile_ca
 {
 	int idx[HS_SWEEP_MAX_AXES];
 	hs_sweep_point(sw, i, idx);
-	const char **sets = hs_xcalloc((size_t)(sw->sets.n + sw->naxes) + 1, sizeof *sets);
+	/* the fixed overrides are point_doc's already, unless they failed there */
+	int nfixed = sw->point_doc ? 0 : sw->sets.n;
+	const char **sets = hs_xcalloc((size_t)(nfixed + sw->naxes) + 1, sizeof *sets);
 	int nsets = 0;
 	char *own[HS_SWEEP_MAX_AXES];
 	struct sb b = {0};
 	sb_put(&b, "");
-	for (int k = 0; k < sw->sets.n; k++)
+	for (int k = 0; k < nfixed; k++)
 		sets[nsets++] = sw->sets.v[k];
 	for (int a = 0; a < sw->naxes; a++) {
 		const char *v = sw->axes[a].values[idx[a]];
-		size_t l = strlen(sw->axes[a].key) + strlen(v) + 2;
-		own[a] = hs_xmalloc(l);
-		snprintf(own[a], l, "%s=%s", sw->axes[a].key, v);
+		size_t kl = strlen(sw->axes[a].key), vl = strlen(v);
+		own[a] = hs_xmalloc(kl + vl + 2); /* KEY=VALUE */
+		memcpy(own[a], sw->axes[a].key, kl);
+		own[a][kl] = '=';
+		memcpy(own[a] + kl + 1, v, vl + 1);
 		sets[nsets++] = own[a];
 		sb_csv(&b, v);
 		sb_put(&b, ",");
 	}
-	/* the base document was parsed once (hs_sweep_load); each point runs on a copy with the overrides */
+	/* the base document was parsed once (hs_sweep_load); each point runs on an overlay with the overrides */
 	hs_err e = {0};
-	hs_ydoc *doc = hs_yaml_clone(sw->base_doc);
+	hs_ydoc *doc = hs_yaml_overlay(sw->point_doc ? sw->point_doc : sw->base_doc);
 	int rc = hs_yaml_set_all(doc, sets, nsets, &e);
 	for (int a = 0; a < sw->naxes; a++)
 		free(own[a]);
@@ -390,7 +433,8 @@ int hs_sweep_eval(const hs_sweep *sw, size_t i, hs_sweep_row *row, hs_profile_ca
 	if (rc)
 		hs_yaml_free(doc);
 	else
-		s = hs_scenario_from_doc(doc, sw->base, &e);
+		s = sw->cluster ? hs_scenario_from_doc_on(doc, sw->base, sw->cluster, &e)
+				: hs_scenario_from_doc(doc, sw->base, &e);
 	if (!s) {
 		if (e.code != HS_EINFEASIBLE && !divisibility(e.msg)) {
 			/* not a property of this point (an unknown key, a bad value, a missing profile): the sweep is wrong */

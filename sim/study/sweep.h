@@ -3,8 +3,9 @@
  * axis varies slowest), numbered from 0; a point's scenario is the base with `--set KEY=VALUE` for each axis.
  *
  * Points are not listed: point i is derived from its index (hs_sweep_point), so a sweep of many points costs
- * only its rows. Evaluating a point (hs_sweep_eval) is pure: a copy of the base document parsed once, the
- * overrides, the scenario, Megatron-LM's layout rules (sim/study/sweep_rules.h), hs_simulate_scenario (the
+ * only its rows. Evaluating a point (hs_sweep_eval) is pure: an overlay of the base document parsed once
+ * (copied only where the overrides change it), the overrides, the scenario (on the sweep's one cluster when no
+ * axis changes it), Megatron-LM's layout rules (sim/study/sweep_rules.h), hs_simulate_scenario (the
  * step in closed form where its pattern allows, sim/exec/closed_step.c), one CSV row with the resolved layout
  * and the path the step took; so threads and MPI ranks run points independently. A point that cannot run is a
  * row too: status `infeasible` with the reason (exit status 3 cases, and input errors about divisibility such
@@ -47,7 +48,11 @@ typedef struct hs_sweep_axis {
 typedef struct hs_sweep {
 	char path[1024];       /* the sweep file */
 	char base[1024];       /* base scenario, resolved against the sweep file's folder */
-	struct hs_ydoc *base_doc; /* parsed once; every point runs on a copy */
+	struct hs_ydoc *base_doc; /* parsed once, frozen (config/yaml.h) */
+	struct hs_ydoc *point_doc; /* the base with the fixed overrides, frozen: each point runs on an overlay of it
+				    * (NULL when they fail: then each point applies them, and fails with them) */
+	struct hs_cluster *cluster; /* built once from point_doc when no axis changes `cluster:`, shared by every
+				     * point's scenario (read-only but for its thread-safe memo); else NULL */
 	struct hs_strlist sets; /* fixed overrides (owned strings) */
 	hs_sweep_axis axes[HS_SWEEP_MAX_AXES];
 	int naxes;
