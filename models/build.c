@@ -161,6 +161,7 @@ struct ctx {
 	hs_sched_item **items; /* [pp] NULL until built */
 	size_t *nitems;
 	hs_sched_cache *sc;    /* where the items are kept across builds; NULL: none */
+	double *cparams;       /* [nchunks] chunk_params of each model chunk, -1 until found */
 	int items_kept;        /* items are sc's */
 	struct layer_memo *lm;
 	/* memo: the fingerprint of the list being built (hs_op_range.fp): the pieces before fmark folded in */
@@ -525,6 +526,9 @@ static double chunk_params(struct ctx *c, int stage, int chunk)
 {
 	const hs_model *m = c->s->model;
 	int gchunk = gchunk_of(c, stage, chunk);
+	if (c->cparams && c->cparams[gchunk] >= 0) /* a model chunk's, found once: the stages' facts, buckets and
+						     * optimizers ask again and again */
+		return c->cparams[gchunk];
 	double params = 0;
 	for (int i = 0; i < c->cl[gchunk]; i++)
 		params += layer_params_rank(m, c->s->par, c->cf[gchunk] + i);
@@ -534,6 +538,8 @@ static double chunk_params(struct ctx *c, int stage, int chunk)
 		params += (double)m->vocab * m->hidden / c->s->par->tp;
 	if (gchunk == c->nchunks - 1 && (!m->tied_embeddings || c->pp > 1))
 		params += (double)m->vocab * m->hidden / c->s->par->tp;
+	if (c->cparams)
+		c->cparams[gchunk] = params;
 	return params;
 }
 
@@ -1214,6 +1220,9 @@ static int build(const hs_workload *s, hs_partition *part, int symmetry, hs_buil
 	 * holds chunk_layers[g] layers, the model's
 	 * layers in order */
 	c.cl = hs_xcalloc((size_t)c.nchunks, sizeof *c.cl);
+	c.cparams = hs_xmalloc((size_t)c.nchunks * sizeof *c.cparams);
+	for (int gc = 0; gc < c.nchunks; gc++)
+		c.cparams[gc] = -1;
 	c.cf = hs_xcalloc((size_t)c.nchunks + 1, sizeof *c.cf);
 	for (int gc = 0; gc < c.nchunks; gc++) {
 		c.cl[gc] = part->chunk_layers[gc];
@@ -1330,6 +1339,7 @@ out:
 	free(c.bin);
 	free(c.bwt);
 	free(c.cl);
+	free(c.cparams);
 	free(c.cf);
 	if (c.items && !c.items_kept) {
 		for (int st = 0; st < p->pp; st++)

@@ -101,7 +101,7 @@ struct walk {
 };
 
 /* Where model chunk g of micro-batch mb runs (hs_sched_place). */
-static void place(const struct walk *w, int mb, int g, int *s, int *k)
+static inline void place(const struct walk *w, int mb, int g, int *s, int *k)
 {
 	if (w->place) {
 		*s = w->place[2 * g];
