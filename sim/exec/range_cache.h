@@ -8,7 +8,8 @@
  * the collective algorithm, and the size and summary (sim/coll/coll_impl.h) of each group that the range's
  * collectives use. Environments that time a collective otherwise (a packet model's override, a group not
  * summarised) are timed directly, every time. A cache lives in the thread's profile cache
- * (hs_profile_cache_aux) and holds at most HS_RANGE_CACHE_OPS ops; past that it stops adding. */
+ * (hs_profile_cache_aux) and holds at most HS_RANGE_CACHE_OPS distinct ops (a kept list holds the ops it timed
+ * and which later ops repeat them, range_cache.c); past that it stops adding. */
 #ifndef HS_RANGE_CACHE_H
 #define HS_RANGE_CACHE_H
 
