@@ -15,6 +15,7 @@
 #include "sim/base/alloc.h"
 #include "sim/coll/coll_flow.h"
 #include "sim/exec/exec_impl.h"
+#include "sim/exec/range_cache.h"
 #include "topology/topo.h"
 
 /* A rep sends to at most two peers (the next and the previous model chunk's stage): their pair summaries. */
@@ -43,6 +44,7 @@ struct closed {
 	/* the graph's explicit groups summarised on first use (a traced workload's process groups) */
 	hs_coll_grp *xg;   /* [nxg] */
 	uint8_t *xg_init;  /* [nxg] */
+	struct hs_range_cache *rcache; /* x->rcache: times kept across the caller's steps (range_cache.h) */
 };
 
 static size_t tslot(const hs_coll_grp *g, int op, double bytes, size_t cap)
@@ -73,7 +75,7 @@ static double grp_time(struct closed *cl, const hs_coll_grp *g, enum hs_coll_op 
 	for (; cl->m[j].g; j = (j + 1) & (cl->mcap - 1))
 		if (cl->m[j].g == g && cl->m[j].coll == (int)op && cl->m[j].bytes == bytes)
 			return cl->m[j].s;
-	double s = hs_coll_grp_time(g, op, algo, bytes, NULL);
+	double s = hs_range_cache_coll_time(cl->rcache, g, (int)op, (int)algo, bytes); /* across steps, else timed */
 	cl->m[j] = (struct tmemo){g, (int)op, bytes, s};
 	cl->mn++;
 	return s;
@@ -90,6 +92,7 @@ static int open_closed(struct ex *x, hs_err *err)
 		c->xg = hs_xcalloc(x->g->nxg, sizeof *c->xg);
 		c->xg_init = hs_xcalloc(x->g->nxg, 1);
 	}
+	c->rcache = x->rcache;
 	x->comm_state = c;
 	return 0;
 }

@@ -438,18 +438,44 @@ static void task_done(struct ex *x, uint32_t ti)
 	try_start(x, t->rep, t->stream);
 }
 
-/* The groups a rep's ranks belong to, summarised once for the closed forms. */
-static void rep_groups(const hs_workload *s, struct rep *r, const hs_rep *rp)
+/* A summary of ranks[0..n-1] already made for one of reps[0..nrep-1]'s groups, or for one of rep r's groups
+ * before kind k; NULL: none. A summary is a function of the cluster and the ordered ranks, and a pipeline's
+ * stages share their PP group (every stage's rep the same ranks), so the reps of a step summarise it once. */
+static const hs_coll_grp *grp_made(const struct rep *reps, int nrep, const struct rep *r, int k, const int *ranks,
+				   int n)
 {
+	for (int i = 0; i <= nrep; i++) {
+		const struct rep *q = i < nrep ? &reps[i] : r;
+		for (int j = 0; j < (q == r ? k : HS_GROUP_COUNT); j++)
+			if (q->grp_n[j] == n && q->grp[j][0] == ranks[0] &&
+			    memcmp(q->grp[j], ranks, (size_t)n * sizeof *ranks) == 0)
+				return &q->cg[j];
+	}
+	return NULL;
+}
+
+/* The groups rep i's ranks belong to, summarised once for the closed forms. */
+static void rep_groups(struct ex *x, int i)
+{
+	const hs_workload *s = x->s;
 	const hs_parallel *p = s->par;
+	struct rep *r = &x->reps[i];
+	const hs_rep *rp = &x->g->reps[i];
 	int sizes[HS_GROUP_COUNT] = {[HS_GROUP_TP] = p->tp, [HS_GROUP_CP] = p->cp, [HS_GROUP_DP] = p->dp,
 				     [HS_GROUP_EP] = p->ep, [HS_GROUP_PP] = p->pp};
 	for (int k = 0; k < HS_GROUP_COUNT; k++) {
 		r->grp[k] = hs_xmalloc((size_t)sizes[k] * sizeof(int));
 		r->grp_n[k] = hs_build_group(p, (enum hs_group)k, rp->dp_index, rp->stage, r->grp[k]);
+		if (r->grp_n[k] <= 1)
+			continue;
+		const hs_coll_grp *made = grp_made(x->reps, i, r, k, r->grp[k], r->grp_n[k]);
+		if (made) {
+			memcpy(&r->cg[k], made, sizeof *made); /* padding too: same_env and the range cache compare bytes */
+			continue;
+		}
 		hs_err e = {0};
 		/* the scenario's strategy divides the cluster, so its groups are valid; a failure is a bug */
-		if (r->grp_n[k] > 1 && hs_coll_grp_init(&r->cg[k], s->cluster, r->grp[k], r->grp_n[k], &e)) {
+		if (hs_coll_grp_init(&r->cg[k], s->cluster, r->grp[k], r->grp_n[k], &e)) {
 			fprintf(stderr, "hetsim: internal error: group of kind %d: %s\n", k, e.msg);
 			abort();
 		}
@@ -474,7 +500,7 @@ static int setup_reps(struct ex *x, const hs_build *b, hs_result *out)
 		r->prof = profile_for(x, r->dev);
 		if (!r->prof)
 			return -1;
-		rep_groups(s, r, rp);
+		rep_groups(x, i);
 		if (s->var->nrules) {
 			const hs_parallel *p = s->par;
 			int d0 = symmetry ? 0 : rp->dp_index, d1 = symmetry ? p->dp : rp->dp_index + 1;

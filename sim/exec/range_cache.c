@@ -39,6 +39,14 @@ struct entry {
 	int netcomm;
 };
 
+/* A communication task's time (hs_range_cache_coll_time). */
+struct coll_entry {
+	uint64_t hash;
+	hs_coll_grp g;
+	int op, algo;
+	double bytes, s;
+};
+
 struct hs_range_cache {
 	struct entry *e;
 	size_t n, cap;
@@ -48,6 +56,10 @@ struct hs_range_cache {
 	size_t hits, misses;
 	uint32_t *same; /* [cap_same] scratch: hs_ops_time_same's answer for the list being kept */
 	size_t cap_same;
+	struct coll_entry *ce; /* [nce] */
+	size_t nce, cap_ce;
+	uint32_t *cslot;       /* [ncslot] open addressing over ce: index + 1, 0 empty */
+	size_t ncslot;
 };
 
 static void *make(void) { return hs_xcalloc(1, sizeof(hs_range_cache)); }
@@ -62,6 +74,8 @@ static void drop(void *p)
 	free(rc->e);
 	free(rc->slot);
 	free(rc->same);
+	free(rc->ce);
+	free(rc->cslot);
 	free(rc);
 }
 
@@ -233,4 +247,52 @@ int hs_range_cache_cost(hs_range_cache *rc, const hs_op_env *e, const hs_op *ops
 		j = (j + 1) & (rc->nslot - 1);
 	rc->slot[j] = ++rc->n;
 	return 0;
+}
+
+static void coll_rehash(hs_range_cache *rc, size_t nslot)
+{
+	free(rc->cslot);
+	rc->ncslot = nslot;
+	rc->cslot = hs_xcalloc(nslot, sizeof *rc->cslot);
+	for (size_t i = 0; i < rc->nce; i++) {
+		size_t j = (size_t)rc->ce[i].hash & (nslot - 1);
+		while (rc->cslot[j])
+			j = (j + 1) & (nslot - 1);
+		rc->cslot[j] = (uint32_t)i + 1;
+	}
+}
+
+double hs_range_cache_coll_time(hs_range_cache *rc, const hs_coll_grp *g, int op, int algo, double bytes)
+{
+	if (!rc || g->fab)
+		return hs_coll_grp_time(g, (enum hs_coll_op)op, (enum hs_coll_algo)algo, bytes, NULL);
+	uint64_t w[3] = {(uint64_t)(unsigned)op, (uint64_t)(unsigned)algo, 0};
+	memcpy(&w[2], &bytes, sizeof bytes);
+	uint64_t h = mix(mix(0x51ed27ull, w, sizeof w), g, sizeof *g);
+	if (rc->ncslot)
+		for (size_t j = (size_t)h & (rc->ncslot - 1); rc->cslot[j]; j = (j + 1) & (rc->ncslot - 1)) {
+			const struct coll_entry *en = &rc->ce[rc->cslot[j] - 1];
+			if (en->hash == h && en->op == op && en->algo == algo && en->bytes == bytes &&
+			    memcmp(&en->g, g, sizeof *g) == 0)
+				return en->s;
+		}
+	double s = hs_coll_grp_time(g, (enum hs_coll_op)op, (enum hs_coll_algo)algo, bytes, NULL);
+	if (rc->nce >= HS_RANGE_CACHE_COLL)
+		return s; /* full: timed, not kept */
+	if (2 * (rc->nce + 1) > rc->ncslot)
+		coll_rehash(rc, rc->ncslot ? 2 * rc->ncslot : 256);
+	hs_xgrow(&rc->ce, &rc->cap_ce, rc->nce + 1, sizeof *rc->ce);
+	struct coll_entry *en = &rc->ce[rc->nce];
+	memset(en, 0, sizeof *en);
+	en->hash = h;
+	memcpy(&en->g, g, sizeof *g); /* bytewise: the next lookup compares bytes */
+	en->op = op;
+	en->algo = algo;
+	en->bytes = bytes;
+	en->s = s;
+	size_t j = (size_t)h & (rc->ncslot - 1);
+	while (rc->cslot[j])
+		j = (j + 1) & (rc->ncslot - 1);
+	rc->cslot[j] = (uint32_t)++rc->nce;
+	return s;
 }

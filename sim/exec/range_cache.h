@@ -33,6 +33,15 @@ hs_range_cache *hs_range_cache_of(hs_profile_cache *pc);
 int hs_range_cache_cost(hs_range_cache *rc, const hs_op_env *e, const hs_op *ops, size_t n, const uint64_t *fp,
 			hs_ops_cost *c, int *netcomm);
 
+/* hs_coll_grp_time(g, op, algo, bytes, NULL), the closed-form time of a communication task (comm_closed.c), from
+ * the cache where it has it: a sweep's points repeat the same gradient reductions, parameter gathers and
+ * pipeline sends over the same groups, and each time is NCCL's tuner run again (2.6% of a sweep point,
+ * bench_sweep 2026-12). Keyed by the summary's bytes (hs_coll_grp_init zeroes it first, padding included),
+ * the operation, the algorithm and the size; a summary that names a fitted fabric profile (g->fab, a pointer
+ * into its cluster) is timed every time. rc may be NULL: timed. At most HS_RANGE_CACHE_COLL kept. */
+#define HS_RANGE_CACHE_COLL (1u << 14) /* ~7 MB per thread at most */
+double hs_range_cache_coll_time(hs_range_cache *rc, const struct hs_coll_grp *g, int op, int algo, double bytes);
+
 /* Hits and misses so far (for tests and the bench). */
 void hs_range_cache_stats(const hs_range_cache *rc, size_t *hits, size_t *misses);
 
