@@ -72,6 +72,8 @@ static int range_alias(struct ex *x, struct rep *r, int stage, const hs_op_range
 	return *cfirst != first || *cstage != stage;
 }
 
+static uint32_t range_add(struct ex *x, struct rep *r, int stage, uint64_t key, uint32_t first, uint32_t count);
+
 uint32_t hs_exec_range_index(struct ex *x, struct rep *r, int stage, uint32_t first, uint32_t count)
 {
 	uint64_t key = ((uint64_t)(uint32_t)stage << 32) | (uint32_t)r->ngroup;
@@ -84,7 +86,14 @@ uint32_t hs_exec_range_index(struct ex *x, struct rep *r, int stage, uint32_t fi
 		if (m->key == key && m->first == first && m->count == count)
 			return q - 1;
 	}
-	/* not timed yet: take the cost of the same ops timed the same way, or time them */
+	return range_add(x, r, stage, key, first, count);
+}
+
+/* Range [first, first + count) of rep r (memo key `key`), not timed yet: its cost from the same ops timed the
+ * same way, or timed; returns its index. Apart from the lookup, which a step makes for every compute task, so
+ * that the lookup stays small. */
+static uint32_t range_add(struct ex *x, struct rep *r, int stage, uint64_t key, uint32_t first, uint32_t count)
+{
 	struct rep *cr;
 	int cstage;
 	uint32_t cfirst;
@@ -116,7 +125,7 @@ uint32_t hs_exec_range_index(struct ex *x, struct rep *r, int stage, uint32_t fi
 	}
 	/* the entries stay in place but for this growth: an index found before stays valid */
 	hs_xgrow(&x->memo, &x->memocap, x->nmemo + 1, sizeof *x->memo);
-	i = memo_slot(key, first, count, x->nslot);
+	size_t i = memo_slot(key, first, count, x->nslot);
 	while (x->mslot[i])
 		i = (i + 1) & (x->nslot - 1);
 	x->mslot[i] = (uint32_t)x->nmemo + 1;
