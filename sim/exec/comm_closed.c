@@ -85,7 +85,8 @@ static int open_closed(struct ex *x, hs_err *err)
 {
 	(void)err;
 	struct closed *c = hs_xcalloc(1, sizeof *c);
-	c->peers = hs_xcalloc((size_t)(x->g->nreps ? x->g->nreps : 1), sizeof *c->peers);
+	/* only the peers are set: a slot's summary and last send are written when its peer is, and read after */
+	c->peers = hs_xmalloc((size_t)(x->g->nreps ? x->g->nreps : 1) * sizeof *c->peers);
 	for (int i = 0; i < x->g->nreps; i++)
 		c->peers[i].peer[0] = c->peers[i].peer[1] = -1;
 	if (x->g->nxg) {
