@@ -129,43 +129,60 @@ static double route_bw(double B, double w, double T)
  * pair that leaves goes through the sender's own NIC and PCIe path, not its node's (NCCL's p2p takes the NIC
  * next to the GPU): bounded by one NIC and by the node's NICs over the node's ranks that send across at once,
  * and likewise at the receiver. */
-static void p2p_pairs(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int n)
+enum { GRP_STACK = 128, P2P_STACK_NODES = 512 }; /* ranks, nodes summarised without an allocation */
+
+/* dom[i]: the scale-up domain of ranks[i]; nd: room for n. Each rank's domain and node are looked up once, and
+ * the per-node counts are an array that is only read where it was set (not zeroed: the summary of each group of
+ * every rep was 7% of a sweep point, bench_sweep 2026-12, most of it here). */
+static void p2p_pairs(hs_coll_grp *g, const hs_cluster *c, const int *ranks, const int *dom, int *nd, int n)
 {
 	g->bw_p2p = INFINITY;
 	if (n < 2)
 		return;
-	int nn = hs_cluster_nnodes(c);
-	int *snd = hs_xcalloc((size_t)nn, sizeof *snd), *rcv = hs_xcalloc((size_t)nn, sizeof *rcv);
 	for (int i = 0; i < n; i++) {
-		int a = ranks[i], b = ranks[(i + 1) % n];
-		if (hs_cluster_domain_of(c, a) == hs_cluster_domain_of(c, b))
+		if (dom[i] == dom[(i + 1) % n])
 			g->p2p_local = 1;
-		else {
+		else
 			g->p2p_cross = 1;
-			snd[hs_cluster_node_of(c, a)]++;
-			rcv[hs_cluster_node_of(c, b)]++;
-		}
 	}
-	for (int i = 0; i < n && g->p2p_cross; i++) {
-		int end[2] = {ranks[i], ranks[(i + 1) % n]};
-		if (hs_cluster_domain_of(c, end[0]) == hs_cluster_domain_of(c, end[1]))
+	if (!g->p2p_cross)
+		return;
+	int nn = hs_cluster_nnodes(c);
+	int buf[2 * P2P_STACK_NODES];
+	int *cnt = nn <= P2P_STACK_NODES ? buf : hs_xmalloc(2 * (size_t)nn * sizeof *cnt);
+	int *snd = cnt, *rcv = cnt + nn;
+	for (int i = 0; i < n; i++)
+		nd[i] = hs_cluster_node_of(c, ranks[i]);
+	for (int i = 0; i < n; i++)
+		if (dom[i] != dom[(i + 1) % n])
+			snd[nd[i]] = rcv[nd[(i + 1) % n]] = 0;
+	for (int i = 0; i < n; i++)
+		if (dom[i] != dom[(i + 1) % n]) {
+			snd[nd[i]]++;
+			rcv[nd[(i + 1) % n]]++;
+		}
+	for (int i = 0; i < n; i++) {
+		int b = (i + 1) % n;
+		if (dom[i] == dom[b])
 			continue;
 		for (int e = 0; e < 2; e++) {
-			const hs_node_group *ng = hs_cluster_group(c, hs_cluster_group_of(c, end[e]));
-			int k = (e ? rcv : snd)[hs_cluster_node_of(c, end[e])];
+			int end = e ? ranks[b] : ranks[i];
+			const hs_node_group *ng = hs_cluster_group(c, hs_cluster_group_of(c, end));
+			int k = e ? rcv[nd[b]] : snd[nd[i]];
 			double bw = ng->nic_bw * ng->nics_per_node / k;
 			if (ng->nic_bw < bw)
 				bw = ng->nic_bw;
-			/* and the rank's own PCIe link, which its GPUDirect RDMA traffic crosses */
-			double pcie = hs_cluster_gpu_pcie_bw(c, end[e]);
+			/* and the rank's own PCIe link, which its GPUDirect RDMA traffic crosses (hs_cluster_gpu_pcie_bw:
+			 * its node group's) */
+			double pcie = ng->pcie_bw;
 			if (pcie > 0 && pcie < bw)
 				bw = pcie;
 			if (bw < g->bw_p2p)
 				g->bw_p2p = bw;
 		}
 	}
-	free(snd);
-	free(rcv);
+	if (cnt != buf)
+		free(cnt);
 }
 
 /* What NCCL's topology search starts from for a node group (sim/coll/nccl_search.h): its NICs (those of every
@@ -232,26 +249,29 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 	if (n <= 0)
 		return hs_err_set(err, HS_EINPUT, "a collective needs at least one rank (got %d)", n);
 	int ngpus = hs_cluster_ngpus(c);
-	int *nodes = hs_xmalloc((size_t)n * sizeof *nodes);
-	int *sorted = hs_xmalloc((size_t)n * sizeof *sorted);
+	/* dom: each rank's domain in the group's order; nodes: the same sorted; sorted: the ranks sorted; nd:
+	 * p2p_pairs' */
+	int stack[4 * GRP_STACK];
+	int *buf = n <= GRP_STACK ? stack : hs_xmalloc(4 * (size_t)n * sizeof *buf);
+	int *dom = buf, *nodes = buf + n, *sorted = buf + 2 * (size_t)n, *nd = buf + 3 * (size_t)n;
 	for (int i = 0; i < n; i++) {
 		if (ranks[i] < 0 || ranks[i] >= ngpus) {
-			free(nodes);
-			free(sorted);
+			if (buf != stack)
+				free(buf);
 			return hs_err_set(err, HS_EINPUT,
 					  "rank %d of the group names device %d, outside the cluster (expected 0 to %d)",
 					  i, ranks[i], ngpus - 1);
 		}
 		sorted[i] = ranks[i];
 		/* "nodes" here are scale-up domains: an NVL72 rack's 18 trays are one (topology/cluster.h) */
-		nodes[i] = hs_cluster_domain_of(c, ranks[i]);
+		nodes[i] = dom[i] = hs_cluster_domain_of(c, ranks[i]);
 	}
 	sort_ints(sorted, n);
 	for (int i = 1; i < n; i++)
 		if (sorted[i] == sorted[i - 1]) {
 			int dup = sorted[i];
-			free(nodes);
-			free(sorted);
+			if (buf != stack)
+				free(buf);
 			return hs_err_set(err, HS_EINPUT, "device %d appears twice in the group (expected distinct devices)",
 					  dup);
 		}
@@ -272,11 +292,11 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 		while (j < n && nodes[j] == nodes[i])
 			j++;
 		int k = j - i;
-		if (hs_cluster_fabprof(c, hs_cluster_domain_group(c, nodes[i])) != g->fab)
+		/* a domain belongs to exactly one node group */
+		int dg = hs_cluster_domain_group(c, nodes[i]);
+		if (hs_cluster_fabprof(c, dg) != g->fab)
 			g->fab = NULL; /* node groups with different profiles (or some without): none applies */
-		/* the node's group: any device on node nodes[i]; find it through the sorted devices is not needed,
-		 * since a node belongs to exactly one group: locate the group by node index */
-		const hs_node_group *ng = hs_cluster_group(c, hs_cluster_domain_group(c, nodes[i]));
+		const hs_node_group *ng = hs_cluster_group(c, dg);
 		g->nnodes++;
 		if (k > g->ppn)
 			g->ppn = k;
@@ -323,12 +343,11 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 	}
 	if (g->nnodes == 1)
 		g->nics = 0;
-	p2p_pairs(g, c, ranks, n);
-	if (f->props->layout == HS_OUT_EXPLICIT && n > 1) {
-		free(nodes);
-		free(sorted);
+	p2p_pairs(g, c, ranks, dom, nd, n);
+	if (buf != stack)
+		free(buf);
+	if (f->props->layout == HS_OUT_EXPLICIT && n > 1)
 		return xgraph_init(g, c, ranks, n, err);
-	}
 	g->bw_ring = g->bw_tree = g->bw_a2a = g->bw_node;
 	if (g->nnodes > 1) {
 		/* Each algorithm's inter-node transfers routed at once, each link shared by those crossing it; where
@@ -350,8 +369,6 @@ int hs_coll_grp_init(hs_coll_grp *g, const hs_cluster *c, const int *ranks, int 
 		g->bw_p2p /= o;
 		g->bw_nic /= o;
 	}
-	free(nodes);
-	free(sorted);
 	return 0;
 }
 

@@ -15,6 +15,7 @@
 #include "sim/base/alloc.h"
 #include "sim/coll/coll_flow.h"
 #include "sim/exec/exec_impl.h"
+#include "sim/exec/range_cache.h"
 #include "topology/topo.h"
 
 /* A rep sends to at most two peers (the next and the previous model chunk's stage): their pair summaries. */
@@ -43,6 +44,7 @@ struct closed {
 	/* the graph's explicit groups summarised on first use (a traced workload's process groups) */
 	hs_coll_grp *xg;   /* [nxg] */
 	uint8_t *xg_init;  /* [nxg] */
+	struct hs_range_cache *rcache; /* x->rcache: times kept across the caller's steps (range_cache.h) */
 };
 
 static size_t tslot(const hs_coll_grp *g, int op, double bytes, size_t cap)
@@ -73,7 +75,7 @@ static double grp_time(struct closed *cl, const hs_coll_grp *g, enum hs_coll_op 
 	for (; cl->m[j].g; j = (j + 1) & (cl->mcap - 1))
 		if (cl->m[j].g == g && cl->m[j].coll == (int)op && cl->m[j].bytes == bytes)
 			return cl->m[j].s;
-	double s = hs_coll_grp_time(g, op, algo, bytes, NULL);
+	double s = hs_range_cache_coll_time(cl->rcache, g, (int)op, (int)algo, bytes); /* across steps, else timed */
 	cl->m[j] = (struct tmemo){g, (int)op, bytes, s};
 	cl->mn++;
 	return s;
@@ -83,13 +85,15 @@ static int open_closed(struct ex *x, hs_err *err)
 {
 	(void)err;
 	struct closed *c = hs_xcalloc(1, sizeof *c);
-	c->peers = hs_xcalloc((size_t)(x->g->nreps ? x->g->nreps : 1), sizeof *c->peers);
+	/* only the peers are set: a slot's summary and last send are written when its peer is, and read after */
+	c->peers = hs_xmalloc((size_t)(x->g->nreps ? x->g->nreps : 1) * sizeof *c->peers);
 	for (int i = 0; i < x->g->nreps; i++)
 		c->peers[i].peer[0] = c->peers[i].peer[1] = -1;
 	if (x->g->nxg) {
 		c->xg = hs_xcalloc(x->g->nxg, sizeof *c->xg);
 		c->xg_init = hs_xcalloc(x->g->nxg, 1);
 	}
+	c->rcache = x->rcache;
 	x->comm_state = c;
 	return 0;
 }
@@ -150,7 +154,17 @@ static double comm_time(struct ex *x, struct closed *cl, const hs_task *t)
 
 double hs_exec_comm_closed_time(struct ex *x, uint32_t task)
 {
-	return comm_time(x, x->comm_state, &x->g->tasks[task]);
+	struct closed *cl = x->comm_state;
+	const hs_task *t = &x->g->tasks[task];
+	if (t->kind == HS_T_SEND) {
+		/* comm_time's answer for a send of the size before to the same peer, without the call: most of a
+		 * step's communication tasks are those (the closed step asks for every task) */
+		const struct peers *pp = &cl->peers[t->rep];
+		int slot = pp->peer[0] == t->peer ? 0 : pp->peer[1] == t->peer ? 1 : -1;
+		if (slot >= 0 && pp->last_bytes[slot] == t->bytes)
+			return pp->last_s[slot];
+	}
+	return comm_time(x, cl, t);
 }
 
 double hs_exec_comm_closed_task(struct ex *x, const hs_task *t)

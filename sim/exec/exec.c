@@ -12,6 +12,7 @@
 #include "sim/exec/exec.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,8 @@ static int range_alias(struct ex *x, struct rep *r, int stage, const hs_op_range
 	return *cfirst != first || *cstage != stage;
 }
 
+static uint32_t range_add(struct ex *x, struct rep *r, int stage, uint64_t key, uint32_t first, uint32_t count);
+
 uint32_t hs_exec_range_index(struct ex *x, struct rep *r, int stage, uint32_t first, uint32_t count)
 {
 	uint64_t key = ((uint64_t)(uint32_t)stage << 32) | (uint32_t)r->ngroup;
@@ -84,7 +87,14 @@ uint32_t hs_exec_range_index(struct ex *x, struct rep *r, int stage, uint32_t fi
 		if (m->key == key && m->first == first && m->count == count)
 			return q - 1;
 	}
-	/* not timed yet: take the cost of the same ops timed the same way, or time them */
+	return range_add(x, r, stage, key, first, count);
+}
+
+/* Range [first, first + count) of rep r (memo key `key`), not timed yet: its cost from the same ops timed the
+ * same way, or timed; returns its index. Apart from the lookup, which a step makes for every compute task, so
+ * that the lookup stays small. */
+static uint32_t range_add(struct ex *x, struct rep *r, int stage, uint64_t key, uint32_t first, uint32_t count)
+{
 	struct rep *cr;
 	int cstage;
 	uint32_t cfirst;
@@ -116,7 +126,7 @@ uint32_t hs_exec_range_index(struct ex *x, struct rep *r, int stage, uint32_t fi
 	}
 	/* the entries stay in place but for this growth: an index found before stays valid */
 	hs_xgrow(&x->memo, &x->memocap, x->nmemo + 1, sizeof *x->memo);
-	i = memo_slot(key, first, count, x->nslot);
+	size_t i = memo_slot(key, first, count, x->nslot);
 	while (x->mslot[i])
 		i = (i + 1) & (x->nslot - 1);
 	x->mslot[i] = (uint32_t)x->nmemo + 1;
@@ -444,18 +454,44 @@ static void task_done(struct ex *x, uint32_t ti)
 	try_start(x, t->rep, t->stream);
 }
 
-/* The groups a rep's ranks belong to, summarised once for the closed forms. */
-static void rep_groups(const hs_workload *s, struct rep *r, const hs_rep *rp)
+/* A summary of ranks[0..n-1] already made for one of reps[0..nrep-1]'s groups, or for one of rep r's groups
+ * before kind k; NULL: none. A summary is a function of the cluster and the ordered ranks, and a pipeline's
+ * stages share their PP group (every stage's rep the same ranks), so the reps of a step summarise it once. */
+static const hs_coll_grp *grp_made(const struct rep *reps, int nrep, const struct rep *r, int k, const int *ranks,
+				   int n)
 {
+	for (int i = 0; i <= nrep; i++) {
+		const struct rep *q = i < nrep ? &reps[i] : r;
+		for (int j = 0; j < (q == r ? k : HS_GROUP_COUNT); j++)
+			if (q->grp_n[j] == n && q->grp[j][0] == ranks[0] &&
+			    memcmp(q->grp[j], ranks, (size_t)n * sizeof *ranks) == 0)
+				return &q->cg[j];
+	}
+	return NULL;
+}
+
+/* The groups rep i's ranks belong to, summarised once for the closed forms. */
+static void rep_groups(struct ex *x, int i)
+{
+	const hs_workload *s = x->s;
 	const hs_parallel *p = s->par;
+	struct rep *r = &x->reps[i];
+	const hs_rep *rp = &x->g->reps[i];
 	int sizes[HS_GROUP_COUNT] = {[HS_GROUP_TP] = p->tp, [HS_GROUP_CP] = p->cp, [HS_GROUP_DP] = p->dp,
 				     [HS_GROUP_EP] = p->ep, [HS_GROUP_PP] = p->pp};
 	for (int k = 0; k < HS_GROUP_COUNT; k++) {
 		r->grp[k] = hs_xmalloc((size_t)sizes[k] * sizeof(int));
 		r->grp_n[k] = hs_build_group(p, (enum hs_group)k, rp->dp_index, rp->stage, r->grp[k]);
+		if (r->grp_n[k] <= 1)
+			continue;
+		const hs_coll_grp *made = grp_made(x->reps, i, r, k, r->grp[k], r->grp_n[k]);
+		if (made) {
+			memcpy(&r->cg[k], made, sizeof *made); /* padding too: same_env and the range cache compare bytes */
+			continue;
+		}
 		hs_err e = {0};
 		/* the scenario's strategy divides the cluster, so its groups are valid; a failure is a bug */
-		if (r->grp_n[k] > 1 && hs_coll_grp_init(&r->cg[k], s->cluster, r->grp[k], r->grp_n[k], &e)) {
+		if (hs_coll_grp_init(&r->cg[k], s->cluster, r->grp[k], r->grp_n[k], &e)) {
 			fprintf(stderr, "hetsim: internal error: group of kind %d: %s\n", k, e.msg);
 			abort();
 		}
@@ -480,7 +516,7 @@ static int setup_reps(struct ex *x, const hs_build *b, hs_result *out)
 		r->prof = profile_for(x, r->dev);
 		if (!r->prof)
 			return -1;
-		rep_groups(s, r, rp);
+		rep_groups(x, i);
 		if (s->var->nrules) {
 			const hs_parallel *p = s->par;
 			int d0 = symmetry ? 0 : rp->dp_index, d1 = symmetry ? p->dp : rp->dp_index + 1;
@@ -650,6 +686,15 @@ void hs_exec_close(struct ex *x)
 	hs_rng_destroy(x->rng);
 }
 
+/* Zero rep r but for its group summaries: rep_groups writes each that is valid (grp_n > 1) before anything
+ * reads it, and nothing reads the others (zeroing them, 1.7 KB a rep, was 0.6% of a sweep point). */
+static void rep_zero(struct rep *r)
+{
+	size_t a = offsetof(struct rep, cg), b = a + sizeof r->cg;
+	memset(r, 0, a);
+	memset((char *)r + b, 0, sizeof *r - b);
+}
+
 /* hs_exec_open, with the event run's stream queues and successor lists (streams: 1) or without them (0: the
  * closed-form step walks the graph in order and needs neither; hs_exec_step sets them up where it falls back
  * to the event run). */
@@ -681,7 +726,9 @@ static int exec_open(struct ex *x, const hs_workload *s, const hs_simopts *o, co
 	/* not zeroed: every step sets each task's state before it reads it (hs_exec_begin_step, or the closed
 	 * step as it walks; zeroing it was 4% of a sweep point's instructions) */
 	x->ts = hs_xmalloc((g->ntasks ? g->ntasks : 1) * sizeof *x->ts);
-	x->reps = hs_xcalloc((size_t)g->nreps, sizeof *x->reps);
+	x->reps = hs_xmalloc((g->nreps ? (size_t)g->nreps : 1) * sizeof *x->reps);
+	for (int i = 0; i < g->nreps; i++)
+		rep_zero(&x->reps[i]);
 	out->reps = hs_xcalloc((size_t)g->nreps, sizeof *out->reps);
 	out->nreps = g->nreps;
 	{

@@ -11,24 +11,27 @@
 #include "sim/base/alloc.h"
 #include "sim/coll/coll.h"
 
-/* Kernel-time memo: open addressing on a hash of the fields that set a kernel's time. */
+/* Kernel-time memo: open addressing on a hash of the fields that set a kernel's time. The slots hold indices
+ * into a dense array of entries, so that the table zeroed when the memo is first used is 1 KB, not the 47 KB of
+ * entries it held before (zeroing those was 1.3% of a sweep point's instructions, bench_sweep 2026-12). */
 struct memo_ent {
 	const void *prof, *dev;
 	hs_op key;
 	double t;
-	int used;
+	uint64_t h;
 };
 
 struct hs_op_memo {
-	struct memo_ent *e;
-	size_t cap, n;
+	struct memo_ent *e; /* [n] in the order timed */
+	size_t n, cap;
+	uint32_t *slot;     /* [nslot]: index + 1 into e, 0 empty; under half full */
+	size_t nslot;
 };
 
 hs_op_memo *hs_op_memo_create(void)
 {
 	/* the table is made on the first kernel timed: a sweep point whose op ranges all come from the thread's
-	 * range cache (range_cache.h) times none (110 of the 244 simulated points of bench_sweep's space), and
-	 * zeroing its table was 1.4% of such a point's instructions */
+	 * range cache (range_cache.h) times none (110 of the 244 simulated points of bench_sweep's space) */
 	return hs_xcalloc(1, sizeof(hs_op_memo));
 }
 
@@ -37,6 +40,7 @@ void hs_op_memo_free(hs_op_memo *m)
 	if (!m)
 		return;
 	free(m->e);
+	free(m->slot);
 	free(m);
 }
 
@@ -63,6 +67,19 @@ static uint64_t kernel_hash(const void *prof, const void *dev, const hs_op *o)
 	return h;
 }
 
+static void memo_rehash(hs_op_memo *m, size_t nslot)
+{
+	free(m->slot);
+	m->nslot = nslot;
+	m->slot = hs_xcalloc(nslot, sizeof *m->slot);
+	for (size_t i = 0; i < m->n; i++) {
+		size_t j = m->e[i].h & (nslot - 1);
+		while (m->slot[j])
+			j = (j + 1) & (nslot - 1);
+		m->slot[j] = (uint32_t)i + 1;
+	}
+}
+
 static double op_time_uncached(const hs_op_env *e, const hs_op *o, int *is_comm);
 
 double hs_op_time(const hs_op_env *e, const hs_op *o, int *is_comm)
@@ -79,28 +96,20 @@ double hs_op_time(const hs_op_env *e, const hs_op *o, int *is_comm)
 	const void *kp = comm ? (const void *)e->cgrp[o->group] : (const void *)e->prof;
 	const void *kd = comm ? (const void *)e->cluster : (const void *)e->dev;
 	hs_op_memo *m = e->memo;
-	if (2 * (m->n + 1) > m->cap) {
-		struct memo_ent *old = m->e;
-		size_t oc = m->cap;
-		m->cap = m->cap ? 2 * m->cap : 256;
-		m->e = hs_xcalloc(m->cap, sizeof *m->e);
-		for (size_t i = 0; i < oc; i++)
-			if (old[i].used) {
-				size_t j = kernel_hash(old[i].prof, old[i].dev, &old[i].key) & (m->cap - 1);
-				while (m->e[j].used)
-					j = (j + 1) & (m->cap - 1);
-				m->e[j] = old[i];
-			}
-		free(old);
+	if (2 * (m->n + 1) > m->nslot)
+		memo_rehash(m, m->nslot ? 2 * m->nslot : 256);
+	uint64_t h = kernel_hash(kp, kd, o);
+	size_t i = h & (m->nslot - 1);
+	for (; m->slot[i]; i = (i + 1) & (m->nslot - 1)) {
+		const struct memo_ent *en = &m->e[m->slot[i] - 1];
+		if (en->h == h && en->prof == kp && en->dev == kd && same_kernel(&en->key, o))
+			return en->t;
 	}
-	size_t i = kernel_hash(kp, kd, o) & (m->cap - 1);
-	for (; m->e[i].used; i = (i + 1) & (m->cap - 1))
-		if (m->e[i].prof == kp && m->e[i].dev == kd && same_kernel(&m->e[i].key, o))
-			return m->e[i].t;
 	int c;
 	double t = op_time_uncached(e, o, &c);
-	m->e[i] = (struct memo_ent){.prof = kp, .dev = kd, .key = *o, .t = t, .used = 1};
-	m->n++;
+	hs_xgrow(&m->e, &m->cap, m->n + 1, sizeof *m->e);
+	m->e[m->n] = (struct memo_ent){.prof = kp, .dev = kd, .key = *o, .t = t, .h = h};
+	m->slot[i] = (uint32_t)++m->n;
 	return t;
 }
 
@@ -213,17 +222,89 @@ static void run_kernel(const hs_op_env *e, struct queues *q, const hs_op *o, dou
 	add_kernel(c, o, t);
 }
 
-void hs_ops_time_from(const hs_op_env *e, const hs_op *ops, size_t n, double *lag, hs_ops_cost *c)
+/* The ops of a list already timed, so that a (stage, chunk) list, which is L copies of its layers' ops, looks
+ * each op up once rather than L times (the memo's hash and compare were 7% of a sweep point, bench_sweep
+ * 2026-12). hs_op_time is a function of e, which the list shares, and of the op: an op equal byte for byte to
+ * an earlier one of the list takes that one's time and collective flag. The earlier one is looked for at the
+ * distance of the last match (a layer's length, in a list of layers), a layer's worth of ops at once, else at
+ * the nearest op of the same name (a name is a static string: equal ops have equal name pointers), within the
+ * last REUSE_WINDOW ops, whose times a ring keeps. A collective that a packet model may time (e->coll_time,
+ * which need not be a function of the op alone) is always timed. */
+#define REUSE_WINDOW 64 /* a power of two, above the longest layer's list (a dense layer's backward: 26) */
+
+struct reuse {
+	const hs_op *ops;
+	size_t n;
+	size_t d;        /* distance of the last match; 0: none yet */
+	size_t run_end;  /* ops before it (from the last match on) equal the ops d before them */
+	size_t op_by_op; /* until then a failed block compare has the ops compared one by one */
+	int fresh_comm;  /* collectives are timed every time (e->coll_time) */
+	uint32_t *same;  /* optional: [n] the op each took its time from (itself where timed) */
+	double t[REUSE_WINDOW];
+	int comm[REUSE_WINDOW];
+};
+
+static int same_ops(const hs_op *a, const hs_op *b, size_t n) { return memcmp(a, b, n * sizeof *a) == 0; }
+
+/* The earlier op of the list equal to op i, or i. */
+static size_t reuse_find(struct reuse *r, size_t i)
+{
+	const hs_op *o = &r->ops[i];
+	if (r->fresh_comm && o->kind == HS_OP_COMM)
+		return i;
+	if (i < r->run_end)
+		return i - r->d;
+	if (r->d && r->d <= i) {
+		/* the next layer's worth at once (one compare of d ops costs about what two of one op do) */
+		size_t len = i >= r->op_by_op ? (r->d < r->n - i ? r->d : r->n - i) : 1;
+		if (same_ops(o, o - r->d, len)) {
+			r->run_end = i + len;
+			return i - r->d;
+		}
+		if (len > 1)
+			r->op_by_op = i + r->d;
+	}
+	size_t far = i < REUSE_WINDOW ? i : REUSE_WINDOW - 1;
+	for (size_t d = 1; d <= far; d++)
+		if ((o - d)->name == o->name && same_ops(o, o - d, 1)) {
+			r->d = d;
+			r->run_end = i + 1;
+			return i - d;
+		}
+	return i;
+}
+
+/* hs_op_time of op i of the list. Small, so that the common case (op i inside a run of repeated ops) costs a
+ * few instructions inline; the rest is reuse_find's and hs_op_time's. */
+static inline double reuse_time(struct reuse *r, const hs_op_env *e, size_t i, int *is_comm)
+{
+	size_t j = i < r->run_end && !r->fresh_comm ? i - r->d : reuse_find(r, i);
+	double t;
+	if (j < i) {
+		t = r->t[j & (REUSE_WINDOW - 1)];
+		*is_comm = r->comm[j & (REUSE_WINDOW - 1)];
+	} else {
+		t = hs_op_time(e, &r->ops[i], is_comm);
+	}
+	r->t[i & (REUSE_WINDOW - 1)] = t;
+	r->comm[i & (REUSE_WINDOW - 1)] = *is_comm;
+	if (r->same)
+		r->same[i] = (uint32_t)j;
+	return t;
+}
+
+static void ops_time(const hs_op_env *e, const hs_op *ops, size_t n, double *lag, hs_ops_cost *c, uint32_t *same)
 {
 	/* a fresh list: its first op was issued while earlier work ran */
 	struct queues q = {.host = lag && !isnan(*lag) ? *lag : n ? -hs_op_issue_s(e, &ops[0]) : 0};
 	double comp0 = c->comp, comm0 = 0; /* for c->rec: what this call adds before each collective */
 	for (int k = 0; k < HS_GROUP_COUNT; k++)
 		comm0 += c->comm[k];
+	struct reuse r = {.ops = ops, .n = n, .fresh_comm = e->coll_time != NULL, .same = same};
 	for (size_t i = 0; i < n; i++) {
 		const hs_op *o = &ops[i];
 		int is_comm;
-		double t = hs_op_time(e, o, &is_comm);
+		double t = reuse_time(&r, e, i, &is_comm);
 		if (o->kind == HS_OP_COMM && (!is_comm || e->grp_n[o->group] <= 1))
 			continue; /* a collective over a group of one */
 		if (!is_comm) {
@@ -243,7 +324,7 @@ void hs_ops_time_from(const hs_op_env *e, const hs_op *ops, size_t n, double *la
 		double busy = t;
 		if (o->overlap && i + 1 < n && ops[i + 1].kind != HS_OP_COMM) {
 			/* the transfer hides behind the next kernel, issued with it */
-			double t2 = hs_op_time(e, &ops[++i], &is_comm);
+			double t2 = reuse_time(&r, e, ++i, &is_comm);
 			add_kernel(c, &ops[i], t2);
 			c->comm[o->group] += t > t2 ? t - t2 : 0;
 			busy = t > t2 ? t : t2;
@@ -259,6 +340,16 @@ void hs_ops_time_from(const hs_op_env *e, const hs_op *ops, size_t n, double *la
 	}
 	if (lag)
 		*lag = q.host - q.dev;
+}
+
+void hs_ops_time_from(const hs_op_env *e, const hs_op *ops, size_t n, double *lag, hs_ops_cost *c)
+{
+	ops_time(e, ops, n, lag, c, NULL);
+}
+
+void hs_ops_time_same(const hs_op_env *e, const hs_op *ops, size_t n, hs_ops_cost *c, uint32_t *same)
+{
+	ops_time(e, ops, n, NULL, c, same);
 }
 
 void hs_ops_time(const hs_op_env *e, const hs_op *ops, size_t n, hs_ops_cost *c)

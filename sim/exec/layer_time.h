@@ -8,6 +8,9 @@
 #ifndef HS_LAYER_TIME_H
 #define HS_LAYER_TIME_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "calib/profile.h"
 #include "models/workload.h"
 #include "models/ops.h"
@@ -97,6 +100,11 @@ double hs_op_issue_s(const hs_op_env *e, const hs_op *o);
  * start (NULL or NAN: a fresh list), and on return at its end, so that pieces timed one by one (the kernels between
  * network-carried collectives, sim/exec/inlayer.c) cost what the whole list costs. */
 void hs_ops_time_from(const hs_op_env *e, const hs_op *ops, size_t n, double *lag, hs_ops_cost *c);
+/* hs_ops_time, and for each op the one whose time it took: an op equal byte for byte to an earlier op of the
+ * list is not looked up again (layer_time.c, struct reuse), and same[i] (room for n) is that op's index (< i,
+ * ops[same[i]] equal to ops[i] byte for byte), i where op i was timed itself. A cache of list costs
+ * (range_cache.c) keeps the list by that: the ops it timed, and which later ops repeat which. */
+void hs_ops_time_same(const hs_op_env *e, const hs_op *ops, size_t n, hs_ops_cost *c, uint32_t *same);
 
 /* One transformer layer on one rank. */
 typedef struct hs_layer_times {

@@ -1,6 +1,7 @@
 /* Op-range costs across the steps of one thread (sim/exec/range_cache.h says what the key holds and why). */
 #include "sim/exec/range_cache.h"
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,13 +20,32 @@ struct env_key {
 	hs_coll_grp cg[HS_GROUP_COUNT];
 };
 
+/* A kept list of n ops, as runs in order: a literal run is its ops themselves (the next `len` of `lit`), a
+ * repeating run says that each of its ops equals the op `back` before it in the list. A list of L copies of a
+ * layer is then the layer's ops and one run, and a hit compares every op still (a literal run against `lit`, a
+ * repeating one against the list's own earlier ops, which the runs before have checked), where copying the
+ * whole list into the entry was 3% of a sweep point's instructions (bench_sweep, 2026-12). */
+struct run {
+	uint32_t at, len;
+	uint32_t back; /* 0: literal */
+};
+
 struct entry {
 	uint64_t hash;
 	struct env_key env;
-	hs_op *ops;
-	size_t n;
+	hs_op *lit;      /* the literal runs' ops, in order */
+	struct run *run; /* [nrun] */
+	size_t n, nrun;
 	hs_ops_cost c;
 	int netcomm;
+};
+
+/* A communication task's time (hs_range_cache_coll_time). */
+struct coll_entry {
+	uint64_t hash;
+	hs_coll_grp g;
+	int op, algo;
+	double bytes, s;
 };
 
 struct hs_range_cache {
@@ -33,9 +53,15 @@ struct hs_range_cache {
 	size_t n, cap;
 	size_t *slot; /* open addressing over e: index + 1, 0 empty */
 	size_t nslot;
-	size_t ops;   /* ops held */
+	size_t ops;   /* ops held (literal ones) */
 	size_t hits, misses;
 	hs_sched_cache *sched;
+	uint32_t *same; /* [cap_same] scratch: hs_ops_time_same's answer for the list being kept */
+	size_t cap_same;
+	struct coll_entry *ce; /* [nce] */
+	size_t nce, cap_ce;
+	uint32_t *cslot;       /* [ncslot] open addressing over ce: index + 1, 0 empty */
+	size_t ncslot;
 };
 
 static void *make(void) { return hs_xcalloc(1, sizeof(hs_range_cache)); }
@@ -43,11 +69,16 @@ static void *make(void) { return hs_xcalloc(1, sizeof(hs_range_cache)); }
 static void drop(void *p)
 {
 	hs_range_cache *rc = p;
-	for (size_t i = 0; i < rc->n; i++)
-		free(rc->e[i].ops);
+	for (size_t i = 0; i < rc->n; i++) {
+		free(rc->e[i].lit);
+		free(rc->e[i].run);
+	}
 	free(rc->e);
 	free(rc->slot);
 	hs_sched_cache_free(rc->sched);
+	free(rc->same);
+	free(rc->ce);
+	free(rc->cslot);
 	free(rc);
 }
 
@@ -84,9 +115,14 @@ static uint64_t mix(uint64_t h, const void *p, size_t bytes)
 	return h;
 }
 
-static void time_range(const hs_op_env *e, const hs_op *ops, size_t n, hs_ops_cost *c, int *netcomm)
+/* ops[0..n-1] timed; same: NULL, or room for n to receive hs_ops_time_same's answer. */
+static void time_range(const hs_op_env *e, const hs_op *ops, size_t n, hs_ops_cost *c, int *netcomm,
+		       uint32_t *same)
 {
-	hs_ops_time(e, ops, n, c);
+	if (same)
+		hs_ops_time_same(e, ops, n, c, same);
+	else
+		hs_ops_time(e, ops, n, c);
 	*netcomm = 0;
 	for (size_t q = 0; q < n; q++)
 		*netcomm += ops[q].kind == HS_OP_COMM && e->grp_n[ops[q].group] > 1;
@@ -121,6 +157,64 @@ static int env_key(const hs_op_env *e, const hs_op *ops, size_t n, struct env_ke
 	return 1;
 }
 
+/* A hash of k from h: its fields before the groups, and the groups the list uses (the others are zero), so
+ * that a lookup does not hash 2 KB of mostly zeros (that was 0.8% of a sweep point). */
+static uint64_t key_hash(const struct env_key *k, uint64_t h)
+{
+	h = mix(h, k, offsetof(struct env_key, cg));
+	for (int g = 0; g < HS_GROUP_COUNT; g++)
+		if (k->grp_n[g] > 1)
+			h = mix(h, &k->cg[g], sizeof k->cg[g]);
+	return h;
+}
+
+/* Is ops[0..en->n-1] the list entry en keeps? */
+static int same_ops(const struct entry *en, const hs_op *ops)
+{
+	const hs_op *lit = en->lit;
+	for (size_t k = 0; k < en->nrun; k++) {
+		const struct run *r = &en->run[k];
+		const hs_op *a = ops + r->at;
+		if (memcmp(a, r->back ? a - r->back : lit, r->len * sizeof *a) != 0)
+			return 0;
+		if (!r->back)
+			lit += r->len;
+	}
+	return 1;
+}
+
+/* Entry en keeps ops[0..n-1], by same[] (hs_ops_time_same: same[i] <= i, and ops[i] equals ops[same[i]]).
+ * Returns the literal ops held. */
+static size_t keep_ops(struct entry *en, const hs_op *ops, size_t n, const uint32_t *same)
+{
+	size_t nrun = 0, nlit = 0;
+	for (size_t i = 0; i < n; nrun++) {
+		size_t back = i - same[i], j = i + 1;
+		while (j < n && j - same[j] == back)
+			j++;
+		nlit += back ? 0 : j - i;
+		i = j;
+	}
+	en->n = n;
+	en->nrun = nrun;
+	en->run = hs_xmalloc(nrun * sizeof *en->run);
+	en->lit = hs_xmalloc((nlit ? nlit : 1) * sizeof *en->lit);
+	hs_op *lit = en->lit;
+	nrun = 0;
+	for (size_t i = 0; i < n;) {
+		size_t back = i - same[i], j = i + 1;
+		while (j < n && j - same[j] == back)
+			j++;
+		en->run[nrun++] = (struct run){(uint32_t)i, (uint32_t)(j - i), (uint32_t)back};
+		if (!back) {
+			memcpy(lit, ops + i, (j - i) * sizeof *ops);
+			lit += j - i;
+		}
+		i = j;
+	}
+	return nlit;
+}
+
 static void rehash(hs_range_cache *rc, size_t nslot)
 {
 	free(rc->slot);
@@ -138,16 +232,15 @@ int hs_range_cache_cost(hs_range_cache *rc, const hs_op_env *e, const hs_op *ops
 			hs_ops_cost *c, int *netcomm)
 {
 	struct env_key k;
-	if (!rc || !fp || n == 0 || !env_key(e, ops, n, &k)) {
-		time_range(e, ops, n, c, netcomm);
+	if (!rc || !fp || n == 0 || n > UINT32_MAX || !env_key(e, ops, n, &k)) {
+		time_range(e, ops, n, c, netcomm, NULL);
 		return 0;
 	}
-	uint64_t h = mix(*fp ^ (uint64_t)n, &k, sizeof k);
+	uint64_t h = key_hash(&k, *fp ^ (uint64_t)n);
 	if (rc->nslot) {
 		for (size_t j = (size_t)h & (rc->nslot - 1); rc->slot[j]; j = (j + 1) & (rc->nslot - 1)) {
 			const struct entry *en = &rc->e[rc->slot[j] - 1];
-			if (en->hash == h && en->n == n && memcmp(&en->env, &k, sizeof k) == 0 &&
-			    memcmp(en->ops, ops, n * sizeof *ops) == 0) {
+			if (en->hash == h && en->n == n && memcmp(&en->env, &k, sizeof k) == 0 && same_ops(en, ops)) {
 				*c = en->c;
 				*netcomm = en->netcomm;
 				rc->hits++;
@@ -156,7 +249,8 @@ int hs_range_cache_cost(hs_range_cache *rc, const hs_op_env *e, const hs_op *ops
 		}
 	}
 	rc->misses++;
-	time_range(e, ops, n, c, netcomm);
+	hs_xgrow(&rc->same, &rc->cap_same, n, sizeof *rc->same);
+	time_range(e, ops, n, c, netcomm, rc->same);
 	if (rc->ops + n > HS_RANGE_CACHE_OPS)
 		return 0; /* full: timed, not kept */
 	if (2 * (rc->n + 1) > rc->nslot)
@@ -165,9 +259,7 @@ int hs_range_cache_cost(hs_range_cache *rc, const hs_op_env *e, const hs_op *ops
 	struct entry *en = &rc->e[rc->n];
 	en->hash = h;
 	memcpy(&en->env, &k, sizeof k); /* bytewise, padding too: the next lookup compares bytes */
-	en->ops = hs_xmalloc(n * sizeof *ops);
-	memcpy(en->ops, ops, n * sizeof *ops);
-	en->n = n;
+	rc->ops += keep_ops(en, ops, n, rc->same);
 	en->c = *c;
 	en->c.rec = NULL;
 	en->netcomm = *netcomm;
@@ -175,6 +267,53 @@ int hs_range_cache_cost(hs_range_cache *rc, const hs_op_env *e, const hs_op *ops
 	while (rc->slot[j])
 		j = (j + 1) & (rc->nslot - 1);
 	rc->slot[j] = ++rc->n;
-	rc->ops += n;
 	return 0;
+}
+
+static void coll_rehash(hs_range_cache *rc, size_t nslot)
+{
+	free(rc->cslot);
+	rc->ncslot = nslot;
+	rc->cslot = hs_xcalloc(nslot, sizeof *rc->cslot);
+	for (size_t i = 0; i < rc->nce; i++) {
+		size_t j = (size_t)rc->ce[i].hash & (nslot - 1);
+		while (rc->cslot[j])
+			j = (j + 1) & (nslot - 1);
+		rc->cslot[j] = (uint32_t)i + 1;
+	}
+}
+
+double hs_range_cache_coll_time(hs_range_cache *rc, const hs_coll_grp *g, int op, int algo, double bytes)
+{
+	if (!rc || g->fab)
+		return hs_coll_grp_time(g, (enum hs_coll_op)op, (enum hs_coll_algo)algo, bytes, NULL);
+	uint64_t w[3] = {(uint64_t)(unsigned)op, (uint64_t)(unsigned)algo, 0};
+	memcpy(&w[2], &bytes, sizeof bytes);
+	uint64_t h = mix(mix(0x51ed27ull, w, sizeof w), g, sizeof *g);
+	if (rc->ncslot)
+		for (size_t j = (size_t)h & (rc->ncslot - 1); rc->cslot[j]; j = (j + 1) & (rc->ncslot - 1)) {
+			const struct coll_entry *en = &rc->ce[rc->cslot[j] - 1];
+			if (en->hash == h && en->op == op && en->algo == algo && en->bytes == bytes &&
+			    memcmp(&en->g, g, sizeof *g) == 0)
+				return en->s;
+		}
+	double s = hs_coll_grp_time(g, (enum hs_coll_op)op, (enum hs_coll_algo)algo, bytes, NULL);
+	if (rc->nce >= HS_RANGE_CACHE_COLL)
+		return s; /* full: timed, not kept */
+	if (2 * (rc->nce + 1) > rc->ncslot)
+		coll_rehash(rc, rc->ncslot ? 2 * rc->ncslot : 256);
+	hs_xgrow(&rc->ce, &rc->cap_ce, rc->nce + 1, sizeof *rc->ce);
+	struct coll_entry *en = &rc->ce[rc->nce];
+	memset(en, 0, sizeof *en);
+	en->hash = h;
+	memcpy(&en->g, g, sizeof *g); /* bytewise: the next lookup compares bytes */
+	en->op = op;
+	en->algo = algo;
+	en->bytes = bytes;
+	en->s = s;
+	size_t j = (size_t)h & (rc->ncslot - 1);
+	while (rc->cslot[j])
+		j = (j + 1) & (rc->ncslot - 1);
+	rc->cslot[j] = (uint32_t)++rc->nce;
+	return s;
 }

@@ -8,7 +8,8 @@
  * the collective algorithm, and the size and summary (sim/coll/coll_impl.h) of each group that the range's
  * collectives use. Environments that time a collective otherwise (a packet model's override, a group not
  * summarised) are timed directly, every time. A cache lives in the thread's profile cache
- * (hs_profile_cache_aux) and holds at most HS_RANGE_CACHE_OPS ops; past that it stops adding. */
+ * (hs_profile_cache_aux) and holds at most HS_RANGE_CACHE_OPS distinct ops (a kept list holds the ops it timed
+ * and which later ops repeat them, range_cache.c); past that it stops adding. */
 #ifndef HS_RANGE_CACHE_H
 #define HS_RANGE_CACHE_H
 
@@ -35,6 +36,14 @@ int hs_range_cache_cost(hs_range_cache *rc, const hs_op_env *e, const hs_op *ops
 
 /* The schedules kept beside it (models/sched_cache.h), made on first use; NULL where rc is. */
 hs_sched_cache *hs_range_cache_sched(hs_range_cache *rc);
+/* hs_coll_grp_time(g, op, algo, bytes, NULL), the closed-form time of a communication task (comm_closed.c), from
+ * the cache where it has it: a sweep's points repeat the same gradient reductions, parameter gathers and
+ * pipeline sends over the same groups, and each time is NCCL's tuner run again (2.6% of a sweep point,
+ * bench_sweep 2026-12). Keyed by the summary's bytes (hs_coll_grp_init zeroes it first, padding included),
+ * the operation, the algorithm and the size; a summary that names a fitted fabric profile (g->fab, a pointer
+ * into its cluster) is timed every time. rc may be NULL: timed. At most HS_RANGE_CACHE_COLL kept. */
+#define HS_RANGE_CACHE_COLL (1u << 14) /* ~7 MB per thread at most */
+double hs_range_cache_coll_time(hs_range_cache *rc, const struct hs_coll_grp *g, int op, int algo, double bytes);
 
 /* Hits and misses so far (for tests and the bench). */
 void hs_range_cache_stats(const hs_range_cache *rc, size_t *hits, size_t *misses);

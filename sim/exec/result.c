@@ -102,6 +102,26 @@ static double quantile(const double *sorted, int n, double q)
 	return sorted[lo] + (h - lo) * (sorted[hi] - sorted[lo]);
 }
 
+/* sum + every device's peak FLOP/s at dtype, added in device order. A node group's devices are consecutive,
+ * so each group's figure is added once per device without looking the device up (that was 1,024 lookups a
+ * step on bench_sweep's cluster); a group whose devices are not where its size says falls back to that. */
+static double cluster_peak_flops(const hs_cluster *c, int dtype, double sum)
+{
+	int n = hs_cluster_ngpus(c);
+	for (int i = 0; i < n;) {
+		int gi = hs_cluster_group_of(c, i);
+		const hs_node_group *ng = hs_cluster_group(c, gi);
+		int end = i + ng->nodes * ng->gpus_per_node;
+		if (end <= i || end > n || hs_cluster_group_of(c, end - 1) != gi ||
+		    (end < n && hs_cluster_group_of(c, end) == gi))
+			end = i + 1;
+		double f = hs_cluster_device(c, i)->peak_flops[dtype];
+		for (; i < end; i++)
+			sum += f;
+	}
+	return sum;
+}
+
 /* After the last step: the timeline (of the last step), means over the steps, and the cluster's figures. */
 void hs_exec_aggregate(struct ex *x, const hs_build *b, hs_result *out)
 {
@@ -109,8 +129,9 @@ void hs_exec_aggregate(struct ex *x, const hs_build *b, hs_result *out)
 	const hs_workload *s = x->s;
 	int steps = out->steps;
 	out->spans = hs_xmalloc((g->ntasks ? g->ntasks : 1) * sizeof *out->spans);
+	double s0 = hs_time_to_s(x->step_start); /* hs_exec_step_s's, once */
 	for (size_t i = 0; i < g->ntasks; i++)
-		out->spans[i] = (hs_span){hs_exec_step_s(x, x->ts[i].start), hs_exec_step_s(x, x->ts[i].end)};
+		out->spans[i] = (hs_span){hs_time_to_s(x->ts[i].start) - s0, hs_time_to_s(x->ts[i].end) - s0};
 	if (x->ninl) {
 		out->inl = hs_xmalloc(x->ninl * sizeof *out->inl);
 		memcpy(out->inl, x->inl, x->ninl * sizeof *out->inl);
@@ -151,9 +172,7 @@ void hs_exec_aggregate(struct ex *x, const hs_build *b, hs_result *out)
 	out->step_p50_s = quantile(sorted, steps, 0.50);
 	out->step_p99_s = quantile(sorted, steps, 0.99);
 	free(sorted);
-	int n = hs_cluster_ngpus(s->cluster);
-	for (int i = 0; i < n; i++)
-		out->peak_flops += hs_cluster_device(s->cluster, i)->peak_flops[s->train->dtype];
+	out->peak_flops = cluster_peak_flops(s->cluster, s->train->dtype, out->peak_flops);
 	out->model_flops = b->model_flops;
 	double tokens = (double)s->train->global_batch * s->train->seq_len;
 	if (out->step_time_s > 0) {
