@@ -1,14 +1,16 @@
 /* Sweep throughput (issues 7 and 22): the Llama 3 70B / 1,024 H100 layout space of
  * scenarios/sweeps/llama3-70b-1024xh100.yaml (TP x PP x schedule x chunks x micro-batch x recompute x ZeRO,
- * 2,160 points), evaluated through hs_sweep_eval (the path `hetsim sweep` takes: a copy of the parsed base with
- * the axis overrides, scenario check, Megatron's rules, task graph, memory check, step, cost, CSV row) on one
- * thread, twice in the same run: every step by the event run (the baseline), and in closed form where the
- * step's pattern allows (sim/exec/closed_step.c). The rows of the two must be the same but for the path column;
- * the bench exits 1 if they are not. A third pass times the closed form with the reuse off (HETSIM_BUILD_MEMO=0:
+ * 2,160 points), evaluated through hs_sweep_eval (the path `hetsim sweep` takes: an overlay of the parsed base
+ * with the axis overrides, scenario check, Megatron's rules, plan, memory check, step, cost, CSV row) on one
+ * thread, in passes of the same run: every step by the event run (the baseline), in closed form on the task
+ * graph (sim/exec/closed_step.c, HS_SIM_CLOSED), and from the schedule's items without a graph where the step
+ * allows (sim/exec/pipe_step.c, HS_SIM_CLOSED_ITEMS, the sweep's default: the headline figure). The event run's
+ * rows must be the closed forms' but for the path column, and the two closed forms' the same byte for byte; the
+ * bench exits 1 if they are not. A last pass times the closed form with the reuse off (HETSIM_BUILD_MEMO=0:
  * models/build.c builds every stage's schedule and every layer's ops afresh, and sim/exec/exec.c times every op
  * range of every rep itself, keeping nothing across points, as before issue 22's reuse), the baseline of that
  * speed-up measured in the same run; its rows must equal the closed form's byte for byte, which checks the
- * reuse (the first two passes both use it).
+ * reuse (the other passes all use it).
  *
  * Figures: "simulated configurations per second" counts the points whose step was simulated (status ok), over
  * the time spent in them; the points the checks reject (they do not divide, do not fit, or break a rule) cost
@@ -24,13 +26,11 @@
  * --collect-atstart=yes instead, the total is the load and one pass over the whole space, rejected points
  * included (the toggles then turn collection off for the second pass).
  *
- * Figures (2026-12-01, branch sweepconst against main at 624dbae, the same binary built both ways): 3.61 M
- * instructions per simulated point against 4.37 M (1.21x; without libc's memset and memcpy, whose rep stos/movs
- * iterations callgrind counts one by one, 3.28 M against 3.82 M); the pass over the space 1.30 G against 1.85 G
- * (1.43x: a point that does not fit in memory is refused before its op lists and graph are built). On this
- * shared 2-core machine the printed rates move by a third between runs: 1,400-1,900 simulated configurations
- * per second against 1,240-1,660 in runs paired with main's binary. The target, 10,000, is not met: a step that
- * builds and walks a graph of ~3,400 tasks costs ~1,000 instructions a task (see docs/outputs.md). */
+ * Figures (2026-12-02): 1.57 M instructions per simulated point (384 M over 244) against 3.61 M at 81a72a0; the
+ * pass over the space 0.59 G against 1.30 G. On this shared 2-core machine the printed rates move by a third
+ * between runs: 3,000-4,300 simulated configurations per second on the item walk, 1,550-2,130 on the graph's
+ * closed form, 970-1,220 by the event run (docs/outputs.md, "Speed", says where the rest goes). The target,
+ * 10,000, is not met. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
