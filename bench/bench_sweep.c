@@ -28,8 +28,8 @@
  *
  * Figures (2026-12-02): 1.57 M instructions per simulated point (384 M over 244) against 3.61 M at 81a72a0; the
  * pass over the space 0.59 G against 1.30 G. On this shared 2-core machine the printed rates move by a third
- * between runs: 3,000-4,300 simulated configurations per second on the item walk, 1,550-2,130 on the graph's
- * closed form, 970-1,220 by the event run (docs/outputs.md, "Speed", says where the rest goes). The target,
+ * between runs: 3,170-4,260 simulated configurations per second on the item walk, 1,880-2,230 on the graph's
+ * closed form, 980-1,030 by the event run (docs/outputs.md, "Speed", says where the rest goes). The target,
  * 10,000, is not met. */
 #include <math.h>
 #include <stdio.h>
