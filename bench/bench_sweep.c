@@ -105,6 +105,20 @@ static size_t body(const char *row)
 	return c ? (size_t)(c - row) : strlen(row);
 }
 
+/* The points whose rows a and b differ byte for byte; the first is printed (what, and the two rows' names). */
+static size_t differing(char *const *a, char *const *b, size_t n, const char *what, const char *an, const char *bn)
+{
+	size_t d = 0;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(a[i], b[i])) {
+			if (!d)
+				fprintf(stderr, "bench_sweep: point %zu differs %s:\n  %s %s\n  %s %s\n", i, what, an, a[i], bn,
+					b[i]);
+			d++;
+		}
+	return d;
+}
+
 /* --callgrind: the simulated points once more each, collected (see the top), on a profile cache of their own
  * (empty at the start, as in run()). */
 static int callgrind(const hs_sweep *sw)
@@ -199,22 +213,8 @@ int main(int argc, char **argv)
 			differ++;
 		}
 	}
-	size_t graph_differ = 0;
-	for (size_t i = 0; i < sw.npoints; i++)
-		if (strcmp(cf[i], gr[i])) {
-			if (!graph_differ)
-				fprintf(stderr, "bench_sweep: point %zu differs between the item walk and the graph:\n"
-					"  items %s\n  graph %s\n", i, cf[i], gr[i]);
-			graph_differ++;
-		}
-	size_t memo_differ = 0;
-	for (size_t i = 0; i < sw.npoints; i++)
-		if (strcmp(cf[i], nm[i])) {
-			if (!memo_differ)
-				fprintf(stderr, "bench_sweep: point %zu differs with HETSIM_BUILD_MEMO=0:\n  memo on  %s\n"
-					"  memo off %s\n", i, cf[i], nm[i]);
-			memo_differ++;
-		}
+	size_t graph_differ = differing(cf, gr, sw.npoints, "between the item walk and the graph", "items", "graph");
+	size_t memo_differ = differing(cf, nm, sw.npoints, "with HETSIM_BUILD_MEMO=0", "memo on", "memo off");
 	double re = be.ok / be.ok_s, rcf = bc.ok / bc.ok_s, rnm = bu.ok / bu.ok_s, rg = bq.ok / bq.ok_s;
 	printf("sweep: Llama 3 70B, 1024 x H100 (%s): %zu points, %zu simulated\n", path, sw.npoints, bc.ok);
 	printf("  event run    : %8.0f simulated configurations/s (%.0f us each), %6.0f points/s over the space\n", re,

@@ -56,13 +56,13 @@ static double compute_s(const hs_task *t, const struct memo *m)
 	return d;
 }
 
-static const char *blocker(const struct ex *x, const hs_result *out)
+const char *hs_exec_closed_pattern(const struct ex *x, const hs_result *out)
 {
 	if (x->comm != &hs_exec_comm_closed)
 		return "communication on a network model";
 	if (x->inlayer)
 		return "collectives inside layers on the network";
-	if (x->g->nrendezvous)
+	if (x->g->nrendezvous) /* none in a build of items: they have one rep per stage */
 		return "collectives that meet across replicas (symmetry off)";
 	if (x->s->var->nrules)
 		return "slowdown or throttling rules";
@@ -72,6 +72,15 @@ static const char *blocker(const struct ex *x, const hs_result *out)
 		return "MoE routing drawn per step"; /* hs_exec_routing_load scales the routed work per task */
 	if (out->steps != 1)
 		return "more than one step";
+	return NULL;
+}
+
+/* The pattern, and what only a graph's tasks can break it with: host tasks. */
+static const char *blocker(const struct ex *x, const hs_result *out)
+{
+	const char *why = hs_exec_closed_pattern(x, out);
+	if (why)
+		return why;
 	for (size_t i = 0; i < x->g->ntasks; i++)
 		if (x->g->tasks[i].kind == HS_T_HOST)
 			return "host tasks (offload), timed by the executor's host model";

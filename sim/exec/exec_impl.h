@@ -255,6 +255,10 @@ double hs_exec_comm_closed_task(struct ex *x, const hs_task *t);
  * NULL when the pattern holds (the step is timed and accounted, x->ts filled), else why the event run is
  * needed (nothing accounted). Its own header comment says what the pattern is. */
 const char *hs_exec_closed_step(struct ex *x, hs_result *out);
+/* Why the step's durations are not all fixed before it starts (communication on a network model, collectives
+ * meeting across replicas, slowdowns, noise, drawn MoE routing, more than one step), or NULL: the pattern both
+ * closed forms need, as far as it does not depend on the graph's tasks. */
+const char *hs_exec_closed_pattern(const struct ex *x, const hs_result *out);
 /* pipe_step.c: the same from a build of schedule items (x->b->pipe), without a graph; NULL when timed, else why
  * not (then what is accounted is partial: the caller drops it). */
 const char *hs_exec_pipe_step(struct ex *x, hs_result *out);
