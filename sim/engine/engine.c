@@ -159,6 +159,29 @@ static int seq_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Bucket 0 in sequence order. A spread bucket often comes out in order already (its entries were pushed in
+ * order and spread stably), and a run of a few is nearly so: a pass that finds it sorted, insertion for
+ * short runs, qsort otherwise (its comparisons by callback were a tenth of a 16k-GPU flow step's time). */
+static void sort_seq(struct entry *v, size_t n)
+{
+	size_t k = 1;
+	while (k < n && v[k - 1].seq < v[k].seq)
+		k++;
+	if (k >= n)
+		return;
+	if (n > 32) {
+		qsort(v, n, sizeof *v, seq_cmp);
+		return;
+	}
+	for (; k < n; k++) {
+		struct entry x = v[k];
+		size_t j = k;
+		for (; j > 0 && v[j - 1].seq > x.seq; j--)
+			v[j] = v[j - 1];
+		v[j] = x;
+	}
+}
+
 /* Make bucket 0 non-empty (if anything is held): find the lowest non-empty bucket, move `last` to its
  * minimum and spread it into lower buckets. Returns 0 when nothing is held. */
 static int refill0(hs_engine *e)
@@ -183,8 +206,7 @@ static int refill0(hs_engine *e)
 	e->nonempty &= ~(1ull << (i & 63));
 	for (size_t k = 0; k < n; k++)
 		bpush(e, bucket_of(v[k].t, m), &v[k]);
-	if (e->b[0].n > 1)
-		qsort(e->b[0].v, e->b[0].n, sizeof *e->b[0].v, seq_cmp);
+	sort_seq(e->b[0].v, e->b[0].n);
 	return 1;
 }
 

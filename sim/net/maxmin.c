@@ -27,7 +27,7 @@ typedef struct hs_maxmin_lhent {
 
 static double share(const hs_maxmin *mm, int l)
 {
-	const hs_maxmin_link *k = &mm->lk[l];
+	const hs_maxmin_lscr *k = &mm->lx[l];
 	double r = k->res > 0 ? k->res : 0;
 	return r / k->w;
 }
@@ -47,7 +47,7 @@ static int lh_less(const lhent *a, const lhent *b)
 static void lh_put(hs_maxmin *mm, int i, lhent x)
 {
 	mm->lh[i] = x;
-	mm->lk[x.l].hpos = i;
+	mm->lx[x.l].hpos = i;
 }
 
 static void lh_up(hs_maxmin *mm, int i)
@@ -79,19 +79,19 @@ static void lh_down(hs_maxmin *mm, int i)
 
 static void lh_remove(hs_maxmin *mm, int l)
 {
-	int i = mm->lk[l].hpos;
+	int i = mm->lx[l].hpos;
 	if (i < 0)
 		return;
 	mm->nlh--;
 	if (i != mm->nlh) {
 		int moved = mm->lh[mm->nlh].l;
 		mm->lh[i] = mm->lh[mm->nlh];
-		mm->lk[moved].hpos = i;
+		mm->lx[moved].hpos = i;
 		lh_up(mm, i);
-		if (mm->lk[moved].hpos == i)
+		if (mm->lx[moved].hpos == i)
 			lh_down(mm, i);
 	}
-	mm->lk[l].hpos = -1;
+	mm->lx[l].hpos = -1;
 }
 
 /* The candidates for the next bottleneck: every link of this round's flows. */
@@ -101,7 +101,7 @@ static void lh_build(hs_maxmin *mm)
 	for (size_t i = 0; i < mm->ninv; i++) {
 		int l = mm->inv[i];
 		mm->lh[mm->nlh] = (lhent){share(mm, l), l};
-		mm->lk[l].hpos = mm->nlh++;
+		mm->lx[l].hpos = mm->nlh++;
 	}
 	/* bottom-up: sifting down only (an element sifted up here would leave the one it displaced above
 	 * children it has not been compared with) */
@@ -117,7 +117,7 @@ static int lh_next(hs_maxmin *mm, double *x)
 {
 	while (mm->nlh) {
 		int l = mm->lh[0].l;
-		if (mm->lk[l].w <= 1e-12) {
+		if (mm->lx[l].w <= 1e-12) {
 			lh_remove(mm, l);
 			continue;
 		}
@@ -140,11 +140,14 @@ void hs_maxmin_init(hs_maxmin *mm, int nlk)
 {
 	memset(mm, 0, sizeof *mm);
 	mm->nlk = nlk;
-	mm->lk = hs_xcalloc((size_t)(nlk ? nlk : 1), sizeof *mm->lk);
+	size_t nl = (size_t)(nlk ? nlk : 1);
+	mm->lkraw = hs_xcalloc(1, nl * sizeof *mm->lk + 63);
+	mm->lk = (hs_maxmin_link *)(((uintptr_t)mm->lkraw + 63) & ~(uintptr_t)63);
+	mm->lx = hs_xcalloc(nl, sizeof *mm->lx);
 	for (int l = 0; l < nlk; l++) {
 		mm->lk[l].scale = 1;
 		mm->lk[l].twin = -1;
-		mm->lk[l].hpos = -2;
+		mm->lx[l].hpos = -2;
 	}
 	mm->dirty = hs_xmalloc((size_t)(nlk ? nlk : 1) * sizeof *mm->dirty);
 	mm->inv = hs_xmalloc((size_t)(nlk ? nlk : 1) * sizeof *mm->inv);
@@ -167,7 +170,8 @@ void hs_maxmin_free(hs_maxmin *mm)
 		free(mm->lk[l].e);
 	for (size_t i = 0; i < mm->nfl; i++)
 		free(mm->fl[i].ext);
-	free(mm->lk);
+	free(mm->lkraw);
+	free(mm->lx);
 	free(mm->flraw);
 	free(mm->dirty);
 	free(mm->aff);
@@ -278,11 +282,11 @@ void hs_maxmin_remove(hs_maxmin *mm, int id)
 
 static void involve(hs_maxmin *mm, int l)
 {
-	hs_maxmin_link *k = &mm->lk[l];
+	hs_maxmin_lscr *k = &mm->lx[l];
 	if (k->hpos != -2)
 		return;
 	k->hpos = -1;
-	k->res = k->bw;
+	k->res = mm->lk[l].bw;
 	k->w = 0;
 	k->aload = 0;
 	k->na = 0;
@@ -293,7 +297,7 @@ static void involve(hs_maxmin *mm, int l)
 static void uninvolve(hs_maxmin *mm)
 {
 	for (size_t i = 0; i < mm->ninv; i++)
-		mm->lk[mm->inv[i]].hpos = -2;
+		mm->lx[mm->inv[i]].hpos = -2;
 	mm->ninv = 0;
 }
 
@@ -310,16 +314,17 @@ static void fill(hs_maxmin *mm)
 		for (int i = 0; i < f->nl; i++) {
 			int l = h[i].l;
 			involve(mm, l);
-			mm->lk[l].w += h[i].coef;
-			mm->lk[l].na++;
-			mm->lk[l].aload += hs_maxmin_part(&mm->lk[l], f->old, h[i].coef);
+			mm->lx[l].w += h[i].coef;
+			mm->lx[l].na++;
+			mm->lx[l].aload += hs_maxmin_part(&mm->lk[l], f->old, h[i].coef);
 		}
 	}
 	/* flows outside A keep their rates: what they use is not available */
 	for (size_t i = 0; i < mm->ninv; i++) {
-		hs_maxmin_link *k = &mm->lk[mm->inv[i]];
-		if (k->na < k->n)
-			k->res = k->bw - (double)(k->load - k->aload) / k->scale;
+		const hs_maxmin_link *k = &mm->lk[mm->inv[i]];
+		hs_maxmin_lscr *x = &mm->lx[mm->inv[i]];
+		if (x->na < k->n)
+			x->res = k->bw - (double)(k->load - x->aload) / k->scale;
 	}
 	lh_build(mm);
 	/* progressive filling, until every flow of A is frozen (the links left then carry none) */
@@ -327,9 +332,9 @@ static void fill(hs_maxmin *mm)
 	double x;
 	int bl;
 	while (unfrozen && (bl = lh_next(mm, &x)) >= 0) {
-		hs_maxmin_link *k = &mm->lk[bl];
-		if (k->na < k->n) {
-			k->bx = x;
+		const hs_maxmin_link *k = &mm->lk[bl];
+		if (mm->lx[bl].na < k->n) {
+			mm->lx[bl].bx = x;
 			mm->bn[mm->nbn++] = bl;
 		}
 		for (int j = 0; j < k->n; j++) {
@@ -343,7 +348,7 @@ static void fill(hs_maxmin *mm)
 			const hs_maxmin_hop *h = hs_maxmin_hops(f);
 			for (int i = 0; i < f->nl; i++) {
 				int ml = h[i].l;
-				hs_maxmin_link *mk = &mm->lk[ml];
+				hs_maxmin_lscr *mk = &mm->lx[ml];
 				/* w <= 1e-12: out of the filling; it stays in the heap until it reaches the top,
 				 * which it may never do */
 				if (ml == bl || mk->hpos < 0 || mk->w <= 1e-12)
@@ -381,25 +386,27 @@ static int saturated(const hs_maxmin_link *k, int64_t load)
 }
 
 /* A link's load with A at its new rates. */
-static int64_t new_load(const hs_maxmin_link *k)
+static int64_t new_load(const hs_maxmin *mm, int l)
 {
-	return k->hpos != -2 ? k->load - k->aload + k->anew : k->load;
+	const hs_maxmin_lscr *x = &mm->lx[l];
+	return x->hpos != -2 ? mm->lk[l].load - x->aload + x->anew : mm->lk[l].load;
 }
 
 /* The highest rate on a link now (A at its new rates), once per check. */
 static double max_rate(hs_maxmin *mm, int l)
 {
-	hs_maxmin_link *k = &mm->lk[l];
-	if (k->mstamp != mm->vstamp) {
+	const hs_maxmin_link *k = &mm->lk[l];
+	hs_maxmin_lscr *x = &mm->lx[l];
+	if (x->mstamp != mm->vstamp) {
 		double m = 0;
 		for (int j = 0; j < k->n; j++) {
 			double r = mm->fl[k->e[j].f].rate;
 			m = r > m ? r : m;
 		}
-		k->mstamp = mm->vstamp;
-		k->mrate = m;
+		x->mstamp = mm->vstamp;
+		x->mrate = m;
 	}
-	return k->mrate;
+	return x->mrate;
 }
 
 static int has_bottleneck(hs_maxmin *mm, const hs_maxmin_flow *g)
@@ -407,7 +414,7 @@ static int has_bottleneck(hs_maxmin *mm, const hs_maxmin_flow *g)
 	const hs_maxmin_hop *h = hs_maxmin_hops((hs_maxmin_flow *)g);
 	for (int i = 0; i < g->nl; i++) {
 		const hs_maxmin_link *k = &mm->lk[h[i].l];
-		if (saturated(k, new_load(k)) && g->rate >= max_rate(mm, h[i].l) * (1 - VTOL))
+		if (saturated(k, new_load(mm, h[i].l)) && g->rate >= max_rate(mm, h[i].l) * (1 - VTOL))
 			return 1;
 	}
 	return 0;
@@ -430,7 +437,7 @@ static size_t check(hs_maxmin *mm)
 	size_t added = 0;
 	mm->vstamp++;
 	for (size_t i = 0; i < mm->ninv; i++) {
-		hs_maxmin_link *k = &mm->lk[mm->inv[i]];
+		hs_maxmin_lscr *k = &mm->lx[mm->inv[i]];
 		k->anew = 0;
 		k->amo = k->amn = 0;
 		k->chg = 0;
@@ -440,8 +447,8 @@ static size_t check(hs_maxmin *mm)
 		int moved = fabs(f->rate - f->old) > HS_MAXMIN_RATE_EPS * (f->rate > f->old ? f->rate : f->old);
 		const hs_maxmin_hop *h = hs_maxmin_hops(f);
 		for (int i = 0; i < f->nl; i++) {
-			hs_maxmin_link *k = &mm->lk[h[i].l];
-			k->anew += hs_maxmin_part(k, f->rate, h[i].coef);
+			hs_maxmin_lscr *k = &mm->lx[h[i].l];
+			k->anew += hs_maxmin_part(&mm->lk[h[i].l], f->rate, h[i].coef);
 			k->chg |= moved;
 			k->amo = f->old > k->amo ? f->old : k->amo;
 			k->amn = f->rate > k->amn ? f->rate : k->amn;
@@ -454,7 +461,8 @@ static size_t check(hs_maxmin *mm)
 	 * were visited: in bench_ep's EP step as many visits as the fills' own. */
 	for (int b = 0; b < mm->nbn; b++) {
 		hs_maxmin_link *k = &mm->lk[mm->bn[b]];
-		if (k->ub <= k->bx * (1 + VTOL))
+		double bx = mm->lx[mm->bn[b]].bx;
+		if (k->ub <= bx * (1 + VTOL))
 			continue;
 		double ub = 0;
 		for (int j = 0; j < k->n; j++) {
@@ -462,7 +470,7 @@ static size_t check(hs_maxmin *mm)
 			const hs_maxmin_flow *g = &mm->fl[id];
 			double r = g->mark && g->old > g->rate ? g->old : g->rate;
 			ub = r > ub ? r : ub;
-			if (!g->mark && g->rate > k->bx * (1 + VTOL))
+			if (!g->mark && g->rate > bx * (1 + VTOL))
 				join(mm, id, &added);
 		}
 		k->ub = ub;
@@ -470,8 +478,9 @@ static size_t check(hs_maxmin *mm)
 	/* (b) a flow outside A that lost its bottleneck where A's rates moved */
 	for (size_t i = 0; i < mm->ninv; i++) {
 		int l = mm->inv[i];
-		hs_maxmin_link *k = &mm->lk[l];
-		if (!k->chg || k->na == k->n)
+		const hs_maxmin_link *k = &mm->lk[l];
+		const hs_maxmin_lscr *x = &mm->lx[l];
+		if (!x->chg || x->na == k->n)
 			continue;
 		double nm = 0; /* fastest outside A */
 		for (int j = 0; j < k->n; j++) {
@@ -479,8 +488,8 @@ static size_t check(hs_maxmin *mm)
 			if (!g->mark && g->rate > nm)
 				nm = g->rate;
 		}
-		int was_sat = saturated(k, k->load), is_sat = saturated(k, new_load(k));
-		double omax = nm > k->amo ? nm : k->amo, nmax = nm > k->amn ? nm : k->amn;
+		int was_sat = saturated(k, k->load), is_sat = saturated(k, new_load(mm, l));
+		double omax = nm > x->amo ? nm : x->amo, nmax = nm > x->amn ? nm : x->amn;
 		for (int j = 0; j < k->n; j++) {
 			int id = k->e[j].f;
 			const hs_maxmin_flow *g = &mm->fl[id];

@@ -50,30 +50,39 @@ typedef struct hs_maxmin_ent {
  * Headroom: a load up to 2^12 times the bandwidth fits (a valid allocation stays within 1). */
 #define HS_MAXMIN_QUANT_BITS 50
 
+/* A link as every flow's start, end and settle touches it: one cache line (the array is aligned to 64
+ * bytes). The recompute's scratch lives apart (hs_maxmin_lscr): when it shared the record, a link was 152
+ * bytes over two or three lines, and a 16,384-GPU fat-tree's 165k links (25 MB) left a hashed-ECMP step's
+ * flow starts waiting on memory for most of their time (issue 22). */
 typedef struct hs_maxmin_link {
 	hs_maxmin_ent *e;
 	int n, cap;
+	int twin;       /* >= 0: carries exactly the flows of that link, at its bandwidth (the model's find_twins
+	                 * sets it); no flow enters this one */
+	int dirty;
 	double bw;      /* bytes/ps */
 	double scale;   /* quanta per byte/ps: 2^QUANT_BITS / bw rounded to a power of 2 (exact inverse) */
 	int64_t load;   /* sum over its flows of part() */
 	int64_t sat;    /* load from which the link counts as saturated: bw (1 - 1e-6) */
-	/* recompute scratch */
+	double ub;      /* >= the rate of every flow on the link: raised as rates are taken (hs_maxmin_settle),
+	                 * made exact when check (a) visits the link (maxmin.c) */
+} hs_maxmin_link;
+
+_Static_assert(sizeof(hs_maxmin_link) == 64, "a link is one cache line");
+
+/* A link's recompute scratch (maxmin.c), beside mm->lk in mm->lx. */
+typedef struct hs_maxmin_lscr {
 	double res, w;
 	int64_t aload;  /* sum of part() over its flows in A */
 	int hpos;       /* -2: not involved; -1: involved, not in heap; >= 0 heap position */
 	int na;         /* entries of flows in A */
-	int dirty;
-	/* exactness check scratch (maxmin.c) */
+	/* exactness check scratch */
 	double bx;      /* share this link froze A's flows at, when it carries others too; -1 */
 	int64_t anew;   /* sum of part() over A at A's new rates */
 	double amo, amn; /* fastest flow of A before, after */
 	double mrate;   /* fastest flow, at check mstamp */
 	int mstamp, chg;
-	double ub;      /* >= the rate of every flow on the link: raised as rates are taken (hs_maxmin_settle),
-	                 * made exact when check (a) visits the link (maxmin.c) */
-	int twin;       /* >= 0: carries exactly the flows of that link, at its bandwidth (the model's find_twins
-	                 * sets it); no flow enters this one */
-} hs_maxmin_link;
+} hs_maxmin_lscr;
 
 /* One link of a flow's route, copied from the route with the flow's place in that link's entries: the loops
  * over a flow's links read one array instead of the route's two and a third of positions. */
@@ -90,14 +99,14 @@ typedef struct hs_maxmin_hop {
 /* What a recompute reads and writes of a flow: 64 bytes, then its hops, on cache lines of their own (the
  * flow array is aligned to 64 bytes). The hops were a separate allocation, a cache miss of their own each
  * time a flow was visited or an entry of a link moved. The rest lives apart (the model's fcold).
- * rem, t_upd, t_fin and hpos are the model's, kept here because its loop over A reads them with the rates. */
+ * rem, t_upd and t_fin are the model's, kept here because its loop over A reads them with the rates (its finish
+ * heap positions are its own array). */
 typedef struct hs_maxmin_flow {
 	double rem, rate;
 	double old;   /* rate before this round */
 	hs_time t_upd, t_fin;
 	hs_maxmin_hop *ext; /* [xcap] hops when nl > NHOP_IN */
 	int nl, xcap;
-	int hpos;     /* finish heap position, -1 */
 	int mark;     /* 0 not in A; 1 in A, unfrozen; 2 in A, frozen */
 	hs_maxmin_hop in[HS_MAXMIN_NHOP_IN];
 } hs_maxmin_flow;
@@ -110,7 +119,9 @@ static inline hs_maxmin_hop *hs_maxmin_hops(hs_maxmin_flow *f)
 }
 
 typedef struct hs_maxmin {
-	hs_maxmin_link *lk;
+	hs_maxmin_link *lk; /* aligned to 64 bytes inside lkraw */
+	hs_maxmin_lscr *lx; /* [nlk] */
+	void *lkraw;
 	int nlk;
 	hs_maxmin_flow *fl; /* aligned to 64 bytes inside flraw */
 	void *flraw;
@@ -194,7 +205,7 @@ static inline int hs_maxmin_settle(hs_maxmin *mm, hs_maxmin_flow *f, int timed)
 	if (!mm->exact && fabs(f->rate - f->old) > HS_MAXMIN_RATE_EPS * f->rate)
 		for (int i = 0; i < f->nl; i++) {
 			int l = h[i].l;
-			if (mm->lk[l].na < mm->lk[l].n)
+			if (mm->lx[l].na < mm->lk[l].n)
 				hs_maxmin_mark_dirty(mm, l);
 		}
 	return 1;

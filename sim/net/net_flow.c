@@ -84,6 +84,8 @@ struct hs_net_model {
 	hs_engine *eng;
 	hs_maxmin mm;       /* the links, and the flow records (mm.fl) */
 	fcold *fc;          /* [mm.nfl], beside mm.fl */
+	int *hp;            /* [mm.nfl] finish heap position, -1: apart from the flow records, as sifting writes
+	                     * one per move (a cache miss each into a 16k-GPU step's flow records) */
 	size_t capfc, active;
 	int free_head;
 	fhent *fh;          /* finish heap */
@@ -116,7 +118,7 @@ static int fh_less(const fhent *x, const fhent *y)
 static void fh_put(hs_net_model *m, size_t i, fhent e)
 {
 	m->fh[i] = e;
-	m->mm.fl[e.f].hpos = (int)i;
+	m->hp[e.f] = (int)i;
 }
 
 static void fh_fix(hs_net_model *m, size_t i)
@@ -145,30 +147,29 @@ static void fh_fix(hs_net_model *m, size_t i)
 
 static void fh_set(hs_net_model *m, int f)
 {
-	hs_maxmin_flow *x = &m->mm.fl[f];
-	if (x->hpos < 0) {
+	if (m->hp[f] < 0) {
 		hs_xgrow(&m->fh, &m->capfh, m->nfh + 1, sizeof *m->fh);
-		x->hpos = (int)m->nfh++;
+		m->hp[f] = (int)m->nfh++;
 	}
-	m->fh[x->hpos] = (fhent){x->t_fin, f};
-	fh_fix(m, (size_t)x->hpos);
+	m->fh[m->hp[f]] = (fhent){m->mm.fl[f].t_fin, f};
+	fh_fix(m, (size_t)m->hp[f]);
 }
 
 static void fh_remove(hs_net_model *m, int f)
 {
-	size_t i = (size_t)m->mm.fl[f].hpos;
-	m->mm.fl[f].hpos = -1;
+	size_t i = (size_t)m->hp[f];
+	m->hp[f] = -1;
 	m->nfh--;
 	if (i != m->nfh) {
 		m->fh[i] = m->fh[m->nfh];
-		m->mm.fl[m->fh[i].f].hpos = (int)i;
+		m->hp[m->fh[i].f] = (int)i;
 		fh_fix(m, i);
 	}
 }
 
 static void fh_pop(hs_net_model *m)
 {
-	m->mm.fl[m->fh[0].f].hpos = -1;
+	m->hp[m->fh[0].f] = -1;
 	m->nfh--;
 	if (m->nfh) {
 		m->fh[0] = m->fh[m->nfh];
@@ -249,6 +250,7 @@ static void destroy(hs_net_model *m)
 		return;
 	hs_maxmin_free(&m->mm);
 	free(m->fc);
+	free(m->hp);
 	free(m->fh);
 	for (int i = 0; i < m->nsets; i++) {
 		fset *k = &m->sets[i];
@@ -296,7 +298,7 @@ static void recompute(hs_net_model *m)
 			if (f->rem < 0)
 				f->rem = 0;
 			f->t_upd = now;
-			if (!hs_maxmin_settle(mm, f, f->hpos >= 0))
+			if (!hs_maxmin_settle(mm, f, m->hp[id] >= 0))
 				continue;
 			hs_time d = hs_time_for(f->rem, f->rate);
 			f->t_fin = d > HS_TIME_MAX - now ? HS_TIME_MAX : now + d;
@@ -384,13 +386,16 @@ static int new_flow(hs_net_model *m, double bytes, hs_time lat, hs_net_done sent
 		m->free_head = m->fc[id].next_free;
 	} else {
 		id = hs_maxmin_new_flow(&m->mm);
+		size_t cap = m->capfc;
 		hs_xgrow(&m->fc, &m->capfc, m->mm.nfl, sizeof *m->fc);
+		if (m->capfc != cap)
+			m->hp = hs_xrealloc(m->hp, m->capfc * sizeof *m->hp);
 	}
 	hs_maxmin_flow *f = &m->mm.fl[id];
 	f->rem = bytes;
 	f->t_upd = hs_engine_now(m->eng);
 	f->t_fin = HS_TIME_MAX;
-	f->hpos = -1;
+	m->hp[id] = -1;
 	m->fc[id] = (fcold){lat, sent, done, NULL, ctx, arg, -1, -1, -1, -1, 0, NULL, 1};
 	return id;
 }
@@ -427,7 +432,7 @@ static void sym_break(hs_net_model *m, int g)
 			int id = k->infl[k->ninfl - 1];
 			hs_maxmin_flow *f = &m->mm.fl[id];
 			double rem = rem_now(m, f);
-			if (f->hpos >= 0)
+			if (m->hp[id] >= 0)
 				fh_remove(m, id);
 			if (!m->fc[id].iso)
 				hs_maxmin_remove(&m->mm, id);
@@ -496,7 +501,7 @@ static int xpeek(const hs_net_model *m, int id, double *rem, hs_time *fin)
 static void xtake(hs_net_model *m, int id)
 {
 	assert(m->fc[id].in && m->fc[id].cs < 0 && "only a plain flow in the solver is taken");
-	if (m->mm.fl[id].hpos >= 0)
+	if (m->hp[id] >= 0)
 		fh_remove(m, id);
 	if (!m->fc[id].iso)
 		hs_maxmin_remove(&m->mm, id);

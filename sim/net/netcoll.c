@@ -39,18 +39,27 @@ static void arrived_cb(void *ctx, uint64_t tag)
 void hs_netcoll_child_cb(void *ctx, uint64_t tag) { arrived_cb(ctx, tag); }
 void hs_netcoll_sent_cb(void *ctx, uint64_t tag) { sent_cb(ctx, tag); }
 
-int hs_netcoll_send_v(nc_run *r, int va, int vb, double bytes, int rail, uint64_t tag)
+const hs_route *hs_netcoll_route_v(nc_run *r, int va, int vb, int rail)
 {
 	hs_err err;
 	hs_err_clear(&err); /* not = {0}: this runs once per slice, and the message buffer is 1 KiB */
-	r->outstanding++;
 	if (rail == NC_ALL_RAILS)
 		rail = -1;
 	else if (rail < 0 && va != vb)
 		rail = hs_net_home_rail(r->net, va);
-	const hs_route *rt = va == vb ? NULL : hs_route_get(r->net->router, va, vb, rail, &err);
 	/* the topology was checked connected when built, so a missing route can only be a send to oneself */
+	return va == vb ? NULL : hs_route_get(r->net->router, va, vb, rail, &err);
+}
+
+int hs_netcoll_send_route(nc_run *r, const hs_route *rt, double bytes, uint64_t tag)
+{
+	r->outstanding++;
 	return hs_net_xfer(r->net, rt, rt ? bytes : 0, r->alg->on_sent ? sent_cb : NULL, arrived_cb, r, tag);
+}
+
+int hs_netcoll_send_v(nc_run *r, int va, int vb, double bytes, int rail, uint64_t tag)
+{
+	return hs_netcoll_send_route(r, hs_netcoll_route_v(r, va, vb, rail), bytes, tag);
 }
 
 void hs_netcoll_send(nc_run *r, int a, int b, double bytes, int rail, uint64_t tag)

@@ -65,6 +65,8 @@ typedef struct rstate {
 	int *todo;      /* [ntodo] channel c's rank i as c * n + i */
 	size_t ntodo, captodo;
 	int *ord;       /* [C * n] channel c's ring: devices (hs_coll_ring_channel_order) */
+	const hs_route **rt; /* [C * n] hop i's route, where rtok (looked up at its first send; the router keeps it) */
+	char *rtok;
 	/* the ring timing its classes itself (see the top) */
 	int ana;            /* on */
 	hs_time t0;         /* when its classes started */
@@ -85,7 +87,12 @@ static int dev(const nc_run *r, const rstate *s, int c, int i) { return s->ord[(
 
 static void send_hop(nc_run *r, rstate *s, int c, int i, double bytes, uint64_t tag)
 {
-	int x = hs_netcoll_send_v(r, dev(r, s, c, i), dev(r, s, c, i + 1), bytes, nc_rail(r, c, s->C), tag);
+	size_t h = (size_t)c * r->n + i;
+	if (!s->rtok[h]) {
+		s->rt[h] = hs_netcoll_route_v(r, dev(r, s, c, i), dev(r, s, c, i + 1), nc_rail(r, c, s->C));
+		s->rtok[h] = 1;
+	}
+	int x = hs_netcoll_send_route(r, s->rt[h], bytes, tag);
 	if (s->xid)
 		s->xid[(size_t)c * r->n + i] = x;
 }
@@ -671,6 +678,8 @@ static void start(nc_run *r)
 	s->C = C;
 	s->chain = r->op == HS_COLL_BROADCAST || r->op == HS_COLL_REDUCE;
 	s->ord = hs_xmalloc((size_t)C * n * sizeof *s->ord);
+	s->rt = hs_xmalloc((size_t)C * n * sizeof *s->rt);
+	s->rtok = hs_xcalloc((size_t)C * n, 1);
 	for (int c = 0; c < C; c++) { /* a chain keeps its order from the root */
 		int rail = C > 1 && !s->chain ? nc_rail(r, c, C) : -1;
 		hs_coll_ring_channel_order(net->c, r->rk, n, rail, s->ord + (size_t)c * n);
@@ -753,6 +762,7 @@ static void sfree(nc_run *r)
 	free(s->xid);
 	free(s->pend);
 	free(s->ord);
+	free(s->rt), free(s->rtok);
 	free(s);
 }
 
