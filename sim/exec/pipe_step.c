@@ -165,8 +165,10 @@ static hs_time compute(struct walk *w, int s, int opt, const struct inc *a, hs_t
 	res->flops += a->flops;
 	for (int i = 0; i < a->ncomm; i++)
 		res->exposed_s[a->comm_k[i]] += a->comm[i];
-	hs_exec_charge(r, cause->kind, HS_GROUP_DP, cause->xfer_s,
-		       hs_exec_step_s(x, start) - hs_exec_step_s(x, st->idle));
+	/* idle is cfree here (both are the last compute's end): no wait, no gap to charge (it would be 0) */
+	if (start > st->idle)
+		hs_exec_charge(r, cause->kind, HS_GROUP_DP, cause->xfer_s,
+			       hs_exec_step_s(x, start) - hs_exec_step_s(x, st->idle));
 	st->idle = end;
 	st->cfree = end;
 	if (end > st->last_end)
@@ -334,30 +336,40 @@ const char *hs_exec_pipe_step(struct ex *x, hs_result *out)
 			hs_sched_place(q->sched, pp, v, q->m, 0, g, &w.place[2 * g], &w.place[2 * g + 1]);
 	}
 	w.st = hs_xcalloc((size_t)pp, sizeof *w.st);
+	/* every stage's arrays in one block each (ten allocations a stage were 2% of a sweep point); the sends'
+	 * seconds are read only where their end was written, so they start unset */
+	hs_time *ends = hs_xmalloc(3 * nmc * pp * sizeof *ends);
+	for (size_t i = 0; i < 3 * nmc * pp; i++)
+		ends[i] = NONE;
+	double *secs = hs_xmalloc(2 * nmc * pp * sizeof *secs);
+	size_t *lw = hs_xcalloc((size_t)v * pp, sizeof *lw);
+	double *memo_s = hs_xmalloc(((size_t)pp + v) * pp * sizeof *memo_s);
+	for (size_t i = 0; i < ((size_t)pp + v) * pp; i++)
+		memo_s[i] = NAN;
+	uint32_t(*mi)[4] = hs_xcalloc((size_t)v * pp, sizeof *mi);
+	struct inc(*inc)[4][2] = hs_xmalloc((size_t)v * pp * sizeof *inc);
+	int(*has_inc)[4][2] = hs_xcalloc((size_t)v * pp, sizeof *has_inc);
+	int *gchunk = hs_xmalloc((size_t)v * pp * sizeof *gchunk);
 	for (int s = 0; s < pp; s++) {
 		struct stage *st = &w.st[s];
 		st->it = q->items[s];
 		st->n = q->nitems[s];
 		st->cfree = st->mfree = st->pfree = st->idle = st->last_end = w.t0;
-		st->fsend = hs_xmalloc(3 * nmc * sizeof *st->fsend);
+		st->fsend = ends + 3 * nmc * s;
 		st->bsend = st->fsend + nmc;
 		st->ftask = st->bsend + nmc;
-		for (size_t i = 0; i < 3 * nmc; i++)
-			st->fsend[i] = NONE;
-		st->fsx = hs_xcalloc(2 * nmc, sizeof *st->fsx);
+		st->fsx = secs + 2 * nmc * s;
 		st->bsx = st->fsx + nmc;
-		st->last_weight = hs_xcalloc((size_t)v, sizeof *st->last_weight);
+		st->last_weight = lw + (size_t)v * s;
 		for (size_t i = 0; i < st->n; i++)
 			if (weight_item(st->it[i].kind))
 				st->last_weight[st->it[i].chunk] = i;
-		st->send_s = hs_xmalloc(((size_t)pp + v) * sizeof *st->send_s);
+		st->send_s = memo_s + ((size_t)pp + v) * s;
 		st->bucket_s = st->send_s + pp;
-		for (int i = 0; i < pp + v; i++)
-			st->send_s[i] = NAN;
-		st->mi = hs_xcalloc((size_t)v, sizeof *st->mi);
-		st->inc = hs_xmalloc((size_t)v * sizeof *st->inc);
-		st->has_inc = hs_xcalloc((size_t)v, sizeof *st->has_inc);
-		st->gchunk = hs_xmalloc((size_t)v * sizeof *st->gchunk);
+		st->mi = mi + (size_t)v * s;
+		st->inc = inc + (size_t)v * s;
+		st->has_inc = has_inc + (size_t)v * s;
+		st->gchunk = gchunk + (size_t)v * s;
 		for (int k = 0; k < v; k++)
 			st->gchunk[k] = hs_sched_chunk_of(q->sched, pp, v, s, k);
 	}
@@ -382,18 +394,17 @@ const char *hs_exec_pipe_step(struct ex *x, hs_result *out)
 	if (tie)
 		why = "two waits of different kinds end at the same instant";
 	for (int s = 0; s < pp; s++) {
-		struct stage *st = &w.st[s];
-		x->reps[s].last_end = st->last_end;
-		free(st->fsend);
-		free(st->fsx);
-		free(st->last_weight);
-		free(st->buckets);
-		free(st->send_s);
-		free(st->mi);
-		free(st->inc);
-		free(st->has_inc);
-		free(st->gchunk);
+		x->reps[s].last_end = w.st[s].last_end;
+		free(w.st[s].buckets);
 	}
+	free(ends);
+	free(secs);
+	free(lw);
+	free(memo_s);
+	free(mi);
+	free(inc);
+	free(has_inc);
+	free(gchunk);
 	free(w.st);
 	free(w.place);
 	if (!why)
