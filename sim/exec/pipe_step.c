@@ -68,6 +68,12 @@ static void inc_of(struct inc *a, const struct memo *m, double scale)
 		}
 }
 
+/* A communication task's seconds (NAN: not asked yet) and its duration, converted once. */
+struct xfer {
+	double s;
+	hs_time dur;
+};
+
 struct stage {
 	const hs_sched_item *it;
 	size_t n, pos;
@@ -85,7 +91,7 @@ struct stage {
 	 * bucket slice */
 	/* the seconds of a send to each stage and of each chunk's bucket reduction (NAN: not asked yet): the closed
 	 * forms' answer depends on nothing else (comm_closed.c), and asking per task was a third of the walk */
-	double *send_s, *bucket_s;
+	struct xfer *send_s, *bucket_s;
 	uint32_t (*mi)[4];
 	struct inc (*inc)[4][2];
 	int (*has_inc)[4][2];
@@ -178,17 +184,17 @@ static hs_time compute(struct walk *w, int s, int opt, const struct inc *a, hs_t
 	return end;
 }
 
-/* A communication task t of stage s on stream end *free after `ready`; its seconds in *xfer, kept in *memo
- * (t is only read when *memo is not set yet). */
-static hs_time comm(struct walk *w, int s, const hs_task *t, hs_time ready, hs_time *free_at, double *memo,
-		    double *xfer)
+/* A communication task t of stage s on stream end *free after `ready`; its seconds kept in *memo (t is only
+ * read when *memo is not set yet). */
+static hs_time comm(struct walk *w, int s, const hs_task *t, hs_time ready, hs_time *free_at, struct xfer *memo)
 {
 	struct stage *st = &w->st[s];
-	if (isnan(*memo))
-		*memo = hs_exec_comm_closed_task(w->x, t);
-	*xfer = *memo;
+	if (isnan(memo->s)) {
+		memo->s = hs_exec_comm_closed_task(w->x, t);
+		memo->dur = hs_time_from_s(memo->s);
+	}
 	hs_time start = ready > *free_at ? ready : *free_at;
-	hs_time end = start + hs_time_from_s(*xfer);
+	hs_time end = start + memo->dur;
 	*free_at = end;
 	if (end > st->last_end)
 		st->last_end = end;
@@ -248,9 +254,8 @@ static int item(struct walk *w, int s)
 		if (finalises) {
 			hs_task cl = {.kind = HS_T_COLL, .group = HS_GROUP_DP, .coll = (uint8_t)q->grad_coll, .rep = s,
 				      .peer = -1, .bytes = q->bucket_bytes[sidx], .rendezvous = -1};
-			double xs;
 			hs_xgrow(&st->buckets, &st->capb, st->nbuckets + 1, sizeof *st->buckets);
-			st->buckets[st->nbuckets++] = comm(w, s, &cl, end, &st->mfree, &st->bucket_s[it.chunk], &xs);
+			st->buckets[st->nbuckets++] = comm(w, s, &cl, end, &st->mfree, &st->bucket_s[it.chunk]);
 		}
 	}
 	if (fwd)
@@ -259,15 +264,16 @@ static int item(struct walk *w, int s)
 	if (sends) {
 		int tg = fwd ? gchunk + 1 : gchunk - 1, ts, tc;
 		place(w, it.mb, tg, &ts, &tc);
-		double xs;
 		hs_time e;
-		if (isnan(st->send_s[ts])) {
+		struct xfer *xm = &st->send_s[ts];
+		if (isnan(xm->s)) {
 			hs_task t = {.kind = HS_T_SEND, .stream = HS_S_P2P, .what = HS_W_P2P, .rep = s, .peer = ts,
 				     .mb = it.mb, .chunk = it.chunk, .bytes = q->act_bytes, .rendezvous = -1};
-			e = comm(w, s, &t, end, &st->pfree, &st->send_s[ts], &xs);
+			e = comm(w, s, &t, end, &st->pfree, xm);
 		} else {
-			e = comm(w, s, NULL, end, &st->pfree, &st->send_s[ts], &xs);
+			e = comm(w, s, NULL, end, &st->pfree, xm);
 		}
+		double xs = xm->s;
 		if (fwd) {
 			st->fsend[idx] = e;
 			st->fsx[idx] = xs;
@@ -302,8 +308,8 @@ static int finish(struct walk *w, int s)
 	if (q->gather_bytes[s] > 0) {
 		hs_task ag = {.kind = HS_T_COLL, .group = HS_GROUP_DP, .coll = HS_COLL_ALL_GATHER, .rep = s, .peer = -1,
 			      .bytes = q->gather_bytes[s], .rendezvous = -1};
-		double xs, memo = NAN;
-		comm(w, s, &ag, end, &st->mfree, &memo, &xs);
+		struct xfer memo = {NAN, 0};
+		comm(w, s, &ag, end, &st->mfree, &memo);
 	}
 	return 0;
 }
@@ -343,9 +349,9 @@ const char *hs_exec_pipe_step(struct ex *x, hs_result *out)
 		ends[i] = NONE;
 	double *secs = hs_xmalloc(2 * nmc * pp * sizeof *secs);
 	size_t *lw = hs_xcalloc((size_t)v * pp, sizeof *lw);
-	double *memo_s = hs_xmalloc(((size_t)pp + v) * pp * sizeof *memo_s);
+	struct xfer *memo_s = hs_xmalloc(((size_t)pp + v) * pp * sizeof *memo_s);
 	for (size_t i = 0; i < ((size_t)pp + v) * pp; i++)
-		memo_s[i] = NAN;
+		memo_s[i].s = NAN;
 	uint32_t(*mi)[4] = hs_xcalloc((size_t)v * pp, sizeof *mi);
 	struct inc(*inc)[4][2] = hs_xmalloc((size_t)v * pp * sizeof *inc);
 	int(*has_inc)[4][2] = hs_xcalloc((size_t)v * pp, sizeof *has_inc);
