@@ -65,6 +65,10 @@ typedef struct hs_parallel {
 
 typedef struct hs_workload {
 	const hs_cluster *cluster;
+	/* 0, or a number that names `cluster` and nothing else for the life of the process: a sweep's one cluster,
+	 * read-only and shared by its points (sim/study/sweep.c), so that a thread's caches may key what they
+	 * derive from it (its groups' summaries, sim/exec/range_cache.h) by this number, never by the pointer */
+	uint64_t cluster_id;
 	const hs_model *model;
 	const hs_training *train;
 	const hs_parallel *par;

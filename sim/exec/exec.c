@@ -491,7 +491,7 @@ static void rep_groups(struct ex *x, int i)
 		}
 		hs_err e = {0};
 		/* the scenario's strategy divides the cluster, so its groups are valid; a failure is a bug */
-		if (hs_coll_grp_init(&r->cg[k], s->cluster, r->grp[k], r->grp_n[k], &e)) {
+		if (hs_range_cache_grp_init(x->rcache, s->cluster_id, &r->cg[k], s->cluster, r->grp[k], r->grp_n[k], &e)) {
 			fprintf(stderr, "hetsim: internal error: group of kind %d: %s\n", k, e.msg);
 			abort();
 		}

@@ -68,6 +68,12 @@ static void inc_of(struct inc *a, const struct memo *m, double scale)
 		}
 }
 
+/* A communication task's seconds (NAN: not asked yet) and its duration, converted once. */
+struct xfer {
+	double s;
+	hs_time dur;
+};
+
 struct stage {
 	const hs_sched_item *it;
 	size_t n, pos;
@@ -85,7 +91,7 @@ struct stage {
 	 * bucket slice */
 	/* the seconds of a send to each stage and of each chunk's bucket reduction (NAN: not asked yet): the closed
 	 * forms' answer depends on nothing else (comm_closed.c), and asking per task was a third of the walk */
-	double *send_s, *bucket_s;
+	struct xfer *send_s, *bucket_s;
 	uint32_t (*mi)[4];
 	struct inc (*inc)[4][2];
 	int (*has_inc)[4][2];
@@ -165,8 +171,10 @@ static hs_time compute(struct walk *w, int s, int opt, const struct inc *a, hs_t
 	res->flops += a->flops;
 	for (int i = 0; i < a->ncomm; i++)
 		res->exposed_s[a->comm_k[i]] += a->comm[i];
-	hs_exec_charge(r, cause->kind, HS_GROUP_DP, cause->xfer_s,
-		       hs_exec_step_s(x, start) - hs_exec_step_s(x, st->idle));
+	/* idle is cfree here (both are the last compute's end): no wait, no gap to charge (it would be 0) */
+	if (start > st->idle)
+		hs_exec_charge(r, cause->kind, HS_GROUP_DP, cause->xfer_s,
+			       hs_exec_step_s(x, start) - hs_exec_step_s(x, st->idle));
 	st->idle = end;
 	st->cfree = end;
 	if (end > st->last_end)
@@ -176,17 +184,17 @@ static hs_time compute(struct walk *w, int s, int opt, const struct inc *a, hs_t
 	return end;
 }
 
-/* A communication task t of stage s on stream end *free after `ready`; its seconds in *xfer, kept in *memo
- * (t is only read when *memo is not set yet). */
-static hs_time comm(struct walk *w, int s, const hs_task *t, hs_time ready, hs_time *free_at, double *memo,
-		    double *xfer)
+/* A communication task t of stage s on stream end *free after `ready`; its seconds kept in *memo (t is only
+ * read when *memo is not set yet). */
+static hs_time comm(struct walk *w, int s, const hs_task *t, hs_time ready, hs_time *free_at, struct xfer *memo)
 {
 	struct stage *st = &w->st[s];
-	if (isnan(*memo))
-		*memo = hs_exec_comm_closed_task(w->x, t);
-	*xfer = *memo;
+	if (isnan(memo->s)) {
+		memo->s = hs_exec_comm_closed_task(w->x, t);
+		memo->dur = hs_time_from_s(memo->s);
+	}
 	hs_time start = ready > *free_at ? ready : *free_at;
-	hs_time end = start + hs_time_from_s(*xfer);
+	hs_time end = start + memo->dur;
 	*free_at = end;
 	if (end > st->last_end)
 		st->last_end = end;
@@ -246,9 +254,8 @@ static int item(struct walk *w, int s)
 		if (finalises) {
 			hs_task cl = {.kind = HS_T_COLL, .group = HS_GROUP_DP, .coll = (uint8_t)q->grad_coll, .rep = s,
 				      .peer = -1, .bytes = q->bucket_bytes[sidx], .rendezvous = -1};
-			double xs;
 			hs_xgrow(&st->buckets, &st->capb, st->nbuckets + 1, sizeof *st->buckets);
-			st->buckets[st->nbuckets++] = comm(w, s, &cl, end, &st->mfree, &st->bucket_s[it.chunk], &xs);
+			st->buckets[st->nbuckets++] = comm(w, s, &cl, end, &st->mfree, &st->bucket_s[it.chunk]);
 		}
 	}
 	if (fwd)
@@ -257,15 +264,16 @@ static int item(struct walk *w, int s)
 	if (sends) {
 		int tg = fwd ? gchunk + 1 : gchunk - 1, ts, tc;
 		place(w, it.mb, tg, &ts, &tc);
-		double xs;
 		hs_time e;
-		if (isnan(st->send_s[ts])) {
+		struct xfer *xm = &st->send_s[ts];
+		if (isnan(xm->s)) {
 			hs_task t = {.kind = HS_T_SEND, .stream = HS_S_P2P, .what = HS_W_P2P, .rep = s, .peer = ts,
 				     .mb = it.mb, .chunk = it.chunk, .bytes = q->act_bytes, .rendezvous = -1};
-			e = comm(w, s, &t, end, &st->pfree, &st->send_s[ts], &xs);
+			e = comm(w, s, &t, end, &st->pfree, xm);
 		} else {
-			e = comm(w, s, NULL, end, &st->pfree, &st->send_s[ts], &xs);
+			e = comm(w, s, NULL, end, &st->pfree, xm);
 		}
+		double xs = xm->s;
 		if (fwd) {
 			st->fsend[idx] = e;
 			st->fsx[idx] = xs;
@@ -300,8 +308,8 @@ static int finish(struct walk *w, int s)
 	if (q->gather_bytes[s] > 0) {
 		hs_task ag = {.kind = HS_T_COLL, .group = HS_GROUP_DP, .coll = HS_COLL_ALL_GATHER, .rep = s, .peer = -1,
 			      .bytes = q->gather_bytes[s], .rendezvous = -1};
-		double xs, memo = NAN;
-		comm(w, s, &ag, end, &st->mfree, &memo, &xs);
+		struct xfer memo = {NAN, 0};
+		comm(w, s, &ag, end, &st->mfree, &memo);
 	}
 	return 0;
 }
@@ -334,30 +342,40 @@ const char *hs_exec_pipe_step(struct ex *x, hs_result *out)
 			hs_sched_place(q->sched, pp, v, q->m, 0, g, &w.place[2 * g], &w.place[2 * g + 1]);
 	}
 	w.st = hs_xcalloc((size_t)pp, sizeof *w.st);
+	/* every stage's arrays in one block each (ten allocations a stage were 2% of a sweep point); the sends'
+	 * seconds are read only where their end was written, so they start unset */
+	hs_time *ends = hs_xmalloc(3 * nmc * pp * sizeof *ends);
+	for (size_t i = 0; i < 3 * nmc * pp; i++)
+		ends[i] = NONE;
+	double *secs = hs_xmalloc(2 * nmc * pp * sizeof *secs);
+	size_t *lw = hs_xcalloc((size_t)v * pp, sizeof *lw);
+	struct xfer *memo_s = hs_xmalloc(((size_t)pp + v) * pp * sizeof *memo_s);
+	for (size_t i = 0; i < ((size_t)pp + v) * pp; i++)
+		memo_s[i].s = NAN;
+	uint32_t(*mi)[4] = hs_xcalloc((size_t)v * pp, sizeof *mi);
+	struct inc(*inc)[4][2] = hs_xmalloc((size_t)v * pp * sizeof *inc);
+	int(*has_inc)[4][2] = hs_xcalloc((size_t)v * pp, sizeof *has_inc);
+	int *gchunk = hs_xmalloc((size_t)v * pp * sizeof *gchunk);
 	for (int s = 0; s < pp; s++) {
 		struct stage *st = &w.st[s];
 		st->it = q->items[s];
 		st->n = q->nitems[s];
 		st->cfree = st->mfree = st->pfree = st->idle = st->last_end = w.t0;
-		st->fsend = hs_xmalloc(3 * nmc * sizeof *st->fsend);
+		st->fsend = ends + 3 * nmc * s;
 		st->bsend = st->fsend + nmc;
 		st->ftask = st->bsend + nmc;
-		for (size_t i = 0; i < 3 * nmc; i++)
-			st->fsend[i] = NONE;
-		st->fsx = hs_xcalloc(2 * nmc, sizeof *st->fsx);
+		st->fsx = secs + 2 * nmc * s;
 		st->bsx = st->fsx + nmc;
-		st->last_weight = hs_xcalloc((size_t)v, sizeof *st->last_weight);
+		st->last_weight = lw + (size_t)v * s;
 		for (size_t i = 0; i < st->n; i++)
 			if (weight_item(st->it[i].kind))
 				st->last_weight[st->it[i].chunk] = i;
-		st->send_s = hs_xmalloc(((size_t)pp + v) * sizeof *st->send_s);
+		st->send_s = memo_s + ((size_t)pp + v) * s;
 		st->bucket_s = st->send_s + pp;
-		for (int i = 0; i < pp + v; i++)
-			st->send_s[i] = NAN;
-		st->mi = hs_xcalloc((size_t)v, sizeof *st->mi);
-		st->inc = hs_xmalloc((size_t)v * sizeof *st->inc);
-		st->has_inc = hs_xcalloc((size_t)v, sizeof *st->has_inc);
-		st->gchunk = hs_xmalloc((size_t)v * sizeof *st->gchunk);
+		st->mi = mi + (size_t)v * s;
+		st->inc = inc + (size_t)v * s;
+		st->has_inc = has_inc + (size_t)v * s;
+		st->gchunk = gchunk + (size_t)v * s;
 		for (int k = 0; k < v; k++)
 			st->gchunk[k] = hs_sched_chunk_of(q->sched, pp, v, s, k);
 	}
@@ -382,18 +400,17 @@ const char *hs_exec_pipe_step(struct ex *x, hs_result *out)
 	if (tie)
 		why = "two waits of different kinds end at the same instant";
 	for (int s = 0; s < pp; s++) {
-		struct stage *st = &w.st[s];
-		x->reps[s].last_end = st->last_end;
-		free(st->fsend);
-		free(st->fsx);
-		free(st->last_weight);
-		free(st->buckets);
-		free(st->send_s);
-		free(st->mi);
-		free(st->inc);
-		free(st->has_inc);
-		free(st->gchunk);
+		x->reps[s].last_end = w.st[s].last_end;
+		free(w.st[s].buckets);
 	}
+	free(ends);
+	free(secs);
+	free(lw);
+	free(memo_s);
+	free(mi);
+	free(inc);
+	free(has_inc);
+	free(gchunk);
 	free(w.st);
 	free(w.place);
 	if (!why)

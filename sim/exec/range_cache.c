@@ -48,6 +48,14 @@ struct coll_entry {
 	double bytes, s;
 };
 
+/* A group's summary (hs_range_cache_grp_init). */
+struct grp_entry {
+	uint64_t hash, cluster_id;
+	int *ranks; /* [n] */
+	int n;
+	hs_coll_grp g;
+};
+
 struct hs_range_cache {
 	struct entry *e;
 	size_t n, cap;
@@ -62,6 +70,10 @@ struct hs_range_cache {
 	size_t nce, cap_ce;
 	uint32_t *cslot;       /* [ncslot] open addressing over ce: index + 1, 0 empty */
 	size_t ncslot;
+	struct grp_entry *ge; /* [nge] */
+	size_t nge, cap_ge;
+	uint32_t *gslot;      /* [ngslot] open addressing over ge: index + 1, 0 empty */
+	size_t ngslot;
 };
 
 static void *make(void) { return hs_xcalloc(1, sizeof(hs_range_cache)); }
@@ -79,6 +91,10 @@ static void drop(void *p)
 	free(rc->same);
 	free(rc->ce);
 	free(rc->cslot);
+	for (size_t i = 0; i < rc->nge; i++)
+		free(rc->ge[i].ranks);
+	free(rc->ge);
+	free(rc->gslot);
 	free(rc);
 }
 
@@ -316,4 +332,53 @@ double hs_range_cache_coll_time(hs_range_cache *rc, const hs_coll_grp *g, int op
 		j = (j + 1) & (rc->ncslot - 1);
 	rc->cslot[j] = (uint32_t)++rc->nce;
 	return s;
+}
+
+static void grp_rehash(hs_range_cache *rc, size_t nslot)
+{
+	free(rc->gslot);
+	rc->ngslot = nslot;
+	rc->gslot = hs_xcalloc(nslot, sizeof *rc->gslot);
+	for (size_t i = 0; i < rc->nge; i++) {
+		size_t j = (size_t)rc->ge[i].hash & (nslot - 1);
+		while (rc->gslot[j])
+			j = (j + 1) & (nslot - 1);
+		rc->gslot[j] = (uint32_t)i + 1;
+	}
+}
+
+int hs_range_cache_grp_init(hs_range_cache *rc, uint64_t cluster_id, hs_coll_grp *g, const hs_cluster *c,
+			    const int *ranks, int n, hs_err *err)
+{
+	if (!rc || !cluster_id || n <= 0)
+		return hs_coll_grp_init(g, c, ranks, n, err);
+	uint64_t h = mix(mix(0x6a09e667ull, &cluster_id, sizeof cluster_id), ranks, (size_t)n * sizeof *ranks);
+	if (rc->ngslot)
+		for (size_t j = (size_t)h & (rc->ngslot - 1); rc->gslot[j]; j = (j + 1) & (rc->ngslot - 1)) {
+			const struct grp_entry *en = &rc->ge[rc->gslot[j] - 1];
+			if (en->hash == h && en->cluster_id == cluster_id && en->n == n &&
+			    memcmp(en->ranks, ranks, (size_t)n * sizeof *ranks) == 0) {
+				memcpy(g, &en->g, sizeof *g); /* bytewise, padding too: callers compare summaries' bytes */
+				return 0;
+			}
+		}
+	if (hs_coll_grp_init(g, c, ranks, n, err))
+		return -1; /* not kept: the next call fails the same way */
+	if (rc->nge >= HS_RANGE_CACHE_GRP)
+		return 0; /* full: summarised, not kept */
+	if (2 * (rc->nge + 1) > rc->ngslot)
+		grp_rehash(rc, rc->ngslot ? 2 * rc->ngslot : 64);
+	hs_xgrow(&rc->ge, &rc->cap_ge, rc->nge + 1, sizeof *rc->ge);
+	struct grp_entry *en = &rc->ge[rc->nge];
+	en->hash = h;
+	en->cluster_id = cluster_id;
+	en->n = n;
+	en->ranks = hs_xmalloc((size_t)n * sizeof *ranks);
+	memcpy(en->ranks, ranks, (size_t)n * sizeof *ranks);
+	memcpy(&en->g, g, sizeof *g);
+	size_t j = (size_t)h & (rc->ngslot - 1);
+	while (rc->gslot[j])
+		j = (j + 1) & (rc->ngslot - 1);
+	rc->gslot[j] = (uint32_t)++rc->nge;
+	return 0;
 }

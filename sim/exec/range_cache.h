@@ -45,6 +45,15 @@ hs_sched_cache *hs_range_cache_sched(hs_range_cache *rc);
 #define HS_RANGE_CACHE_COLL (1u << 14) /* ~7 MB per thread at most */
 double hs_range_cache_coll_time(hs_range_cache *rc, const struct hs_coll_grp *g, int op, int algo, double bytes);
 
+/* hs_coll_grp_init(g, c, ranks, n): the summary of a group of the cluster that cluster_id names
+ * (hs_workload.cluster_id), from the cache where it has it. A summary is a function of the cluster and the
+ * ordered ranks alone, and a sweep's points summarise the same groups of its one cluster again and again (6% of
+ * a sweep point, bench_sweep 2026-12). Keyed by the id and the ranks, compared in full; cluster_id 0 or rc NULL:
+ * summarised every time. At most HS_RANGE_CACHE_GRP kept. */
+#define HS_RANGE_CACHE_GRP (1u << 12)
+int hs_range_cache_grp_init(hs_range_cache *rc, uint64_t cluster_id, struct hs_coll_grp *g, const hs_cluster *c,
+			    const int *ranks, int n, hs_err *err);
+
 /* Hits and misses so far (for tests and the bench). */
 void hs_range_cache_stats(const hs_range_cache *rc, size_t *hits, size_t *misses);
 

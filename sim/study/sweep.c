@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,6 +164,12 @@ static void prepare(hs_sweep *sw)
 	sw->point_doc = d;
 	if (!axes_touch_cluster(sw))
 		sw->cluster = hs_scenario_cluster(hs_yaml_root(d), &e);
+	if (sw->cluster) {
+		/* one number per cluster made in this process, never reused: a later sweep's cluster may sit at this
+		 * one's address, and the threads' caches outlive a sweep */
+		static atomic_uint_least64_t next_id = 1;
+		sw->cluster_id = atomic_fetch_add(&next_id, 1);
+	}
 }
 
 static void dirname_of(const char *path, char *dir, size_t n)
@@ -278,6 +285,7 @@ void hs_sweep_free(hs_sweep *sw)
 {
 	hs_cluster_free(sw->cluster);
 	sw->cluster = NULL;
+	sw->cluster_id = 0;
 	hs_yaml_free(sw->point_doc); /* an overlay of the base: before it */
 	sw->point_doc = NULL;
 	hs_yaml_free(sw->base_doc);
@@ -435,6 +443,8 @@ int hs_sweep_eval(const hs_sweep *sw, size_t i, hs_sweep_row *row, hs_profile_ca
 	else
 		s = sw->cluster ? hs_scenario_from_doc_on(doc, sw->base, sw->cluster, &e)
 				: hs_scenario_from_doc(doc, sw->base, &e);
+	if (s && sw->cluster)
+		s->wl.cluster_id = sw->cluster_id;
 	if (!s) {
 		if (e.code != HS_EINFEASIBLE && !divisibility(e.msg)) {
 			/* not a property of this point (an unknown key, a bad value, a missing profile): the sweep is wrong */

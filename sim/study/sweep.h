@@ -53,6 +53,7 @@ typedef struct hs_sweep {
 				    * (NULL when they fail: then each point applies them, and fails with them) */
 	struct hs_cluster *cluster; /* built once from point_doc when no axis changes `cluster:`, shared by every
 				     * point's scenario (read-only but for its thread-safe memo); else NULL */
+	uint64_t cluster_id;   /* with cluster: the number that names it to the threads' caches (hs_workload) */
 	struct hs_strlist sets; /* fixed overrides (owned strings) */
 	hs_sweep_axis axes[HS_SWEEP_MAX_AXES];
 	int naxes;

@@ -5,7 +5,9 @@
  *  - op-range costs kept across the steps of one profile cache (sim/exec/range_cache.c) give the same step,
  *    field for field, as a fresh cache and as no cache, cold and warm, and a warm cache is hit;
  *  - the cache compares the ops themselves: a range that shares another's fingerprint but not its ops is
- *    timed, never given the other's cost. */
+ *    timed, never given the other's cost;
+ *  - a group's summary kept by cluster id (hs_range_cache_grp_init) is hs_coll_grp_init's byte for byte, and
+ *    the same ranks on a cluster of another id get that cluster's summary. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +15,10 @@
 #include <unistd.h>
 
 #include "calib/profile.h"
+#include "config/yaml.h"
+#include "sim/coll/coll_impl.h"
 #include "sim/exec/range_cache.h"
+#include "sim/study/scenario.h"
 #include "sim/study/simulate.h"
 #include "tests/unit/helpers.h"
 #include "topology/device.h"
@@ -192,6 +197,51 @@ START_TEST(a_shared_fingerprint_is_not_a_match)
 }
 END_TEST
 
+static hs_cluster *cluster_of(const char *text)
+{
+	hs_err err = {0};
+	hs_ydoc *d = hs_yaml_load_string(text, strlen(text), "grp", &err);
+	ck_assert_msg(d, "%s", err.msg);
+	hs_cluster *c = hs_scenario_cluster(hs_yaml_root(d), &err);
+	ck_assert_msg(c, "%s", err.msg);
+	hs_yaml_free(d);
+	return c;
+}
+
+START_TEST(kept_group_summaries_are_the_groups)
+{
+	hs_cluster *a = cluster_of(base);
+	char other[2048];
+	snprintf(other, sizeof other, "%s", base);
+	char *nic = strstr(other, "400 Gb/s");
+	ck_assert(nic);
+	memcpy(nic, "200", 3); /* the same ranks, half the NIC bandwidth */
+	hs_cluster *b = cluster_of(other);
+	hs_profile_cache *pc = hs_profile_cache_create();
+	hs_range_cache *rc = hs_range_cache_of(pc);
+	const int groups[][4] = {{0, 1, 2, 3}, {0, 8, 1, 9}, {3, 11, 4, 12}, {15, 7, 6, 14}};
+	hs_err err = {0};
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < 4; i++)
+			for (int k = 0; k < 2; k++) {
+				const hs_cluster *c = k ? b : a;
+				hs_coll_grp direct, kept;
+				memset(&kept, 0xa5, sizeof kept); /* the copy must write every byte */
+				ck_assert_int_eq(hs_coll_grp_init(&direct, c, groups[i], 4, &err), 0);
+				ck_assert_int_eq(hs_range_cache_grp_init(rc, 7 + (uint64_t)k, &kept, c, groups[i], 4, &err), 0);
+				ck_assert_msg(memcmp(&direct, &kept, sizeof kept) == 0, "group %d, cluster %d, pass %d", i, k,
+					      pass);
+			}
+	hs_coll_grp ga, gb;
+	ck_assert_int_eq(hs_range_cache_grp_init(rc, 7, &ga, a, groups[1], 4, &err), 0);
+	ck_assert_int_eq(hs_range_cache_grp_init(rc, 8, &gb, b, groups[1], 4, &err), 0);
+	ck_assert(ga.bw_nic > gb.bw_nic); /* across nodes: each cluster's own NICs */
+	hs_profile_cache_free(pc);
+	hs_cluster_free(a);
+	hs_cluster_free(b);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("range_reuse");
@@ -200,6 +250,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, aliases_hold_the_same_ops);
 	tcase_add_test(tc, kept_costs_change_nothing);
 	tcase_add_test(tc, a_shared_fingerprint_is_not_a_match);
+	tcase_add_test(tc, kept_group_summaries_are_the_groups);
 	suite_add_tcase(s, tc);
 	return s;
 }
