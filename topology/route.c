@@ -484,6 +484,6 @@ const hs_route *hs_route_get(hs_router *r, int src, int dst, int rail, hs_err *e
 	while (r->tab[j].r)
 		j = (j + 1) & (r->cap - 1);
 	r->tab[j] = (centry){src, dst, rail, rt};
-	r->used++;
+	rt->id = (int)r->used++;
 	return rt;
 }

@@ -30,6 +30,8 @@ typedef struct hs_route {
 	int npaths;
 	hs_time lat;    /* the slowest path's latency */
 	double bw;      /* bytes/ps when alone on the network: 1 / max(coef / link bandwidth) */
+	int id;         /* 0, 1, ... in the order the router computed its routes: an index for what a network
+	                 * model keeps per route (sim/net/net_flow.c: a lone flow's rate) */
 } hs_route;
 
 typedef struct hs_router hs_router;

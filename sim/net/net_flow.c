@@ -101,6 +101,15 @@ struct hs_net_model {
 	int *alone_on;      /* [nlk] the flow timed alone on the link, -1 (twin links: never) */
 	fset *sets;
 	int nsets, capsets;
+	/* per route (hs_route.id) a flow outside any set has crossed: the rate it has alone (alone_rate of its
+	 * links, computed once: a ring's hop sends the same slice over the same route hundreds of times) */
+	struct rmemo {
+		const hs_route *r; /* the route it is for (NULL: none yet); another router's route of the same id is
+		                    * not it */
+		double alone;
+		int *sl, nsl;      /* its links but the twins, ascending: the ones a flow outside the solver holds */
+	} *rm;
+	size_t caprm;
 };
 
 /* ---- finish heap ---- */
@@ -260,12 +269,17 @@ static void destroy(hs_net_model *m)
 	free(m->sets);
 	free(m->rsv), free(m->rcnt), free(m->gn);
 	free(m->lcnt), free(m->alone_on);
+	for (size_t i = 0; i < m->caprm; i++)
+		free(m->rm[i].sl);
+	free(m->rm);
 	free(m);
 }
 
 static void finish_event(hs_engine *eng, void *ctx, uint64_t arg);
 static void infl_drop(hs_net_model *m, int id);
 static void alone_start(hs_net_model *m, int id, int nl, const int *hl, const double *hc);
+static void alone_start_at(hs_net_model *m, int id, double rate);
+static const struct rmemo *route_memo(hs_net_model *m, const hs_route *r);
 static void alone_release(hs_net_model *m, int id);
 static void alone_join(hs_net_model *m, int id);
 
@@ -457,10 +471,9 @@ static int xstart(hs_net_model *m, const hs_route *r, double bytes, hs_net_done 
 			sym_break(m, m->rsv[r->link[i]]);
 	/* alone when no flow crosses its links; a flow timed alone there joins the solver first */
 	int alone = 1;
-	for (int i = 0; i < r->nl; i++) {
-		int l = r->link[i];
-		if (m->mm.lk[l].twin >= 0)
-			continue;
+	const struct rmemo *q = route_memo(m, r);
+	for (int i = 0; i < q->nsl; i++) {
+		int l = q->sl[i];
 		if (m->alone_on[l] >= 0)
 			alone_join(m, m->alone_on[l]);
 		alone &= m->mm.lk[l].n == 0;
@@ -468,11 +481,11 @@ static int xstart(hs_net_model *m, const hs_route *r, double bytes, hs_net_done 
 	int id = new_flow(m, bytes, r->lat, sent, done, ctx, arg);
 	m->active++;
 	if (alone) {
+		q = &m->rm[r->id]; /* alone_join does not reach the memo, nor does new_flow; the same record */
 		m->fc[id].r = r;
-		for (int i = 0; i < r->nl; i++)
-			if (m->mm.lk[r->link[i]].twin < 0)
-				m->alone_on[r->link[i]] = id;
-		alone_start(m, id, r->nl, r->link, r->coef);
+		for (int i = 0; i < q->nsl; i++)
+			m->alone_on[q->sl[i]] = id;
+		alone_start_at(m, id, q->alone);
 		return id;
 	}
 	hs_maxmin_add(&m->mm, id, r->nl, r->link, r->coef);
@@ -694,12 +707,38 @@ static double alone_rate(const hs_net_model *m, int nl, const int *hl, const dou
 	return x > 1e-15 * bw ? x : 1e-15 * bw;
 }
 
+static const struct rmemo *route_memo(hs_net_model *m, const hs_route *r)
+{
+	size_t i = (size_t)r->id;
+	if (i >= m->caprm) {
+		size_t cap = m->caprm;
+		hs_xgrow(&m->rm, &m->caprm, i + 1, sizeof *m->rm);
+		memset(m->rm + cap, 0, (m->caprm - cap) * sizeof *m->rm);
+	}
+	struct rmemo *q = &m->rm[i];
+	if (q->r != r) {
+		q->r = r;
+		q->alone = alone_rate(m, r->nl, r->link, r->coef);
+		q->sl = hs_xrealloc(q->sl, (size_t)(r->nl ? r->nl : 1) * sizeof *q->sl);
+		q->nsl = 0;
+		for (int k = 0; k < r->nl; k++)
+			if (m->mm.lk[r->link[k]].twin < 0)
+				q->sl[q->nsl++] = r->link[k];
+	}
+	return q;
+}
+
 static void alone_start(hs_net_model *m, int id, int nl, const int *hl, const double *hc)
+{
+	alone_start_at(m, id, alone_rate(m, nl, hl, hc));
+}
+
+static void alone_start_at(hs_net_model *m, int id, double rate)
 {
 	hs_maxmin_flow *f = &m->mm.fl[id];
 	hs_time now = hs_engine_now(m->eng);
 	m->fc[id].iso = 1;
-	f->rate = alone_rate(m, nl, hl, hc);
+	f->rate = rate;
 	f->t_upd = now;
 	hs_time d = hs_time_for(f->rem, f->rate);
 	f->t_fin = d > HS_TIME_MAX - now ? HS_TIME_MAX : now + d;
@@ -719,6 +758,13 @@ static void alone_to_solver(hs_net_model *m, int id, int nl, const int *hl, cons
 static void alone_release(hs_net_model *m, int id)
 {
 	const hs_route *r = m->fc[id].r;
+	if ((size_t)r->id < m->caprm && m->rm[r->id].r == r) { /* its links but the twins, which it never holds */
+		const struct rmemo *q = &m->rm[r->id];
+		for (int i = 0; i < q->nsl; i++)
+			if (m->alone_on[q->sl[i]] == id)
+				m->alone_on[q->sl[i]] = -1;
+		return;
+	}
 	for (int i = 0; i < r->nl; i++)
 		if (m->alone_on[r->link[i]] == id)
 			m->alone_on[r->link[i]] = -1;
