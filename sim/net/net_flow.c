@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "sim/base/alloc.h"
+#include "sim/net/finq.h"
 #include "sim/net/maxmin.h"
 #include "sim/net/net.h"
 #include "sim/net/netsym.h"
@@ -72,24 +73,14 @@ typedef struct fset {
 	int grp;            /* its group while live (sets that share links, sym_open_joint), -1 */
 } fset;
 
-/* A finish heap entry carries its key: sifting compares within the heap instead of reaching into flows
- * scattered over the flow array (a quarter of the run time of a 1,024-GPU tree all-reduce went there). */
-typedef struct fhent {
-	hs_time t; /* the flow's t_fin */
-	int f;
-} fhent;
-
 struct hs_net_model {
 	const hs_topo *t;
 	hs_engine *eng;
 	hs_maxmin mm;       /* the links, and the flow records (mm.fl) */
 	fcold *fc;          /* [mm.nfl], beside mm.fl */
-	int *hp;            /* [mm.nfl] finish heap position, -1: apart from the flow records, as sifting writes
-	                     * one per move (a cache miss each into a 16k-GPU step's flow records) */
 	size_t capfc, active;
 	int free_head;
-	fhent *fh;          /* finish heap */
-	size_t nfh, capfh;
+	hs_finq fq;         /* flows by finish time */
 	int ev_pending, rc_pending;
 	hs_time ev_t;
 	hs_event_id ev;
@@ -112,79 +103,11 @@ struct hs_net_model {
 	size_t caprm;
 };
 
-/* ---- finish heap ---- */
+/* ---- finish queue (sim/net/finq.h) ---- */
 
-/* 4-ary and sifted by a moving hole, as the link heap of sim/net/maxmin.c (each move writes a flow's heap
- * position, a cache miss into the flow array). Ties go to the lower flow id, so flows finishing together
- * leave in one order whatever the heap's shape. */
-#define FH_D 4
-
-static int fh_less(const fhent *x, const fhent *y)
-{
-	return x->t < y->t || (x->t == y->t && x->f < y->f);
-}
-
-static void fh_put(hs_net_model *m, size_t i, fhent e)
-{
-	m->fh[i] = e;
-	m->hp[e.f] = (int)i;
-}
-
-static void fh_fix(hs_net_model *m, size_t i)
-{
-	fhent x = m->fh[i];
-	size_t i0 = i;
-	while (i > 0 && fh_less(&x, &m->fh[(i - 1) / FH_D])) {
-		fh_put(m, i, m->fh[(i - 1) / FH_D]);
-		i = (i - 1) / FH_D;
-	}
-	if (i == i0)
-		for (;;) {
-			size_t c = FH_D * i + 1, end = c + FH_D < m->nfh ? c + FH_D : m->nfh, s = c;
-			if (c >= m->nfh)
-				break;
-			for (size_t j = c + 1; j < end; j++)
-				if (fh_less(&m->fh[j], &m->fh[s]))
-					s = j;
-			if (!fh_less(&m->fh[s], &x))
-				break;
-			fh_put(m, i, m->fh[s]);
-			i = s;
-		}
-	fh_put(m, i, x);
-}
-
-static void fh_set(hs_net_model *m, int f)
-{
-	if (m->hp[f] < 0) {
-		hs_xgrow(&m->fh, &m->capfh, m->nfh + 1, sizeof *m->fh);
-		m->hp[f] = (int)m->nfh++;
-	}
-	m->fh[m->hp[f]] = (fhent){m->mm.fl[f].t_fin, f};
-	fh_fix(m, (size_t)m->hp[f]);
-}
-
-static void fh_remove(hs_net_model *m, int f)
-{
-	size_t i = (size_t)m->hp[f];
-	m->hp[f] = -1;
-	m->nfh--;
-	if (i != m->nfh) {
-		m->fh[i] = m->fh[m->nfh];
-		m->hp[m->fh[i].f] = (int)i;
-		fh_fix(m, i);
-	}
-}
-
-static void fh_pop(hs_net_model *m)
-{
-	m->hp[m->fh[0].f] = -1;
-	m->nfh--;
-	if (m->nfh) {
-		m->fh[0] = m->fh[m->nfh];
-		fh_fix(m, 0);
-	}
-}
+static void fh_set(hs_net_model *m, int f) { hs_finq_set(&m->fq, f, m->mm.fl[f].t_fin); }
+static void fh_remove(hs_net_model *m, int f) { hs_finq_remove(&m->fq, f); }
+static int fh_queued(const hs_net_model *m, int f) { return hs_finq_queued(&m->fq, f); }
 
 /* ---- model ---- */
 
@@ -241,6 +164,7 @@ static hs_net_model *create(const hs_topo *t, hs_engine *eng, hs_err *err)
 	for (int l = 0; l < nlk; l++)
 		hs_maxmin_set_bw(&m->mm, l, hs_topo_link(t, l)->bw);
 	m->free_head = -1;
+	hs_finq_init(&m->fq);
 	find_twins(m);
 	m->rsv = hs_xmalloc((size_t)(nlk ? nlk : 1) * sizeof *m->rsv);
 	m->rcnt = hs_xcalloc((size_t)(nlk ? nlk : 1), sizeof *m->rcnt);
@@ -259,8 +183,7 @@ static void destroy(hs_net_model *m)
 		return;
 	hs_maxmin_free(&m->mm);
 	free(m->fc);
-	free(m->hp);
-	free(m->fh);
+	hs_finq_free(&m->fq);
 	for (int i = 0; i < m->nsets; i++) {
 		fset *k = &m->sets[i];
 		free(k->links), free(k->hoff), free(k->hl), free(k->hc), free(k->lat), free(k->infl);
@@ -285,9 +208,9 @@ static void alone_join(hs_net_model *m, int id);
 
 static void schedule_finish(hs_net_model *m)
 {
-	if (!m->nfh || m->fh[0].t == HS_TIME_MAX)
+	if (hs_finq_empty(&m->fq) || hs_finq_min_t(&m->fq) == HS_TIME_MAX)
 		return;
-	hs_time t = m->fh[0].t;
+	hs_time t = hs_finq_min_t(&m->fq);
 	if (m->ev_pending && m->ev_t <= t)
 		return;
 	if (m->ev_pending)
@@ -312,7 +235,7 @@ static void recompute(hs_net_model *m)
 			if (f->rem < 0)
 				f->rem = 0;
 			f->t_upd = now;
-			if (!hs_maxmin_settle(mm, f, m->hp[id] >= 0))
+			if (!hs_maxmin_settle(mm, f, fh_queued(m, id)))
 				continue;
 			hs_time d = hs_time_for(f->rem, f->rate);
 			f->t_fin = d > HS_TIME_MAX - now ? HS_TIME_MAX : now + d;
@@ -357,9 +280,8 @@ static void finish_event(hs_engine *eng, void *ctx, uint64_t arg)
 	hs_net_model *m = ctx;
 	hs_time now = hs_engine_now(eng);
 	m->ev_pending = 0;
-	while (m->nfh && m->fh[0].t <= now) {
-		int id = m->fh[0].f;
-		fh_pop(m);
+	while (!hs_finq_empty(&m->fq) && hs_finq_min_t(&m->fq) <= now) {
+		int id = hs_finq_pop(&m->fq);
 		if (!m->fc[id].iso)
 			hs_maxmin_remove(&m->mm, id);
 		else if (m->fc[id].r)
@@ -400,16 +322,13 @@ static int new_flow(hs_net_model *m, double bytes, hs_time lat, hs_net_done sent
 		m->free_head = m->fc[id].next_free;
 	} else {
 		id = hs_maxmin_new_flow(&m->mm);
-		size_t cap = m->capfc;
 		hs_xgrow(&m->fc, &m->capfc, m->mm.nfl, sizeof *m->fc);
-		if (m->capfc != cap)
-			m->hp = hs_xrealloc(m->hp, m->capfc * sizeof *m->hp);
 	}
+	assert(!fh_queued(m, id) && "a flow record is reused once it has left the finish queue");
 	hs_maxmin_flow *f = &m->mm.fl[id];
 	f->rem = bytes;
 	f->t_upd = hs_engine_now(m->eng);
 	f->t_fin = HS_TIME_MAX;
-	m->hp[id] = -1;
 	m->fc[id] = (fcold){lat, sent, done, NULL, ctx, arg, -1, -1, -1, -1, 0, NULL, 1};
 	return id;
 }
@@ -446,7 +365,7 @@ static void sym_break(hs_net_model *m, int g)
 			int id = k->infl[k->ninfl - 1];
 			hs_maxmin_flow *f = &m->mm.fl[id];
 			double rem = rem_now(m, f);
-			if (m->hp[id] >= 0)
+			if (fh_queued(m, id))
 				fh_remove(m, id);
 			if (!m->fc[id].iso)
 				hs_maxmin_remove(&m->mm, id);
@@ -514,7 +433,7 @@ static int xpeek(const hs_net_model *m, int id, double *rem, hs_time *fin)
 static void xtake(hs_net_model *m, int id)
 {
 	assert(m->fc[id].in && m->fc[id].cs < 0 && "only a plain flow in the solver is taken");
-	if (m->hp[id] >= 0)
+	if (fh_queued(m, id))
 		fh_remove(m, id);
 	if (!m->fc[id].iso)
 		hs_maxmin_remove(&m->mm, id);
