@@ -36,6 +36,9 @@ typedef struct hs_finq {
 	size_t captab;
 	int *grp, *pos;   /* per flow: its group (-1: not queued), its slot there */
 	size_t capf;
+	int last;         /* the group hs_finq_set put a flow in last, -1 */
+	int *tmp;         /* sorting scratch */
+	size_t captmp;
 } hs_finq;
 
 void hs_finq_init(hs_finq *q);
