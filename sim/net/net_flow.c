@@ -85,11 +85,17 @@ struct hs_net_model {
 	hs_time ev_t;
 	hs_event_id ev;
 	/* symmetry classes */
-	int *rsv;           /* [nlk] group of class sets reserving the link, -1 */
-	int *rcnt;          /* [nlk] sets of that group reserving it */
+	/* [nlk] what a flow's start and end read of each of its links, on one cache line for four links: before, the
+	 * reservation, the flow timed alone and the solver's count were three arrays, each a cache miss per link of
+	 * every flow (a hashed-ECMP 16k-GPU step starts 35M flows, on 5 links each) */
+	struct lnk {
+		int rsv;      /* group of class sets reserving the link, -1 */
+		int rcnt;     /* sets of that group reserving it */
+		int alone_on; /* the flow timed alone on the link, -1 (twin links: never) */
+		int nsolv;    /* flows on it in the solver (mm.lk[l].n, counted here by solver_in and solver_out) */
+	} *ln;
 	int *gn, ngrp;      /* [ngrp] live sets per group (0: a free group number) */
 	int *lcnt;          /* [nlk] scratch for sym_open: classes crossing a link (0 between calls) */
-	int *alone_on;      /* [nlk] the flow timed alone on the link, -1 (twin links: never) */
 	fset *sets;
 	int nsets, capsets;
 	/* per route (hs_route.id) a flow outside any set has crossed: the rate it has alone (alone_rate of its
@@ -108,6 +114,25 @@ struct hs_net_model {
 static void fh_set(hs_net_model *m, int f) { hs_finq_set(&m->fq, f, m->mm.fl[f].t_fin); }
 static void fh_remove(hs_net_model *m, int f) { hs_finq_remove(&m->fq, f); }
 static int fh_queued(const hs_net_model *m, int f) { return hs_finq_queued(&m->fq, f); }
+
+/* ---- the solver's flows, counted per link (struct lnk) ---- */
+
+static void solver_count(hs_net_model *m, int id, int d)
+{
+	hs_maxmin_flow *f = &m->mm.fl[id];
+	const hs_maxmin_hop *h = hs_maxmin_hops(f);
+	for (int i = 0; i < f->nl; i++)
+		m->ln[h[i].l].nsolv += d;
+}
+
+/* after hs_maxmin_add or hs_maxmin_add_rated */
+static void solver_in(hs_net_model *m, int id) { solver_count(m, id, 1); }
+
+static void solver_out(hs_net_model *m, int id)
+{
+	solver_count(m, id, -1);
+	hs_maxmin_remove(&m->mm, id);
+}
 
 /* ---- model ---- */
 
@@ -166,14 +191,10 @@ static hs_net_model *create(const hs_topo *t, hs_engine *eng, hs_err *err)
 	m->free_head = -1;
 	hs_finq_init(&m->fq);
 	find_twins(m);
-	m->rsv = hs_xmalloc((size_t)(nlk ? nlk : 1) * sizeof *m->rsv);
-	m->rcnt = hs_xcalloc((size_t)(nlk ? nlk : 1), sizeof *m->rcnt);
+	m->ln = hs_xmalloc((size_t)(nlk ? nlk : 1) * sizeof *m->ln);
 	for (int l = 0; l < nlk; l++)
-		m->rsv[l] = -1;
+		m->ln[l] = (struct lnk){-1, 0, -1, 0};
 	m->lcnt = hs_xcalloc((size_t)(nlk ? nlk : 1), sizeof *m->lcnt);
-	m->alone_on = hs_xmalloc((size_t)(nlk ? nlk : 1) * sizeof *m->alone_on);
-	for (int l = 0; l < nlk; l++)
-		m->alone_on[l] = -1;
 	return m;
 }
 
@@ -190,8 +211,8 @@ static void destroy(hs_net_model *m)
 		free(k->iso), free(k->cinfl);
 	}
 	free(m->sets);
-	free(m->rsv), free(m->rcnt), free(m->gn);
-	free(m->lcnt), free(m->alone_on);
+	free(m->ln), free(m->gn);
+	free(m->lcnt);
 	for (size_t i = 0; i < m->caprm; i++)
 		free(m->rm[i].sl);
 	free(m->rm);
@@ -283,7 +304,7 @@ static void finish_event(hs_engine *eng, void *ctx, uint64_t arg)
 	while (!hs_finq_empty(&m->fq) && hs_finq_min_t(&m->fq) <= now) {
 		int id = hs_finq_pop(&m->fq);
 		if (!m->fc[id].iso)
-			hs_maxmin_remove(&m->mm, id);
+			solver_out(m, id);
 		else if (m->fc[id].r)
 			alone_release(m, id);
 		if (m->fc[id].cs >= 0)
@@ -352,7 +373,7 @@ static void sym_break(hs_net_model *m, int g)
 			continue;
 		bs[nb++] = cs;
 		for (int i = 0; i < k->nlinks; i++)
-			m->rsv[k->links[i]] = -1, m->rcnt[k->links[i]] = 0;
+			m->ln[k->links[i]].rsv = -1, m->ln[k->links[i]].rcnt = 0;
 		k->live = 0;
 		k->grp = -1;
 	}
@@ -368,7 +389,7 @@ static void sym_break(hs_net_model *m, int g)
 			if (fh_queued(m, id))
 				fh_remove(m, id);
 			if (!m->fc[id].iso)
-				hs_maxmin_remove(&m->mm, id);
+				solver_out(m, id);
 			infl_drop(m, id);
 			m->fc[id].in = 0;
 			m->active--;
@@ -385,17 +406,22 @@ static void sym_break(hs_net_model *m, int g)
 static int xstart(hs_net_model *m, const hs_route *r, double bytes, hs_net_done sent, hs_net_done done, void *ctx,
 		  uint64_t arg)
 {
-	for (int i = 0; i < r->nl; i++)
-		if (m->rsv[r->link[i]] >= 0)
-			sym_break(m, m->rsv[r->link[i]]);
+	/* A reserved twin's partner is reserved too (a route through one crosses the other, find_twins), so the
+	 * links but the twins tell whether this flow enters a set's links. A break may start flows, whose routes
+	 * may move the memos. */
+	const struct rmemo *q = route_memo(m, r);
+	for (int i = 0; i < q->nsl; i++)
+		if (m->ln[q->sl[i]].rsv >= 0) {
+			sym_break(m, m->ln[q->sl[i]].rsv);
+			q = route_memo(m, r);
+		}
 	/* alone when no flow crosses its links; a flow timed alone there joins the solver first */
 	int alone = 1;
-	const struct rmemo *q = route_memo(m, r);
 	for (int i = 0; i < q->nsl; i++) {
 		int l = q->sl[i];
-		if (m->alone_on[l] >= 0)
-			alone_join(m, m->alone_on[l]);
-		alone &= m->mm.lk[l].n == 0;
+		if (m->ln[l].alone_on >= 0)
+			alone_join(m, m->ln[l].alone_on);
+		alone &= m->ln[l].nsolv == 0;
 	}
 	int id = new_flow(m, bytes, r->lat, sent, done, ctx, arg);
 	m->active++;
@@ -403,11 +429,12 @@ static int xstart(hs_net_model *m, const hs_route *r, double bytes, hs_net_done 
 		q = &m->rm[r->id]; /* alone_join does not reach the memo, nor does new_flow; the same record */
 		m->fc[id].r = r;
 		for (int i = 0; i < q->nsl; i++)
-			m->alone_on[q->sl[i]] = id;
+			m->ln[q->sl[i]].alone_on = id;
 		alone_start_at(m, id, q->alone);
 		return id;
 	}
 	hs_maxmin_add(&m->mm, id, r->nl, r->link, r->coef);
+	solver_in(m, id);
 	want_recompute(m);
 	return id;
 }
@@ -436,7 +463,7 @@ static void xtake(hs_net_model *m, int id)
 	if (fh_queued(m, id))
 		fh_remove(m, id);
 	if (!m->fc[id].iso)
-		hs_maxmin_remove(&m->mm, id);
+		solver_out(m, id);
 	else
 		alone_release(m, id);
 	m->fc[id].in = 0;
@@ -456,12 +483,12 @@ static int sym_fits(const hs_net_model *m, const hs_netsym *s, const int *h, int
 			own += m->mm.fl[h[k]].nl;
 	for (int u = 0; u < s->orb_off[s->norb]; u++) {
 		int l = s->orb_link[u];
-		if (m->rsv[l] >= 0)
+		if (m->ln[l].rsv >= 0)
 			return 0;
-		on += m->mm.lk[l].n;
-		if (m->alone_on[l] >= 0) {
+		on += m->ln[l].nsolv;
+		if (m->ln[l].alone_on >= 0) {
 			int k = 0;
-			while (k < nh && h[k] != m->alone_on[l])
+			while (k < nh && h[k] != m->ln[l].alone_on)
 				k++;
 			if (k == nh)
 				return 0;
@@ -488,7 +515,7 @@ static int sym_open_in(hs_net_model *m, const hs_netsym *s, int g, void (*broken
 	int nU = s->orb_off[s->norb];
 	for (int u = 0; u < nU; u++) {
 		int l = s->orb_link[u];
-		if (m->rsv[l] >= 0 ? m->rsv[l] != g : m->mm.lk[l].n > 0 || m->alone_on[l] >= 0)
+		if (m->ln[l].rsv >= 0 ? m->ln[l].rsv != g : m->ln[l].nsolv > 0 || m->ln[l].alone_on >= 0)
 			return -1;
 	}
 	int joint = g >= 0;
@@ -521,7 +548,7 @@ static int sym_open_in(hs_net_model *m, const hs_netsym *s, int g, void (*broken
 	k->links = hs_xrealloc(k->links, (size_t)(nU ? nU : 1) * sizeof *k->links);
 	memcpy(k->links, s->orb_link, (size_t)nU * sizeof *k->links);
 	for (int u = 0; u < nU; u++)
-		m->rsv[k->links[u]] = g, m->rcnt[k->links[u]]++;
+		m->ln[k->links[u]].rsv = g, m->ln[k->links[u]].rcnt++;
 	/* each orbit's link in the solver: its lowest that is not a twin (-1: twins only, left out) */
 	int *orep = hs_xmalloc((size_t)(s->norb ? s->norb : 1) * sizeof *orep);
 	for (int o = 0; o < s->norb; o++) {
@@ -592,10 +619,10 @@ static int sym_holder(const hs_net_model *m, const hs_netsym *s)
 	int g = -1;
 	for (int u = 0; u < s->orb_off[s->norb]; u++) {
 		int l = s->orb_link[u];
-		if (m->rsv[l] < 0 ? m->mm.lk[l].n > 0 || m->alone_on[l] >= 0 : g >= 0 && m->rsv[l] != g)
+		if (m->ln[l].rsv < 0 ? m->ln[l].nsolv > 0 || m->ln[l].alone_on >= 0 : g >= 0 && m->ln[l].rsv != g)
 			return -1;
-		if (m->rsv[l] >= 0)
-			g = m->rsv[l];
+		if (m->ln[l].rsv >= 0)
+			g = m->ln[l].rsv;
 	}
 	/* a group whose classes are timed alone takes no other set: its classes would no longer be alone */
 	int holder = -1;
@@ -671,6 +698,7 @@ static void alone_to_solver(hs_net_model *m, int id, int nl, const int *hl, cons
 {
 	m->fc[id].iso = 0;
 	hs_maxmin_add_rated(&m->mm, id, nl, hl, hc, m->mm.fl[id].rate);
+	solver_in(m, id);
 }
 
 /* A flow outside any set, timed alone, gives its links back (at its finish), or joins the solver. */
@@ -680,13 +708,13 @@ static void alone_release(hs_net_model *m, int id)
 	if ((size_t)r->id < m->caprm && m->rm[r->id].r == r) { /* its links but the twins, which it never holds */
 		const struct rmemo *q = &m->rm[r->id];
 		for (int i = 0; i < q->nsl; i++)
-			if (m->alone_on[q->sl[i]] == id)
-				m->alone_on[q->sl[i]] = -1;
+			if (m->ln[q->sl[i]].alone_on == id)
+				m->ln[q->sl[i]].alone_on = -1;
 		return;
 	}
 	for (int i = 0; i < r->nl; i++)
-		if (m->alone_on[r->link[i]] == id)
-			m->alone_on[r->link[i]] = -1;
+		if (m->ln[r->link[i]].alone_on == id)
+			m->ln[r->link[i]].alone_on = -1;
 }
 
 static void alone_join(hs_net_model *m, int id)
@@ -732,6 +760,7 @@ static int sym_start(hs_net_model *m, int cs, int cls, double bytes, hs_net_done
 	}
 	k->cinfl[cls]++;
 	hs_maxmin_add(&m->mm, id, nl, hl, hc);
+	solver_in(m, id);
 	want_recompute(m);
 	return 0;
 }
@@ -742,8 +771,8 @@ static void sym_close(hs_net_model *m, int cs)
 	assert(k->used && k->ninfl == 0 && "a class set closes with none of its flows in flight");
 	if (k->live) {
 		for (int i = 0; i < k->nlinks; i++)
-			if (--m->rcnt[k->links[i]] == 0)
-				m->rsv[k->links[i]] = -1;
+			if (--m->ln[k->links[i]].rcnt == 0)
+				m->ln[k->links[i]].rsv = -1;
 		m->gn[k->grp]--;
 	}
 	k->used = k->live = 0;
