@@ -4,7 +4,10 @@
  * representative rank per pipeline stage, the default), analytical with every data-parallel replica simulated
  * (2,048 representatives whose gradient collectives rendezvous), and flow (the data-parallel collectives and
  * pipeline sends as flows on the rail-optimised fat-tree's links), and flow again on a 3-tier fat-tree with
- * `ecmp: dmodk` (issue 22: under 10 s). Exits 1 when a target is missed.
+ * `ecmp: dmodk` (issue 22: under 10 s). Exits 1 when a target is missed. `bench_step GPUS [hash]` runs the 3-tier
+ * fat-tree flow step alone at GPUS (a multiple of 128 from 2,048; DP and the batch grow with it), with the
+ * default hashed ECMP given `hash`: 16,384 and up are issue 22's cases, smaller ones copies for profiling
+ * (docs/collectives.md, "The cost of a flow where no class forms").
  *
  * The 126 layers are split over the 16 stages as Meta did (7, 14 x 8, 7: the first and last stages also hold
  * the embedding and the output head). */
