@@ -93,8 +93,9 @@ struct stage {
 	 * forms' answer depends on nothing else (comm_closed.c), and asking per task was a third of the walk */
 	struct xfer *send_s, *bucket_s;
 	uint32_t (*mi)[4];
+	/* [v][kind][sliced] dur NONE until formed (a flag of its own was 1% of a point's instructions; a duration
+	 * of HS_TIME_MAX, which reads as NONE, is formed again each time, to the same value) */
 	struct inc (*inc)[4][2];
-	int (*has_inc)[4][2];
 	int *gchunk;                    /* [v] the model chunk of each local chunk */
 };
 
@@ -233,10 +234,8 @@ static int item(struct walk *w, int s)
 	int nslices = finalises ? q->nslices[sidx] : 1;
 	int sl1 = nslices > 1;
 	struct inc *a = &st->inc[it.chunk][it.kind][sl1];
-	if (!st->has_inc[it.chunk][it.kind][sl1]) {
+	if (a->dur == NONE)
 		inc_of(a, range(w, s, q->ol[sidx][it.kind], &st->mi[it.chunk][it.kind]), 1.0 / nslices);
-		st->has_inc[it.chunk][it.kind][sl1] = 1;
-	}
 	hs_time end = NONE;
 	for (int sl = 0; sl < nslices; sl++) {
 		hs_time ready = w->t0;
@@ -354,7 +353,9 @@ const char *hs_exec_pipe_step(struct ex *x, hs_result *out)
 		memo_s[i].s = NAN;
 	uint32_t(*mi)[4] = hs_xcalloc((size_t)v * pp, sizeof *mi);
 	struct inc(*inc)[4][2] = hs_xmalloc((size_t)v * pp * sizeof *inc);
-	int(*has_inc)[4][2] = hs_xcalloc((size_t)v * pp, sizeof *has_inc);
+	for (size_t i = 0; i < (size_t)v * pp; i++)
+		for (int k = 0; k < 4; k++)
+			inc[i][k][0].dur = inc[i][k][1].dur = NONE;
 	int *gchunk = hs_xmalloc((size_t)v * pp * sizeof *gchunk);
 	for (int s = 0; s < pp; s++) {
 		struct stage *st = &w.st[s];
@@ -374,7 +375,6 @@ const char *hs_exec_pipe_step(struct ex *x, hs_result *out)
 		st->bucket_s = st->send_s + pp;
 		st->mi = mi + (size_t)v * s;
 		st->inc = inc + (size_t)v * s;
-		st->has_inc = has_inc + (size_t)v * s;
 		st->gchunk = gchunk + (size_t)v * s;
 		for (int k = 0; k < v; k++)
 			st->gchunk[k] = hs_sched_chunk_of(q->sched, pp, v, s, k);
@@ -409,7 +409,6 @@ const char *hs_exec_pipe_step(struct ex *x, hs_result *out)
 	free(memo_s);
 	free(mi);
 	free(inc);
-	free(has_inc);
 	free(gchunk);
 	free(w.st);
 	free(w.place);
