@@ -164,8 +164,10 @@ struct ctx {
 	double *cparams;       /* [nchunks] chunk_params of each model chunk, -1 until found */
 	int items_kept;        /* items are sc's */
 	struct layer_memo *lm;
-	/* memo: the fingerprint of the list being built (hs_op_range.fp): the pieces before fmark folded in */
+	/* memo: the fingerprint of the list being built (hs_op_range.fp) and its groups (hs_op_range.groups): the
+	 * pieces before fmark folded in */
 	uint64_t fp;
+	unsigned groups;
 	size_t fmark;
 };
 
@@ -173,6 +175,7 @@ struct ctx {
 struct layer_memo {
 	hs_oplist l[4][HS_MIX_COUNT][2]; /* [enum hs_phase][enum hs_mixer_kind][MoE] */
 	uint64_t fp[4][HS_MIX_COUNT][2]; /* fp_ops of each */
+	unsigned groups[4][HS_MIX_COUNT][2]; /* hs_ops_groups of each */
 	unsigned char done[4][HS_MIX_COUNT][2];
 };
 
@@ -195,6 +198,7 @@ static void fold(struct ctx *c)
 	if (!c->memo)
 		return;
 	c->fp = fp_ops(c->fp, c->tmp.ops + c->fmark, c->tmp.n - c->fmark);
+	c->groups |= hs_ops_groups(c->tmp.ops + c->fmark, c->tmp.n - c->fmark);
 	c->fmark = c->tmp.n;
 }
 
@@ -211,6 +215,7 @@ static const hs_oplist *layer_memo(struct ctx *c, int l, enum hs_phase ph)
 	if (!c->lm->done[ph][k][moe]) {
 		hs_ops_layer(m, &c->lc, l, ph, e);
 		c->lm->fp[ph][k][moe] = fp_ops(0x84222325cbf29ce4ull ^ e->n, e->ops, e->n);
+		c->lm->groups[ph][k][moe] = hs_ops_groups(e->ops, e->n);
 		c->lm->done[ph][k][moe] = 1;
 	}
 	return e;
@@ -234,6 +239,7 @@ static void layer_ops(struct ctx *c, int l, enum hs_phase ph)
 	unsigned k = (unsigned)hs_model_layer_mixer(c->s->model, l), moe = hs_model_layer_is_moe(c->s->model, l) != 0;
 	c->fp = (c->fp ^ c->lm->fp[ph][k][moe]) * 0xbf58476d1ce4e5b9ull;
 	c->fp ^= c->fp >> 29;
+	c->groups |= c->lm->groups[ph][k][moe];
 	c->fmark = t->n;
 }
 
@@ -287,6 +293,7 @@ static void begin_list(struct ctx *c)
 		c->tmp = (hs_oplist){.ops = c->g->ops, .n = c->g->nops, .cap = c->g->capops};
 		c->t0 = c->g->nops;
 		c->fp = 0xcbf29ce484222325ull;
+		c->groups = 0;
 		c->fmark = c->t0;
 	} else {
 		hs_oplist_clear(&c->tmp);
@@ -346,7 +353,7 @@ static void store(struct ctx *c, uint32_t (*dst)[2], int idx)
 		c->tmp = (hs_oplist){0}; /* the graph's again */
 		hs_build *b = c->b;
 		b->ranges = hs_xrealloc(b->ranges, (b->nranges + 1) * sizeof *b->ranges);
-		b->ranges[b->nranges++] = (hs_op_range){dst[idx][0], dst[idx][1], dst[idx][0], c->fp};
+		b->ranges[b->nranges++] = (hs_op_range){dst[idx][0], dst[idx][1], dst[idx][0], c->groups, c->fp};
 		return;
 	}
 	dst[idx][0] = hs_graph_add_ops(c->g, &c->tmp);

@@ -110,7 +110,8 @@ static uint32_t range_add(struct ex *x, struct rep *r, int stage, uint64_t key, 
 	} else {
 		hs_op_env e;
 		hs_exec_rep_env(x, r, &e);
-		hs_range_cache_cost(x->rcache, &e, x->g->ops + first, count, or ? &or->fp : NULL, &c, &netcomm);
+		hs_range_cache_cost(x->rcache, &e, x->g->ops + first, count, or ? &or->fp : NULL, or ? or->groups : 0, &c,
+				    &netcomm);
 	}
 	if (2 * (x->nmemo + 1) > x->nslot) { /* keep the slots under half full: double and re-insert */
 		free(x->mslot);
