@@ -162,6 +162,7 @@ struct ctx {
 	size_t *nitems;
 	hs_sched_cache *sc;    /* where the items are kept across builds; NULL: none */
 	double *cparams;       /* [nchunks] chunk_params of each model chunk, -1 until found */
+	double *lparams;       /* [model layers] layer_params_rank of each layer, -1 until found */
 	int items_kept;        /* items are sc's */
 	struct layer_memo *lm;
 	/* memo: the fingerprint of the list being built (hs_op_range.fp) and its groups (hs_op_range.groups): the
@@ -528,6 +529,15 @@ struct walk {
 #define MAX_BUCKETS 16
 #define MAX_GATHER_UNITS HS_BUILD_MAX_GATHER_UNITS
 
+/* layer_params_rank of layer l, found once per build: the chunks' parameters and every stage's optimizer (its
+ * fp8 weight cast) ask for each layer (that was 1% of a sweep point's instructions). */
+static double layer_params(struct ctx *c, int l)
+{
+	if (c->lparams[l] < 0)
+		c->lparams[l] = layer_params_rank(c->s->model, c->s->par, l);
+	return c->lparams[l];
+}
+
 /* Parameters one rank holds for chunk `chunk` of stage `stage`. */
 static double chunk_params(struct ctx *c, int stage, int chunk)
 {
@@ -538,7 +548,7 @@ static double chunk_params(struct ctx *c, int stage, int chunk)
 		return c->cparams[gchunk];
 	double params = 0;
 	for (int i = 0; i < c->cl[gchunk]; i++)
-		params += layer_params_rank(m, c->s->par, c->cf[gchunk] + i);
+		params += layer_params(c, c->cf[gchunk] + i);
 	/* the input embedding on the first chunk; the output projection on the last unless it is tied (then
 	 * the last stage holds its own copy of the shared matrix, as Megatron does when pp > 1) */
 	if (gchunk == 0)
@@ -1035,7 +1045,7 @@ static void optimizer_ops(struct ctx *c, int st, uint32_t ol[2])
 	for (int k = 0; k < c->v; k++) {
 		int gc = gchunk_of(c, st, k);
 		for (int i = 0; i < c->cl[gc]; i++)
-			layer_w += layer_params_rank(c->s->model, p, c->cf[gc] + i);
+			layer_w += layer_params(c, c->cf[gc] + i);
 	}
 	hs_ops_fp8_weight_cast(&c->lc, layer_w, &c->tmp);
 	ol[0] = hs_graph_add_ops(c->g, &c->tmp);
@@ -1235,6 +1245,9 @@ static int build(const hs_workload *s, hs_partition *part, int symmetry, hs_buil
 		c.cl[gc] = part->chunk_layers[gc];
 		c.cf[gc + 1] = c.cf[gc] + c.cl[gc];
 	}
+	c.lparams = hs_xmalloc((size_t)(c.cf[c.nchunks] > 0 ? c.cf[c.nchunks] : 1) * sizeof *c.lparams);
+	for (int l = 0; l < c.cf[c.nchunks]; l++)
+		c.lparams[l] = -1;
 	hs_build_layer_cfg(s, &c.lc);
 	out->pp = p->pp;
 	out->stages = hs_xcalloc((size_t)p->pp, sizeof *out->stages);
@@ -1347,6 +1360,7 @@ out:
 	free(c.bwt);
 	free(c.cl);
 	free(c.cparams);
+	free(c.lparams);
 	free(c.cf);
 	if (c.items && !c.items_kept) {
 		for (int st = 0; st < p->pp; st++)
