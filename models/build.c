@@ -163,6 +163,8 @@ struct ctx {
 	hs_sched_cache *sc;    /* where the items are kept across builds; NULL: none */
 	double *cparams;       /* [nchunks] chunk_params of each model chunk, -1 until found */
 	double *lparams;       /* [model layers] layer_params_rank of each layer, -1 until found */
+	unsigned char *lkind;  /* [model layers] the memo's index of each layer, mixer kind * 2 + MoE; LKIND_NONE
+				* where the memo has no kind for it */
 	int items_kept;        /* items are sc's */
 	struct layer_memo *lm;
 	/* memo: the fingerprint of the list being built (hs_op_range.fp) and its groups (hs_op_range.groups): the
@@ -203,12 +205,16 @@ static void fold(struct ctx *c)
 	c->fmark = c->tmp.n;
 }
 
-/* Layer l's ops in phase ph from the memo, generated on first use; NULL where the memo does not apply. */
+#define LKIND_NONE 0xff
+
+/* Layer l's ops in phase ph from the memo, generated on first use; NULL where the memo does not apply. The
+ * layer's kind is looked up in c->lkind (asking the model for it twice per layer and list was 0.3% of a sweep
+ * point). */
 static const hs_oplist *layer_memo(struct ctx *c, int l, enum hs_phase ph)
 {
 	const hs_model *m = c->s->model;
-	unsigned k = (unsigned)hs_model_layer_mixer(m, l), moe = hs_model_layer_is_moe(m, l) != 0;
-	if (!c->memo || k >= HS_MIX_COUNT || (unsigned)ph >= 4)
+	unsigned km = c->lkind[l], k = km >> 1, moe = km & 1;
+	if (!c->memo || km == LKIND_NONE || (unsigned)ph >= 4)
 		return NULL;
 	if (!c->lm)
 		c->lm = hs_xcalloc(1, sizeof *c->lm);
@@ -237,7 +243,7 @@ static void layer_ops(struct ctx *c, int l, enum hs_phase ph)
 	hs_xgrow(&t->ops, &t->cap, t->n + e->n, sizeof *t->ops);
 	memcpy(t->ops + t->n, e->ops, e->n * sizeof *e->ops);
 	t->n += e->n;
-	unsigned k = (unsigned)hs_model_layer_mixer(c->s->model, l), moe = hs_model_layer_is_moe(c->s->model, l) != 0;
+	unsigned k = c->lkind[l] >> 1, moe = c->lkind[l] & 1;
 	c->fp = (c->fp ^ c->lm->fp[ph][k][moe]) * 0xbf58476d1ce4e5b9ull;
 	c->fp ^= c->fp >> 29;
 	c->groups |= c->lm->groups[ph][k][moe];
@@ -1248,6 +1254,11 @@ static int build(const hs_workload *s, hs_partition *part, int symmetry, hs_buil
 	c.lparams = hs_xmalloc((size_t)(c.cf[c.nchunks] > 0 ? c.cf[c.nchunks] : 1) * sizeof *c.lparams);
 	for (int l = 0; l < c.cf[c.nchunks]; l++)
 		c.lparams[l] = -1;
+	c.lkind = hs_xmalloc((size_t)(c.cf[c.nchunks] > 0 ? c.cf[c.nchunks] : 1));
+	for (int l = 0; l < c.cf[c.nchunks]; l++) {
+		unsigned k = (unsigned)hs_model_layer_mixer(s->model, l), moe = hs_model_layer_is_moe(s->model, l) != 0;
+		c.lkind[l] = k < HS_MIX_COUNT ? (unsigned char)(k * 2 + moe) : LKIND_NONE;
+	}
 	hs_build_layer_cfg(s, &c.lc);
 	out->pp = p->pp;
 	out->stages = hs_xcalloc((size_t)p->pp, sizeof *out->stages);
@@ -1361,6 +1372,7 @@ out:
 	free(c.cl);
 	free(c.cparams);
 	free(c.lparams);
+	free(c.lkind);
 	free(c.cf);
 	if (c.items && !c.items_kept) {
 		for (int st = 0; st < p->pp; st++)
