@@ -38,13 +38,13 @@ struct cause {
 };
 
 /* What one compute task of a (chunk, kind, share) adds to its rep's result, as hs_exec_add_compute and
- * closed_step.c's pass 2 add it: the products formed once (the same products, so the same sums), the terms that
- * are zero left out (adding +0.0 to a sum of non-negative terms changes no bit). */
+ * closed_step.c's pass 2 add it: the products formed once (the same products, so the same sums). Every class
+ * and group is added, the zero terms too: a sum that starts at +0.0 and adds terms that are zero or positive is
+ * never -0.0, and x + 0.0 is x for every other x, so the sums' bits are those of adding the nonzero terms only,
+ * in fewer instructions than a loop over the nonzero ones (add5). */
 struct inc {
 	hs_time dur;
 	double comp, flops;
-	int ncls, ncomm;
-	int cls_k[HS_TC_COUNT], comm_k[HS_GROUP_COUNT];
 	double cls[HS_TC_COUNT], comm[HS_GROUP_COUNT];
 };
 
@@ -57,15 +57,21 @@ static void inc_of(struct inc *a, const struct memo *m, double scale)
 		d += m->c.comm[k] * scale;
 	a->dur = hs_time_from_s(d);
 	for (int k = 0; k < HS_TC_COUNT; k++)
-		if (m->c.cls[k] != 0) {
-			a->cls_k[a->ncls] = k;
-			a->cls[a->ncls++] = m->c.cls[k] * f;
-		}
+		a->cls[k] = m->c.cls[k] * f;
 	for (int k = 0; k < HS_GROUP_COUNT; k++)
-		if (m->c.comm[k] != 0) {
-			a->comm_k[a->ncomm] = k;
-			a->comm[a->ncomm++] = m->c.comm[k] * scale;
-		}
+		a->comm[k] = m->c.comm[k] * scale;
+}
+
+/* d[0..4] += s[0..4], written out: a loop of five was not unrolled at -O2, and cost more than the indexed
+ * loops over the nonzero terms it replaced. */
+_Static_assert(HS_TC_COUNT == 5 && HS_GROUP_COUNT == 5, "add5 adds five classes and five groups");
+static inline void add5(double *restrict d, const double *restrict s)
+{
+	d[0] += s[0];
+	d[1] += s[1];
+	d[2] += s[2];
+	d[3] += s[3];
+	d[4] += s[4];
 }
 
 /* A communication task's seconds (NAN: not asked yet) and its duration, converted once. */
@@ -167,11 +173,9 @@ static hs_time compute(struct walk *w, int s, int opt, const struct inc *a, hs_t
 	res->compute_s += a->comp;
 	if (opt)
 		res->optimizer_s += a->comp;
-	for (int i = 0; i < a->ncls; i++)
-		res->class_s[a->cls_k[i]] += a->cls[i];
+	add5(res->class_s, a->cls);
 	res->flops += a->flops;
-	for (int i = 0; i < a->ncomm; i++)
-		res->exposed_s[a->comm_k[i]] += a->comm[i];
+	add5(res->exposed_s, a->comm);
 	/* idle is cfree here (both are the last compute's end): no wait, no gap to charge (it would be 0) */
 	if (start > st->idle)
 		hs_exec_charge(r, cause->kind, HS_GROUP_DP, cause->xfer_s,
