@@ -158,8 +158,10 @@ static const struct memo *range(struct walk *w, int s, const uint32_t ol[2], uin
 }
 
 /* Run a compute task of stage s (the optimizer's where `opt`) adding *a, ready at `ready` with `cause`.
- * Returns its end, or NONE where a tie leaves the charge to the event run's order. */
-static hs_time compute(struct walk *w, int s, int opt, const struct inc *a, hs_time ready, const struct cause *cause,
+ * Returns its end, or NONE where a tie leaves the charge to the event run's order. Inline, as comm() is: the
+ * walk makes them per task, and gcc -O2 kept both out of line, their calls 7% of a sweep point's instructions
+ * (bench_sweep --callgrind, 2026-12-02). */
+static inline hs_time compute(struct walk *w, int s, int opt, const struct inc *a, hs_time ready, const struct cause *cause,
 		       int tie)
 {
 	struct ex *x = w->x;
@@ -191,7 +193,7 @@ static hs_time compute(struct walk *w, int s, int opt, const struct inc *a, hs_t
 
 /* A communication task t of stage s on stream end *free after `ready`; its seconds kept in *memo (t is only
  * read when *memo is not set yet). */
-static hs_time comm(struct walk *w, int s, const hs_task *t, hs_time ready, hs_time *free_at, struct xfer *memo)
+static inline hs_time comm(struct walk *w, int s, const hs_task *t, hs_time ready, hs_time *free_at, struct xfer *memo)
 {
 	struct stage *st = &w->st[s];
 	if (isnan(memo->s)) {
