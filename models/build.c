@@ -162,10 +162,15 @@ struct ctx {
 	size_t *nitems;
 	hs_sched_cache *sc;    /* where the items are kept across builds; NULL: none */
 	double *cparams;       /* [nchunks] chunk_params of each model chunk, -1 until found */
+	double *lparams;       /* [model layers] layer_params_rank of each layer, -1 until found */
+	unsigned char *lkind;  /* [model layers] the memo's index of each layer, mixer kind * 2 + MoE; LKIND_NONE
+				* where the memo has no kind for it */
 	int items_kept;        /* items are sc's */
 	struct layer_memo *lm;
-	/* memo: the fingerprint of the list being built (hs_op_range.fp): the pieces before fmark folded in */
+	/* memo: the fingerprint of the list being built (hs_op_range.fp) and its groups (hs_op_range.groups): the
+	 * pieces before fmark folded in */
 	uint64_t fp;
+	unsigned groups;
 	size_t fmark;
 };
 
@@ -173,6 +178,7 @@ struct ctx {
 struct layer_memo {
 	hs_oplist l[4][HS_MIX_COUNT][2]; /* [enum hs_phase][enum hs_mixer_kind][MoE] */
 	uint64_t fp[4][HS_MIX_COUNT][2]; /* fp_ops of each */
+	unsigned groups[4][HS_MIX_COUNT][2]; /* hs_ops_groups of each */
 	unsigned char done[4][HS_MIX_COUNT][2];
 };
 
@@ -195,15 +201,20 @@ static void fold(struct ctx *c)
 	if (!c->memo)
 		return;
 	c->fp = fp_ops(c->fp, c->tmp.ops + c->fmark, c->tmp.n - c->fmark);
+	c->groups |= hs_ops_groups(c->tmp.ops + c->fmark, c->tmp.n - c->fmark);
 	c->fmark = c->tmp.n;
 }
 
-/* Layer l's ops in phase ph from the memo, generated on first use; NULL where the memo does not apply. */
+#define LKIND_NONE 0xff
+
+/* Layer l's ops in phase ph from the memo, generated on first use; NULL where the memo does not apply. The
+ * layer's kind is looked up in c->lkind (asking the model for it twice per layer and list was 0.3% of a sweep
+ * point). */
 static const hs_oplist *layer_memo(struct ctx *c, int l, enum hs_phase ph)
 {
 	const hs_model *m = c->s->model;
-	unsigned k = (unsigned)hs_model_layer_mixer(m, l), moe = hs_model_layer_is_moe(m, l) != 0;
-	if (!c->memo || k >= HS_MIX_COUNT || (unsigned)ph >= 4)
+	unsigned km = c->lkind[l], k = km >> 1, moe = km & 1;
+	if (!c->memo || km == LKIND_NONE || (unsigned)ph >= 4)
 		return NULL;
 	if (!c->lm)
 		c->lm = hs_xcalloc(1, sizeof *c->lm);
@@ -211,6 +222,7 @@ static const hs_oplist *layer_memo(struct ctx *c, int l, enum hs_phase ph)
 	if (!c->lm->done[ph][k][moe]) {
 		hs_ops_layer(m, &c->lc, l, ph, e);
 		c->lm->fp[ph][k][moe] = fp_ops(0x84222325cbf29ce4ull ^ e->n, e->ops, e->n);
+		c->lm->groups[ph][k][moe] = hs_ops_groups(e->ops, e->n);
 		c->lm->done[ph][k][moe] = 1;
 	}
 	return e;
@@ -231,9 +243,10 @@ static void layer_ops(struct ctx *c, int l, enum hs_phase ph)
 	hs_xgrow(&t->ops, &t->cap, t->n + e->n, sizeof *t->ops);
 	memcpy(t->ops + t->n, e->ops, e->n * sizeof *e->ops);
 	t->n += e->n;
-	unsigned k = (unsigned)hs_model_layer_mixer(c->s->model, l), moe = hs_model_layer_is_moe(c->s->model, l) != 0;
+	unsigned k = c->lkind[l] >> 1, moe = c->lkind[l] & 1;
 	c->fp = (c->fp ^ c->lm->fp[ph][k][moe]) * 0xbf58476d1ce4e5b9ull;
 	c->fp ^= c->fp >> 29;
+	c->groups |= c->lm->groups[ph][k][moe];
 	c->fmark = t->n;
 }
 
@@ -287,6 +300,7 @@ static void begin_list(struct ctx *c)
 		c->tmp = (hs_oplist){.ops = c->g->ops, .n = c->g->nops, .cap = c->g->capops};
 		c->t0 = c->g->nops;
 		c->fp = 0xcbf29ce484222325ull;
+		c->groups = 0;
 		c->fmark = c->t0;
 	} else {
 		hs_oplist_clear(&c->tmp);
@@ -346,7 +360,7 @@ static void store(struct ctx *c, uint32_t (*dst)[2], int idx)
 		c->tmp = (hs_oplist){0}; /* the graph's again */
 		hs_build *b = c->b;
 		b->ranges = hs_xrealloc(b->ranges, (b->nranges + 1) * sizeof *b->ranges);
-		b->ranges[b->nranges++] = (hs_op_range){dst[idx][0], dst[idx][1], dst[idx][0], c->fp};
+		b->ranges[b->nranges++] = (hs_op_range){dst[idx][0], dst[idx][1], dst[idx][0], c->groups, c->fp};
 		return;
 	}
 	dst[idx][0] = hs_graph_add_ops(c->g, &c->tmp);
@@ -521,6 +535,15 @@ struct walk {
 #define MAX_BUCKETS 16
 #define MAX_GATHER_UNITS HS_BUILD_MAX_GATHER_UNITS
 
+/* layer_params_rank of layer l, found once per build: the chunks' parameters and every stage's optimizer (its
+ * fp8 weight cast) ask for each layer (that was 1% of a sweep point's instructions). */
+static double layer_params(struct ctx *c, int l)
+{
+	if (c->lparams[l] < 0)
+		c->lparams[l] = layer_params_rank(c->s->model, c->s->par, l);
+	return c->lparams[l];
+}
+
 /* Parameters one rank holds for chunk `chunk` of stage `stage`. */
 static double chunk_params(struct ctx *c, int stage, int chunk)
 {
@@ -531,7 +554,7 @@ static double chunk_params(struct ctx *c, int stage, int chunk)
 		return c->cparams[gchunk];
 	double params = 0;
 	for (int i = 0; i < c->cl[gchunk]; i++)
-		params += layer_params_rank(m, c->s->par, c->cf[gchunk] + i);
+		params += layer_params(c, c->cf[gchunk] + i);
 	/* the input embedding on the first chunk; the output projection on the last unless it is tied (then
 	 * the last stage holds its own copy of the shared matrix, as Megatron does when pp > 1) */
 	if (gchunk == 0)
@@ -1028,7 +1051,7 @@ static void optimizer_ops(struct ctx *c, int st, uint32_t ol[2])
 	for (int k = 0; k < c->v; k++) {
 		int gc = gchunk_of(c, st, k);
 		for (int i = 0; i < c->cl[gc]; i++)
-			layer_w += layer_params_rank(c->s->model, p, c->cf[gc] + i);
+			layer_w += layer_params(c, c->cf[gc] + i);
 	}
 	hs_ops_fp8_weight_cast(&c->lc, layer_w, &c->tmp);
 	ol[0] = hs_graph_add_ops(c->g, &c->tmp);
@@ -1228,6 +1251,14 @@ static int build(const hs_workload *s, hs_partition *part, int symmetry, hs_buil
 		c.cl[gc] = part->chunk_layers[gc];
 		c.cf[gc + 1] = c.cf[gc] + c.cl[gc];
 	}
+	c.lparams = hs_xmalloc((size_t)(c.cf[c.nchunks] > 0 ? c.cf[c.nchunks] : 1) * sizeof *c.lparams);
+	for (int l = 0; l < c.cf[c.nchunks]; l++)
+		c.lparams[l] = -1;
+	c.lkind = hs_xmalloc((size_t)(c.cf[c.nchunks] > 0 ? c.cf[c.nchunks] : 1));
+	for (int l = 0; l < c.cf[c.nchunks]; l++) {
+		unsigned k = (unsigned)hs_model_layer_mixer(s->model, l), moe = hs_model_layer_is_moe(s->model, l) != 0;
+		c.lkind[l] = k < HS_MIX_COUNT ? (unsigned char)(k * 2 + moe) : LKIND_NONE;
+	}
 	hs_build_layer_cfg(s, &c.lc);
 	out->pp = p->pp;
 	out->stages = hs_xcalloc((size_t)p->pp, sizeof *out->stages);
@@ -1340,6 +1371,8 @@ out:
 	free(c.bwt);
 	free(c.cl);
 	free(c.cparams);
+	free(c.lparams);
+	free(c.lkind);
 	free(c.cf);
 	if (c.items && !c.items_kept) {
 		for (int st = 0; st < p->pp; st++)

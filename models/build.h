@@ -45,10 +45,13 @@ typedef struct hs_partition {
  * same kinds of layers as the chunk before it, neither holding the embedding nor the head; `first` itself when
  * none is earlier), and a fingerprint of its ops, made from the pieces it was assembled from (each kind of
  * layer's list hashed once), so that a cache of range costs (sim/exec/range_cache.h) need not hash every op.
- * Equal ops from the same assembly give equal fingerprints; a cache still compares the ops themselves. */
+ * Equal ops from the same assembly give equal fingerprints; a cache still compares the ops themselves.
+ * `groups`: hs_ops_groups of its ops, gathered from the same pieces, so that the cache need not scan them to
+ * key a range on the groups it uses. */
 typedef struct hs_op_range {
 	uint32_t first, count;
 	uint32_t canon;
+	uint32_t groups;
 	uint64_t fp;
 } hs_op_range;
 

@@ -628,6 +628,15 @@ void hs_ops_optimizer(const hs_layer_cfg *c, double params, hs_oplist *out)
 	}
 }
 
+unsigned hs_ops_groups(const hs_op *ops, size_t n)
+{
+	unsigned used = 0;
+	for (size_t q = 0; q < n; q++)
+		if (ops[q].kind == HS_OP_COMM && (unsigned)ops[q].group < HS_GROUP_COUNT)
+			used |= 1u << ops[q].group;
+	return used;
+}
+
 double hs_ops_fp8_gemms(const hs_oplist *fwd)
 {
 	double n = 0;

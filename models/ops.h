@@ -136,6 +136,9 @@ void hs_ops_optimizer(const hs_layer_cfg *c, double params, hs_oplist *out);
  * hs_ops_fp8_weight_cast: the cast of this rank's `weights` GEMM weights to fp8 (and their transposes) once
  * per step, when the recipe caches them across micro-batches (hs_recipe.fp8_weight_cache). */
 double hs_ops_fp8_gemms(const hs_oplist *fwd);
+/* The groups that ops[0..n-1]'s collectives run over, 1 << enum hs_group each (an op of no known group adds
+ * nothing). */
+unsigned hs_ops_groups(const hs_op *ops, size_t n);
 void hs_ops_fp8_scale_update(const hs_layer_cfg *c, double gemms, enum hs_phase phase, hs_oplist *out);
 void hs_ops_fp8_weight_cast(const hs_layer_cfg *c, double weights, hs_oplist *out);
 

@@ -134,7 +134,10 @@ static double comm_time(struct ex *x, struct closed *cl, const hs_task *t)
 			int ranks[2] = {hs_build_rank(p, 0, 0, a->dp_index, a->stage),
 					hs_build_rank(p, 0, 0, b->dp_index, b->stage)};
 			hs_err e = {0};
-			if (hs_coll_grp_init(&pp->cg[slot], x->s->cluster, ranks, 2, &e))
+			/* the pair's summary kept across a thread's points like the reps' groups' (rep_groups, exec.c):
+			 * making it was 1.5% of a sweep point */
+			if (hs_range_cache_grp_init(x->rcache, x->s->cluster_id, &pp->cg[slot], x->s->cluster, ranks, 2,
+						    &e))
 				return hs_coll_time(x->s->cluster, HS_COLL_SENDRECV, HS_ALGO_AUTO, ranks, 2, t->bytes);
 			pp->peer[slot] = t->peer;
 			pp->last_bytes[slot] = -1;

@@ -110,7 +110,8 @@ static uint32_t range_add(struct ex *x, struct rep *r, int stage, uint64_t key, 
 	} else {
 		hs_op_env e;
 		hs_exec_rep_env(x, r, &e);
-		hs_range_cache_cost(x->rcache, &e, x->g->ops + first, count, or ? &or->fp : NULL, &c, &netcomm);
+		hs_range_cache_cost(x->rcache, &e, x->g->ops + first, count, or ? &or->fp : NULL, or ? or->groups : 0, &c,
+				    &netcomm);
 	}
 	if (2 * (x->nmemo + 1) > x->nslot) { /* keep the slots under half full: double and re-insert */
 		free(x->mslot);
@@ -479,8 +480,14 @@ static void rep_groups(struct ex *x, int i)
 	const hs_rep *rp = &x->g->reps[i];
 	int sizes[HS_GROUP_COUNT] = {[HS_GROUP_TP] = p->tp, [HS_GROUP_CP] = p->cp, [HS_GROUP_DP] = p->dp,
 				     [HS_GROUP_EP] = p->ep, [HS_GROUP_PP] = p->pp};
+	/* the groups' ranks in one block (grp[0] holds it; five allocations a rep were 1% of a sweep point) */
+	size_t all = 0;
+	for (int k = 0; k < HS_GROUP_COUNT; k++)
+		all += (size_t)(sizes[k] > 0 ? sizes[k] : 0);
+	int *block = hs_xmalloc((all ? all : 1) * sizeof(int));
 	for (int k = 0; k < HS_GROUP_COUNT; k++) {
-		r->grp[k] = hs_xmalloc((size_t)sizes[k] * sizeof(int));
+		r->grp[k] = block;
+		block += sizes[k] > 0 ? sizes[k] : 0;
 		r->grp_n[k] = hs_build_group(p, (enum hs_group)k, rp->dp_index, rp->stage, r->grp[k]);
 		if (r->grp_n[k] <= 1)
 			continue;
@@ -660,8 +667,7 @@ void hs_exec_close(struct ex *x)
 	for (int i = 0; i < g->nreps; i++) {
 		for (int k = 0; k < HS_S_COUNT; k++)
 			free(x->reps[i].queue[k]);
-		for (int k = 0; k < HS_GROUP_COUNT; k++)
-			free(x->reps[i].grp[k]);
+		free(x->reps[i].grp[0]); /* every group's ranks: one block (rep_groups) */
 		free(x->reps[i].gpus);
 	}
 	if (x->rv)

@@ -38,13 +38,13 @@ struct cause {
 };
 
 /* What one compute task of a (chunk, kind, share) adds to its rep's result, as hs_exec_add_compute and
- * closed_step.c's pass 2 add it: the products formed once (the same products, so the same sums), the terms that
- * are zero left out (adding +0.0 to a sum of non-negative terms changes no bit). */
+ * closed_step.c's pass 2 add it: the products formed once (the same products, so the same sums). Every class
+ * and group is added, the zero terms too: a sum that starts at +0.0 and adds terms that are zero or positive is
+ * never -0.0, and x + 0.0 is x for every other x, so the sums' bits are those of adding the nonzero terms only,
+ * in fewer instructions than a loop over the nonzero ones (add5). */
 struct inc {
 	hs_time dur;
 	double comp, flops;
-	int ncls, ncomm;
-	int cls_k[HS_TC_COUNT], comm_k[HS_GROUP_COUNT];
 	double cls[HS_TC_COUNT], comm[HS_GROUP_COUNT];
 };
 
@@ -57,15 +57,21 @@ static void inc_of(struct inc *a, const struct memo *m, double scale)
 		d += m->c.comm[k] * scale;
 	a->dur = hs_time_from_s(d);
 	for (int k = 0; k < HS_TC_COUNT; k++)
-		if (m->c.cls[k] != 0) {
-			a->cls_k[a->ncls] = k;
-			a->cls[a->ncls++] = m->c.cls[k] * f;
-		}
+		a->cls[k] = m->c.cls[k] * f;
 	for (int k = 0; k < HS_GROUP_COUNT; k++)
-		if (m->c.comm[k] != 0) {
-			a->comm_k[a->ncomm] = k;
-			a->comm[a->ncomm++] = m->c.comm[k] * scale;
-		}
+		a->comm[k] = m->c.comm[k] * scale;
+}
+
+/* d[0..4] += s[0..4], written out: a loop of five was not unrolled at -O2, and cost more than the indexed
+ * loops over the nonzero terms it replaced. */
+_Static_assert(HS_TC_COUNT == 5 && HS_GROUP_COUNT == 5, "add5 adds five classes and five groups");
+static inline void add5(double *restrict d, const double *restrict s)
+{
+	d[0] += s[0];
+	d[1] += s[1];
+	d[2] += s[2];
+	d[3] += s[3];
+	d[4] += s[4];
 }
 
 /* A communication task's seconds (NAN: not asked yet) and its duration, converted once. */
@@ -86,15 +92,16 @@ struct stage {
 	int any_compute;
 	hs_time last_compute;
 	hs_time *buckets;               /* ends of the step's gradient reductions, in order */
-	size_t nbuckets, capb;
+	size_t nbuckets;
 	/* [v][kind] the op range's memo index + 1 (0: not timed yet), and the durations at share 1 and at one
 	 * bucket slice */
 	/* the seconds of a send to each stage and of each chunk's bucket reduction (NAN: not asked yet): the closed
 	 * forms' answer depends on nothing else (comm_closed.c), and asking per task was a third of the walk */
 	struct xfer *send_s, *bucket_s;
 	uint32_t (*mi)[4];
+	/* [v][kind][sliced] dur NONE until formed (a flag of its own was 1% of a point's instructions; a duration
+	 * of HS_TIME_MAX, which reads as NONE, is formed again each time, to the same value) */
 	struct inc (*inc)[4][2];
-	int (*has_inc)[4][2];
 	int *gchunk;                    /* [v] the model chunk of each local chunk */
 };
 
@@ -151,8 +158,10 @@ static const struct memo *range(struct walk *w, int s, const uint32_t ol[2], uin
 }
 
 /* Run a compute task of stage s (the optimizer's where `opt`) adding *a, ready at `ready` with `cause`.
- * Returns its end, or NONE where a tie leaves the charge to the event run's order. */
-static hs_time compute(struct walk *w, int s, int opt, const struct inc *a, hs_time ready, const struct cause *cause,
+ * Returns its end, or NONE where a tie leaves the charge to the event run's order. Inline, as comm() is: the
+ * walk makes them per task, and gcc -O2 kept both out of line, their calls 7% of a sweep point's instructions
+ * (bench_sweep --callgrind, 2026-12-02). */
+static inline hs_time compute(struct walk *w, int s, int opt, const struct inc *a, hs_time ready, const struct cause *cause,
 		       int tie)
 {
 	struct ex *x = w->x;
@@ -166,11 +175,9 @@ static hs_time compute(struct walk *w, int s, int opt, const struct inc *a, hs_t
 	res->compute_s += a->comp;
 	if (opt)
 		res->optimizer_s += a->comp;
-	for (int i = 0; i < a->ncls; i++)
-		res->class_s[a->cls_k[i]] += a->cls[i];
+	add5(res->class_s, a->cls);
 	res->flops += a->flops;
-	for (int i = 0; i < a->ncomm; i++)
-		res->exposed_s[a->comm_k[i]] += a->comm[i];
+	add5(res->exposed_s, a->comm);
 	/* idle is cfree here (both are the last compute's end): no wait, no gap to charge (it would be 0) */
 	if (start > st->idle)
 		hs_exec_charge(r, cause->kind, HS_GROUP_DP, cause->xfer_s,
@@ -186,7 +193,7 @@ static hs_time compute(struct walk *w, int s, int opt, const struct inc *a, hs_t
 
 /* A communication task t of stage s on stream end *free after `ready`; its seconds kept in *memo (t is only
  * read when *memo is not set yet). */
-static hs_time comm(struct walk *w, int s, const hs_task *t, hs_time ready, hs_time *free_at, struct xfer *memo)
+static inline hs_time comm(struct walk *w, int s, const hs_task *t, hs_time ready, hs_time *free_at, struct xfer *memo)
 {
 	struct stage *st = &w->st[s];
 	if (isnan(memo->s)) {
@@ -233,10 +240,8 @@ static int item(struct walk *w, int s)
 	int nslices = finalises ? q->nslices[sidx] : 1;
 	int sl1 = nslices > 1;
 	struct inc *a = &st->inc[it.chunk][it.kind][sl1];
-	if (!st->has_inc[it.chunk][it.kind][sl1]) {
+	if (a->dur == NONE)
 		inc_of(a, range(w, s, q->ol[sidx][it.kind], &st->mi[it.chunk][it.kind]), 1.0 / nslices);
-		st->has_inc[it.chunk][it.kind][sl1] = 1;
-	}
 	hs_time end = NONE;
 	for (int sl = 0; sl < nslices; sl++) {
 		hs_time ready = w->t0;
@@ -254,7 +259,6 @@ static int item(struct walk *w, int s)
 		if (finalises) {
 			hs_task cl = {.kind = HS_T_COLL, .group = HS_GROUP_DP, .coll = (uint8_t)q->grad_coll, .rep = s,
 				      .peer = -1, .bytes = q->bucket_bytes[sidx], .rendezvous = -1};
-			hs_xgrow(&st->buckets, &st->capb, st->nbuckets + 1, sizeof *st->buckets);
 			st->buckets[st->nbuckets++] = comm(w, s, &cl, end, &st->mfree, &st->bucket_s[it.chunk]);
 		}
 	}
@@ -354,8 +358,17 @@ const char *hs_exec_pipe_step(struct ex *x, hs_result *out)
 		memo_s[i].s = NAN;
 	uint32_t(*mi)[4] = hs_xcalloc((size_t)v * pp, sizeof *mi);
 	struct inc(*inc)[4][2] = hs_xmalloc((size_t)v * pp * sizeof *inc);
-	int(*has_inc)[4][2] = hs_xcalloc((size_t)v * pp, sizeof *has_inc);
+	for (size_t i = 0; i < (size_t)v * pp; i++)
+		for (int k = 0; k < 4; k++)
+			inc[i][k][0].dur = inc[i][k][1].dur = NONE;
 	int *gchunk = hs_xmalloc((size_t)v * pp * sizeof *gchunk);
+	/* a chunk's gradients are final at one item (its last weight item), which adds one reduction per bucket
+	 * slice: room for every stage's at once (growing each stage's array was 0.4% of a point) */
+	size_t nslices = 0;
+	for (int i = 0; q->reduce && i < pp * v; i++)
+		nslices += (size_t)q->nslices[i];
+	hs_time *buckets = hs_xmalloc((nslices ? nslices : 1) * sizeof *buckets);
+	nslices = 0;
 	for (int s = 0; s < pp; s++) {
 		struct stage *st = &w.st[s];
 		st->it = q->items[s];
@@ -374,8 +387,10 @@ const char *hs_exec_pipe_step(struct ex *x, hs_result *out)
 		st->bucket_s = st->send_s + pp;
 		st->mi = mi + (size_t)v * s;
 		st->inc = inc + (size_t)v * s;
-		st->has_inc = has_inc + (size_t)v * s;
 		st->gchunk = gchunk + (size_t)v * s;
+		st->buckets = buckets + nslices;
+		for (int k = 0; q->reduce && k < v; k++)
+			nslices += (size_t)q->nslices[s * v + k];
 		for (int k = 0; k < v; k++)
 			st->gchunk[k] = hs_sched_chunk_of(q->sched, pp, v, s, k);
 	}
@@ -399,17 +414,15 @@ const char *hs_exec_pipe_step(struct ex *x, hs_result *out)
 		tie = finish(&w, s) < 0;
 	if (tie)
 		why = "two waits of different kinds end at the same instant";
-	for (int s = 0; s < pp; s++) {
+	for (int s = 0; s < pp; s++)
 		x->reps[s].last_end = w.st[s].last_end;
-		free(w.st[s].buckets);
-	}
+	free(buckets);
 	free(ends);
 	free(secs);
 	free(lw);
 	free(memo_s);
 	free(mi);
 	free(inc);
-	free(has_inc);
 	free(gchunk);
 	free(w.st);
 	free(w.place);

@@ -30,9 +30,10 @@ hs_range_cache *hs_range_cache_of(hs_profile_cache *pc);
 /* ops[0..n-1] on environment e, added to a zeroed *c (no rec), and *netcomm, the number of its collectives over
  * groups of more than one rank: from the cache where it has them, else timed (and kept where the environment
  * can be keyed). fp: the ops' fingerprint (hs_op_range.fp: hashing every op of every range costs more than the
- * reuse saves); NULL: timed, not kept. rc may be NULL: timed. Returns 1 when it came from the cache. */
+ * reuse saves); NULL: timed, not kept. groups, with fp: hs_ops_groups of the ops (hs_op_range.groups), the groups
+ * whose summaries the key holds. rc may be NULL: timed. Returns 1 when it came from the cache. */
 int hs_range_cache_cost(hs_range_cache *rc, const hs_op_env *e, const hs_op *ops, size_t n, const uint64_t *fp,
-			hs_ops_cost *c, int *netcomm);
+			unsigned groups, hs_ops_cost *c, int *netcomm);
 
 /* The schedules kept beside it (models/sched_cache.h), made on first use; NULL where rc is. */
 hs_sched_cache *hs_range_cache_sched(hs_range_cache *rc);

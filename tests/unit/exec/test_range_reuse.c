@@ -176,17 +176,17 @@ START_TEST(a_shared_fingerprint_is_not_a_match)
 	hs_ops_cost direct = {0}, a = {0}, b = {0}, c = {0};
 	hs_ops_time(&e, ops, 2, &direct);
 	int nc;
-	ck_assert_int_eq(hs_range_cache_cost(rc, &e, ops, 2, &fp, &a, &nc), 0); /* a miss: timed and kept */
-	ck_assert_int_eq(hs_range_cache_cost(rc, &e, ops, 2, &fp, &b, &nc), 1); /* the same ops: kept */
+	ck_assert_int_eq(hs_range_cache_cost(rc, &e, ops, 2, &fp, 0, &a, &nc), 0); /* a miss: timed and kept */
+	ck_assert_int_eq(hs_range_cache_cost(rc, &e, ops, 2, &fp, 0, &b, &nc), 1); /* the same ops: kept */
 	ck_assert(a.comp == direct.comp && b.comp == direct.comp && b.flops == direct.flops && nc == 0);
 	ops[0].m *= 2;
 	ops[0].flops *= 2;
 	hs_ops_cost direct2 = {0};
 	hs_ops_time(&e, ops, 2, &direct2);
-	ck_assert_int_eq(hs_range_cache_cost(rc, &e, ops, 2, &fp, &c, &nc), 0); /* same fingerprint, other ops */
+	ck_assert_int_eq(hs_range_cache_cost(rc, &e, ops, 2, &fp, 0, &c, &nc), 0); /* same fingerprint, other ops */
 	ck_assert(c.comp == direct2.comp && c.comp > direct.comp);
 	hs_ops_cost d = {0};
-	ck_assert_int_eq(hs_range_cache_cost(rc, &e, ops, 2, NULL, &d, &nc), 0); /* no fingerprint: timed */
+	ck_assert_int_eq(hs_range_cache_cost(rc, &e, ops, 2, NULL, 0, &d, &nc), 0); /* no fingerprint: timed */
 	ck_assert(d.comp == direct2.comp);
 	size_t hits, misses;
 	hs_range_cache_stats(rc, &hits, &misses);
