@@ -51,15 +51,15 @@ const hs_route *hs_netcoll_route_v(nc_run *r, int va, int vb, int rail)
 	return va == vb ? NULL : hs_route_get(r->net->router, va, vb, rail, &err);
 }
 
-int hs_netcoll_send_route(nc_run *r, const hs_route *rt, double bytes, uint64_t tag)
+int hs_netcoll_send_route(nc_run *r, const hs_route *rt, double bytes, int sent, uint64_t tag)
 {
 	r->outstanding++;
-	return hs_net_xfer(r->net, rt, rt ? bytes : 0, r->alg->on_sent ? sent_cb : NULL, arrived_cb, r, tag);
+	return hs_net_xfer(r->net, rt, rt ? bytes : 0, sent && r->alg->on_sent ? sent_cb : NULL, arrived_cb, r, tag);
 }
 
 int hs_netcoll_send_v(nc_run *r, int va, int vb, double bytes, int rail, uint64_t tag)
 {
-	return hs_netcoll_send_route(r, hs_netcoll_route_v(r, va, vb, rail), bytes, tag);
+	return hs_netcoll_send_route(r, hs_netcoll_route_v(r, va, vb, rail), bytes, 1, tag);
 }
 
 void hs_netcoll_send(nc_run *r, int a, int b, double bytes, int rail, uint64_t tag)

@@ -50,7 +50,9 @@ int hs_netcoll_send_v(nc_run *r, int va, int vb, double bytes, int rail, uint64_
  * step) looks each up once, where a lookup per send was a cache miss into the router's table each time
  * (9% of a hashed-ECMP 16k-GPU step). */
 const hs_route *hs_netcoll_route_v(nc_run *r, int va, int vb, int rail);
-int hs_netcoll_send_route(nc_run *r, const hs_route *rt, double bytes, uint64_t tag);
+/* sent: 0 where the algorithm's on_sent does nothing with this transfer (a ring's hop, not a chain's: each of
+ * a hashed 16k-GPU step's 35M transfers called it through three layers to return) */
+int hs_netcoll_send_route(nc_run *r, const hs_route *rt, double bytes, int sent, uint64_t tag);
 /* The completion of a child collective (hs_net_collective's done, with ctx = the run): counts as one
  * arrival, so the caller increments outstanding before starting the child. */
 void hs_netcoll_child_cb(void *ctx, uint64_t tag);

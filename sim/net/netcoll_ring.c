@@ -92,7 +92,7 @@ static void send_hop(nc_run *r, rstate *s, int c, int i, double bytes, uint64_t 
 		s->rt[h] = hs_netcoll_route_v(r, dev(r, s, c, i), dev(r, s, c, i + 1), nc_rail(r, c, s->C));
 		s->rtok[h] = 1;
 	}
-	int x = hs_netcoll_send_route(r, s->rt[h], bytes, tag);
+	int x = hs_netcoll_send_route(r, s->rt[h], bytes, s->chain, tag); /* on_sent: a chain's only */
 	if (s->xid)
 		s->xid[(size_t)c * r->n + i] = x;
 }
