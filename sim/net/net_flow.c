@@ -4,8 +4,8 @@
  * Everything that starts at one instant is one batch: the first start schedules a recompute event at the
  * current time, which runs after the other events of that instant (engine order is time, then sequence).
  *
- * Events: one pending event for the earliest finish (a heap of flows by finish time), and one delivery
- * event per flow at finish + route latency, which calls the flow's callback. A finished flow releases its
+ * Events: one pending event for the earliest finish (sim/net/finq.h queues the flows by finish time), and one
+ * delivery event per flow at finish + route latency, which calls the flow's callback. A finished flow releases its
  * links at the finish, where the sender hears of it (the `sent` callback, called from the finish event so
  * that what it starts joins that instant's recompute); its last byte arrives one route latency later.
  *
@@ -20,7 +20,7 @@
  * flow keeps, until it finishes or the set breaks, the rate progressive filling gives a flow alone, the least
  * bw / coefficient over its links, computed as the solver computes it (fill: share = res / w with res = bw and
  * w = the coefficient), and its finish is set at its start as the recompute of that instant would set it. It
- * goes on the finish heap, never into the solver. A ring's hops on a fat-tree under dmodk are such classes,
+ * goes on the finish queue, never into the solver. A ring's hops on a fat-tree under dmodk are such classes,
  * each on its own NICs and switch ports; the solver's work on them was more than half of a 32k-GPU step's
  * time. A second flow of the class while one is in flight (an owner that sends twice at once) first moves
  * the one in flight into the solver, and the class is then solved like any other.
@@ -313,7 +313,7 @@ static void finish_event(hs_engine *eng, void *ctx, uint64_t arg)
 		m->active--;
 		hs_engine_after(eng, m->fc[id].lat, deliver, m, (uint64_t)id);
 		/* may start flows (and move m->mm.fl, m->fc): nothing of this one is held across the call; new flows
-		 * are outside the finish heap until the recompute below rates them */
+		 * are outside the finish queue until the recompute below rates them */
 		if (m->fc[id].sent)
 			m->fc[id].sent(m->fc[id].ctx, m->fc[id].arg);
 	}
