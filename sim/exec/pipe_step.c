@@ -27,6 +27,8 @@
 #include "models/build.h"
 #include "sim/base/alloc.h"
 #include "sim/exec/exec_impl.h"
+#include "sim/exec/pipe_prog.h"
+#include "sim/exec/range_cache.h"
 
 #define NONE ((hs_time)-1) /* no such task (yet) */
 #define NOKIND (-1)
@@ -81,28 +83,12 @@ struct xfer {
 };
 
 struct stage {
-	const hs_sched_item *it;
-	size_t n, pos;
-	hs_time cfree, mfree, pfree; /* compute, comm and p2p streams free */
-	hs_time idle;                /* end of the last compute task (the accounting's idle mark) */
+	hs_time cfree, mfree, pfree; /* compute, comm and p2p streams free; cfree is also the end of the last
+				      * compute task, the accounting's idle mark */
 	hs_time last_end;
-	hs_time *fsend, *bsend, *ftask; /* [m * v] ends of a (micro-batch, chunk)'s sends and forward; NONE */
-	double *fsx, *bsx;              /* [m * v] those sends' seconds */
-	size_t *last_weight;            /* [v] position of the chunk's last weight-gradient item */
-	int any_compute;
-	hs_time last_compute;
-	hs_time *buckets;               /* ends of the step's gradient reductions, in order */
+	hs_time *buckets; /* ends of the step's gradient reductions, in order */
 	size_t nbuckets;
-	/* [v][kind] the op range's memo index + 1 (0: not timed yet), and the durations at share 1 and at one
-	 * bucket slice */
-	/* the seconds of a send to each stage and of each chunk's bucket reduction (NAN: not asked yet): the closed
-	 * forms' answer depends on nothing else (comm_closed.c), and asking per task was a third of the walk */
-	struct xfer *send_s, *bucket_s;
-	uint32_t (*mi)[4];
-	/* [v][kind][sliced] dur NONE until formed (a flag of its own was 1% of a point's instructions; a duration
-	 * of HS_TIME_MAX, which reads as NONE, is formed again each time, to the same value) */
-	struct inc (*inc)[4][2];
-	int *gchunk;                    /* [v] the model chunk of each local chunk */
+	struct rep *r;
 };
 
 struct walk {
@@ -111,22 +97,16 @@ struct walk {
 	struct stage *st;
 	int pp;
 	hs_time t0;
-	int *place;     /* [nchunks][2] the (stage, chunk) of each model chunk where no micro-batch moves it; else NULL */
+	hs_time *cend, *send; /* [program] each item's compute end, and its send's end where it sends */
+	/* the seconds of a send from each stage to each stage [pp * pp] and of each chunk's bucket reduction
+	 * [pp * v] (NAN: not asked yet): the closed forms' answer depends on nothing else (comm_closed.c), and
+	 * asking per task was a third of the walk */
+	struct xfer *send_s, *bucket_s;
+	uint32_t *mi; /* [pp * v * 4] the op range's memo index + 1 of each (stage, chunk, kind); 0: not timed yet */
+	/* [pp * v * 4][sliced] dur NONE until formed (a flag of its own was 1% of a point's instructions; a duration
+	 * of HS_TIME_MAX, which reads as NONE, is formed again each time, to the same value) */
+	struct inc (*inc)[2];
 };
-
-/* Where model chunk g of micro-batch mb runs (hs_sched_place). */
-static inline void place(const struct walk *w, int mb, int g, int *s, int *k)
-{
-	if (w->place) {
-		*s = w->place[2 * g];
-		*k = w->place[2 * g + 1];
-	} else {
-		hs_sched_place(w->q->sched, w->pp, w->q->v, w->q->m, mb, g, s, k);
-	}
-}
-
-/* The items that compute weight gradients (build.c's weight_item). */
-static int weight_item(enum hs_si_kind k) { return k == HS_SI_BWD || k == HS_SI_BWD_WEIGHT; }
 
 /* Would a wait caused by a be charged as one caused by b? (closed_step.c's same_charge; the only collective
  * a compute task here waits for is a data-parallel reduction) */
@@ -157,45 +137,39 @@ static const struct memo *range(struct walk *w, int s, const uint32_t ol[2], uin
 	return &w->x->memo[*slot - 1];
 }
 
-/* Run a compute task of stage s (the optimizer's where `opt`) adding *a, ready at `ready` with `cause`.
+/* Run a compute task of stage st (the optimizer's where `opt`) adding *a, ready at `ready` with `cause`.
  * Returns its end, or NONE where a tie leaves the charge to the event run's order. Inline, as comm() is: the
  * walk makes them per task, and gcc -O2 kept both out of line, their calls 7% of a sweep point's instructions
  * (bench_sweep --callgrind, 2026-12-02). */
-static inline hs_time compute(struct walk *w, int s, int opt, const struct inc *a, hs_time ready, const struct cause *cause,
-		       int tie)
+static inline hs_time compute(struct walk *w, struct stage *st, int opt, const struct inc *a, hs_time ready,
+			      const struct cause *cause, int tie)
 {
-	struct ex *x = w->x;
-	struct stage *st = &w->st[s];
 	hs_time start = ready > st->cfree ? ready : st->cfree;
 	if (tie && start > st->cfree)
 		return NONE;
 	hs_time end = start + a->dur;
-	struct rep *r = &x->reps[s];
-	hs_rep_result *res = r->res;
+	hs_rep_result *res = st->r->res;
 	res->compute_s += a->comp;
 	if (opt)
 		res->optimizer_s += a->comp;
 	add5(res->class_s, a->cls);
 	res->flops += a->flops;
 	add5(res->exposed_s, a->comm);
-	/* idle is cfree here (both are the last compute's end): no wait, no gap to charge (it would be 0) */
-	if (start > st->idle)
-		hs_exec_charge(r, cause->kind, HS_GROUP_DP, cause->xfer_s,
-			       hs_exec_step_s(x, start) - hs_exec_step_s(x, st->idle));
-	st->idle = end;
+	/* no wait, no gap to charge (it would be 0) */
+	if (start > st->cfree)
+		hs_exec_charge(st->r, cause->kind, HS_GROUP_DP, cause->xfer_s,
+			       hs_exec_step_s(w->x, start) - hs_exec_step_s(w->x, st->cfree));
 	st->cfree = end;
 	if (end > st->last_end)
 		st->last_end = end;
-	st->any_compute = 1;
-	st->last_compute = end;
 	return end;
 }
 
-/* A communication task t of stage s on stream end *free after `ready`; its seconds kept in *memo (t is only
+/* A communication task t of stage st on stream end *free after `ready`; its seconds kept in *memo (t is only
  * read when *memo is not set yet). */
-static inline hs_time comm(struct walk *w, int s, const hs_task *t, hs_time ready, hs_time *free_at, struct xfer *memo)
+static inline hs_time comm(struct walk *w, struct stage *st, const hs_task *t, hs_time ready, hs_time *free_at,
+			   struct xfer *memo)
 {
-	struct stage *st = &w->st[s];
 	if (isnan(memo->s)) {
 		memo->s = hs_exec_comm_closed_task(w->x, t);
 		memo->dur = hs_time_from_s(memo->s);
@@ -208,85 +182,54 @@ static inline hs_time comm(struct walk *w, int s, const hs_task *t, hs_time read
 	return end;
 }
 
-/* Stage s's next item, as emit_item makes its tasks: 1 done, 0 waiting for a neighbour's send, -1 a tie. */
-static int item(struct walk *w, int s)
+/* The reduction of one bucket slice of chunk sidx = s * v + chunk, after its compute task's end. */
+static void bucket(struct walk *w, const hs_pipe_op *o, int sidx, hs_time end)
 {
 	const hs_pipe *q = w->q;
-	struct stage *st = &w->st[s];
-	int v = q->v;
-	hs_sched_item it = st->it[st->pos];
-	int idx = it.mb * v + it.chunk;
-	int gchunk = st->gchunk[it.chunk];
-	int fwd = it.kind == HS_SI_FWD;
-	hs_time need = NONE;
-	struct cause nc = {HS_T_SEND, 0};
-	if (fwd && gchunk > 0) {
-		int ps, pc;
-		place(w, it.mb, gchunk - 1, &ps, &pc);
-		need = w->st[ps].fsend[it.mb * v + pc];
-		nc.xfer_s = w->st[ps].fsx[it.mb * v + pc];
-		if (need == NONE)
-			return 0;
-	} else if ((it.kind == HS_SI_BWD || it.kind == HS_SI_BWD_INPUT) && gchunk < q->nchunks - 1) {
-		int ns, ncn;
-		place(w, it.mb, gchunk + 1, &ns, &ncn);
-		need = w->st[ns].bsend[it.mb * v + ncn];
-		nc.xfer_s = w->st[ns].bsx[it.mb * v + ncn];
-		if (need == NONE)
-			return 0;
-	}
-	int sidx = s * v + it.chunk;
-	int finalises = q->reduce && weight_item(it.kind) && st->last_weight[it.chunk] == st->pos;
+	struct stage *st = &w->st[o->s];
+	hs_task cl = {.kind = HS_T_COLL, .group = HS_GROUP_DP, .coll = (uint8_t)q->grad_coll, .rep = o->s, .peer = -1,
+		      .bytes = q->bucket_bytes[sidx], .rendezvous = -1};
+	st->buckets[st->nbuckets++] = comm(w, st, &cl, end, &st->mfree, &w->bucket_s[sidx]);
+}
+
+/* Item i of the program, as emit_item makes its tasks: 1 done, -1 a tie. */
+static inline int item(struct walk *w, const hs_pipe_op *o, size_t i)
+{
+	const hs_pipe *q = w->q;
+	struct stage *st = &w->st[o->s];
+	hs_time ready = w->t0;
+	struct cause cause = {NOKIND, 0};
+	int tie = 0;
+	if (o->need >= 0)
+		dep(w->send[o->need], (struct cause){HS_T_SEND, w->send_s[o->needx].s}, &ready, &cause, &tie);
+	if (o->fwd >= 0)
+		dep(w->cend[o->fwd], (struct cause){HS_T_COMPUTE, 0}, &ready, &cause, &tie);
+	int sidx = o->s * q->v + o->chunk;
+	/* the item that finalises its chunk's gradients runs as one compute task per bucket slice, each followed
+	 * by its reduction; the slices after the first wait for nothing but the stream */
+	int finalises = q->reduce && (o->flags & HS_PO_LAST_WEIGHT);
 	int nslices = finalises ? q->nslices[sidx] : 1;
-	int sl1 = nslices > 1;
-	struct inc *a = &st->inc[it.chunk][it.kind][sl1];
+	struct inc *a = &w->inc[o->inc][nslices > 1];
 	if (a->dur == NONE)
-		inc_of(a, range(w, s, q->ol[sidx][it.kind], &st->mi[it.chunk][it.kind]), 1.0 / nslices);
-	hs_time end = NONE;
-	for (int sl = 0; sl < nslices; sl++) {
-		hs_time ready = w->t0;
-		struct cause cause = {NOKIND, 0};
-		int tie = 0;
-		if (sl == 0) {
-			if (need != NONE)
-				dep(need, nc, &ready, &cause, &tie);
-			if (!fwd && st->ftask[idx] != NONE)
-				dep(st->ftask[idx], (struct cause){HS_T_COMPUTE, 0}, &ready, &cause, &tie);
-		}
-		end = compute(w, s, 0, a, ready, &cause, tie);
-		if (end == NONE)
-			return -1;
-		if (finalises) {
-			hs_task cl = {.kind = HS_T_COLL, .group = HS_GROUP_DP, .coll = (uint8_t)q->grad_coll, .rep = s,
-				      .peer = -1, .bytes = q->bucket_bytes[sidx], .rendezvous = -1};
-			st->buckets[st->nbuckets++] = comm(w, s, &cl, end, &st->mfree, &st->bucket_s[it.chunk]);
+		inc_of(a, range(w, o->s, q->ol[sidx][o->kind], &w->mi[o->inc]), 1.0 / nslices);
+	hs_time end = compute(w, st, 0, a, ready, &cause, tie);
+	if (end == NONE)
+		return -1;
+	if (finalises) {
+		const struct cause none = {NOKIND, 0};
+		bucket(w, o, sidx, end);
+		for (int sl = 1; sl < nslices; sl++) {
+			end = compute(w, st, 0, a, w->t0, &none, 0);
+			bucket(w, o, sidx, end);
 		}
 	}
-	if (fwd)
-		st->ftask[idx] = end;
-	int sends = fwd ? gchunk < q->nchunks - 1 : (it.kind != HS_SI_BWD_WEIGHT && gchunk > 0);
-	if (sends) {
-		int tg = fwd ? gchunk + 1 : gchunk - 1, ts, tc;
-		place(w, it.mb, tg, &ts, &tc);
-		hs_time e;
-		struct xfer *xm = &st->send_s[ts];
-		if (isnan(xm->s)) {
-			hs_task t = {.kind = HS_T_SEND, .stream = HS_S_P2P, .what = HS_W_P2P, .rep = s, .peer = ts,
-				     .mb = it.mb, .chunk = it.chunk, .bytes = q->act_bytes, .rendezvous = -1};
-			e = comm(w, s, &t, end, &st->pfree, xm);
-		} else {
-			e = comm(w, s, NULL, end, &st->pfree, xm);
-		}
-		double xs = xm->s;
-		if (fwd) {
-			st->fsend[idx] = e;
-			st->fsx[idx] = xs;
-		} else {
-			st->bsend[idx] = e;
-			st->bsx[idx] = xs;
-		}
+	w->cend[i] = end;
+	if (o->flags & HS_PO_SENDS) {
+		struct xfer *xm = &w->send_s[(size_t)o->s * w->pp + o->to];
+		hs_task t = {.kind = HS_T_SEND, .stream = HS_S_P2P, .what = HS_W_P2P, .rep = o->s, .peer = o->to,
+			     .mb = o->mb, .chunk = o->chunk, .bytes = q->act_bytes, .rendezvous = -1};
+		w->send[i] = comm(w, st, isnan(xm->s) ? &t : NULL, end, &st->pfree, xm);
 	}
-	st->pos++;
 	return 1;
 }
 
@@ -299,21 +242,21 @@ static int finish(struct walk *w, int s)
 	hs_time ready = w->t0;
 	struct cause cause = {NOKIND, 0};
 	int tie = 0;
-	if (st->any_compute)
-		dep(st->last_compute, (struct cause){HS_T_COMPUTE, 0}, &ready, &cause, &tie);
+	if (q->nitems[s]) /* the stage's last compute task (every item ran) */
+		dep(st->cfree, (struct cause){HS_T_COMPUTE, 0}, &ready, &cause, &tie);
 	for (size_t b = 0; b < st->nbuckets; b++)
 		dep(st->buckets[b], (struct cause){HS_T_COLL, 0}, &ready, &cause, &tie);
 	uint32_t slot = 0;
 	struct inc a;
 	inc_of(&a, range(w, s, q->opt[s], &slot), 1.0);
-	hs_time end = compute(w, s, 1, &a, ready, &cause, tie);
+	hs_time end = compute(w, st, 1, &a, ready, &cause, tie);
 	if (end == NONE)
 		return -1;
 	if (q->gather_bytes[s] > 0) {
 		hs_task ag = {.kind = HS_T_COLL, .group = HS_GROUP_DP, .coll = HS_COLL_ALL_GATHER, .rep = s, .peer = -1,
 			      .bytes = q->gather_bytes[s], .rendezvous = -1};
 		struct xfer memo = {NAN, 0};
-		comm(w, s, &ag, end, &st->mfree, &memo);
+		comm(w, st, &ag, end, &st->mfree, &memo);
 	}
 	return 0;
 }
@@ -337,31 +280,33 @@ const char *hs_exec_pipe_step(struct ex *x, hs_result *out)
 		return why;
 	const hs_pipe *q = x->b->pipe;
 	int pp = x->g->nreps, v = q->v;
+	/* the schedule's program, kept across the thread's steps where its items are */
+	const hs_pipe_prog *prog = hs_pipe_progs_get(hs_range_cache_progs(x->rcache), q, pp);
+	hs_pipe_prog *own = prog ? NULL : hs_pipe_prog_make(q, pp);
+	if (!prog)
+		prog = own;
+	if (!prog)
+		return "a pipeline the item walk does not take";
+	if (prog->stuck) {
+		hs_pipe_prog_free(own);
+		return "the schedule deadlocks"; /* the build would have refused it first */
+	}
 	struct walk w = {.x = x, .q = q, .pp = pp, .t0 = hs_engine_now(x->eng)};
 	x->step_start = w.t0;
-	size_t nmc = (size_t)q->m * v;
-	if (!hs_sched_place_by_mb(q->sched)) {
-		w.place = hs_xmalloc(2 * (size_t)q->nchunks * sizeof *w.place);
-		for (int g = 0; g < q->nchunks; g++)
-			hs_sched_place(q->sched, pp, v, q->m, 0, g, &w.place[2 * g], &w.place[2 * g + 1]);
-	}
+	size_t nk = (size_t)pp * v * 4;
+	/* the arrays in one block each (ten allocations a stage were 2% of a sweep point); each item's ends are
+	 * read only after it wrote them (the program orders them so), so they start unset */
 	w.st = hs_xcalloc((size_t)pp, sizeof *w.st);
-	/* every stage's arrays in one block each (ten allocations a stage were 2% of a sweep point); the sends'
-	 * seconds are read only where their end was written, so they start unset */
-	hs_time *ends = hs_xmalloc(3 * nmc * pp * sizeof *ends);
-	for (size_t i = 0; i < 3 * nmc * pp; i++)
-		ends[i] = NONE;
-	double *secs = hs_xmalloc(2 * nmc * pp * sizeof *secs);
-	size_t *lw = hs_xcalloc((size_t)v * pp, sizeof *lw);
-	struct xfer *memo_s = hs_xmalloc(((size_t)pp + v) * pp * sizeof *memo_s);
+	w.cend = hs_xmalloc(2 * (prog->n ? prog->n : 1) * sizeof *w.cend);
+	w.send = w.cend + prog->n;
+	w.send_s = hs_xmalloc(((size_t)pp + v) * pp * sizeof *w.send_s);
 	for (size_t i = 0; i < ((size_t)pp + v) * pp; i++)
-		memo_s[i].s = NAN;
-	uint32_t(*mi)[4] = hs_xcalloc((size_t)v * pp, sizeof *mi);
-	struct inc(*inc)[4][2] = hs_xmalloc((size_t)v * pp * sizeof *inc);
-	for (size_t i = 0; i < (size_t)v * pp; i++)
-		for (int k = 0; k < 4; k++)
-			inc[i][k][0].dur = inc[i][k][1].dur = NONE;
-	int *gchunk = hs_xmalloc((size_t)v * pp * sizeof *gchunk);
+		w.send_s[i].s = NAN;
+	w.bucket_s = w.send_s + (size_t)pp * pp;
+	w.mi = hs_xcalloc(nk, sizeof *w.mi);
+	w.inc = hs_xmalloc(nk * sizeof *w.inc);
+	for (size_t i = 0; i < nk; i++)
+		w.inc[i][0].dur = w.inc[i][1].dur = NONE;
 	/* a chunk's gradients are final at one item (its last weight item), which adds one reduction per bucket
 	 * slice: room for every stage's at once (growing each stage's array was 0.4% of a point) */
 	size_t nslices = 0;
@@ -371,61 +316,28 @@ const char *hs_exec_pipe_step(struct ex *x, hs_result *out)
 	nslices = 0;
 	for (int s = 0; s < pp; s++) {
 		struct stage *st = &w.st[s];
-		st->it = q->items[s];
-		st->n = q->nitems[s];
-		st->cfree = st->mfree = st->pfree = st->idle = st->last_end = w.t0;
-		st->fsend = ends + 3 * nmc * s;
-		st->bsend = st->fsend + nmc;
-		st->ftask = st->bsend + nmc;
-		st->fsx = secs + 2 * nmc * s;
-		st->bsx = st->fsx + nmc;
-		st->last_weight = lw + (size_t)v * s;
-		for (size_t i = 0; i < st->n; i++)
-			if (weight_item(st->it[i].kind))
-				st->last_weight[st->it[i].chunk] = i;
-		st->send_s = memo_s + ((size_t)pp + v) * s;
-		st->bucket_s = st->send_s + pp;
-		st->mi = mi + (size_t)v * s;
-		st->inc = inc + (size_t)v * s;
-		st->gchunk = gchunk + (size_t)v * s;
+		st->cfree = st->mfree = st->pfree = st->last_end = w.t0;
+		st->r = &x->reps[s];
 		st->buckets = buckets + nslices;
 		for (int k = 0; q->reduce && k < v; k++)
 			nslices += (size_t)q->nslices[s * v + k];
-		for (int k = 0; k < v; k++)
-			st->gchunk[k] = hs_sched_chunk_of(q->sched, pp, v, s, k);
 	}
-	int tie = 0, progress = 1;
-	while (progress && !tie) {
-		progress = 0;
-		for (int s = 0; s < pp && !tie; s++)
-			while (w.st[s].pos < w.st[s].n) {
-				int rc = item(&w, s);
-				if (rc <= 0) {
-					tie = rc < 0;
-					break;
-				}
-				progress = 1;
-			}
-	}
+	int tie = 0;
+	for (size_t i = 0; i < prog->n && !tie; i++)
+		tie = item(&w, &prog->op[i], i) < 0;
 	for (int s = 0; s < pp && !tie; s++)
-		if (w.st[s].pos < w.st[s].n)
-			why = "the schedule deadlocks"; /* the build would have refused it first */
-	for (int s = 0; s < pp && !tie && !why; s++)
 		tie = finish(&w, s) < 0;
 	if (tie)
 		why = "two waits of different kinds end at the same instant";
 	for (int s = 0; s < pp; s++)
 		x->reps[s].last_end = w.st[s].last_end;
 	free(buckets);
-	free(ends);
-	free(secs);
-	free(lw);
-	free(memo_s);
-	free(mi);
-	free(inc);
-	free(gchunk);
+	free(w.cend);
+	free(w.send_s);
+	free(w.mi);
+	free(w.inc);
 	free(w.st);
-	free(w.place);
+	hs_pipe_prog_free(own);
 	if (!why)
 		hs_exec_account_step(x, 0, out);
 	return why;
