@@ -62,7 +62,7 @@ static int next(struct order *o, int s)
 	if (waits && p.need < 0)
 		return 0;
 	if (waits)
-		p.needx = (uint32_t)o->op[p.need].s * (uint32_t)o->pp + o->op[p.need].to;
+		p.needx = o->op[p.need].sendx;
 	int32_t self = (int32_t)o->n;
 	if (fwd)
 		ftask(o, s)[idx] = self;
@@ -75,11 +75,37 @@ static int next(struct order *o, int s)
 		where(o, it.mb, fwd ? gchunk + 1 : gchunk - 1, &ts, &tc);
 		p.flags |= HS_PO_SENDS;
 		p.to = (uint16_t)ts;
+		p.sendx = (uint32_t)s * (uint32_t)o->pp + (uint32_t)ts;
 		(fwd ? fsend(o, s) : bsend(o, s))[idx] = self;
 	}
 	o->op[o->n++] = p;
 	o->pos[s]++;
 	return 1;
+}
+
+/* Number p's items by stage, and name the items they wait for by those numbers. */
+static void number(hs_pipe_prog *p, int pp)
+{
+	p->first = hs_xcalloc((size_t)pp + 1, sizeof *p->first);
+	p->byat = hs_xmalloc((p->n ? p->n : 1) * sizeof *p->byat);
+	for (size_t i = 0; i < p->n; i++)
+		p->first[p->op[i].s + 1]++;
+	for (int s = 0; s < pp; s++)
+		p->first[s + 1] += p->first[s];
+	uint32_t *next = hs_xmalloc((size_t)pp * sizeof *next);
+	for (int s = 0; s < pp; s++)
+		next[s] = p->first[s];
+	for (size_t i = 0; i < p->n; i++) {
+		hs_pipe_op *o = &p->op[i];
+		o->at = next[o->s]++;
+		p->byat[o->at] = (uint32_t)i;
+		/* what it waits for comes before it: numbered already */
+		if (o->need >= 0)
+			o->need = (int32_t)p->op[o->need].at;
+		if (o->fwd >= 0)
+			o->fwd = (int32_t)p->op[o->fwd].at;
+	}
+	free(next);
 }
 
 hs_pipe_prog *hs_pipe_prog_make(const hs_pipe *q, int pp)
@@ -120,6 +146,7 @@ hs_pipe_prog *hs_pipe_prog_make(const hs_pipe *q, int pp)
 	}
 	hs_pipe_prog *p = hs_xmalloc(sizeof *p);
 	*p = (hs_pipe_prog){.op = o.op, .n = o.n, .stuck = o.n < total};
+	number(p, pp);
 	free(o.ends);
 	free(o.pos);
 	free(o.lastw);
@@ -132,6 +159,8 @@ void hs_pipe_prog_free(hs_pipe_prog *p)
 {
 	if (p) {
 		free(p->op);
+		free(p->first);
+		free(p->byat);
 		free(p);
 	}
 }

@@ -17,11 +17,15 @@
 
 enum { HS_PO_SENDS = 1, HS_PO_LAST_WEIGHT = 2 };
 
-/* One item. The items it waits for come before it in the program. */
+/* One item. Items are numbered two ways: by the walk's order (the program's) and by stage (a stage's items in
+ * its schedule's order, stage after stage: hs_pipe_prog.first), the numbering of what the walk keeps per item,
+ * so that a stage's accounting reads it in order. The items it waits for come before it in the program. */
 typedef struct hs_pipe_op {
-	int32_t need;   /* the item whose send it waits for (a neighbour's), -1: none */
-	int32_t fwd;    /* a backward's own forward of the same (micro-batch, chunk), -1: none (or a forward) */
+	int32_t need;   /* the item whose send it waits for (a neighbour's), by stage; -1: none */
+	int32_t fwd;    /* a backward's own forward of the same (micro-batch, chunk), by stage; -1: none */
+	uint32_t at;    /* its own number by stage */
 	uint32_t needx; /* that send's (stage * pp + the stage it goes to): where its seconds are kept */
+	uint32_t sendx; /* the same of its own send (HS_PO_SENDS) */
 	uint32_t inc;   /* (stage * v + chunk) * 4 + kind: what its compute task adds */
 	int32_t mb;
 	uint16_t s, to; /* its stage; the stage its send goes to (HS_PO_SENDS) */
@@ -31,8 +35,10 @@ typedef struct hs_pipe_op {
 } hs_pipe_op;
 
 typedef struct hs_pipe_prog {
-	hs_pipe_op *op;
+	hs_pipe_op *op; /* [n] in the walk's order */
 	size_t n;
+	uint32_t *first; /* [pp + 1] stage s's items are numbers first[s] .. first[s + 1] - 1 by stage */
+	uint32_t *byat;  /* [n] the program's index of each number by stage */
 	int stuck; /* items no order reaches (the schedule deadlocks): op holds those it does */
 } hs_pipe_prog;
 

@@ -23,6 +23,7 @@
  * stage), and bench_sweep its rows with the graph's closed form on a 2,160-point space. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "models/build.h"
 #include "sim/base/alloc.h"
@@ -39,41 +40,95 @@ struct cause {
 	double xfer_s; /* HS_T_SEND: its transfer's seconds */
 };
 
+/* Two doubles added lane by lane: each lane's sum is the scalar sum of its two doubles, bit for bit (IEEE
+ * addition, no contraction in ISO C); the rep's twelve sums that every compute task adds to go as six pairs
+ * (-Wpedantic takes gcc's and clang's vector extension). */
+typedef double pair __attribute__((vector_size(16)));
+enum { NPAIR = 6 };
+
+/* hs_rep_result's twelve sums as pairs: {compute, flops}, {class 0, 1}, {2, 3}, {4, exposed 0}, {exposed 1, 2},
+ * {3, 4}; and the waits' sum. */
+struct sums {
+	pair v[NPAIR];
+	double bubble;
+};
+
+_Static_assert(HS_TC_COUNT == 5 && HS_GROUP_COUNT == 5, "the pairs hold five classes and five groups");
+
+static void sums_load(struct sums *a, const hs_rep_result *r)
+{
+	double d[2 * NPAIR] = {r->compute_s, r->flops};
+	memcpy(d + 2, r->class_s, sizeof r->class_s);
+	memcpy(d + 2 + HS_TC_COUNT, r->exposed_s, sizeof r->exposed_s);
+	memcpy(a->v, d, sizeof d);
+	a->bubble = r->bubble_s;
+}
+
+static void sums_store(hs_rep_result *r, const struct sums *a)
+{
+	double d[2 * NPAIR];
+	memcpy(d, a->v, sizeof d);
+	r->compute_s = d[0];
+	r->flops = d[1];
+	memcpy(r->class_s, d + 2, sizeof r->class_s);
+	memcpy(r->exposed_s, d + 2 + HS_TC_COUNT, sizeof r->exposed_s);
+	r->bubble_s = a->bubble;
+}
+
 /* What one compute task of a (chunk, kind, share) adds to its rep's result, as hs_exec_add_compute and
- * closed_step.c's pass 2 add it: the products formed once (the same products, so the same sums). Every class
- * and group is added, the zero terms too: a sum that starts at +0.0 and adds terms that are zero or positive is
- * never -0.0, and x + 0.0 is x for every other x, so the sums' bits are those of adding the nonzero terms only,
- * in fewer instructions than a loop over the nonzero ones (add5). */
+ * closed_step.c's pass 2 add it, as the pairs of struct sums: the products formed once (the same products, so
+ * the same sums). Every class and group is added, the zero terms too: a sum that starts at +0.0 and adds terms
+ * that are zero or positive is never -0.0, and x + 0.0 is x for every other x, so the sums' bits are those of
+ * adding the nonzero terms only, in fewer instructions than a loop over the nonzero ones. */
 struct inc {
+	pair v[NPAIR];
+	double comp; /* v[0][0], for the optimizer's share */
 	hs_time dur;
-	double comp, flops;
-	double cls[HS_TC_COUNT], comm[HS_GROUP_COUNT];
 };
 
 static void inc_of(struct inc *a, const struct memo *m, double scale)
 {
 	double f = scale * 1.0;
-	*a = (struct inc){.comp = m->c.comp * f, .flops = m->c.flops * scale};
 	double d = m->c.comp * f; /* closed_step.c's compute_s */
 	for (int k = 0; k < HS_GROUP_COUNT; k++)
 		d += m->c.comm[k] * scale;
 	a->dur = hs_time_from_s(d);
+	a->comp = m->c.comp * f;
+	double t[2 * NPAIR] = {a->comp, m->c.flops * scale};
 	for (int k = 0; k < HS_TC_COUNT; k++)
-		a->cls[k] = m->c.cls[k] * f;
+		t[2 + k] = m->c.cls[k] * f;
 	for (int k = 0; k < HS_GROUP_COUNT; k++)
-		a->comm[k] = m->c.comm[k] * scale;
+		t[2 + HS_TC_COUNT + k] = m->c.comm[k] * scale;
+	memcpy(a->v, t, sizeof t);
 }
 
-/* d[0..4] += s[0..4], written out: a loop of five was not unrolled at -O2, and cost more than the indexed
- * loops over the nonzero terms it replaced. */
-_Static_assert(HS_TC_COUNT == 5 && HS_GROUP_COUNT == 5, "add5 adds five classes and five groups");
-static inline void add5(double *restrict d, const double *restrict s)
+/* Written out: gcc -O2 neither unrolls the loop of six nor keeps the pairs in registers through it. */
+_Static_assert(NPAIR == 6, "sums_add adds six pairs");
+static inline void sums_add(struct sums *a, const struct inc *c)
 {
-	d[0] += s[0];
-	d[1] += s[1];
-	d[2] += s[2];
-	d[3] += s[3];
-	d[4] += s[4];
+	a->v[0] += c->v[0];
+	a->v[1] += c->v[1];
+	a->v[2] += c->v[2];
+	a->v[3] += c->v[3];
+	a->v[4] += c->v[4];
+	a->v[5] += c->v[5];
+}
+
+enum { EXPOSED_PP = 2 + HS_TC_COUNT + HS_GROUP_PP }; /* exposed_s[HS_GROUP_PP]'s place in the pairs */
+
+/* The wait `gap` before a compute task charged to `kind` into a, as hs_exec_charge charges it, for the kinds an
+ * item waits for (a send, a compute task, nothing): what it charges to exposed PP communication. */
+static inline void charge(struct sums *a, int kind, double xfer_s, double gap)
+{
+	if (gap <= 0)
+		return;
+	if (kind == HS_T_SEND) {
+		double e = gap < xfer_s ? gap : xfer_s;
+		a->v[EXPOSED_PP / 2][EXPOSED_PP % 2] += e;
+		a->bubble += gap - e;
+	} else {
+		a->bubble += gap;
+	}
 }
 
 /* A communication task's seconds (NAN: not asked yet) and its duration, converted once. */
@@ -83,21 +138,36 @@ struct xfer {
 };
 
 struct stage {
-	hs_time cfree, mfree, pfree; /* compute, comm and p2p streams free; cfree is also the end of the last
-				      * compute task, the accounting's idle mark */
+	hs_time cfree, mfree, pfree; /* compute, comm and p2p streams free */
 	hs_time last_end;
 	hs_time *buckets; /* ends of the step's gradient reductions, in order */
 	size_t nbuckets;
 	struct rep *r;
 };
 
+/* What the timing of an item leaves for its stage's accounting: its (first) compute task's start, its (last)
+ * end, what it adds, its bucket slices (1 where it has none) and what its wait is charged to (enum
+ * hs_task_kind, NOKIND). */
+struct rec {
+	hs_time start, end;
+	const struct inc *a;
+	int32_t nslices;
+	int32_t cause;
+};
+
+/* The walk times every item first, in the program's order, and adds what each adds to its rep's result after,
+ * stage by stage, the sums in registers, in the order of the stage's tasks: the rep's sums are the same sums
+ * in the same order as a walk that adds each task's as it times it, which kept them in memory (a third of
+ * the walk's instructions). */
 struct walk {
 	struct ex *x;
 	const hs_pipe *q;
+	const hs_pipe_prog *p;
 	struct stage *st;
 	int pp;
 	hs_time t0;
-	hs_time *cend, *send; /* [program] each item's compute end, and its send's end where it sends */
+	struct rec *rec; /* [n] by stage (hs_pipe_prog.first) */
+	hs_time *send;   /* [n] by stage: the end of its send, where it sends */
 	/* the seconds of a send from each stage to each stage [pp * pp] and of each chunk's bucket reduction
 	 * [pp * v] (NAN: not asked yet): the closed forms' answer depends on nothing else (comm_closed.c), and
 	 * asking per task was a third of the walk */
@@ -137,36 +207,8 @@ static const struct memo *range(struct walk *w, int s, const uint32_t ol[2], uin
 	return &w->x->memo[*slot - 1];
 }
 
-/* Run a compute task of stage st (the optimizer's where `opt`) adding *a, ready at `ready` with `cause`.
- * Returns its end, or NONE where a tie leaves the charge to the event run's order. Inline, as comm() is: the
- * walk makes them per task, and gcc -O2 kept both out of line, their calls 7% of a sweep point's instructions
- * (bench_sweep --callgrind, 2026-12-02). */
-static inline hs_time compute(struct walk *w, struct stage *st, int opt, const struct inc *a, hs_time ready,
-			      const struct cause *cause, int tie)
-{
-	hs_time start = ready > st->cfree ? ready : st->cfree;
-	if (tie && start > st->cfree)
-		return NONE;
-	hs_time end = start + a->dur;
-	hs_rep_result *res = st->r->res;
-	res->compute_s += a->comp;
-	if (opt)
-		res->optimizer_s += a->comp;
-	add5(res->class_s, a->cls);
-	res->flops += a->flops;
-	add5(res->exposed_s, a->comm);
-	/* no wait, no gap to charge (it would be 0) */
-	if (start > st->cfree)
-		hs_exec_charge(st->r, cause->kind, HS_GROUP_DP, cause->xfer_s,
-			       hs_exec_step_s(w->x, start) - hs_exec_step_s(w->x, st->cfree));
-	st->cfree = end;
-	if (end > st->last_end)
-		st->last_end = end;
-	return end;
-}
-
 /* A communication task t of stage st on stream end *free after `ready`; its seconds kept in *memo (t is only
- * read when *memo is not set yet). */
+ * read when *memo is not set yet). Inline: the walk makes one per send, and gcc -O2 kept it out of line. */
 static inline hs_time comm(struct walk *w, struct stage *st, const hs_task *t, hs_time ready, hs_time *free_at,
 			   struct xfer *memo)
 {
@@ -201,45 +243,88 @@ static void send_time(struct walk *w, const hs_pipe_op *o, struct xfer *xm)
 	xm->dur = hs_time_from_s(xm->s);
 }
 
-/* Item i of the program, as emit_item makes its tasks: 1 done, -1 a tie. */
-static inline int item(struct walk *w, const hs_pipe_op *o, size_t i)
+/* Time item o, as emit_item makes its tasks: 1 done, -1 a tie (the charge is the event run's order's). The
+ * item that finalises its chunk's gradients (where lw holds HS_PO_LAST_WEIGHT: gradients are reduced) runs
+ * as one compute task per bucket slice, each followed by its reduction; the slices after the first wait for
+ * nothing but the stream. Its wait folds its dependencies as dep() does, written out for the two it can have:
+ * the send it needs (which ends at t0 or after), then its own forward, whose end ties only with a send's. */
+static inline int item(struct walk *w, const hs_pipe_op *o, unsigned lw)
 {
-	const hs_pipe *q = w->q;
 	struct stage *st = &w->st[o->s];
 	hs_time ready = w->t0;
-	struct cause cause = {NOKIND, 0};
+	int kind = NOKIND;
+	if (o->need >= 0) {
+		ready = w->send[o->need] > ready ? w->send[o->need] : ready;
+		kind = HS_T_SEND;
+	}
 	int tie = 0;
-	if (o->need >= 0)
-		dep(w->send[o->need], (struct cause){HS_T_SEND, w->send_s[o->needx].s}, &ready, &cause, &tie);
-	if (o->fwd >= 0)
-		dep(w->cend[o->fwd], (struct cause){HS_T_COMPUTE, 0}, &ready, &cause, &tie);
-	int sidx = o->s * q->v + o->chunk;
-	/* the item that finalises its chunk's gradients runs as one compute task per bucket slice, each followed
-	 * by its reduction; the slices after the first wait for nothing but the stream */
-	int finalises = q->reduce && (o->flags & HS_PO_LAST_WEIGHT);
-	int nslices = finalises ? q->nslices[sidx] : 1;
-	struct inc *a = &w->inc[o->inc][nslices > 1];
-	if (a->dur == NONE)
-		inc_of(a, range(w, o->s, q->ol[sidx][o->kind], &w->mi[o->inc]), 1.0 / nslices);
-	hs_time end = compute(w, st, 0, a, ready, &cause, tie);
-	if (end == NONE)
-		return -1;
-	if (finalises) {
-		const struct cause none = {NOKIND, 0};
-		bucket(w, o, sidx, end);
-		for (int sl = 1; sl < nslices; sl++) {
-			end = compute(w, st, 0, a, w->t0, &none, 0);
-			bucket(w, o, sidx, end);
+	if (o->fwd >= 0) {
+		hs_time e = w->rec[o->fwd].end;
+		if (kind == NOKIND || e > ready) {
+			ready = e > ready ? e : ready;
+			kind = HS_T_COMPUTE;
+		} else if (e == ready) {
+			tie = 1;
 		}
 	}
-	w->cend[i] = end;
+	int nslices = o->flags & lw ? w->q->nslices[o->inc / 4] : 1;
+	struct inc *a = &w->inc[o->inc][nslices > 1];
+	if (a->dur == NONE)
+		inc_of(a, range(w, o->s, w->q->ol[o->inc / 4][o->kind], &w->mi[o->inc]), 1.0 / nslices);
+	hs_time start = ready > st->cfree ? ready : st->cfree;
+	if (tie && start > st->cfree)
+		return -1;
+	hs_time end = start + a->dur;
+	if (o->flags & lw) {
+		bucket(w, o, (int)(o->inc / 4), end);
+		for (int sl = 1; sl < nslices; sl++) {
+			end += a->dur;
+			bucket(w, o, (int)(o->inc / 4), end);
+		}
+	}
+	w->rec[o->at] = (struct rec){.start = start, .end = end, .a = a, .nslices = nslices, .cause = kind};
+	st->cfree = end;
+	if (end > st->last_end)
+		st->last_end = end;
 	if (o->flags & HS_PO_SENDS) {
-		struct xfer *xm = &w->send_s[(size_t)o->s * w->pp + o->to];
+		struct xfer *xm = &w->send_s[o->sendx];
 		if (isnan(xm->s)) /* the task only where its seconds are asked (making it was 2% of a point) */
 			send_time(w, o, xm);
-		w->send[i] = comm(w, st, NULL, end, &st->pfree, xm);
+		hs_time s = end > st->pfree ? end : st->pfree;
+		st->pfree = s + xm->dur;
+		w->send[o->at] = st->pfree;
+		if (st->pfree > st->last_end)
+			st->last_end = st->pfree;
 	}
 	return 1;
+}
+
+/* The seconds of the wait from `idle` to `start`: the difference of the two instants' seconds
+ * (hs_exec_step_s), as exec.c charges it. */
+static double gap_s(const struct walk *w, hs_time start, hs_time idle)
+{
+	return hs_exec_step_s(w->x, start) - hs_exec_step_s(w->x, idle);
+}
+
+/* Stage s's items' compute tasks added to its rep's result in order (hs_exec_add_compute, then the wait's
+ * charge, task by task). */
+static void account(struct walk *w, int s)
+{
+	const hs_pipe_prog *p = w->p;
+	struct sums a;
+	sums_load(&a, w->st[s].r->res);
+	hs_time idle = w->t0; /* the end of the last compute task */
+	for (uint32_t k = p->first[s]; k < p->first[s + 1]; k++) {
+		const struct rec *r = &w->rec[k];
+		sums_add(&a, r->a);
+		if (r->start > idle) /* no wait, no gap to charge (it would be 0) */
+			charge(&a, r->cause,
+			       r->cause == HS_T_SEND ? w->send_s[p->op[p->byat[k]].needx].s : 0, gap_s(w, r->start, idle));
+		for (int sl = 1; sl < r->nslices; sl++)
+			sums_add(&a, r->a);
+		idle = r->end;
+	}
+	sums_store(w->st[s].r->res, &a);
 }
 
 /* finish_rep: the optimizer after the last compute and every reduction, then ZeRO 1-2's gather. 0, or -1 at
@@ -258,9 +343,21 @@ static int finish(struct walk *w, int s)
 	uint32_t slot = 0;
 	struct inc a;
 	inc_of(&a, range(w, s, q->opt[s], &slot), 1.0);
-	hs_time end = compute(w, st, 1, &a, ready, &cause, tie);
-	if (end == NONE)
+	hs_time start = ready > st->cfree ? ready : st->cfree;
+	if (tie && start > st->cfree)
 		return -1;
+	hs_time end = start + a.dur;
+	hs_rep_result *res = st->r->res;
+	struct sums sum;
+	sums_load(&sum, res);
+	sums_add(&sum, &a);
+	sums_store(res, &sum);
+	res->optimizer_s += a.comp;
+	if (start > st->cfree)
+		hs_exec_charge(st->r, cause.kind, HS_GROUP_DP, cause.xfer_s, gap_s(w, start, st->cfree));
+	st->cfree = end;
+	if (end > st->last_end)
+		st->last_end = end;
 	if (q->gather_bytes[s] > 0) {
 		hs_task ag = {.kind = HS_T_COLL, .group = HS_GROUP_DP, .coll = HS_COLL_ALL_GATHER, .rep = s, .peer = -1,
 			      .bytes = q->gather_bytes[s], .rendezvous = -1};
@@ -300,14 +397,15 @@ const char *hs_exec_pipe_step(struct ex *x, hs_result *out)
 		hs_pipe_prog_free(own);
 		return "the schedule deadlocks"; /* the build would have refused it first */
 	}
-	struct walk w = {.x = x, .q = q, .pp = pp, .t0 = hs_engine_now(x->eng)};
+	struct walk w = {.x = x, .q = q, .p = prog, .pp = pp, .t0 = hs_engine_now(x->eng)};
 	x->step_start = w.t0;
 	size_t nk = (size_t)pp * v * 4;
 	/* the arrays in one block each (ten allocations a stage were 2% of a sweep point); each item's ends are
 	 * read only after it wrote them (the program orders them so), so they start unset */
 	w.st = hs_xcalloc((size_t)pp, sizeof *w.st);
-	w.cend = hs_xmalloc(2 * (prog->n ? prog->n : 1) * sizeof *w.cend);
-	w.send = w.cend + prog->n;
+	size_t n = prog->n ? prog->n : 1;
+	w.rec = hs_xmalloc(n * sizeof *w.rec);
+	w.send = hs_xmalloc(n * sizeof *w.send);
 	w.send_s = hs_xmalloc(((size_t)pp + v) * pp * sizeof *w.send_s);
 	for (size_t i = 0; i < ((size_t)pp + v) * pp; i++)
 		w.send_s[i].s = NAN;
@@ -332,16 +430,20 @@ const char *hs_exec_pipe_step(struct ex *x, hs_result *out)
 			nslices += (size_t)q->nslices[s * v + k];
 	}
 	int tie = 0;
+	unsigned lw = q->reduce ? HS_PO_LAST_WEIGHT : 0;
 	for (size_t i = 0; i < prog->n && !tie; i++)
-		tie = item(&w, &prog->op[i], i) < 0;
-	for (int s = 0; s < pp && !tie; s++)
+		tie = item(&w, &prog->op[i], lw) < 0;
+	for (int s = 0; s < pp && !tie; s++) {
+		account(&w, s);
 		tie = finish(&w, s) < 0;
+	}
 	if (tie)
 		why = "two waits of different kinds end at the same instant";
 	for (int s = 0; s < pp; s++)
 		x->reps[s].last_end = w.st[s].last_end;
 	free(buckets);
-	free(w.cend);
+	free(w.rec);
+	free(w.send);
 	free(w.send_s);
 	free(w.mi);
 	free(w.inc);
