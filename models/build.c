@@ -188,6 +188,8 @@ struct ctx {
 	unsigned char *lkind;  /* [model layers] the memo's index of each layer, mixer kind * 2 + MoE; LKIND_NONE
 				* where the memo has no kind for it */
 	int items_kept;        /* items are sc's */
+	hs_sched_facts facts;  /* the items' (sc's, or own_peak's where the items are the build's) */
+	double *own_peak;
 	struct layer_memo *lm;
 	/* memo: the fingerprint of the list being built (hs_op_range.fp) and its groups (hs_op_range.groups): the
 	 * pieces before fmark folded in */
@@ -543,7 +545,6 @@ struct walk {
 	uint32_t next_gather;   /* ZeRO-3: the prefetched all-gather of the next unit, NONE if not issued */
 	uint32_t *bucket_colls;
 	size_t nbucket_colls, capbc;
-	size_t *last;           /* [chunk * 4 + kind]: position of the chunk's last item of that kind */
 	size_t *last_weight;    /* [chunk]: position of the chunk's last BWD or BWD_WEIGHT (its gradients final) */
 	size_t *first_fwd;      /* [chunk]: position of the chunk's first forward */
 };
@@ -904,7 +905,8 @@ static int start_walk(struct ctx *c, struct walk *W, int r, int ndp, int symmetr
 		if (!c->items) {
 			hs_sched_item *const *kit;
 			const size_t *kn;
-			int got = c->sc ? hs_sched_cache_get(c->sc, p->schedule, p->pp, W->m, v, &kit, &kn, err) : 1;
+			int got = c->sc ? hs_sched_cache_get(c->sc, p->schedule, p->pp, W->m, v, &kit, &kn, &c->facts, err)
+					: 1;
 			if (got < 0)
 				return -1;
 			if (got == 0) { /* the thread's, kept across builds: read, never freed here */
@@ -923,6 +925,8 @@ static int start_walk(struct ctx *c, struct walk *W, int r, int ndp, int symmetr
 			}
 			c->items = it;
 			c->nitems = n;
+			c->own_peak = hs_xmalloc((size_t)p->pp * sizeof *c->own_peak);
+			hs_sched_facts_of(it, n, p->pp, c->own_peak, &c->facts);
 		}
 		W->items = c->items[W->stage];
 		W->n = c->nitems[W->stage];
@@ -930,6 +934,13 @@ static int start_walk(struct ctx *c, struct walk *W, int r, int ndp, int symmetr
 	} else if (hs_sched_build(p->schedule, p->pp, W->stage, W->m, v, &W->items, &W->n, err)) {
 		return -1;
 	}
+	return 0;
+}
+
+/* What rep W's walk keeps as it makes tasks (emit_item): set up only where the step is built as tasks. */
+static void walk_arrays(struct ctx *c, struct walk *W)
+{
+	int v = c->v;
 	size_t nmc = (size_t)W->m * v;
 	W->fsend = hs_xmalloc(nmc * sizeof(uint32_t));
 	W->bsend = hs_xmalloc(nmc * sizeof(uint32_t));
@@ -941,20 +952,16 @@ static int start_walk(struct ctx *c, struct walk *W, int r, int ndp, int symmetr
 	W->act_d2h = hs_xmalloc(nmc * sizeof(uint32_t));
 	for (size_t i = 0; i < nmc; i++)
 		W->act_d2h[i] = NONE;
-	/* which item is a chunk's last of its kind, found once: asking at every item made the build quadratic
-	 * in the micro-batches (40% of `hetsim validate` on the Korthikanti manifest) */
-	W->last = hs_xcalloc((size_t)v * 4, sizeof *W->last);
+	/* which item is a chunk's first forward and last weight-gradient item, found once: asking at every item
+	 * made the build quadratic in the micro-batches (40% of `hetsim validate` on the Korthikanti manifest) */
 	W->first_fwd = hs_xcalloc((size_t)v, sizeof *W->first_fwd);
 	for (size_t q = W->n; q-- > 0;)
 		if (W->items[q].kind == HS_SI_FWD)
 			W->first_fwd[W->items[q].chunk] = q;
 	W->last_weight = hs_xcalloc((size_t)v, sizeof *W->last_weight);
-	for (size_t q = 0; q < W->n; q++) {
-		W->last[W->items[q].chunk * 4 + W->items[q].kind] = q;
+	for (size_t q = 0; q < W->n; q++)
 		if (weight_item(W->items[q].kind))
 			W->last_weight[W->items[q].chunk] = q;
-	}
-	return 0;
 }
 
 /* The stage whose gradients this stage's are summed with before the optimizer: the other end of the pipeline
@@ -1031,7 +1038,9 @@ static void stage_info(struct step *sb, int r, int m, int maxchunk)
 	si->layers = part->stage_layers[st];
 	/* the peak of the items this rep walked when they are the stage's at m micro-batches, else rebuilt */
 	int walked = c->memo && W->m == m;
-	si->in_flight = walked ? (int)hs_sched_peak(W->items, W->n, NULL) : hs_sched_in_flight(p->schedule, p->pp, st, m, v);
+	si->in_flight = W->shared ? (int)c->facts.peak[st] /* found with the items */
+		      : walked	  ? (int)hs_sched_peak(W->items, W->n, NULL)
+				  : hs_sched_in_flight(p->schedule, p->pp, st, m, v);
 	/* chunks of different sizes (an uneven interleaved split): weigh the held ones by their layers */
 	double in_layers = 0;
 	int uneven = 0;
@@ -1203,11 +1212,7 @@ static void fill_pipe(struct ctx *c, struct step *sb)
 		       .grad_coll = p->zero >= 1 ? HS_COLL_REDUCE_SCATTER : HS_COLL_ALL_REDUCE, .reduce = c->dpg > 1};
 	c->items = NULL;
 	c->nitems = NULL;
-	unsigned kinds = 0;
-	for (int st = 0; st < pp; st++)
-		for (size_t i = 0; i < q->nitems[st]; i++)
-			kinds |= 1u << q->items[st][i].kind;
-	build_oplists(c, 1, kinds);
+	build_oplists(c, 1, c->facts.kinds);
 	size_t n = (size_t)pp * v;
 	q->ol = hs_xmalloc(n * sizeof *q->ol);
 	q->nslices = hs_xmalloc(n * sizeof *q->nslices);
@@ -1352,6 +1357,8 @@ static int build(const hs_workload *s, hs_partition *part, int symmetry, hs_buil
 		fill_pipe(&c, &sb);
 		goto out;
 	}
+	for (int r = 0; r < g->nreps; r++)
+		walk_arrays(&c, &w[r]);
 	build_oplists(&c, 0, 0xf);
 	find_aliases(&c);
 	int progress = 1;
@@ -1381,7 +1388,6 @@ out:
 		free(w[r].ftask);
 		free(w[r].btask);
 		free(w[r].bucket_colls);
-		free(w[r].last);
 		free(w[r].last_weight);
 		free(w[r].first_fwd);
 		free(w[r].act_d2h);
@@ -1396,6 +1402,7 @@ out:
 	free(c.lparams);
 	free(c.lkind);
 	free(c.cf);
+	free(c.own_peak);
 	if (c.items && !c.items_kept) {
 		for (int st = 0; st < p->pp; st++)
 			free(c.items[st]);
