@@ -42,8 +42,9 @@ typedef struct hs_pipe_prog {
 	int stuck; /* items no order reaches (the schedule deadlocks): op holds those it does */
 } hs_pipe_prog;
 
-/* The program of q's schedule over pp stages; NULL where it cannot say (more than 65,535 stages or chunks).
- * Free with hs_pipe_prog_free. */
+/* The program of q's schedule over pp stages; NULL where it cannot say (more than 65,535 stages or chunks, or
+ * a schedule that places a chunk by micro-batch: DualPipe, which the build gives as tasks). Free with
+ * hs_pipe_prog_free. */
 hs_pipe_prog *hs_pipe_prog_make(const hs_pipe *q, int pp);
 void hs_pipe_prog_free(hs_pipe_prog *p);
 
