@@ -84,6 +84,27 @@ static int next(struct order *o, int s)
 	return 1;
 }
 
+/* p->first_use: a (stage, chunk, kind) counts twice, as a chunk's last weight item (whose cost is its bucket
+ * slices') and as any other. */
+static void first_uses(hs_pipe_prog *p, int pp, int v)
+{
+	size_t nk = (size_t)pp * v * 4;
+	unsigned char *seen = hs_xcalloc(2 * nk + (size_t)pp * pp, 1), *sent = seen + 2 * nk;
+	p->first_use = hs_xmalloc((p->n ? p->n : 1) * sizeof *p->first_use);
+	p->nfirst = 0;
+	for (size_t i = 0; i < p->n; i++) {
+		const hs_pipe_op *o = &p->op[i];
+		unsigned char *k = &seen[2 * o->inc + (o->flags & HS_PO_LAST_WEIGHT ? 1 : 0)];
+		int first = !*k || (o->flags & HS_PO_SENDS && !sent[o->sendx]);
+		*k = 1;
+		if (o->flags & HS_PO_SENDS)
+			sent[o->sendx] = 1;
+		if (first)
+			p->first_use[p->nfirst++] = (uint32_t)i;
+	}
+	free(seen);
+}
+
 hs_pipe_prog *hs_pipe_prog_make(const hs_pipe *q, int pp)
 {
 	int v = q->v;
@@ -125,6 +146,7 @@ hs_pipe_prog *hs_pipe_prog_make(const hs_pipe *q, int pp)
 				progress = 1;
 	}
 	p->stuck = p->n < total;
+	first_uses(p, pp, v);
 	free(o.ends);
 	free(o.pos);
 	free(o.lastw);
@@ -139,6 +161,7 @@ void hs_pipe_prog_free(hs_pipe_prog *p)
 		free(p->op);
 		free(p->first);
 		free(p->byat);
+		free(p->first_use);
 		free(p);
 	}
 }

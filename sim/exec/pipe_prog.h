@@ -39,6 +39,11 @@ typedef struct hs_pipe_prog {
 	size_t n;
 	uint32_t *first; /* [pp + 1] stage s's items are numbers first[s] .. first[s + 1] - 1 by stage */
 	uint32_t *byat;  /* [n] the program's index of each number by stage */
+	/* [nfirst] the program's indices of the items that first run a (stage, chunk, kind) or a chunk's last
+	 * weight item's, or first send from one stage to another, in order: where the walk forms what those
+	 * cost before it walks (their op ranges' costs, the sends' seconds) */
+	uint32_t *first_use;
+	size_t nfirst;
 	int stuck; /* items no order reaches (the schedule deadlocks): op holds those it does */
 } hs_pipe_prog;
 

@@ -243,11 +243,30 @@ static void send_time(struct walk *w, const hs_pipe_op *o, struct xfer *xm)
 	xm->dur = hs_time_from_s(xm->s);
 }
 
+/* The bucket slices item o's compute runs as: a chunk's last weight item's where gradients are reduced (lw
+ * holds HS_PO_LAST_WEIGHT), else 1. */
+static inline int slices(const struct walk *w, const hs_pipe_op *o, unsigned lw)
+{
+	return o->flags & lw ? w->q->nslices[o->inc / 4] : 1;
+}
+
+/* What item o costs, formed where it is not yet: its op range's (what its compute task adds), its send's
+ * seconds. Before the walk, for the items that first need each (hs_pipe_prog.first_use). */
+static void form(struct walk *w, const hs_pipe_op *o, unsigned lw)
+{
+	int nslices = slices(w, o, lw);
+	struct inc *a = &w->inc[o->inc][nslices > 1];
+	if (a->dur == NONE)
+		inc_of(a, range(w, o->s, w->q->ol[o->inc / 4][o->kind], &w->mi[o->inc]), 1.0 / nslices);
+	if (o->flags & HS_PO_SENDS && isnan(w->send_s[o->sendx].s))
+		send_time(w, o, &w->send_s[o->sendx]);
+}
+
 /* Time item o, as emit_item makes its tasks: 1 done, -1 a tie (the charge is the event run's order's). The
- * item that finalises its chunk's gradients (where lw holds HS_PO_LAST_WEIGHT: gradients are reduced) runs
- * as one compute task per bucket slice, each followed by its reduction; the slices after the first wait for
- * nothing but the stream. Its wait folds its dependencies as dep() does, written out for the two it can have:
- * the send it needs (which ends at t0 or after), then its own forward, whose end ties only with a send's. */
+ * item that finalises its chunk's gradients runs as one compute task per bucket slice, each followed by its
+ * reduction; the slices after the first wait for nothing but the stream. Its wait folds its dependencies as
+ * dep() does, written out for the two it can have: the send it needs (which ends at t0 or after), then its
+ * own forward, whose end ties only with a send's. */
 static inline int item(struct walk *w, const hs_pipe_op *o, unsigned lw)
 {
 	struct stage *st = &w->st[o->s];
@@ -267,10 +286,8 @@ static inline int item(struct walk *w, const hs_pipe_op *o, unsigned lw)
 			tie = 1;
 		}
 	}
-	int nslices = o->flags & lw ? w->q->nslices[o->inc / 4] : 1;
-	struct inc *a = &w->inc[o->inc][nslices > 1];
-	if (a->dur == NONE)
-		inc_of(a, range(w, o->s, w->q->ol[o->inc / 4][o->kind], &w->mi[o->inc]), 1.0 / nslices);
+	int nslices = slices(w, o, lw);
+	const struct inc *a = &w->inc[o->inc][nslices > 1];
 	hs_time start = ready > st->cfree ? ready : st->cfree;
 	if (tie && start > st->cfree)
 		return -1;
@@ -287,11 +304,8 @@ static inline int item(struct walk *w, const hs_pipe_op *o, unsigned lw)
 	if (end > st->last_end)
 		st->last_end = end;
 	if (o->flags & HS_PO_SENDS) {
-		struct xfer *xm = &w->send_s[o->sendx];
-		if (isnan(xm->s)) /* the task only where its seconds are asked (making it was 2% of a point) */
-			send_time(w, o, xm);
 		hs_time s = end > st->pfree ? end : st->pfree;
-		st->pfree = s + xm->dur;
+		st->pfree = s + w->send_s[o->sendx].dur;
 		w->send[o->at] = st->pfree;
 		if (st->pfree > st->last_end)
 			st->last_end = st->pfree;
@@ -431,6 +445,8 @@ const char *hs_exec_pipe_step(struct ex *x, hs_result *out)
 	}
 	int tie = 0;
 	unsigned lw = q->reduce ? HS_PO_LAST_WEIGHT : 0;
+	for (size_t i = 0; i < prog->nfirst; i++)
+		form(&w, &prog->op[prog->first_use[i]], lw);
 	for (size_t i = 0; i < prog->n && !tie; i++)
 		tie = item(&w, &prog->op[i], lw) < 0;
 	for (int s = 0; s < pp && !tie; s++) {
