@@ -313,6 +313,59 @@ static inline int item(struct walk *w, const hs_pipe_op *o, unsigned lw)
 	return 1;
 }
 
+/* Every item of the program in order: 0, or -1 at a tie. The items but a chunk's last weight item (where
+ * gradients are reduced) as item() times them, with what they read in locals (through w, gcc -O2 reloaded it
+ * at every item); those through item(). */
+static int walk_items(struct walk *w, unsigned lw)
+{
+	const hs_pipe_op *o = w->p->op, *last = o + w->p->n;
+	struct rec *rec = w->rec;
+	hs_time *send = w->send;
+	const hs_time t0 = w->t0;
+	struct stage *sts = w->st;
+	const struct xfer *sx = w->send_s;
+	const struct inc(*inc)[2] = (const struct inc(*)[2])w->inc;
+	for (; o < last; o++) {
+		if (o->flags & lw) {
+			if (item(w, o, lw) < 0)
+				return -1;
+			continue;
+		}
+		struct stage *st = &sts[o->s];
+		hs_time ready = t0;
+		int kind = NOKIND, tie = 0;
+		if (o->need >= 0) {
+			ready = send[o->need] > ready ? send[o->need] : ready;
+			kind = HS_T_SEND;
+		}
+		if (o->fwd >= 0) {
+			hs_time e = rec[o->fwd].end;
+			if (kind == NOKIND || e > ready) {
+				ready = e > ready ? e : ready;
+				kind = HS_T_COMPUTE;
+			} else if (e == ready) {
+				tie = 1;
+			}
+		}
+		const struct inc *a = &inc[o->inc][0];
+		hs_time cfree = st->cfree, start = ready > cfree ? ready : cfree;
+		if (tie && start > cfree)
+			return -1;
+		hs_time end = start + a->dur, last_end = st->last_end;
+		rec[o->at] = (struct rec){.start = start, .end = end, .a = a, .nslices = 1, .cause = (int8_t)kind};
+		st->cfree = end;
+		last_end = end > last_end ? end : last_end;
+		if (o->flags & HS_PO_SENDS) {
+			hs_time e = (end > st->pfree ? end : st->pfree) + sx[o->sendx].dur;
+			st->pfree = e;
+			send[o->at] = e;
+			last_end = e > last_end ? e : last_end;
+		}
+		st->last_end = last_end;
+	}
+	return 0;
+}
+
 /* The seconds of the wait from `idle` to `start`: the difference of the two instants' seconds
  * (hs_exec_step_s), as exec.c charges it. */
 static double gap_s(const struct walk *w, hs_time start, hs_time idle)
@@ -447,8 +500,7 @@ const char *hs_exec_pipe_step(struct ex *x, hs_result *out)
 	unsigned lw = q->reduce ? HS_PO_LAST_WEIGHT : 0;
 	for (size_t i = 0; i < prog->nfirst; i++)
 		form(&w, &prog->op[prog->first_use[i]], lw);
-	for (size_t i = 0; i < prog->n && !tie; i++)
-		tie = item(&w, &prog->op[i], lw) < 0;
+	tie = walk_items(&w, lw) < 0;
 	for (int s = 0; s < pp && !tie; s++) {
 		account(&w, s);
 		tie = finish(&w, s) < 0;
