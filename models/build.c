@@ -184,7 +184,9 @@ struct ctx {
 	size_t *nitems;
 	hs_sched_cache *sc;    /* where the items are kept across builds; NULL: none */
 	double *cparams;       /* [nchunks] chunk_params of each model chunk, -1 until found */
-	double *lparams;       /* [model layers] layer_params_rank of each layer, -1 until found */
+	/* [mixer kind * 2 + MoE] layer_params_rank of a layer of that kind (it depends on the layer through its
+	 * kind alone), -1 until found */
+	double kparams[2 * HS_MIX_COUNT];
 	unsigned char *lkind;  /* [model layers] the memo's index of each layer, mixer kind * 2 + MoE; LKIND_NONE
 				* where the memo has no kind for it */
 	int items_kept;        /* items are sc's */
@@ -558,13 +560,16 @@ struct walk {
 #define MAX_BUCKETS 16
 #define MAX_GATHER_UNITS HS_BUILD_MAX_GATHER_UNITS
 
-/* layer_params_rank of layer l, found once per build: the chunks' parameters and every stage's optimizer (its
+/* layer_params_rank of layer l, found once per build and kind of layer: the chunks' parameters and every stage's optimizer (its
  * fp8 weight cast) ask for each layer (that was 1% of a sweep point's instructions). */
 static double layer_params(struct ctx *c, int l)
 {
-	if (c->lparams[l] < 0)
-		c->lparams[l] = layer_params_rank(c->s->model, c->s->par, l);
-	return c->lparams[l];
+	unsigned k = c->lkind[l];
+	if (k == LKIND_NONE)
+		return layer_params_rank(c->s->model, c->s->par, l);
+	if (c->kparams[k] < 0)
+		c->kparams[k] = layer_params_rank(c->s->model, c->s->par, l);
+	return c->kparams[k];
 }
 
 /* Parameters one rank holds for chunk `chunk` of stage `stage`. */
@@ -1278,9 +1283,8 @@ static int build(const hs_workload *s, hs_partition *part, int symmetry, hs_buil
 		c.cl[gc] = part->chunk_layers[gc];
 		c.cf[gc + 1] = c.cf[gc] + c.cl[gc];
 	}
-	c.lparams = hs_xmalloc((size_t)(c.cf[c.nchunks] > 0 ? c.cf[c.nchunks] : 1) * sizeof *c.lparams);
-	for (int l = 0; l < c.cf[c.nchunks]; l++)
-		c.lparams[l] = -1;
+	for (size_t k = 0; k < sizeof c.kparams / sizeof *c.kparams; k++)
+		c.kparams[k] = -1;
 	c.lkind = hs_xmalloc((size_t)(c.cf[c.nchunks] > 0 ? c.cf[c.nchunks] : 1));
 	for (int l = 0; l < c.cf[c.nchunks]; l++) {
 		unsigned k = (unsigned)hs_model_layer_mixer(s->model, l), moe = hs_model_layer_is_moe(s->model, l) != 0;
@@ -1399,7 +1403,6 @@ out:
 	free(c.bwt);
 	free(c.cl);
 	free(c.cparams);
-	free(c.lparams);
 	free(c.lkind);
 	free(c.cf);
 	free(c.own_peak);
