@@ -294,19 +294,32 @@ static void reserve_ops(struct ctx *c, const int *shared, unsigned kinds)
 	static const enum hs_si_kind list_of[] = {HS_SI_FWD,       HS_SI_BWD,       HS_SI_BWD,      HS_SI_BWD,
 						  HS_SI_BWD_INPUT, HS_SI_BWD_INPUT, HS_SI_BWD_WEIGHT};
 	int n = shared ? c->pp * c->v : c->nchunks;
+	/* the ops of a layer over those lists, found once per kind of layer (a layer's ops are its kind's) */
+	size_t per_kind[2 * HS_MIX_COUNT];
+	unsigned char known[2 * HS_MIX_COUNT] = {0};
 	for (int j = 0; j < n; j++) {
 		if (shared && shared[j] >= 0)
 			continue;
 		int gc = shared ? gchunk_of(c, j / c->v, j % c->v) : j;
-		for (int i = 0; i < c->cl[gc]; i++)
-			for (size_t q = 0; q < sizeof per_layer / sizeof *per_layer; q++) {
-				if (!(kinds & 1u << list_of[q]))
-					continue;
-				const hs_oplist *e = layer_memo(c, c->cf[gc] + i, per_layer[q]);
-				if (!e)
-					return;
-				need += e->n;
+		for (int i = 0; i < c->cl[gc]; i++) {
+			int l = c->cf[gc] + i;
+			unsigned k = c->lkind[l];
+			if (k == LKIND_NONE)
+				return; /* no memo for it (layer_memo) */
+			if (!known[k]) {
+				per_kind[k] = 0;
+				for (size_t q = 0; q < sizeof per_layer / sizeof *per_layer; q++) {
+					if (!(kinds & 1u << list_of[q]))
+						continue;
+					const hs_oplist *e = layer_memo(c, l, per_layer[q]);
+					if (!e)
+						return;
+					per_kind[k] += e->n;
+				}
+				known[k] = 1;
 			}
+			need += per_kind[k];
+		}
 	}
 	need += (size_t)c->pp * c->v * 4 * 64; /* embedding, head, fp8: a few ops each (ops.c) */
 	hs_xgrow(&c->g->ops, &c->g->capops, need, sizeof *c->g->ops);
