@@ -387,8 +387,9 @@ static void account(struct walk *w, int s)
 		if (r->start > idle) /* no wait, no gap to charge (it would be 0) */
 			charge(&a, r->cause,
 			       r->cause == HS_T_SEND ? w->send_s[p->op[p->byat[k]].needx].s : 0, gap_s(w, r->start, idle));
-		for (int sl = 1; sl < r->nslices; sl++)
-			sums_add(&a, r->a);
+		if (r->nslices > 1) /* a chunk's last weight item: its other slices */
+			for (int sl = 1; sl < r->nslices; sl++)
+				sums_add(&a, r->a);
 		idle = r->end;
 	}
 	sums_store(w->st[s].r->res, &a);
