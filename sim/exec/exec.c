@@ -496,7 +496,10 @@ static void rep_groups(struct ex *x, int i)
 			memcpy(&r->cg[k], made, sizeof *made); /* padding too: same_env and the range cache compare bytes */
 			continue;
 		}
-		hs_err e = {0};
+		/* not zeroed whole (1 KB a group was 0.3% of a sweep point): hs_err_set reads the code, writes the rest */
+		hs_err e;
+		e.code = HS_OK;
+		e.msg[0] = '\0';
 		/* the scenario's strategy divides the cluster, so its groups are valid; a failure is a bug */
 		if (hs_range_cache_grp_init(x->rcache, s->cluster_id, &r->cg[k], s->cluster, r->grp[k], r->grp_n[k], &e)) {
 			fprintf(stderr, "hetsim: internal error: group of kind %d: %s\n", k, e.msg);
