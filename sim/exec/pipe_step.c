@@ -9,12 +9,19 @@
  * forward; finish_rep adds the optimizer after the last compute and every reduction, and ZeRO 1-2's all-gather
  * of the updated parameters. A rep's tasks of one stream run in the order they are made, which is the order of
  * its items, and the stages advance round-robin while what an item needs exists, as the build walks them, so
- * one pass over the items evaluates the recurrence: O(items), a few dozen instructions each, no task stored.
+ * one pass over the items evaluates the recurrence: O(items), no task stored. That order and which item each
+ * waits for depend on the schedule alone: pipe_prog.c finds them once per schedule (kept across a thread's
+ * steps), and the walk does per item the recurrence's arithmetic (about 60 instructions), then adds each
+ * stage's tasks to its rep's sums in order (about 30).
  *
  * Exactness. Durations come from the same functions at the same arguments as closed_step.c's (the op-range
  * costs, hs_time_from_s of the same seconds, the closed forms' times of the same tasks), the waits are charged
  * by the same rule (the dependency that completed last, the first of equal ones; exec.c), and the sums are
- * added per rep in the same order, so the result is the closed step's, which is the event run's. Where two
+ * added per rep in the same order (a rep's sums are its own: adding them stage by stage after timing every
+ * item adds the same terms in the same order as adding them as each is timed), so the result is the closed
+ * step's, which is the event run's. Which order the stages' items are timed in changes no time (each is a
+ * function of the ends it waits for); it changes only the order in which op ranges and transfers are first
+ * timed, which are each a function of their own key. Where two
  * dependencies of different charge end at the same instant the event run's order decides: the walk stops and
  * the caller plans the task graph (HS_EXEC_NEEDS_GRAPH). The build gives items only where emit_item and
  * finish_rep add nothing else (hs_build_step_items). No timeline is kept (hs_result.spans has no task): what a
