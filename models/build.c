@@ -51,21 +51,43 @@ int hs_build_rank(const hs_parallel *p, int t, int c, int d, int stage)
 	return r + site * p->tp * p->cp * dps * p->pp;
 }
 
-int hs_build_group(const hs_parallel *p, enum hs_group k, int d, int stage, int *ranks)
+/* hs_build_rank of the group's member i, for i = 0..n-1, written as rank(0) + i * (rank(1) - rank(0)): every
+ * order makes the rank a sum of each coordinate times a stride, plus the site's offset, so that along one
+ * coordinate within one site the ranks step by a constant (the planner and the executor ask for every rank of
+ * every group of every rep: a call per rank was 3% of a sweep point). */
+static void ranks_along(const hs_parallel *p, enum hs_group k, int d, int stage, int n, int *ranks)
 {
-	int dpg = hs_build_dp_group_size(p), dbase = d / dpg * dpg;
-	int sizes[HS_GROUP_COUNT] = {[HS_GROUP_TP] = p->tp, [HS_GROUP_CP] = p->cp, [HS_GROUP_DP] = dpg,
-				     [HS_GROUP_EP] = p->ep, [HS_GROUP_PP] = p->pp};
-	for (int i = 0; i < sizes[k]; i++) {
+	int dpg = hs_build_dp_group_size(p), dbase = d / dpg * dpg, e0 = p->ep > 0 ? (d / p->ep) * p->ep : 0;
+	for (int i = 0; i < n && i < 2; i++) {
 		switch (k) {
 		case HS_GROUP_TP: ranks[i] = hs_build_rank(p, i, 0, d, stage); break;
 		case HS_GROUP_CP: ranks[i] = hs_build_rank(p, 0, i, d, stage); break;
 		case HS_GROUP_DP: ranks[i] = hs_build_rank(p, 0, 0, dbase + i, stage); break;
-		case HS_GROUP_EP: ranks[i] = hs_build_rank(p, 0, 0, (d / p->ep) * p->ep + i, stage); break;
+		case HS_GROUP_EP: ranks[i] = hs_build_rank(p, 0, 0, e0 + i, stage); break;
 		case HS_GROUP_PP: ranks[i] = hs_build_rank(p, 0, 0, d, i); break;
 		default: break;
 		}
 	}
+	for (int i = 2; i < n; i++)
+		ranks[i] = ranks[0] + i * (ranks[1] - ranks[0]);
+}
+
+int hs_build_group(const hs_parallel *p, enum hs_group k, int d, int stage, int *ranks)
+{
+	int sizes[HS_GROUP_COUNT] = {[HS_GROUP_TP] = p->tp, [HS_GROUP_CP] = p->cp, [HS_GROUP_DP] = hs_build_dp_group_size(p),
+				     [HS_GROUP_EP] = p->ep, [HS_GROUP_PP] = p->pp};
+	if (k < 0 || k >= HS_GROUP_COUNT)
+		return 0;
+	/* the replicas of a DP group are one site's (its first is a multiple of dp / sites); an EP group's may
+	 * cross into the next site where ep does not divide dp / sites: rank by rank there */
+	int dps = p->sites > 1 ? p->dp / p->sites : p->dp;
+	int e0 = k == HS_GROUP_EP && p->ep > 0 ? (d / p->ep) * p->ep : 0;
+	if (k == HS_GROUP_EP && sizes[k] > 0 && (dps <= 0 || e0 / dps != (e0 + p->ep - 1) / dps)) {
+		for (int i = 0; i < sizes[k]; i++)
+			ranks[i] = hs_build_rank(p, 0, 0, e0 + i, stage);
+		return sizes[k];
+	}
+	ranks_along(p, k, d, stage, sizes[k], ranks);
 	return sizes[k];
 }
 
@@ -162,10 +184,14 @@ struct ctx {
 	size_t *nitems;
 	hs_sched_cache *sc;    /* where the items are kept across builds; NULL: none */
 	double *cparams;       /* [nchunks] chunk_params of each model chunk, -1 until found */
-	double *lparams;       /* [model layers] layer_params_rank of each layer, -1 until found */
+	/* [mixer kind * 2 + MoE] layer_params_rank of a layer of that kind (it depends on the layer through its
+	 * kind alone), -1 until found */
+	double kparams[2 * HS_MIX_COUNT];
 	unsigned char *lkind;  /* [model layers] the memo's index of each layer, mixer kind * 2 + MoE; LKIND_NONE
 				* where the memo has no kind for it */
 	int items_kept;        /* items are sc's */
+	hs_sched_facts facts;  /* the items' (sc's, or own_peak's where the items are the build's) */
+	double *own_peak;
 	struct layer_memo *lm;
 	/* memo: the fingerprint of the list being built (hs_op_range.fp) and its groups (hs_op_range.groups): the
 	 * pieces before fmark folded in */
@@ -268,19 +294,32 @@ static void reserve_ops(struct ctx *c, const int *shared, unsigned kinds)
 	static const enum hs_si_kind list_of[] = {HS_SI_FWD,       HS_SI_BWD,       HS_SI_BWD,      HS_SI_BWD,
 						  HS_SI_BWD_INPUT, HS_SI_BWD_INPUT, HS_SI_BWD_WEIGHT};
 	int n = shared ? c->pp * c->v : c->nchunks;
+	/* the ops of a layer over those lists, found once per kind of layer (a layer's ops are its kind's) */
+	size_t per_kind[2 * HS_MIX_COUNT];
+	unsigned char known[2 * HS_MIX_COUNT] = {0};
 	for (int j = 0; j < n; j++) {
 		if (shared && shared[j] >= 0)
 			continue;
 		int gc = shared ? gchunk_of(c, j / c->v, j % c->v) : j;
-		for (int i = 0; i < c->cl[gc]; i++)
-			for (size_t q = 0; q < sizeof per_layer / sizeof *per_layer; q++) {
-				if (!(kinds & 1u << list_of[q]))
-					continue;
-				const hs_oplist *e = layer_memo(c, c->cf[gc] + i, per_layer[q]);
-				if (!e)
-					return;
-				need += e->n;
+		for (int i = 0; i < c->cl[gc]; i++) {
+			int l = c->cf[gc] + i;
+			unsigned k = c->lkind[l];
+			if (k == LKIND_NONE)
+				return; /* no memo for it (layer_memo) */
+			if (!known[k]) {
+				per_kind[k] = 0;
+				for (size_t q = 0; q < sizeof per_layer / sizeof *per_layer; q++) {
+					if (!(kinds & 1u << list_of[q]))
+						continue;
+					const hs_oplist *e = layer_memo(c, l, per_layer[q]);
+					if (!e)
+						return;
+					per_kind[k] += e->n;
+				}
+				known[k] = 1;
 			}
+			need += per_kind[k];
+		}
 	}
 	need += (size_t)c->pp * c->v * 4 * 64; /* embedding, head, fp8: a few ops each (ops.c) */
 	hs_xgrow(&c->g->ops, &c->g->capops, need, sizeof *c->g->ops);
@@ -521,7 +560,6 @@ struct walk {
 	uint32_t next_gather;   /* ZeRO-3: the prefetched all-gather of the next unit, NONE if not issued */
 	uint32_t *bucket_colls;
 	size_t nbucket_colls, capbc;
-	size_t *last;           /* [chunk * 4 + kind]: position of the chunk's last item of that kind */
 	size_t *last_weight;    /* [chunk]: position of the chunk's last BWD or BWD_WEIGHT (its gradients final) */
 	size_t *first_fwd;      /* [chunk]: position of the chunk's first forward */
 };
@@ -535,13 +573,16 @@ struct walk {
 #define MAX_BUCKETS 16
 #define MAX_GATHER_UNITS HS_BUILD_MAX_GATHER_UNITS
 
-/* layer_params_rank of layer l, found once per build: the chunks' parameters and every stage's optimizer (its
+/* layer_params_rank of layer l, found once per build and kind of layer: the chunks' parameters and every stage's optimizer (its
  * fp8 weight cast) ask for each layer (that was 1% of a sweep point's instructions). */
 static double layer_params(struct ctx *c, int l)
 {
-	if (c->lparams[l] < 0)
-		c->lparams[l] = layer_params_rank(c->s->model, c->s->par, l);
-	return c->lparams[l];
+	unsigned k = c->lkind[l];
+	if (k == LKIND_NONE)
+		return layer_params_rank(c->s->model, c->s->par, l);
+	if (c->kparams[k] < 0)
+		c->kparams[k] = layer_params_rank(c->s->model, c->s->par, l);
+	return c->kparams[k];
 }
 
 /* Parameters one rank holds for chunk `chunk` of stage `stage`. */
@@ -882,7 +923,8 @@ static int start_walk(struct ctx *c, struct walk *W, int r, int ndp, int symmetr
 		if (!c->items) {
 			hs_sched_item *const *kit;
 			const size_t *kn;
-			int got = c->sc ? hs_sched_cache_get(c->sc, p->schedule, p->pp, W->m, v, &kit, &kn, err) : 1;
+			int got = c->sc ? hs_sched_cache_get(c->sc, p->schedule, p->pp, W->m, v, &kit, &kn, &c->facts, err)
+					: 1;
 			if (got < 0)
 				return -1;
 			if (got == 0) { /* the thread's, kept across builds: read, never freed here */
@@ -901,6 +943,8 @@ static int start_walk(struct ctx *c, struct walk *W, int r, int ndp, int symmetr
 			}
 			c->items = it;
 			c->nitems = n;
+			c->own_peak = hs_xmalloc((size_t)p->pp * sizeof *c->own_peak);
+			hs_sched_facts_of(it, n, p->pp, c->own_peak, &c->facts);
 		}
 		W->items = c->items[W->stage];
 		W->n = c->nitems[W->stage];
@@ -908,6 +952,13 @@ static int start_walk(struct ctx *c, struct walk *W, int r, int ndp, int symmetr
 	} else if (hs_sched_build(p->schedule, p->pp, W->stage, W->m, v, &W->items, &W->n, err)) {
 		return -1;
 	}
+	return 0;
+}
+
+/* What rep W's walk keeps as it makes tasks (emit_item): set up only where the step is built as tasks. */
+static void walk_arrays(struct ctx *c, struct walk *W)
+{
+	int v = c->v;
 	size_t nmc = (size_t)W->m * v;
 	W->fsend = hs_xmalloc(nmc * sizeof(uint32_t));
 	W->bsend = hs_xmalloc(nmc * sizeof(uint32_t));
@@ -919,20 +970,16 @@ static int start_walk(struct ctx *c, struct walk *W, int r, int ndp, int symmetr
 	W->act_d2h = hs_xmalloc(nmc * sizeof(uint32_t));
 	for (size_t i = 0; i < nmc; i++)
 		W->act_d2h[i] = NONE;
-	/* which item is a chunk's last of its kind, found once: asking at every item made the build quadratic
-	 * in the micro-batches (40% of `hetsim validate` on the Korthikanti manifest) */
-	W->last = hs_xcalloc((size_t)v * 4, sizeof *W->last);
+	/* which item is a chunk's first forward and last weight-gradient item, found once: asking at every item
+	 * made the build quadratic in the micro-batches (40% of `hetsim validate` on the Korthikanti manifest) */
 	W->first_fwd = hs_xcalloc((size_t)v, sizeof *W->first_fwd);
 	for (size_t q = W->n; q-- > 0;)
 		if (W->items[q].kind == HS_SI_FWD)
 			W->first_fwd[W->items[q].chunk] = q;
 	W->last_weight = hs_xcalloc((size_t)v, sizeof *W->last_weight);
-	for (size_t q = 0; q < W->n; q++) {
-		W->last[W->items[q].chunk * 4 + W->items[q].kind] = q;
+	for (size_t q = 0; q < W->n; q++)
 		if (weight_item(W->items[q].kind))
 			W->last_weight[W->items[q].chunk] = q;
-	}
-	return 0;
 }
 
 /* The stage whose gradients this stage's are summed with before the optimizer: the other end of the pipeline
@@ -1009,7 +1056,9 @@ static void stage_info(struct step *sb, int r, int m, int maxchunk)
 	si->layers = part->stage_layers[st];
 	/* the peak of the items this rep walked when they are the stage's at m micro-batches, else rebuilt */
 	int walked = c->memo && W->m == m;
-	si->in_flight = walked ? (int)hs_sched_peak(W->items, W->n, NULL) : hs_sched_in_flight(p->schedule, p->pp, st, m, v);
+	si->in_flight = W->shared ? (int)c->facts.peak[st] /* found with the items */
+		      : walked	  ? (int)hs_sched_peak(W->items, W->n, NULL)
+				  : hs_sched_in_flight(p->schedule, p->pp, st, m, v);
 	/* chunks of different sizes (an uneven interleaved split): weigh the held ones by their layers */
 	double in_layers = 0;
 	int uneven = 0;
@@ -1181,11 +1230,7 @@ static void fill_pipe(struct ctx *c, struct step *sb)
 		       .grad_coll = p->zero >= 1 ? HS_COLL_REDUCE_SCATTER : HS_COLL_ALL_REDUCE, .reduce = c->dpg > 1};
 	c->items = NULL;
 	c->nitems = NULL;
-	unsigned kinds = 0;
-	for (int st = 0; st < pp; st++)
-		for (size_t i = 0; i < q->nitems[st]; i++)
-			kinds |= 1u << q->items[st][i].kind;
-	build_oplists(c, 1, kinds);
+	build_oplists(c, 1, c->facts.kinds);
 	size_t n = (size_t)pp * v;
 	q->ol = hs_xmalloc(n * sizeof *q->ol);
 	q->nslices = hs_xmalloc(n * sizeof *q->nslices);
@@ -1251,9 +1296,8 @@ static int build(const hs_workload *s, hs_partition *part, int symmetry, hs_buil
 		c.cl[gc] = part->chunk_layers[gc];
 		c.cf[gc + 1] = c.cf[gc] + c.cl[gc];
 	}
-	c.lparams = hs_xmalloc((size_t)(c.cf[c.nchunks] > 0 ? c.cf[c.nchunks] : 1) * sizeof *c.lparams);
-	for (int l = 0; l < c.cf[c.nchunks]; l++)
-		c.lparams[l] = -1;
+	for (size_t k = 0; k < sizeof c.kparams / sizeof *c.kparams; k++)
+		c.kparams[k] = -1;
 	c.lkind = hs_xmalloc((size_t)(c.cf[c.nchunks] > 0 ? c.cf[c.nchunks] : 1));
 	for (int l = 0; l < c.cf[c.nchunks]; l++) {
 		unsigned k = (unsigned)hs_model_layer_mixer(s->model, l), moe = hs_model_layer_is_moe(s->model, l) != 0;
@@ -1330,6 +1374,8 @@ static int build(const hs_workload *s, hs_partition *part, int symmetry, hs_buil
 		fill_pipe(&c, &sb);
 		goto out;
 	}
+	for (int r = 0; r < g->nreps; r++)
+		walk_arrays(&c, &w[r]);
 	build_oplists(&c, 0, 0xf);
 	find_aliases(&c);
 	int progress = 1;
@@ -1359,7 +1405,6 @@ out:
 		free(w[r].ftask);
 		free(w[r].btask);
 		free(w[r].bucket_colls);
-		free(w[r].last);
 		free(w[r].last_weight);
 		free(w[r].first_fwd);
 		free(w[r].act_d2h);
@@ -1371,9 +1416,9 @@ out:
 	free(c.bwt);
 	free(c.cl);
 	free(c.cparams);
-	free(c.lparams);
 	free(c.lkind);
 	free(c.cf);
+	free(c.own_peak);
 	if (c.items && !c.items_kept) {
 		for (int st = 0; st < p->pp; st++)
 			free(c.items[st]);

@@ -109,17 +109,25 @@ void hs_memory_rank(const hs_model *m, const hs_mem_cfg *c, hs_mem *out)
 	double tok = b * seq / cp, rep = lc->sequence_parallel ? t : 1;
 	/* parameters held: dense ones shard (ZeRO) over dp x cp, routed experts over (dp x cp) / ep */
 	double dense = 0, expert = 0, act = 0, act_max = 0;
+	/* a layer's terms depend on the layer only through its mixer and whether it is MoE (model.c, mixer.c):
+	 * found once per run of layers of one kind, and added layer by layer as before (the same sums) */
+	int kind = -1;
+	double ld = 0, le = 0, la = 0, lf = 0;
 	for (int l = c->first_layer; l < c->first_layer + c->layers_on_rank && l < m->layers; l++) {
-		double e;
-		dense += hs_model_params_layer_rank(m, l, (int)t, (int)ep, &e) - e;
-		expert += e;
-		double a = hs_memory_layer_activations_at(m, lc, l);
-		act += a;
-		hs_layer_cfg none = *lc;
-		none.recompute = HS_RC_NONE;
-		double full = hs_memory_layer_activations_at(m, &none, l);
-		if (full > act_max)
-			act_max = full;
+		int k = (int)hs_model_layer_mixer(m, l) * 2 + (hs_model_layer_is_moe(m, l) != 0);
+		if (k != kind) {
+			ld = hs_model_params_layer_rank(m, l, (int)t, (int)ep, &le) - le;
+			la = hs_memory_layer_activations_at(m, lc, l);
+			hs_layer_cfg none = *lc;
+			none.recompute = HS_RC_NONE;
+			lf = hs_memory_layer_activations_at(m, &none, l);
+			kind = k;
+		}
+		dense += ld;
+		expert += le;
+		act += la;
+		if (lf > act_max)
+			act_max = lf;
 	}
 	double layer_params = dense + expert; /* the transformer layers alone (ZeRO-3 gathers them by unit) */
 	if (c->first_stage)

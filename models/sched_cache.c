@@ -9,6 +9,8 @@ struct entry {
 	int kind, pp, m, v;
 	hs_sched_item **items; /* [pp] */
 	size_t *n;             /* [pp] */
+	double *peak;          /* [pp] */
+	hs_sched_facts facts;
 };
 
 struct hs_sched_cache {
@@ -28,19 +30,21 @@ void hs_sched_cache_free(hs_sched_cache *c)
 			free(c->e[i].items[s]);
 		free(c->e[i].items);
 		free(c->e[i].n);
+		free(c->e[i].peak);
 	}
 	free(c->e);
 	free(c);
 }
 
 int hs_sched_cache_get(hs_sched_cache *c, enum hs_sched_kind k, int pp, int micro_batches, int vstages,
-		       hs_sched_item *const **items, const size_t **n, hs_err *err)
+		       hs_sched_item *const **items, const size_t **n, hs_sched_facts *facts, hs_err *err)
 {
 	for (size_t i = 0; i < c->ne; i++) {
 		const struct entry *e = &c->e[i];
 		if (e->kind == (int)k && e->pp == pp && e->m == micro_batches && e->v == vstages) {
 			*items = e->items;
 			*n = e->n;
+			*facts = e->facts;
 			return 0;
 		}
 	}
@@ -55,9 +59,23 @@ int hs_sched_cache_get(hs_sched_cache *c, enum hs_sched_kind k, int pp, int micr
 	}
 	for (int s = 0; s < pp; s++)
 		c->items += e.n[s];
+	e.peak = hs_xmalloc((size_t)pp * sizeof *e.peak);
+	hs_sched_facts_of(e.items, e.n, pp, e.peak, &e.facts);
 	hs_xgrow(&c->e, &c->cap, c->ne + 1, sizeof *c->e);
 	c->e[c->ne++] = e;
-	*items = c->e[c->ne - 1].items;
-	*n = c->e[c->ne - 1].n;
+	*items = e.items;
+	*n = e.n;
+	*facts = e.facts;
 	return 0;
+}
+
+void hs_sched_facts_of(hs_sched_item *const *items, const size_t *n, int pp, double *peak, hs_sched_facts *f)
+{
+	f->kinds = 0;
+	for (int s = 0; s < pp; s++) {
+		peak[s] = hs_sched_peak(items[s], n[s], NULL);
+		for (size_t i = 0; i < n[s]; i++)
+			f->kinds |= 1u << items[s][i].kind;
+	}
+	f->peak = peak;
 }

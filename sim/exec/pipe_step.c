@@ -9,12 +9,19 @@
  * forward; finish_rep adds the optimizer after the last compute and every reduction, and ZeRO 1-2's all-gather
  * of the updated parameters. A rep's tasks of one stream run in the order they are made, which is the order of
  * its items, and the stages advance round-robin while what an item needs exists, as the build walks them, so
- * one pass over the items evaluates the recurrence: O(items), a few dozen instructions each, no task stored.
+ * one pass over the items evaluates the recurrence: O(items), no task stored. That order and which item each
+ * waits for depend on the schedule alone: pipe_prog.c finds them once per schedule (kept across a thread's
+ * steps), and the walk does per item the recurrence's arithmetic (about 60 instructions), then adds each
+ * stage's tasks to its rep's sums in order (about 30).
  *
  * Exactness. Durations come from the same functions at the same arguments as closed_step.c's (the op-range
  * costs, hs_time_from_s of the same seconds, the closed forms' times of the same tasks), the waits are charged
  * by the same rule (the dependency that completed last, the first of equal ones; exec.c), and the sums are
- * added per rep in the same order, so the result is the closed step's, which is the event run's. Where two
+ * added per rep in the same order (a rep's sums are its own: adding them stage by stage after timing every
+ * item adds the same terms in the same order as adding them as each is timed), so the result is the closed
+ * step's, which is the event run's. Which order the stages' items are timed in changes no time (each is a
+ * function of the ends it waits for); it changes only the order in which op ranges and transfers are first
+ * timed, which are each a function of their own key. Where two
  * dependencies of different charge end at the same instant the event run's order decides: the walk stops and
  * the caller plans the task graph (HS_EXEC_NEEDS_GRAPH). The build gives items only where emit_item and
  * finish_rep add nothing else (hs_build_step_items). No timeline is kept (hs_result.spans has no task): what a
@@ -23,10 +30,13 @@
  * stage), and bench_sweep its rows with the graph's closed form on a 2,160-point space. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "models/build.h"
 #include "sim/base/alloc.h"
 #include "sim/exec/exec_impl.h"
+#include "sim/exec/pipe_prog.h"
+#include "sim/exec/range_cache.h"
 
 #define NONE ((hs_time)-1) /* no such task (yet) */
 #define NOKIND (-1)
@@ -37,41 +47,95 @@ struct cause {
 	double xfer_s; /* HS_T_SEND: its transfer's seconds */
 };
 
+/* Two doubles added lane by lane: each lane's sum is the scalar sum of its two doubles, bit for bit (IEEE
+ * addition, no contraction in ISO C); the rep's twelve sums that every compute task adds to go as six pairs
+ * (-Wpedantic takes gcc's and clang's vector extension). */
+typedef double pair __attribute__((vector_size(16)));
+enum { NPAIR = 6 };
+
+/* hs_rep_result's twelve sums as pairs: {compute, flops}, {class 0, 1}, {2, 3}, {4, exposed 0}, {exposed 1, 2},
+ * {3, 4}; and the waits' sum. */
+struct sums {
+	pair v[NPAIR];
+	double bubble;
+};
+
+_Static_assert(HS_TC_COUNT == 5 && HS_GROUP_COUNT == 5, "the pairs hold five classes and five groups");
+
+static void sums_load(struct sums *a, const hs_rep_result *r)
+{
+	double d[2 * NPAIR] = {r->compute_s, r->flops};
+	memcpy(d + 2, r->class_s, sizeof r->class_s);
+	memcpy(d + 2 + HS_TC_COUNT, r->exposed_s, sizeof r->exposed_s);
+	memcpy(a->v, d, sizeof d);
+	a->bubble = r->bubble_s;
+}
+
+static void sums_store(hs_rep_result *r, const struct sums *a)
+{
+	double d[2 * NPAIR];
+	memcpy(d, a->v, sizeof d);
+	r->compute_s = d[0];
+	r->flops = d[1];
+	memcpy(r->class_s, d + 2, sizeof r->class_s);
+	memcpy(r->exposed_s, d + 2 + HS_TC_COUNT, sizeof r->exposed_s);
+	r->bubble_s = a->bubble;
+}
+
 /* What one compute task of a (chunk, kind, share) adds to its rep's result, as hs_exec_add_compute and
- * closed_step.c's pass 2 add it: the products formed once (the same products, so the same sums). Every class
- * and group is added, the zero terms too: a sum that starts at +0.0 and adds terms that are zero or positive is
- * never -0.0, and x + 0.0 is x for every other x, so the sums' bits are those of adding the nonzero terms only,
- * in fewer instructions than a loop over the nonzero ones (add5). */
+ * closed_step.c's pass 2 add it, as the pairs of struct sums: the products formed once (the same products, so
+ * the same sums). Every class and group is added, the zero terms too: a sum that starts at +0.0 and adds terms
+ * that are zero or positive is never -0.0, and x + 0.0 is x for every other x, so the sums' bits are those of
+ * adding the nonzero terms only, in fewer instructions than a loop over the nonzero ones. */
 struct inc {
+	pair v[NPAIR];
+	double comp; /* v[0][0], for the optimizer's share */
 	hs_time dur;
-	double comp, flops;
-	double cls[HS_TC_COUNT], comm[HS_GROUP_COUNT];
 };
 
 static void inc_of(struct inc *a, const struct memo *m, double scale)
 {
 	double f = scale * 1.0;
-	*a = (struct inc){.comp = m->c.comp * f, .flops = m->c.flops * scale};
 	double d = m->c.comp * f; /* closed_step.c's compute_s */
 	for (int k = 0; k < HS_GROUP_COUNT; k++)
 		d += m->c.comm[k] * scale;
 	a->dur = hs_time_from_s(d);
+	a->comp = m->c.comp * f;
+	double t[2 * NPAIR] = {a->comp, m->c.flops * scale};
 	for (int k = 0; k < HS_TC_COUNT; k++)
-		a->cls[k] = m->c.cls[k] * f;
+		t[2 + k] = m->c.cls[k] * f;
 	for (int k = 0; k < HS_GROUP_COUNT; k++)
-		a->comm[k] = m->c.comm[k] * scale;
+		t[2 + HS_TC_COUNT + k] = m->c.comm[k] * scale;
+	memcpy(a->v, t, sizeof t);
 }
 
-/* d[0..4] += s[0..4], written out: a loop of five was not unrolled at -O2, and cost more than the indexed
- * loops over the nonzero terms it replaced. */
-_Static_assert(HS_TC_COUNT == 5 && HS_GROUP_COUNT == 5, "add5 adds five classes and five groups");
-static inline void add5(double *restrict d, const double *restrict s)
+/* Written out: gcc -O2 neither unrolls the loop of six nor keeps the pairs in registers through it. */
+_Static_assert(NPAIR == 6, "sums_add adds six pairs");
+static inline void sums_add(struct sums *a, const struct inc *c)
 {
-	d[0] += s[0];
-	d[1] += s[1];
-	d[2] += s[2];
-	d[3] += s[3];
-	d[4] += s[4];
+	a->v[0] += c->v[0];
+	a->v[1] += c->v[1];
+	a->v[2] += c->v[2];
+	a->v[3] += c->v[3];
+	a->v[4] += c->v[4];
+	a->v[5] += c->v[5];
+}
+
+enum { EXPOSED_PP = 2 + HS_TC_COUNT + HS_GROUP_PP }; /* exposed_s[HS_GROUP_PP]'s place in the pairs */
+
+/* The wait `gap` before a compute task charged to `kind` into a, as hs_exec_charge charges it, for the kinds an
+ * item waits for (a send, a compute task, nothing): what it charges to exposed PP communication. */
+static inline void charge(struct sums *a, int kind, double xfer_s, double gap)
+{
+	if (gap <= 0)
+		return;
+	if (kind == HS_T_SEND) {
+		double e = gap < xfer_s ? gap : xfer_s;
+		a->v[EXPOSED_PP / 2][EXPOSED_PP % 2] += e;
+		a->bubble += gap - e;
+	} else {
+		a->bubble += gap;
+	}
 }
 
 /* A communication task's seconds (NAN: not asked yet) and its duration, converted once. */
@@ -81,52 +145,45 @@ struct xfer {
 };
 
 struct stage {
-	const hs_sched_item *it;
-	size_t n, pos;
 	hs_time cfree, mfree, pfree; /* compute, comm and p2p streams free */
-	hs_time idle;                /* end of the last compute task (the accounting's idle mark) */
 	hs_time last_end;
-	hs_time *fsend, *bsend, *ftask; /* [m * v] ends of a (micro-batch, chunk)'s sends and forward; NONE */
-	double *fsx, *bsx;              /* [m * v] those sends' seconds */
-	size_t *last_weight;            /* [v] position of the chunk's last weight-gradient item */
-	int any_compute;
-	hs_time last_compute;
-	hs_time *buckets;               /* ends of the step's gradient reductions, in order */
+	hs_time *buckets; /* ends of the step's gradient reductions, in order */
 	size_t nbuckets;
-	/* [v][kind] the op range's memo index + 1 (0: not timed yet), and the durations at share 1 and at one
-	 * bucket slice */
-	/* the seconds of a send to each stage and of each chunk's bucket reduction (NAN: not asked yet): the closed
-	 * forms' answer depends on nothing else (comm_closed.c), and asking per task was a third of the walk */
-	struct xfer *send_s, *bucket_s;
-	uint32_t (*mi)[4];
-	/* [v][kind][sliced] dur NONE until formed (a flag of its own was 1% of a point's instructions; a duration
-	 * of HS_TIME_MAX, which reads as NONE, is formed again each time, to the same value) */
-	struct inc (*inc)[4][2];
-	int *gchunk;                    /* [v] the model chunk of each local chunk */
+	struct rep *r;
 };
 
+/* What the timing of an item leaves for its stage's accounting: its (first) compute task's start, its (last)
+ * end, what it adds, its bucket slices (1 where it has none) and what its wait is charged to (enum
+ * hs_task_kind, NOKIND). */
+struct rec {
+	hs_time start, end;
+	const struct inc *a;
+	int32_t nslices;
+	int32_t cause;
+};
+
+/* The walk times every item first, in the program's order, and adds what each adds to its rep's result after,
+ * stage by stage, the sums in registers, in the order of the stage's tasks: the rep's sums are the same sums
+ * in the same order as a walk that adds each task's as it times it, which kept them in memory (a third of
+ * the walk's instructions). */
 struct walk {
 	struct ex *x;
 	const hs_pipe *q;
+	const hs_pipe_prog *p;
 	struct stage *st;
 	int pp;
 	hs_time t0;
-	int *place;     /* [nchunks][2] the (stage, chunk) of each model chunk where no micro-batch moves it; else NULL */
+	struct rec *rec; /* [n] by stage (hs_pipe_prog.first) */
+	hs_time *send;   /* [n] by stage: the end of its send, where it sends */
+	/* the seconds of a send from each stage to each stage [pp * pp] and of each chunk's bucket reduction
+	 * [pp * v] (NAN: not asked yet): the closed forms' answer depends on nothing else (comm_closed.c), and
+	 * asking per task was a third of the walk */
+	struct xfer *send_s, *bucket_s;
+	uint32_t *mi; /* [pp * v * 4] the op range's memo index + 1 of each (stage, chunk, kind); 0: not timed yet */
+	/* [pp * v * 4][sliced] dur NONE until formed (a flag of its own was 1% of a point's instructions; a duration
+	 * of HS_TIME_MAX, which reads as NONE, is formed again each time, to the same value) */
+	struct inc (*inc)[2];
 };
-
-/* Where model chunk g of micro-batch mb runs (hs_sched_place). */
-static inline void place(const struct walk *w, int mb, int g, int *s, int *k)
-{
-	if (w->place) {
-		*s = w->place[2 * g];
-		*k = w->place[2 * g + 1];
-	} else {
-		hs_sched_place(w->q->sched, w->pp, w->q->v, w->q->m, mb, g, s, k);
-	}
-}
-
-/* The items that compute weight gradients (build.c's weight_item). */
-static int weight_item(enum hs_si_kind k) { return k == HS_SI_BWD || k == HS_SI_BWD_WEIGHT; }
 
 /* Would a wait caused by a be charged as one caused by b? (closed_step.c's same_charge; the only collective
  * a compute task here waits for is a data-parallel reduction) */
@@ -157,45 +214,11 @@ static const struct memo *range(struct walk *w, int s, const uint32_t ol[2], uin
 	return &w->x->memo[*slot - 1];
 }
 
-/* Run a compute task of stage s (the optimizer's where `opt`) adding *a, ready at `ready` with `cause`.
- * Returns its end, or NONE where a tie leaves the charge to the event run's order. Inline, as comm() is: the
- * walk makes them per task, and gcc -O2 kept both out of line, their calls 7% of a sweep point's instructions
- * (bench_sweep --callgrind, 2026-12-02). */
-static inline hs_time compute(struct walk *w, int s, int opt, const struct inc *a, hs_time ready, const struct cause *cause,
-		       int tie)
+/* A communication task t of stage st on stream end *free after `ready`; its seconds kept in *memo (t is only
+ * read when *memo is not set yet). Inline: the walk makes one per send, and gcc -O2 kept it out of line. */
+static inline hs_time comm(struct walk *w, struct stage *st, const hs_task *t, hs_time ready, hs_time *free_at,
+			   struct xfer *memo)
 {
-	struct ex *x = w->x;
-	struct stage *st = &w->st[s];
-	hs_time start = ready > st->cfree ? ready : st->cfree;
-	if (tie && start > st->cfree)
-		return NONE;
-	hs_time end = start + a->dur;
-	struct rep *r = &x->reps[s];
-	hs_rep_result *res = r->res;
-	res->compute_s += a->comp;
-	if (opt)
-		res->optimizer_s += a->comp;
-	add5(res->class_s, a->cls);
-	res->flops += a->flops;
-	add5(res->exposed_s, a->comm);
-	/* idle is cfree here (both are the last compute's end): no wait, no gap to charge (it would be 0) */
-	if (start > st->idle)
-		hs_exec_charge(r, cause->kind, HS_GROUP_DP, cause->xfer_s,
-			       hs_exec_step_s(x, start) - hs_exec_step_s(x, st->idle));
-	st->idle = end;
-	st->cfree = end;
-	if (end > st->last_end)
-		st->last_end = end;
-	st->any_compute = 1;
-	st->last_compute = end;
-	return end;
-}
-
-/* A communication task t of stage s on stream end *free after `ready`; its seconds kept in *memo (t is only
- * read when *memo is not set yet). */
-static inline hs_time comm(struct walk *w, int s, const hs_task *t, hs_time ready, hs_time *free_at, struct xfer *memo)
-{
-	struct stage *st = &w->st[s];
 	if (isnan(memo->s)) {
 		memo->s = hs_exec_comm_closed_task(w->x, t);
 		memo->dur = hs_time_from_s(memo->s);
@@ -208,86 +231,175 @@ static inline hs_time comm(struct walk *w, int s, const hs_task *t, hs_time read
 	return end;
 }
 
-/* Stage s's next item, as emit_item makes its tasks: 1 done, 0 waiting for a neighbour's send, -1 a tie. */
-static int item(struct walk *w, int s)
+/* The reduction of one bucket slice of chunk sidx = s * v + chunk, after its compute task's end. */
+static void bucket(struct walk *w, const hs_pipe_op *o, int sidx, hs_time end)
 {
 	const hs_pipe *q = w->q;
-	struct stage *st = &w->st[s];
-	int v = q->v;
-	hs_sched_item it = st->it[st->pos];
-	int idx = it.mb * v + it.chunk;
-	int gchunk = st->gchunk[it.chunk];
-	int fwd = it.kind == HS_SI_FWD;
-	hs_time need = NONE;
-	struct cause nc = {HS_T_SEND, 0};
-	if (fwd && gchunk > 0) {
-		int ps, pc;
-		place(w, it.mb, gchunk - 1, &ps, &pc);
-		need = w->st[ps].fsend[it.mb * v + pc];
-		nc.xfer_s = w->st[ps].fsx[it.mb * v + pc];
-		if (need == NONE)
-			return 0;
-	} else if ((it.kind == HS_SI_BWD || it.kind == HS_SI_BWD_INPUT) && gchunk < q->nchunks - 1) {
-		int ns, ncn;
-		place(w, it.mb, gchunk + 1, &ns, &ncn);
-		need = w->st[ns].bsend[it.mb * v + ncn];
-		nc.xfer_s = w->st[ns].bsx[it.mb * v + ncn];
-		if (need == NONE)
-			return 0;
-	}
-	int sidx = s * v + it.chunk;
-	int finalises = q->reduce && weight_item(it.kind) && st->last_weight[it.chunk] == st->pos;
-	int nslices = finalises ? q->nslices[sidx] : 1;
-	int sl1 = nslices > 1;
-	struct inc *a = &st->inc[it.chunk][it.kind][sl1];
+	struct stage *st = &w->st[o->s];
+	hs_task cl = {.kind = HS_T_COLL, .group = HS_GROUP_DP, .coll = (uint8_t)q->grad_coll, .rep = o->s, .peer = -1,
+		      .bytes = q->bucket_bytes[sidx], .rendezvous = -1};
+	st->buckets[st->nbuckets++] = comm(w, st, &cl, end, &st->mfree, &w->bucket_s[sidx]);
+}
+
+/* The seconds of item o's send into *xm. */
+static void send_time(struct walk *w, const hs_pipe_op *o, struct xfer *xm)
+{
+	hs_task t = {.kind = HS_T_SEND, .stream = HS_S_P2P, .what = HS_W_P2P, .rep = o->s, .peer = o->to, .mb = o->mb,
+		     .chunk = o->chunk, .bytes = w->q->act_bytes, .rendezvous = -1};
+	xm->s = hs_exec_comm_closed_task(w->x, &t);
+	xm->dur = hs_time_from_s(xm->s);
+}
+
+/* The bucket slices item o's compute runs as: a chunk's last weight item's where gradients are reduced (lw
+ * holds HS_PO_LAST_WEIGHT), else 1. */
+static inline int slices(const struct walk *w, const hs_pipe_op *o, unsigned lw)
+{
+	return o->flags & lw ? w->q->nslices[o->inc / 4] : 1;
+}
+
+/* What item o costs, formed where it is not yet: its op range's (what its compute task adds), its send's
+ * seconds. Before the walk, for the items that first need each (hs_pipe_prog.first_use). */
+static void form(struct walk *w, const hs_pipe_op *o, unsigned lw)
+{
+	int nslices = slices(w, o, lw);
+	struct inc *a = &w->inc[o->inc][nslices > 1];
 	if (a->dur == NONE)
-		inc_of(a, range(w, s, q->ol[sidx][it.kind], &st->mi[it.chunk][it.kind]), 1.0 / nslices);
-	hs_time end = NONE;
-	for (int sl = 0; sl < nslices; sl++) {
-		hs_time ready = w->t0;
-		struct cause cause = {NOKIND, 0};
-		int tie = 0;
-		if (sl == 0) {
-			if (need != NONE)
-				dep(need, nc, &ready, &cause, &tie);
-			if (!fwd && st->ftask[idx] != NONE)
-				dep(st->ftask[idx], (struct cause){HS_T_COMPUTE, 0}, &ready, &cause, &tie);
-		}
-		end = compute(w, s, 0, a, ready, &cause, tie);
-		if (end == NONE)
-			return -1;
-		if (finalises) {
-			hs_task cl = {.kind = HS_T_COLL, .group = HS_GROUP_DP, .coll = (uint8_t)q->grad_coll, .rep = s,
-				      .peer = -1, .bytes = q->bucket_bytes[sidx], .rendezvous = -1};
-			st->buckets[st->nbuckets++] = comm(w, s, &cl, end, &st->mfree, &st->bucket_s[it.chunk]);
+		inc_of(a, range(w, o->s, w->q->ol[o->inc / 4][o->kind], &w->mi[o->inc]), 1.0 / nslices);
+	if (o->flags & HS_PO_SENDS && isnan(w->send_s[o->sendx].s))
+		send_time(w, o, &w->send_s[o->sendx]);
+}
+
+/* Time item o, as emit_item makes its tasks: 1 done, -1 a tie (the charge is the event run's order's). The
+ * item that finalises its chunk's gradients runs as one compute task per bucket slice, each followed by its
+ * reduction; the slices after the first wait for nothing but the stream. Its wait folds its dependencies as
+ * dep() does, written out for the two it can have: the send it needs (which ends at t0 or after), then its
+ * own forward, whose end ties only with a send's. */
+static inline int item(struct walk *w, const hs_pipe_op *o, unsigned lw)
+{
+	struct stage *st = &w->st[o->s];
+	hs_time ready = w->t0;
+	int kind = NOKIND;
+	if (o->need >= 0) {
+		ready = w->send[o->need] > ready ? w->send[o->need] : ready;
+		kind = HS_T_SEND;
+	}
+	int tie = 0;
+	if (o->fwd >= 0) {
+		hs_time e = w->rec[o->fwd].end;
+		if (kind == NOKIND || e > ready) {
+			ready = e > ready ? e : ready;
+			kind = HS_T_COMPUTE;
+		} else if (e == ready) {
+			tie = 1;
 		}
 	}
-	if (fwd)
-		st->ftask[idx] = end;
-	int sends = fwd ? gchunk < q->nchunks - 1 : (it.kind != HS_SI_BWD_WEIGHT && gchunk > 0);
-	if (sends) {
-		int tg = fwd ? gchunk + 1 : gchunk - 1, ts, tc;
-		place(w, it.mb, tg, &ts, &tc);
-		hs_time e;
-		struct xfer *xm = &st->send_s[ts];
-		if (isnan(xm->s)) {
-			hs_task t = {.kind = HS_T_SEND, .stream = HS_S_P2P, .what = HS_W_P2P, .rep = s, .peer = ts,
-				     .mb = it.mb, .chunk = it.chunk, .bytes = q->act_bytes, .rendezvous = -1};
-			e = comm(w, s, &t, end, &st->pfree, xm);
-		} else {
-			e = comm(w, s, NULL, end, &st->pfree, xm);
-		}
-		double xs = xm->s;
-		if (fwd) {
-			st->fsend[idx] = e;
-			st->fsx[idx] = xs;
-		} else {
-			st->bsend[idx] = e;
-			st->bsx[idx] = xs;
+	int nslices = slices(w, o, lw);
+	const struct inc *a = &w->inc[o->inc][nslices > 1];
+	hs_time start = ready > st->cfree ? ready : st->cfree;
+	if (tie && start > st->cfree)
+		return -1;
+	hs_time end = start + a->dur;
+	if (o->flags & lw) {
+		bucket(w, o, (int)(o->inc / 4), end);
+		for (int sl = 1; sl < nslices; sl++) {
+			end += a->dur;
+			bucket(w, o, (int)(o->inc / 4), end);
 		}
 	}
-	st->pos++;
+	w->rec[o->at] = (struct rec){.start = start, .end = end, .a = a, .nslices = nslices, .cause = kind};
+	st->cfree = end;
+	if (end > st->last_end)
+		st->last_end = end;
+	if (o->flags & HS_PO_SENDS) {
+		hs_time s = end > st->pfree ? end : st->pfree;
+		st->pfree = s + w->send_s[o->sendx].dur;
+		w->send[o->at] = st->pfree;
+		if (st->pfree > st->last_end)
+			st->last_end = st->pfree;
+	}
 	return 1;
+}
+
+/* Every item of the program in order: 0, or -1 at a tie. The items but a chunk's last weight item (where
+ * gradients are reduced) as item() times them, with what they read in locals (through w, gcc -O2 reloaded it
+ * at every item); those through item(). */
+static int walk_items(struct walk *w, unsigned lw)
+{
+	const hs_pipe_op *o = w->p->op, *last = o + w->p->n;
+	struct rec *rec = w->rec;
+	hs_time *send = w->send;
+	const hs_time t0 = w->t0;
+	struct stage *sts = w->st;
+	const struct xfer *sx = w->send_s;
+	const struct inc(*inc)[2] = (const struct inc(*)[2])w->inc;
+	for (; o < last; o++) {
+		if (o->flags & lw) {
+			if (item(w, o, lw) < 0)
+				return -1;
+			continue;
+		}
+		struct stage *st = &sts[o->s];
+		hs_time ready = t0;
+		int kind = NOKIND, tie = 0;
+		if (o->need >= 0) {
+			ready = send[o->need] > ready ? send[o->need] : ready;
+			kind = HS_T_SEND;
+		}
+		if (o->fwd >= 0) {
+			hs_time e = rec[o->fwd].end;
+			if (kind == NOKIND || e > ready) {
+				ready = e > ready ? e : ready;
+				kind = HS_T_COMPUTE;
+			} else if (e == ready) {
+				tie = 1;
+			}
+		}
+		const struct inc *a = &inc[o->inc][0];
+		hs_time cfree = st->cfree, start = ready > cfree ? ready : cfree;
+		if (tie && start > cfree)
+			return -1;
+		hs_time end = start + a->dur, last_end = st->last_end;
+		rec[o->at] = (struct rec){.start = start, .end = end, .a = a, .nslices = 1, .cause = (int8_t)kind};
+		st->cfree = end;
+		last_end = end > last_end ? end : last_end;
+		if (o->flags & HS_PO_SENDS) {
+			hs_time e = (end > st->pfree ? end : st->pfree) + sx[o->sendx].dur;
+			st->pfree = e;
+			send[o->at] = e;
+			last_end = e > last_end ? e : last_end;
+		}
+		st->last_end = last_end;
+	}
+	return 0;
+}
+
+/* The seconds of the wait from `idle` to `start`: the difference of the two instants' seconds
+ * (hs_exec_step_s), as exec.c charges it. */
+static double gap_s(const struct walk *w, hs_time start, hs_time idle)
+{
+	return hs_exec_step_s(w->x, start) - hs_exec_step_s(w->x, idle);
+}
+
+/* Stage s's items' compute tasks added to its rep's result in order (hs_exec_add_compute, then the wait's
+ * charge, task by task). */
+static void account(struct walk *w, int s)
+{
+	const hs_pipe_prog *p = w->p;
+	struct sums a;
+	sums_load(&a, w->st[s].r->res);
+	hs_time idle = w->t0; /* the end of the last compute task */
+	for (uint32_t k = p->first[s]; k < p->first[s + 1]; k++) {
+		const struct rec *r = &w->rec[k];
+		sums_add(&a, r->a);
+		if (r->start > idle) /* no wait, no gap to charge (it would be 0) */
+			charge(&a, r->cause,
+			       r->cause == HS_T_SEND ? w->send_s[p->op[p->byat[k]].needx].s : 0, gap_s(w, r->start, idle));
+		if (r->nslices > 1) /* a chunk's last weight item: its other slices */
+			for (int sl = 1; sl < r->nslices; sl++)
+				sums_add(&a, r->a);
+		idle = r->end;
+	}
+	sums_store(w->st[s].r->res, &a);
 }
 
 /* finish_rep: the optimizer after the last compute and every reduction, then ZeRO 1-2's gather. 0, or -1 at
@@ -299,21 +411,33 @@ static int finish(struct walk *w, int s)
 	hs_time ready = w->t0;
 	struct cause cause = {NOKIND, 0};
 	int tie = 0;
-	if (st->any_compute)
-		dep(st->last_compute, (struct cause){HS_T_COMPUTE, 0}, &ready, &cause, &tie);
+	if (q->nitems[s]) /* the stage's last compute task (every item ran) */
+		dep(st->cfree, (struct cause){HS_T_COMPUTE, 0}, &ready, &cause, &tie);
 	for (size_t b = 0; b < st->nbuckets; b++)
 		dep(st->buckets[b], (struct cause){HS_T_COLL, 0}, &ready, &cause, &tie);
 	uint32_t slot = 0;
 	struct inc a;
 	inc_of(&a, range(w, s, q->opt[s], &slot), 1.0);
-	hs_time end = compute(w, s, 1, &a, ready, &cause, tie);
-	if (end == NONE)
+	hs_time start = ready > st->cfree ? ready : st->cfree;
+	if (tie && start > st->cfree)
 		return -1;
+	hs_time end = start + a.dur;
+	hs_rep_result *res = st->r->res;
+	struct sums sum;
+	sums_load(&sum, res);
+	sums_add(&sum, &a);
+	sums_store(res, &sum);
+	res->optimizer_s += a.comp;
+	if (start > st->cfree)
+		hs_exec_charge(st->r, cause.kind, HS_GROUP_DP, cause.xfer_s, gap_s(w, start, st->cfree));
+	st->cfree = end;
+	if (end > st->last_end)
+		st->last_end = end;
 	if (q->gather_bytes[s] > 0) {
 		hs_task ag = {.kind = HS_T_COLL, .group = HS_GROUP_DP, .coll = HS_COLL_ALL_GATHER, .rep = s, .peer = -1,
 			      .bytes = q->gather_bytes[s], .rendezvous = -1};
 		struct xfer memo = {NAN, 0};
-		comm(w, s, &ag, end, &st->mfree, &memo);
+		comm(w, st, &ag, end, &st->mfree, &memo);
 	}
 	return 0;
 }
@@ -337,31 +461,34 @@ const char *hs_exec_pipe_step(struct ex *x, hs_result *out)
 		return why;
 	const hs_pipe *q = x->b->pipe;
 	int pp = x->g->nreps, v = q->v;
-	struct walk w = {.x = x, .q = q, .pp = pp, .t0 = hs_engine_now(x->eng)};
-	x->step_start = w.t0;
-	size_t nmc = (size_t)q->m * v;
-	if (!hs_sched_place_by_mb(q->sched)) {
-		w.place = hs_xmalloc(2 * (size_t)q->nchunks * sizeof *w.place);
-		for (int g = 0; g < q->nchunks; g++)
-			hs_sched_place(q->sched, pp, v, q->m, 0, g, &w.place[2 * g], &w.place[2 * g + 1]);
+	/* the schedule's program, kept across the thread's steps where its items are */
+	const hs_pipe_prog *prog = hs_pipe_progs_get(hs_range_cache_progs(x->rcache), q, pp);
+	hs_pipe_prog *own = prog ? NULL : hs_pipe_prog_make(q, pp);
+	if (!prog)
+		prog = own;
+	if (!prog)
+		return "a pipeline the item walk does not take";
+	if (prog->stuck) {
+		hs_pipe_prog_free(own);
+		return "the schedule deadlocks"; /* the build would have refused it first */
 	}
+	struct walk w = {.x = x, .q = q, .p = prog, .pp = pp, .t0 = hs_engine_now(x->eng)};
+	x->step_start = w.t0;
+	size_t nk = (size_t)pp * v * 4;
+	/* the arrays in one block each (ten allocations a stage were 2% of a sweep point); each item's ends are
+	 * read only after it wrote them (the program orders them so), so they start unset */
 	w.st = hs_xcalloc((size_t)pp, sizeof *w.st);
-	/* every stage's arrays in one block each (ten allocations a stage were 2% of a sweep point); the sends'
-	 * seconds are read only where their end was written, so they start unset */
-	hs_time *ends = hs_xmalloc(3 * nmc * pp * sizeof *ends);
-	for (size_t i = 0; i < 3 * nmc * pp; i++)
-		ends[i] = NONE;
-	double *secs = hs_xmalloc(2 * nmc * pp * sizeof *secs);
-	size_t *lw = hs_xcalloc((size_t)v * pp, sizeof *lw);
-	struct xfer *memo_s = hs_xmalloc(((size_t)pp + v) * pp * sizeof *memo_s);
+	size_t n = prog->n ? prog->n : 1;
+	w.rec = hs_xmalloc(n * sizeof *w.rec);
+	w.send = hs_xmalloc(n * sizeof *w.send);
+	w.send_s = hs_xmalloc(((size_t)pp + v) * pp * sizeof *w.send_s);
 	for (size_t i = 0; i < ((size_t)pp + v) * pp; i++)
-		memo_s[i].s = NAN;
-	uint32_t(*mi)[4] = hs_xcalloc((size_t)v * pp, sizeof *mi);
-	struct inc(*inc)[4][2] = hs_xmalloc((size_t)v * pp * sizeof *inc);
-	for (size_t i = 0; i < (size_t)v * pp; i++)
-		for (int k = 0; k < 4; k++)
-			inc[i][k][0].dur = inc[i][k][1].dur = NONE;
-	int *gchunk = hs_xmalloc((size_t)v * pp * sizeof *gchunk);
+		w.send_s[i].s = NAN;
+	w.bucket_s = w.send_s + (size_t)pp * pp;
+	w.mi = hs_xcalloc(nk, sizeof *w.mi);
+	w.inc = hs_xmalloc(nk * sizeof *w.inc);
+	for (size_t i = 0; i < nk; i++)
+		w.inc[i][0].dur = w.inc[i][1].dur = NONE;
 	/* a chunk's gradients are final at one item (its last weight item), which adds one reduction per bucket
 	 * slice: room for every stage's at once (growing each stage's array was 0.4% of a point) */
 	size_t nslices = 0;
@@ -371,61 +498,33 @@ const char *hs_exec_pipe_step(struct ex *x, hs_result *out)
 	nslices = 0;
 	for (int s = 0; s < pp; s++) {
 		struct stage *st = &w.st[s];
-		st->it = q->items[s];
-		st->n = q->nitems[s];
-		st->cfree = st->mfree = st->pfree = st->idle = st->last_end = w.t0;
-		st->fsend = ends + 3 * nmc * s;
-		st->bsend = st->fsend + nmc;
-		st->ftask = st->bsend + nmc;
-		st->fsx = secs + 2 * nmc * s;
-		st->bsx = st->fsx + nmc;
-		st->last_weight = lw + (size_t)v * s;
-		for (size_t i = 0; i < st->n; i++)
-			if (weight_item(st->it[i].kind))
-				st->last_weight[st->it[i].chunk] = i;
-		st->send_s = memo_s + ((size_t)pp + v) * s;
-		st->bucket_s = st->send_s + pp;
-		st->mi = mi + (size_t)v * s;
-		st->inc = inc + (size_t)v * s;
-		st->gchunk = gchunk + (size_t)v * s;
+		st->cfree = st->mfree = st->pfree = st->last_end = w.t0;
+		st->r = &x->reps[s];
 		st->buckets = buckets + nslices;
 		for (int k = 0; q->reduce && k < v; k++)
 			nslices += (size_t)q->nslices[s * v + k];
-		for (int k = 0; k < v; k++)
-			st->gchunk[k] = hs_sched_chunk_of(q->sched, pp, v, s, k);
 	}
-	int tie = 0, progress = 1;
-	while (progress && !tie) {
-		progress = 0;
-		for (int s = 0; s < pp && !tie; s++)
-			while (w.st[s].pos < w.st[s].n) {
-				int rc = item(&w, s);
-				if (rc <= 0) {
-					tie = rc < 0;
-					break;
-				}
-				progress = 1;
-			}
-	}
-	for (int s = 0; s < pp && !tie; s++)
-		if (w.st[s].pos < w.st[s].n)
-			why = "the schedule deadlocks"; /* the build would have refused it first */
-	for (int s = 0; s < pp && !tie && !why; s++)
+	int tie = 0;
+	unsigned lw = q->reduce ? HS_PO_LAST_WEIGHT : 0;
+	for (size_t i = 0; i < prog->nfirst; i++)
+		form(&w, &prog->op[prog->first_use[i]], lw);
+	tie = walk_items(&w, lw) < 0;
+	for (int s = 0; s < pp && !tie; s++) {
+		account(&w, s);
 		tie = finish(&w, s) < 0;
+	}
 	if (tie)
 		why = "two waits of different kinds end at the same instant";
 	for (int s = 0; s < pp; s++)
 		x->reps[s].last_end = w.st[s].last_end;
 	free(buckets);
-	free(ends);
-	free(secs);
-	free(lw);
-	free(memo_s);
-	free(mi);
-	free(inc);
-	free(gchunk);
+	free(w.rec);
+	free(w.send);
+	free(w.send_s);
+	free(w.mi);
+	free(w.inc);
 	free(w.st);
-	free(w.place);
+	hs_pipe_prog_free(own);
 	if (!why)
 		hs_exec_account_step(x, 0, out);
 	return why;

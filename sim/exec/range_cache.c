@@ -8,6 +8,7 @@
 
 #include "sim/base/alloc.h"
 #include "sim/coll/coll_impl.h"
+#include "sim/exec/pipe_prog.h"
 
 /* What hs_ops_time reads besides the ops. Built in zeroed memory and filled by memcpy, so that two equal
  * environments compare equal bytewise (padding included); the groups the range does not use stay zero. */
@@ -64,6 +65,7 @@ struct hs_range_cache {
 	size_t ops;   /* ops held (literal ones) */
 	size_t hits, misses;
 	hs_sched_cache *sched;
+	hs_pipe_progs *progs; /* programs of those schedules */
 	uint32_t *same; /* [cap_same] scratch: hs_ops_time_same's answer for the list being kept */
 	size_t cap_same;
 	struct coll_entry *ce; /* [nce] */
@@ -88,6 +90,7 @@ static void drop(void *p)
 	free(rc->e);
 	free(rc->slot);
 	hs_sched_cache_free(rc->sched);
+	hs_pipe_progs_free(rc->progs);
 	free(rc->same);
 	free(rc->ce);
 	free(rc->cslot);
@@ -103,6 +106,13 @@ hs_sched_cache *hs_range_cache_sched(hs_range_cache *rc)
 	if (rc && !rc->sched)
 		rc->sched = hs_sched_cache_create();
 	return rc ? rc->sched : NULL;
+}
+
+hs_pipe_progs *hs_range_cache_progs(hs_range_cache *rc)
+{
+	if (rc && !rc->progs)
+		rc->progs = hs_pipe_progs_create();
+	return rc ? rc->progs : NULL;
 }
 
 hs_range_cache *hs_range_cache_of(hs_profile_cache *pc)

@@ -37,6 +37,8 @@ int hs_range_cache_cost(hs_range_cache *rc, const hs_op_env *e, const hs_op *ops
 
 /* The schedules kept beside it (models/sched_cache.h), made on first use; NULL where rc is. */
 hs_sched_cache *hs_range_cache_sched(hs_range_cache *rc);
+/* The walk programs of those schedules (pipe_prog.h), made on first use; NULL where rc is. */
+struct hs_pipe_progs *hs_range_cache_progs(hs_range_cache *rc);
 /* hs_coll_grp_time(g, op, algo, bytes, NULL), the closed-form time of a communication task (comm_closed.c), from
  * the cache where it has it: a sweep's points repeat the same gradient reductions, parameter gathers and
  * pipeline sends over the same groups, and each time is NCCL's tuner run again (2.6% of a sweep point,
