@@ -26,12 +26,12 @@
  * --collect-atstart=yes instead, the total is the load and one pass over the whole space, rejected points
  * included (the toggles then turn collection off for the second pass).
  *
- * Figures (2026-12-02, sweep-speed2): 1.24 M instructions per simulated point (303.4 M over 244) against
- * 1.42 M (346.1 M) before that branch, 1.57 M before sweep-speed and 3.61 M at 81a72a0; the pass over the
- * space 0.51 G against 0.55 G, 0.59 G and 1.30 G. On this shared 2-core machine the printed rates move by a
- * third between runs (these are sweep-speed's, not measured again since): 3,870-4,030 simulated configurations per
- * second on the item walk, 1,850-2,130 on the graph's closed form, 1,170-1,210 by the event run (two runs beside
- * other work; docs/outputs.md, "Speed", says where the rest goes). The target, 10,000, is not met. */
+ * Figures (2026-12-03, sweep-speed3): 0.80 M instructions per simulated point (194.7 M over 244) against
+ * 1.24 M (303.4 M) before that branch, 1.42 M before sweep-speed2, 1.57 M before sweep-speed and 3.61 M at
+ * 81a72a0; the pass over the space 0.35 G against 0.51 G, 0.55 G, 0.59 G and 1.30 G. On this 2-core machine, two
+ * runs of each binary back to back: 15,390-15,570 simulated configurations per second on the item walk (11,220-
+ * 11,240 before sweep-speed3), 4,900-4,940 on the graph's closed form, 2,660 by the event run (docs/outputs.md,
+ * "Speed", says where the rest goes). The target, 10,000, is met here. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
