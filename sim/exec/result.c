@@ -36,9 +36,19 @@ void hs_exec_account_step(struct ex *x, int step, hs_result *out)
 
 /* Most bytes first; among equal bytes the lower link index, so that the links kept at the cut are the same
  * on every libc and at both fidelities (comm_closed.c orders its per-link bytes the same way). */
+/* Bytes to 30 bits of mantissa (9 significant digits): links that carried the same traffic sort by id, not by
+ * the last bits of sums that the order transfers ended in rounds differently (the network sums a route's
+ * bytes before its links', sim/net/net.c fold); the table reports them so. */
+static double bytes_key(double b)
+{
+	int e;
+	double m = frexp(b, &e);
+	return ldexp(nearbyint(ldexp(m, 30)), e - 30);
+}
+
 static int cmp_bytes_desc(const void *a, const void *b)
 {
-	const double *x = a, *y = b; /* {bytes, link} pairs */
+	const double *x = a, *y = b; /* {key, link} pairs */
 	if (x[0] != y[0])
 		return (x[0] < y[0]) - (x[0] > y[0]);
 	return (x[1] > y[1]) - (x[1] < y[1]);
@@ -55,7 +65,7 @@ void hs_exec_collect_links(struct ex *x, hs_result *out)
 	for (int l = 0; l < nl; l++) {
 		hs_net_link_stat st;
 		hs_net_link_stats(x->net, l, &st, NULL, 0);
-		order[2 * l] = st.bytes;
+		order[2 * l] = bytes_key(st.bytes);
 		order[2 * l + 1] = l;
 	}
 	qsort(order, (size_t)nl, 2 * sizeof *order, cmp_bytes_desc);
@@ -82,7 +92,7 @@ void hs_exec_collect_links(struct ex *x, hs_result *out)
 		u->names[i] = hs_xstrdup(name);
 		u->capacity_Bps[i] = st.bw_Bps;
 		u->mean_util[i] = st.util;
-		u->bytes[i] = st.bytes;
+		u->bytes[i] = bytes_key(st.bytes); /* as sorted: the rows' bytes never rise */
 	}
 	free(order);
 }

@@ -6,8 +6,8 @@
  * saturates, freeze the flows on it, repeat.
  *
  * Incremental and exact: adding or removing a flow marks its links dirty. A recompute takes the flows on
- * dirty links (set A), holds every other flow at its rate (their load is subtracted from link capacities),
- * and fills A. Then every flow that this left without a bottleneck (a saturated link where none is faster:
+ * dirty links (set A; after removals only, those of them left without a bottleneck), holds every other flow
+ * at its rate (their load is subtracted from link capacities), and fills A. Then every flow that this left without a bottleneck (a saturated link where none is faster:
  * the test of a max-min allocation) joins A, and A is filled again, until none is left (maxmin.c): the rates
  * are those of a full recompute, to rounding, and the work is the part of the network a change reaches.
  * (Before, A was widened by the flows sharing a link with a moved rate for up to 4 rounds and the rest kept
@@ -137,6 +137,8 @@ typedef struct hs_maxmin {
 	int round;          /* rounds run in this recompute */
 	int vstamp;         /* exactness checks run */
 	int exact;          /* 1 (default): exact; 0: the old propagation, HS_MAXMIN_LEGACY_ROUNDS rounds */
+	int added;          /* a flow entered since the last recompute (hs_maxmin_add) */
+	uint64_t quiet;     /* recomputes after removals that found no flow without a bottleneck: no fill (tests) */
 	uint64_t grows;     /* times a check widened A, over the solver's life (bench) */
 } hs_maxmin;
 

@@ -80,6 +80,9 @@ void hs_net_free(hs_net *n)
 	free(n->runs);
 	free(n->x);
 	free(n->link_bytes);
+	free(n->rbytes);
+	free(n->rroute);
+	free(n->rpend);
 	free(n->series);
 	free(n);
 }
@@ -132,6 +135,40 @@ static void spread(const hs_net *n, double *series, hs_time t0, hs_time t1, doub
 	}
 }
 
+/* Bytes carried on route r, for its links (fold). */
+static void route_bytes(hs_net *n, const hs_route *r, double bytes)
+{
+	size_t id = (size_t)r->id;
+	if (id >= n->caprb) {
+		size_t cap = n->caprb;
+		hs_xgrow(&n->rbytes, &n->caprb, id + 1, sizeof *n->rbytes);
+		n->rroute = hs_xrealloc(n->rroute, n->caprb * sizeof *n->rroute);
+		memset(n->rbytes + cap, 0, (n->caprb - cap) * sizeof *n->rbytes);
+		memset(n->rroute + cap, 0, (n->caprb - cap) * sizeof *n->rroute);
+	}
+	if (!n->rroute[id]) {
+		n->rroute[id] = r;
+		if (n->npend == n->cappend)
+			hs_xgrow(&n->rpend, &n->cappend, n->npend + 1, sizeof *n->rpend);
+		n->rpend[n->npend++] = (int)id;
+	}
+	n->rbytes[id] += bytes;
+}
+
+/* The routes' pending bytes onto their links, in the order the routes were first used. */
+static void fold(hs_net *n)
+{
+	for (size_t p = 0; p < n->npend; p++) {
+		int id = n->rpend[p];
+		const hs_route *r = n->rroute[id];
+		for (int i = 0; i < r->nl; i++)
+			n->link_bytes[r->link[i]] += n->rbytes[id] * r->coef[i];
+		n->rbytes[id] = 0;
+		n->rroute[id] = NULL;
+	}
+	n->npend = 0;
+}
+
 static void xdone(void *ctx, uint64_t arg)
 {
 	hs_net *n = ctx;
@@ -139,8 +176,7 @@ static void xdone(void *ctx, uint64_t arg)
 	n->x[arg].next_free = n->free_head;
 	n->free_head = (int)arg;
 	if (x.r) {
-		for (int i = 0; i < x.r->nl; i++)
-			n->link_bytes[x.r->link[i]] += x.bytes * x.r->coef[i];
+		route_bytes(n, x.r, x.bytes);
 		if (n->series) {
 			/* spread evenly over [t0, now - latency] */
 			hs_time t1 = hs_engine_now(n->eng) - x.r->lat;
@@ -227,8 +263,7 @@ void hs_net_xtake(hs_net *n, int x)
 	(void)st;
 	assert(st == 1 && "a transfer is taken while it is carried");
 	n->ops->xtake(n->m, r.h);
-	for (int i = 0; i < r.r->nl; i++)
-		n->link_bytes[r.r->link[i]] += (r.bytes - rem) * r.r->coef[i];
+	route_bytes(n, r.r, r.bytes - rem);
 	if (n->series)
 		for (int i = 0; i < r.r->nl; i++)
 			spread(n, n->series + (size_t)r.r->link[i] * n->nbuckets, r.t0, hs_engine_now(n->eng),
@@ -582,8 +617,9 @@ void hs_net_stats_timeline(hs_net *n, double bucket_s, int nb)
 	n->series = hs_xcalloc((size_t)hs_topo_nlinks(n->t) * (size_t)nb, sizeof *n->series);
 }
 
-void hs_net_link_stats(const hs_net *n, int link, hs_net_link_stat *out, double *series, int nb)
+void hs_net_link_stats(hs_net *n, int link, hs_net_link_stat *out, double *series, int nb)
 {
+	fold(n);
 	const hs_link *l = hs_topo_link(n->t, link);
 	double el = (double)(hs_engine_now(n->eng) - n->t_created);
 	out->from = l->from;

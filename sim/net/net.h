@@ -163,7 +163,7 @@ int hs_net_nlinks(const hs_net *n);
 /* One link's totals; with `series` (nb buckets of `bucket_s` seconds from time 0) its utilisation per bucket
  * as well: 0 unless hs_net_stats_timeline was called before the traffic (then each transfer's bytes are
  * spread evenly over its duration, per link). */
-void hs_net_link_stats(const hs_net *n, int link, hs_net_link_stat *out, double *series, int nb);
+void hs_net_link_stats(hs_net *n, int link, hs_net_link_stat *out, double *series, int nb);
 void hs_net_stats_timeline(hs_net *n, double bucket_s, int nbuckets);
 double hs_net_bytes_injected(const hs_net *n); /* bytes handed to the model by sends and collectives */
 uint64_t hs_net_transfers(const hs_net *n);   /* transfers started */

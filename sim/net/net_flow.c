@@ -42,6 +42,8 @@
 #include "sim/net/net.h"
 #include "sim/net/netsym.h"
 
+#define RM_IN 9 /* a route memo's links in its record: a fat-tree route's 4 to 7 and a rail-optimised one's */
+
 typedef struct fcold {
 	hs_time lat; /* the route's */
 	hs_net_done sent, done;
@@ -104,7 +106,11 @@ struct hs_net_model {
 		const hs_route *r; /* the route it is for (NULL: none yet); another router's route of the same id is
 		                    * not it */
 		double alone;
-		int *sl, nsl;      /* its links but the twins, ascending: the ones a flow outside the solver holds */
+		int *ext;          /* the links below when there are more than RM_IN of them, else NULL */
+		int nsl;
+		int in[RM_IN];     /* its links but the twins, ascending (rm_sl): the ones a flow outside the solver
+		                    * holds; kept in the record, one cache line, where they were an allocation of
+		                    * their own, a miss of its own at each start and release of a lone flow */
 	} *rm;
 	size_t caprm;
 };
@@ -214,7 +220,7 @@ static void destroy(hs_net_model *m)
 	free(m->ln), free(m->gn);
 	free(m->lcnt);
 	for (size_t i = 0; i < m->caprm; i++)
-		free(m->rm[i].sl);
+		free(m->rm[i].ext);
 	free(m->rm);
 	free(m);
 }
@@ -224,6 +230,9 @@ static void infl_drop(hs_net_model *m, int id);
 static void alone_start(hs_net_model *m, int id, int nl, const int *hl, const double *hc);
 static void alone_start_at(hs_net_model *m, int id, double rate);
 static const struct rmemo *route_memo(hs_net_model *m, const hs_route *r);
+/* A route memo's links but the twins (the record may move: never keep the pointer past a call that can grow
+ * m->rm). */
+static const int *rm_sl(const struct rmemo *q) { return q->ext ? q->ext : q->in; }
 static void alone_release(hs_net_model *m, int id);
 static void alone_join(hs_net_model *m, int id);
 
@@ -411,14 +420,14 @@ static int xstart(hs_net_model *m, const hs_route *r, double bytes, hs_net_done 
 	 * may move the memos. */
 	const struct rmemo *q = route_memo(m, r);
 	for (int i = 0; i < q->nsl; i++)
-		if (m->ln[q->sl[i]].rsv >= 0) {
-			sym_break(m, m->ln[q->sl[i]].rsv);
+		if (m->ln[rm_sl(q)[i]].rsv >= 0) {
+			sym_break(m, m->ln[rm_sl(q)[i]].rsv);
 			q = route_memo(m, r);
 		}
 	/* alone when no flow crosses its links; a flow timed alone there joins the solver first */
 	int alone = 1;
 	for (int i = 0; i < q->nsl; i++) {
-		int l = q->sl[i];
+		int l = rm_sl(q)[i];
 		if (m->ln[l].alone_on >= 0)
 			alone_join(m, m->ln[l].alone_on);
 		alone &= m->ln[l].nsolv == 0;
@@ -429,7 +438,7 @@ static int xstart(hs_net_model *m, const hs_route *r, double bytes, hs_net_done 
 		q = &m->rm[r->id]; /* alone_join does not reach the memo, nor does new_flow; the same record */
 		m->fc[id].r = r;
 		for (int i = 0; i < q->nsl; i++)
-			m->ln[q->sl[i]].alone_on = id;
+			m->ln[rm_sl(q)[i]].alone_on = id;
 		alone_start_at(m, id, q->alone);
 		return id;
 	}
@@ -665,11 +674,13 @@ static const struct rmemo *route_memo(hs_net_model *m, const hs_route *r)
 	if (q->r != r) {
 		q->r = r;
 		q->alone = alone_rate(m, r->nl, r->link, r->coef);
-		q->sl = hs_xrealloc(q->sl, (size_t)(r->nl ? r->nl : 1) * sizeof *q->sl);
+		free(q->ext);
+		q->ext = r->nl > RM_IN ? hs_xmalloc((size_t)r->nl * sizeof *q->ext) : NULL;
+		int *sl = q->ext ? q->ext : q->in;
 		q->nsl = 0;
 		for (int k = 0; k < r->nl; k++)
 			if (m->mm.lk[r->link[k]].twin < 0)
-				q->sl[q->nsl++] = r->link[k];
+				sl[q->nsl++] = r->link[k];
 	}
 	return q;
 }
@@ -708,8 +719,8 @@ static void alone_release(hs_net_model *m, int id)
 	if ((size_t)r->id < m->caprm && m->rm[r->id].r == r) { /* its links but the twins, which it never holds */
 		const struct rmemo *q = &m->rm[r->id];
 		for (int i = 0; i < q->nsl; i++)
-			if (m->ln[q->sl[i]].alone_on == id)
-				m->ln[q->sl[i]].alone_on = -1;
+			if (m->ln[rm_sl(q)[i]].alone_on == id)
+				m->ln[rm_sl(q)[i]].alone_on = -1;
 		return;
 	}
 	for (int i = 0; i < r->nl; i++)

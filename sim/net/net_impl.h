@@ -40,7 +40,15 @@ struct hs_net {
 	size_t nx, capx;
 	int free_head;
 	/* statistics */
-	double *link_bytes;
+	double *link_bytes;    /* bytes each link carried, less what rbytes holds */
+	/* bytes carried on each route since the last fold (by route id), folded into link_bytes when read: a
+	 * transfer's end adds to its route, not to each of its links (the links' records were a third of a
+	 * 16,384-GPU step's finishing cost, each a cache miss) */
+	double *rbytes;
+	const hs_route **rroute; /* [caprb] the route of a pending id, NULL when none is */
+	size_t caprb;
+	int *rpend;              /* ids with bytes pending */
+	size_t npend, cappend;
 	double *series; /* [nlinks * nbuckets] bytes per bucket */
 	int nbuckets;
 	double bucket_ps;

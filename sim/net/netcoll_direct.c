@@ -118,7 +118,10 @@ static hs_symmemo *find_classes(nc_run *r)
 	hs_netsym *sym = G ? hs_net_sym_find_group(r->net, rt, (const int *const *)gen, G, (int)M, pass) : NULL;
 	for (int g = 0; g < G; g++)
 		free(gen[g]);
-	if (!sym) {
+	/* the routes stay with the memo without classes too: the pairs then start one by one on them (start),
+	 * where each asked the router's table (6% of a hashed-ECMP EP step); not for groups of over 256 ranks
+	 * (half a MiB of pointers each, in up to HS_SYMMEMO_SLOTS entries) */
+	if (!ok || (!sym && M > 256 * 255)) {
 		free(rt);
 		rt = NULL;
 	}
@@ -349,6 +352,15 @@ static void start(nc_run *r)
 			}
 			return;
 		}
+	}
+	hs_symmemo *e = r->op != HS_COLL_ALL_REDUCE && r->n > 2 ? find_classes(r) : NULL;
+	if (e && e->routes) { /* the pairs' routes, as scatter would look them up */
+		for (int i = 0; i < r->n; i++)
+			for (int j = 0; j < r->n; j++)
+				if (j != i)
+					hs_netcoll_send_route(r, e->routes[member(r->n, i, j)], r->S / r->n, 1,
+							      (uint64_t)1 << 62 | (uint64_t)j);
+		return;
 	}
 	for (int i = 0; i < r->n; i++)
 		scatter(r, i, 1);

@@ -1,7 +1,9 @@
 /* The max-min solver (sim/net/maxmin.h) on its own: the incremental solver against a full recompute on random
  * instances (random routes, coefficients, capacities, arrivals and departures), to 1e-9 relative after every
  * change, as issue 22 asks; and the old propagation (exact = 0) shown off on the same instances, so the test
- * can tell the two apart. */
+ * can tell the two apart. After removals only the flows that lost their bottleneck are filled (maxmin.c): the
+ * random instances take that path and stay exact, the textbook line skips the fill exactly where its flow keeps
+ * another bottleneck, and a flow bound elsewhere stays out of the set a removal beside it fills. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -79,6 +81,8 @@ static double worst(const inst *x, hs_maxmin *mm, int nf)
 /* One random instance: links of capacity 1 to 10, flows over 1 to 6 distinct links with coefficients 1/4 to 1
  * (or all 1), arriving and leaving at random; the worst difference over every change. Structured cases come
  * from few links and many flows (long chains of shared bottlenecks, where a change travels far). */
+static uint64_t quiet_total; /* recomputes the instances' solvers found to move nothing before a fill */
+
 static double run_instance(int exact, uint64_t seed, int *changes)
 {
 	static inst x;
@@ -132,6 +136,7 @@ static double run_instance(int exact, uint64_t seed, int *changes)
 		w = d > w ? d : w;
 		(*changes)++;
 	}
+	quiet_total += mm->quiet;
 	hs_maxmin_free(mm);
 	free(mm);
 	return w;
@@ -141,12 +146,15 @@ START_TEST(incremental_equals_full)
 {
 	int changes = 0;
 	double w = 0;
+	quiet_total = 0;
 	for (uint64_t s = 1; s <= 400; s++) {
 		double d = run_instance(1, s, &changes);
 		ck_assert_msg(d <= 1e-9, "instance %llu: a rate %.3g off a full recompute (relative)", (unsigned long long)s, d);
 		w = d > w ? d : w;
 	}
-	fprintf(stderr, "maxmin exact: %d changes over 400 random instances, worst %.3g relative\n", changes, w);
+	fprintf(stderr, "maxmin exact: %d changes over 400 random instances, worst %.3g relative; %llu removals moved nothing\n",
+		changes, w, (unsigned long long)quiet_total);
+	ck_assert_msg(quiet_total > 0, "no removal found every flow still bottlenecked");
 }
 END_TEST
 
@@ -189,10 +197,45 @@ START_TEST(textbook_incremental)
 	hs_maxmin_remove(&mm, 2);
 	solve(&mm, rated);
 	ck_assert(fabs(mm.fl[0].rate - 0.5) < 1e-12);
+	/* the long flow kept links 0 and 2, saturated, where it is the fastest: nothing moved, no fill ran */
+	ck_assert_int_eq((int)mm.quiet, 1);
 	hs_maxmin_remove(&mm, 1);
 	hs_maxmin_remove(&mm, 3);
 	solve(&mm, rated);
 	ck_assert_msg(fabs(mm.fl[0].rate - 1) < 1e-12, "alone: %g", mm.fl[0].rate);
+	ck_assert_int_eq((int)mm.quiet, 1); /* it lost every bottleneck: a fill */
+	hs_maxmin_free(&mm);
+}
+END_TEST
+
+/* Link 0 (1 B/ps) carries flows 0, 1 and 2; link 1 (0.1) flows 2 and 3, which it binds at 0.05. Flow 0
+ * leaves: flow 1 lost its bottleneck and is filled alone, up to 0.95; flow 2, on the link flow 0 left but
+ * bound on link 1, is not in the set. */
+START_TEST(removal_fills_the_unbound)
+{
+	hs_maxmin mm;
+	hs_maxmin_init(&mm, 2);
+	hs_maxmin_set_bw(&mm, 0, 1);
+	hs_maxmin_set_bw(&mm, 1, 0.1);
+	int rated[4] = {0};
+	int l0 = 0, l1 = 1, both[2] = {0, 1};
+	double one[2] = {1, 1};
+	for (int f = 0; f < 4; f++)
+		hs_maxmin_new_flow(&mm);
+	hs_maxmin_add(&mm, 0, 1, &l0, one);
+	hs_maxmin_add(&mm, 1, 1, &l0, one);
+	hs_maxmin_add(&mm, 2, 2, both, one);
+	hs_maxmin_add(&mm, 3, 1, &l1, one);
+	solve(&mm, rated);
+	ck_assert(fabs(mm.fl[1].rate - 0.475) < 1e-12 && fabs(mm.fl[2].rate - 0.05) < 1e-12);
+	hs_maxmin_remove(&mm, 0);
+	size_t n = hs_maxmin_round(&mm);
+	ck_assert_int_eq((int)n, 1);
+	ck_assert_int_eq(mm.aff[0], 1);
+	hs_maxmin_settle(&mm, &mm.fl[1], 1);
+	ck_assert_int_eq((int)hs_maxmin_round(&mm), 0);
+	ck_assert_msg(fabs(mm.fl[1].rate - 0.95) < 1e-12, "flow 1 at %g", mm.fl[1].rate);
+	ck_assert(fabs(mm.fl[2].rate - 0.05) < 1e-12 && fabs(mm.fl[3].rate - 0.05) < 1e-12);
 	hs_maxmin_free(&mm);
 }
 END_TEST
@@ -205,6 +248,7 @@ static Suite *suite(void)
 	tcase_add_test(t, incremental_equals_full);
 	tcase_add_test(t, legacy_is_not);
 	tcase_add_test(t, textbook_incremental);
+	tcase_add_test(t, removal_fills_the_unbound);
 	suite_add_tcase(s, t);
 	return s;
 }
