@@ -270,8 +270,10 @@ void hs_maxmin_remove(hs_maxmin *mm, int id)
 		int l = h[i].l;
 		hs_maxmin_link *k = &mm->lk[l];
 		int p = h[i].pos;
-		if (k->load >= k->sat)
+		if (k->load >= k->sat) {
 			hs_maxmin_mark_dirty(mm, l);
+			k->dirty = 2; /* by a removal (hs_maxmin_round) */
+		}
 		k->load -= hs_maxmin_part(k, f->rate, h[i].coef);
 		k->e[p] = k->e[--k->n];
 		if (p < k->n)
@@ -522,6 +524,14 @@ static size_t check(hs_maxmin *mm)
  * might have stayed out. When A is empty nothing moves and there is no fill. In a hashed-ECMP EP step
  * (bench_ep) more than half of the recomputes after a finish move nothing, with two thirds of the flows they
  * visited; A, where a rate does move, is the flows the freed link bound, not every flow crossing it.
+ *
+ * After arrivals, likewise: a link that a new flow entered and that had capacity to spare (not saturated at
+ * the load of the flows already on it; a removal's dirty links are marked so, dirty 2) is nobody's
+ * bottleneck, so its rated flows are bound elsewhere and stay out of A; its new flows are in. Should the new
+ * flows' rates saturate it, the check after the fill finds the rated flows there faster than its share, and
+ * they join A (check (a)). On the NICs of an EP step a pair that starts beside a ring's hops on a link the
+ * ring does not fill leaves the ring's flows alone.
+ *
  * Flows left out are not brought up to now by the caller (their remainders are rounded at other instants),
  * so finish times may differ by a picosecond from a fill over every flow of the dirty links. */
 #define QTOL 1e-12
@@ -550,15 +560,17 @@ size_t hs_maxmin_round(hs_maxmin *mm)
 		return 0;
 	}
 	mm->round++;
-	/* A: the flows on dirty links; after removals only, those of them left without a bottleneck */
+	/* A: the flows on dirty links; after removals only, those of them left without a bottleneck; on a link
+	 * with capacity to spare that only arrivals made dirty, the new flows (see above) */
 	int gone = mm->exact && !mm->added;
 	mm->naff = 0;
 	for (int d = 0; d < mm->ndirty; d++) {
 		hs_maxmin_link *k = &mm->lk[mm->dirty[d]];
+		int spare = mm->exact && k->dirty == 1 && (double)k->load < k->bw * k->scale * (1 - QTOL);
 		k->dirty = 0;
 		for (int j = 0; j < k->n; j++) {
 			hs_maxmin_flow *f = &mm->fl[k->e[j].f];
-			if (f->mark || (gone && bottlenecked(mm, f)))
+			if (f->mark || (gone && bottlenecked(mm, f)) || (spare && f->rate > 0))
 				continue;
 			f->mark = 1;
 			f->old = f->rate;

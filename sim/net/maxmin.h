@@ -6,8 +6,9 @@
  * saturates, freeze the flows on it, repeat.
  *
  * Incremental and exact: adding or removing a flow marks its links dirty. A recompute takes the flows on
- * dirty links (set A; after removals only, those of them left without a bottleneck), holds every other flow
- * at its rate (their load is subtracted from link capacities), and fills A. Then every flow that this left without a bottleneck (a saturated link where none is faster:
+ * dirty links (set A; after removals only, those of them left without a bottleneck; on a link with capacity
+ * to spare, only its new flows), holds every other flow at its rate (their load is subtracted from link
+ * capacities), and fills A. Then every flow that this left without a bottleneck (a saturated link where none is faster:
  * the test of a max-min allocation) joins A, and A is filled again, until none is left (maxmin.c): the rates
  * are those of a full recompute, to rounding, and the work is the part of the network a change reaches.
  * (Before, A was widened by the flows sharing a link with a moved rate for up to 4 rounds and the rest kept
@@ -59,7 +60,7 @@ typedef struct hs_maxmin_link {
 	int n, cap;
 	int twin;       /* >= 0: carries exactly the flows of that link, at its bandwidth (the model's find_twins
 	                 * sets it); no flow enters this one */
-	int dirty;
+	int dirty;      /* 0; 1 dirty; 2 dirty by a removal (maxmin.c, the set A after arrivals) */
 	double bw;      /* bytes/ps */
 	double scale;   /* quanta per byte/ps: 2^QUANT_BITS / bw rounded to a power of 2 (exact inverse) */
 	int64_t load;   /* sum over its flows of part() */

@@ -3,7 +3,8 @@
  * change, as issue 22 asks; and the old propagation (exact = 0) shown off on the same instances, so the test
  * can tell the two apart. After removals only the flows that lost their bottleneck are filled (maxmin.c): the
  * random instances take that path and stay exact, the textbook line skips the fill exactly where its flow keeps
- * another bottleneck, and a flow bound elsewhere stays out of the set a removal beside it fills. */
+ * another bottleneck, and a flow bound elsewhere stays out of the set a removal beside it fills; arrivals on a
+ * link with capacity to spare fill only the new flows, and the check brings in a flow they then outpace. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -240,6 +241,50 @@ START_TEST(removal_fills_the_unbound)
 }
 END_TEST
 
+/* Arrivals on a link with capacity to spare. Link 0 (1 B/ps) carries flow 0, bound at 0.05 on link 1 (0.1,
+ * shared with flow 1): flow 2 arrives on link 0 and is filled alone (0.95), flows 0 and 1 stay out. Then links
+ * 2 (1) and 3 (0.6): flow 4 on both, flow 5 on link 3, 0.3 each; flows 6, 7 and 8 arrive on link 2, filled
+ * with flow 4 held at 0.3 (0.233 each), and the check finds flow 4 faster than link 2's share and brings it
+ * in: 0.25 each on link 2, flow 5 0.35. */
+START_TEST(arrival_beside_spare)
+{
+	hs_maxmin mm;
+	hs_maxmin_init(&mm, 4);
+	double bw[4] = {1, 0.1, 1, 0.6};
+	for (int l = 0; l < 4; l++)
+		hs_maxmin_set_bw(&mm, l, bw[l]);
+	int rated[9] = {0};
+	int l0 = 0, l1 = 1, l2 = 2, l3 = 3, a01[2] = {0, 1}, a23[2] = {2, 3};
+	double one[2] = {1, 1};
+	for (int f = 0; f < 9; f++)
+		hs_maxmin_new_flow(&mm);
+	hs_maxmin_add(&mm, 0, 2, a01, one);
+	hs_maxmin_add(&mm, 1, 1, &l1, one);
+	hs_maxmin_add(&mm, 4, 2, a23, one);
+	hs_maxmin_add(&mm, 5, 1, &l3, one);
+	solve(&mm, rated);
+	ck_assert(fabs(mm.fl[0].rate - 0.05) < 1e-12 && fabs(mm.fl[4].rate - 0.3) < 1e-12);
+	hs_maxmin_add(&mm, 2, 1, &l0, one);
+	size_t n = hs_maxmin_round(&mm);
+	ck_assert_int_eq((int)n, 1);
+	ck_assert_int_eq(mm.aff[0], 2);
+	hs_maxmin_settle(&mm, &mm.fl[2], 0);
+	rated[2] = 1;
+	ck_assert_int_eq((int)hs_maxmin_round(&mm), 0);
+	ck_assert_msg(fabs(mm.fl[2].rate - 0.95) < 1e-12, "flow 2 at %g", mm.fl[2].rate);
+	uint64_t grows = mm.grows;
+	for (int f = 6; f < 9; f++)
+		hs_maxmin_add(&mm, f, 1, &l2, one);
+	solve(&mm, rated);
+	ck_assert_msg(mm.grows > grows, "flow 4 was not brought in by the check");
+	for (int f = 4; f < 9; f++)
+		if (f != 5)
+			ck_assert_msg(fabs(mm.fl[f].rate - 0.25) < 1e-12, "flow %d at %g", f, mm.fl[f].rate);
+	ck_assert_msg(fabs(mm.fl[5].rate - 0.35) < 1e-12, "flow 5 at %g", mm.fl[5].rate);
+	hs_maxmin_free(&mm);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("maxmin");
@@ -249,6 +294,7 @@ static Suite *suite(void)
 	tcase_add_test(t, legacy_is_not);
 	tcase_add_test(t, textbook_incremental);
 	tcase_add_test(t, removal_fills_the_unbound);
+	tcase_add_test(t, arrival_beside_spare);
 	suite_add_tcase(s, t);
 	return s;
 }
