@@ -11,9 +11,9 @@
  * (sim/net/netcoll_ring.c reform): dmodk 3,695,717 -> 2,497,735 events; an all-to-all whose links a live ring
  * set holds opens beside it, on classes found for both (sim/net/netcoll_direct.c joint_classes): 1,863,396
  * events, 1.5-2.0 s, the same step time (docs/collectives.md).
- * After a finish the solver fills only the flows that lost their bottleneck, after a start on a link with room
- * only the new flows (sim/net/maxmin.c): hash 44.3 -> 27-32 s on the 2-core machine of 2026-12-02's third
- * session (docs/collectives.md, "Recomputes after a finish").
+ * After a finish the solver fills only the flows that lost their bottleneck, after a start only the new flows
+ * and those the link binds (sim/net/maxmin.c): hash from 44.3 s to 20-27 s on the 2-core machine of 2026-12-02's
+ * third session (pairs of binaries run at once; docs/collectives.md, "Recomputes after a finish").
  * Prints the ratio hash / dmodk and whether the target was met; exits 1 only when a run fails. */
 #include <stdio.h>
 #include <string.h>

@@ -530,7 +530,9 @@ static size_t check(hs_maxmin *mm)
  * bottleneck, so its rated flows are bound elsewhere and stay out of A; its new flows are in. Should the new
  * flows' rates saturate it, the check after the fill finds the rated flows there faster than its share, and
  * they join A (check (a)). On the NICs of an EP step a pair that starts beside a ring's hops on a link the
- * ring does not fill leaves the ring's flows alone.
+ * ring does not fill leaves the ring's flows alone. On a saturated link that only arrivals made dirty, a rated
+ * flow below the link's bound ub (so not bound there) that has a bottleneck elsewhere stays out as well; the
+ * link's share falling below its rate is again the check's to find.
  *
  * Flows left out are not brought up to now by the caller (their remainders are rounded at other instants),
  * so finish times may differ by a picosecond from a fill over every flow of the dirty links. */
@@ -561,16 +563,16 @@ size_t hs_maxmin_round(hs_maxmin *mm)
 	}
 	mm->round++;
 	/* A: the flows on dirty links; after removals only, those of them left without a bottleneck; on a link
-	 * with capacity to spare that only arrivals made dirty, the new flows (see above) */
+	 * that only arrivals made dirty, the new flows and, where it was saturated, those bound there (above) */
 	int gone = mm->exact && !mm->added;
 	mm->naff = 0;
 	for (int d = 0; d < mm->ndirty; d++) {
 		hs_maxmin_link *k = &mm->lk[mm->dirty[d]];
 		int spare = mm->exact && k->dirty == 1 && (double)k->load < k->bw * k->scale * (1 - QTOL);
-		k->dirty = 0;
 		for (int j = 0; j < k->n; j++) {
 			hs_maxmin_flow *f = &mm->fl[k->e[j].f];
-			if (f->mark || (gone && bottlenecked(mm, f)) || (spare && f->rate > 0))
+			if (f->mark || (gone && bottlenecked(mm, f)) || (spare && f->rate > 0) ||
+			    (mm->exact && k->dirty == 1 && f->rate > 0 && f->rate < k->ub * (1 - QTOL) && bottlenecked(mm, f)))
 				continue;
 			f->mark = 1;
 			f->old = f->rate;
@@ -578,6 +580,7 @@ size_t hs_maxmin_round(hs_maxmin *mm)
 				hs_xgrow(&mm->aff, &mm->capaff, mm->naff + 1, sizeof *mm->aff);
 			mm->aff[mm->naff++] = k->e[j].f;
 		}
+		k->dirty = 0;
 	}
 	mm->ndirty = 0;
 	mm->added = 0; /* in A now */

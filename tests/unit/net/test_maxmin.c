@@ -285,6 +285,38 @@ START_TEST(arrival_beside_spare)
 }
 END_TEST
 
+/* Arrivals on a saturated link. Link 0 (1 B/ps) carries flow 0, bound at 0.1 on link 1 (0.2, shared with flow
+ * 1), and flow 2 at 0.9, bound on link 0. Flow 3 arrives on link 0: A is flows 2 and 3 (flow 0, below link 0's
+ * top rate and bound elsewhere, stays out), and they share what flow 0 leaves: 0.45 each. */
+START_TEST(arrival_on_saturated)
+{
+	hs_maxmin mm;
+	hs_maxmin_init(&mm, 2);
+	hs_maxmin_set_bw(&mm, 0, 1);
+	hs_maxmin_set_bw(&mm, 1, 0.2);
+	int rated[4] = {0};
+	int l0 = 0, l1 = 1, a01[2] = {0, 1};
+	double one[2] = {1, 1};
+	for (int f = 0; f < 4; f++)
+		hs_maxmin_new_flow(&mm);
+	hs_maxmin_add(&mm, 0, 2, a01, one);
+	hs_maxmin_add(&mm, 1, 1, &l1, one);
+	hs_maxmin_add(&mm, 2, 1, &l0, one);
+	solve(&mm, rated);
+	ck_assert(fabs(mm.fl[0].rate - 0.1) < 1e-12 && fabs(mm.fl[2].rate - 0.9) < 1e-12);
+	hs_maxmin_add(&mm, 3, 1, &l0, one);
+	size_t n = hs_maxmin_round(&mm);
+	ck_assert_int_eq((int)n, 2);
+	ck_assert(mm.aff[0] != 0 && mm.aff[1] != 0);
+	for (size_t a = 0; a < n; a++)
+		hs_maxmin_settle(&mm, &mm.fl[mm.aff[a]], mm.aff[a] != 3);
+	ck_assert_int_eq((int)hs_maxmin_round(&mm), 0);
+	ck_assert(fabs(mm.fl[2].rate - 0.45) < 1e-12 && fabs(mm.fl[3].rate - 0.45) < 1e-12);
+	ck_assert(fabs(mm.fl[0].rate - 0.1) < 1e-12);
+	hs_maxmin_free(&mm);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("maxmin");
@@ -295,6 +327,7 @@ static Suite *suite(void)
 	tcase_add_test(t, textbook_incremental);
 	tcase_add_test(t, removal_fills_the_unbound);
 	tcase_add_test(t, arrival_beside_spare);
+	tcase_add_test(t, arrival_on_saturated);
 	suite_add_tcase(s, t);
 	return s;
 }
