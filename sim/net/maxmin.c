@@ -549,6 +549,19 @@ static int bottlenecked(const hs_maxmin *mm, const hs_maxmin_flow *g)
 	return 0;
 }
 
+/* Whether flow f on dirty link k (dirty: 1 by arrivals only, 2 by a removal; spare: k had capacity to spare)
+ * is in A (see above). gone: only removals since the last recompute. */
+static int in_a(const hs_maxmin *mm, const hs_maxmin_link *k, const hs_maxmin_flow *f, int gone, int spare)
+{
+	if (!mm->exact)
+		return 1;
+	if (gone)
+		return !bottlenecked(mm, f);
+	if (k->dirty != 1 || f->rate == 0) /* a removal's link, or a new flow */
+		return 1;
+	return !spare && (f->rate >= k->ub * (1 - QTOL) || !bottlenecked(mm, f));
+}
+
 size_t hs_maxmin_round(hs_maxmin *mm)
 {
 	/* the round before is settled */
@@ -568,11 +581,10 @@ size_t hs_maxmin_round(hs_maxmin *mm)
 	mm->naff = 0;
 	for (int d = 0; d < mm->ndirty; d++) {
 		hs_maxmin_link *k = &mm->lk[mm->dirty[d]];
-		int spare = mm->exact && k->dirty == 1 && (double)k->load < k->bw * k->scale * (1 - QTOL);
+		int spare = (double)k->load < k->bw * k->scale * (1 - QTOL);
 		for (int j = 0; j < k->n; j++) {
 			hs_maxmin_flow *f = &mm->fl[k->e[j].f];
-			if (f->mark || (gone && bottlenecked(mm, f)) || (spare && f->rate > 0) ||
-			    (mm->exact && k->dirty == 1 && f->rate > 0 && f->rate < k->ub * (1 - QTOL) && bottlenecked(mm, f)))
+			if (f->mark || !in_a(mm, k, f, gone, spare))
 				continue;
 			f->mark = 1;
 			f->old = f->rate;

@@ -33,11 +33,17 @@ typedef struct dstate {
 /* Pair (i, j), i != j, is member i (n - 1) + (j < i ? j : j - 1). */
 static int member(int n, int i, int j) { return i * (n - 1) + (j < i ? j : j - 1); }
 
-static void scatter(nc_run *r, int i, uint64_t phase)
+/* Rank i's pieces to every other rank, on the pairs' routes rt (member order) or, with rt NULL, on the routes
+ * hs_netcoll_send looks up (the same ones). */
+static void scatter(nc_run *r, int i, uint64_t phase, const hs_route *const *rt)
 {
 	for (int j = 0; j < r->n; j++)
-		if (j != i)
-			hs_netcoll_send(r, i, j, r->S / r->n, -1, phase << 62 | (uint64_t)j);
+		if (j != i) {
+			if (rt)
+				hs_netcoll_send_route(r, rt[member(r->n, i, j)], r->S / r->n, 1, phase << 62 | (uint64_t)j);
+			else
+				hs_netcoll_send(r, i, j, r->S / r->n, -1, phase << 62 | (uint64_t)j);
+		}
 }
 
 /* The route hs_netcoll_send takes for pair (a, b) (rail -1: the sender's own NIC, or every rail). */
@@ -343,27 +349,19 @@ static void start(nc_run *r)
 	r->st = s;
 	s->got = hs_xcalloc((size_t)r->n, sizeof *s->got);
 	hs_net *net = r->net;
-	if (r->op != HS_COLL_ALL_REDUCE && r->n > 2 && net->symmetry && net->ops->sym_open) {
-		hs_symmemo *e = find_classes(r);
-		if (e && e->sym && ((s->sym = hs_net_sym_open(net, e, sym_broken, sym_cut, r)) || (s->sym = joint_open(r, e)))) {
+	hs_symmemo *e = r->op != HS_COLL_ALL_REDUCE && r->n > 2 ? find_classes(r) : NULL;
+	if (e && e->sym && net->symmetry && net->ops->sym_open) {
+		if ((s->sym = hs_net_sym_open(net, e, sym_broken, sym_cut, r)) || (s->sym = joint_open(r, e))) {
 			for (int k = 0; k < s->sym->sym->ncls; k++) {
 				r->outstanding++;
 				hs_net_sym_xfer(net, s->sym, k, r->S / r->n, NULL, hs_netcoll_child_cb, r, CLS_BIT | (uint64_t)k);
 			}
 			return;
 		}
-	}
-	hs_symmemo *e = r->op != HS_COLL_ALL_REDUCE && r->n > 2 ? find_classes(r) : NULL;
-	if (e && e->routes) { /* the pairs' routes, as scatter would look them up */
-		for (int i = 0; i < r->n; i++)
-			for (int j = 0; j < r->n; j++)
-				if (j != i)
-					hs_netcoll_send_route(r, e->routes[member(r->n, i, j)], r->S / r->n, 1,
-							      (uint64_t)1 << 62 | (uint64_t)j);
-		return;
+		e = find_classes(r); /* joint_open's memo entry may have taken e's slot */
 	}
 	for (int i = 0; i < r->n; i++)
-		scatter(r, i, 1);
+		scatter(r, i, 1, e ? e->routes : NULL);
 }
 
 static void on_done(nc_run *r, uint64_t tag)
@@ -373,7 +371,7 @@ static void on_done(nc_run *r, uint64_t tag)
 	dstate *s = r->st;
 	int j = (int)(tag & 0xffffffffu);
 	if (++s->got[j] == r->n - 1)
-		scatter(r, j, 2);
+		scatter(r, j, 2, NULL);
 }
 
 static void sfree(nc_run *r)

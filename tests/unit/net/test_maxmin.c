@@ -209,20 +209,26 @@ START_TEST(textbook_incremental)
 }
 END_TEST
 
+/* A solver of nlk links of bandwidths bw with nfl flow records, on no link yet. */
+static void links_of(hs_maxmin *mm, int nlk, const double *bw, int nfl)
+{
+	hs_maxmin_init(mm, nlk);
+	for (int l = 0; l < nlk; l++)
+		hs_maxmin_set_bw(mm, l, bw[l]);
+	for (int f = 0; f < nfl; f++)
+		hs_maxmin_new_flow(mm);
+}
+
 /* Link 0 (1 B/ps) carries flows 0, 1 and 2; link 1 (0.1) flows 2 and 3, which it binds at 0.05. Flow 0
  * leaves: flow 1 lost its bottleneck and is filled alone, up to 0.95; flow 2, on the link flow 0 left but
  * bound on link 1, is not in the set. */
 START_TEST(removal_fills_the_unbound)
 {
 	hs_maxmin mm;
-	hs_maxmin_init(&mm, 2);
-	hs_maxmin_set_bw(&mm, 0, 1);
-	hs_maxmin_set_bw(&mm, 1, 0.1);
+	links_of(&mm, 2, (double[]){1, 0.1}, 4);
 	int rated[4] = {0};
 	int l0 = 0, l1 = 1, both[2] = {0, 1};
 	double one[2] = {1, 1};
-	for (int f = 0; f < 4; f++)
-		hs_maxmin_new_flow(&mm);
 	hs_maxmin_add(&mm, 0, 1, &l0, one);
 	hs_maxmin_add(&mm, 1, 1, &l0, one);
 	hs_maxmin_add(&mm, 2, 2, both, one);
@@ -249,15 +255,10 @@ END_TEST
 START_TEST(arrival_beside_spare)
 {
 	hs_maxmin mm;
-	hs_maxmin_init(&mm, 4);
-	double bw[4] = {1, 0.1, 1, 0.6};
-	for (int l = 0; l < 4; l++)
-		hs_maxmin_set_bw(&mm, l, bw[l]);
+	links_of(&mm, 4, (double[]){1, 0.1, 1, 0.6}, 9);
 	int rated[9] = {0};
 	int l0 = 0, l1 = 1, l2 = 2, l3 = 3, a01[2] = {0, 1}, a23[2] = {2, 3};
 	double one[2] = {1, 1};
-	for (int f = 0; f < 9; f++)
-		hs_maxmin_new_flow(&mm);
 	hs_maxmin_add(&mm, 0, 2, a01, one);
 	hs_maxmin_add(&mm, 1, 1, &l1, one);
 	hs_maxmin_add(&mm, 4, 2, a23, one);
@@ -291,14 +292,10 @@ END_TEST
 START_TEST(arrival_on_saturated)
 {
 	hs_maxmin mm;
-	hs_maxmin_init(&mm, 2);
-	hs_maxmin_set_bw(&mm, 0, 1);
-	hs_maxmin_set_bw(&mm, 1, 0.2);
+	links_of(&mm, 2, (double[]){1, 0.2}, 4);
 	int rated[4] = {0};
 	int l0 = 0, l1 = 1, a01[2] = {0, 1};
 	double one[2] = {1, 1};
-	for (int f = 0; f < 4; f++)
-		hs_maxmin_new_flow(&mm);
 	hs_maxmin_add(&mm, 0, 2, a01, one);
 	hs_maxmin_add(&mm, 1, 1, &l1, one);
 	hs_maxmin_add(&mm, 2, 1, &l0, one);
