@@ -214,6 +214,35 @@ static int rec(hs_net *n, const hs_route *r, double bytes, hs_net_done sent, hs_
 	return id;
 }
 
+int hs_net_hold(hs_net *n, const hs_route *r, double *rate, void (*broken)(void *ctx, uint64_t arg), void *ctx,
+		uint64_t arg)
+{
+	if (!n->symmetry || !n->ops->hold || !r)
+		return -1;
+	int h = n->ops->hold(n->m, r, rate, broken, ctx, arg);
+	n->sst.holds += h >= 0;
+	return h;
+}
+
+void hs_net_unhold(hs_net *n, int h) { n->ops->unhold(n->m, h); }
+
+void hs_net_timed_started(hs_net *n, long count, double bytes)
+{
+	n->injected += (double)count * bytes;
+	if (count >= 0)
+		n->transfers += (uint64_t)count;
+	else
+		n->transfers -= (uint64_t)-count;
+}
+
+void hs_net_timed_carried(hs_net *n, const hs_route *r, hs_time t0, hs_time t1, double bytes)
+{
+	route_bytes(n, r, bytes);
+	if (n->series)
+		for (int i = 0; i < r->nl; i++)
+			spread(n, n->series + (size_t)r->link[i] * n->nbuckets, t0, t1, bytes * r->coef[i], NULL);
+}
+
 static void later_ev(hs_engine *eng, void *ctx, uint64_t arg)
 {
 	(void)eng;

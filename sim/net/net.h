@@ -81,6 +81,13 @@ typedef struct hs_net_ops {
 	 * holds s's links that are taken, where no other flow is on them; -1 otherwise. */
 	int (*sym_open_joint)(hs_net_model *m, const struct hs_netsym *s, int with, void (*broken)(void *ctx), void *ctx);
 	int (*sym_holder)(const hs_net_model *m, const struct hs_netsym *s);
+	/* Holds (NULL in a model without them): an owner that times its transfers on route r itself holds r's
+	 * links, which must carry no flow, set or other hold (else -1); *rate is what a flow alone on them gets.
+	 * The first flow to enter a held link releases the hold and calls broken(ctx, arg) before it enters (the
+	 * owner starts as flows what it had in flight). unhold releases a hold not broken. */
+	int (*hold)(hs_net_model *m, const hs_route *r, double *rate, void (*broken)(void *ctx, uint64_t arg), void *ctx,
+		    uint64_t arg);
+	void (*unhold)(hs_net_model *m, int h);
 } hs_net_ops;
 
 extern const hs_net_ops hs_net_analytical, hs_net_flow;
@@ -147,6 +154,8 @@ typedef struct hs_net_sym_stat {
 	uint64_t alone;    /* of those, timed without the solver: the class alone on its links (net_flow.c) */
 	uint64_t reformed; /* broken sets whose classes formed again (their collective's ranks back in step) */
 	uint64_t joint;    /* sets opened beside another on shared links, under its generators */
+	uint64_t holds;    /* hops of rings without classes timed by their ring (netcoll_ring_hops.c) */
+	uint64_t holds_broken; /* of those, hops another flow entered: their slices went on as flows */
 } hs_net_sym_stat;
 hs_net_sym_stat hs_net_sym_stats(const hs_net *n);
 

@@ -30,7 +30,14 @@
  * first. Moving a flow in leaves the solver as it would be had the flow been there from its start: its rate
  * taken (the links' loads and bounds as hs_maxmin_settle leaves them), its remainder and finish as set at its
  * start, so the recompute of that instant brings it up to now as it would have. A pipeline send on its own
- * NICs, or a ring's hops run rank by rank after a break, never reach the solver. */
+ * NICs, or a ring's hops run rank by rank after a break, never reach the solver.
+ *
+ * Holds (hold, unhold): an owner that times transfers on a route itself (a ring's hop alone on its links,
+ * sim/net/netcoll_ring_hops.c) holds the route's links but the twins, free of any flow, set or other hold, and
+ * is given the rate a flow alone there has (the route memo's). The first flow to enter a held link releases
+ * the hold and calls the owner's broken(ctx, arg) before it enters; the owner starts as flows what it had in
+ * flight, which then share the link with it as they would have from their start. A link's `rsv` is -2 - h
+ * while hold h has it (a set's group is >= 0, a free link -1): a set does not open on a held link. */
 #include <assert.h>
 #include <math.h>
 #include <stdlib.h>
@@ -91,7 +98,7 @@ struct hs_net_model {
 	 * reservation, the flow timed alone and the solver's count were three arrays, each a cache miss per link of
 	 * every flow (a hashed-ECMP 16k-GPU step starts 35M flows, on 5 links each) */
 	struct lnk {
-		int rsv;      /* group of class sets reserving the link, -1 */
+		int rsv;      /* group of class sets reserving the link, -2 - h for hold h, -1 */
 		int rcnt;     /* sets of that group reserving it */
 		int alone_on; /* the flow timed alone on the link, -1 (twin links: never) */
 		int nsolv;    /* flows on it in the solver (mm.lk[l].n, counted here by solver_in and solver_out) */
@@ -113,6 +120,16 @@ struct hs_net_model {
 		                    * their own, a miss of its own at each start and release of a lone flow */
 	} *rm;
 	size_t caprm;
+	/* holds (see the top) */
+	struct fhold {
+		const hs_route *r;
+		void (*broken)(void *ctx, uint64_t arg);
+		void *ctx;
+		uint64_t arg;
+		int next_free; /* -2 while in use */
+	} *hd;
+	size_t caphd, nhd;
+	int hd_free;
 };
 
 /* ---- finish queue (sim/net/finq.h) ---- */
@@ -201,6 +218,7 @@ static hs_net_model *create(const hs_topo *t, hs_engine *eng, hs_err *err)
 	for (int l = 0; l < nlk; l++)
 		m->ln[l] = (struct lnk){-1, 0, -1, 0};
 	m->lcnt = hs_xcalloc((size_t)(nlk ? nlk : 1), sizeof *m->lcnt);
+	m->hd_free = -1;
 	return m;
 }
 
@@ -222,6 +240,7 @@ static void destroy(hs_net_model *m)
 	for (size_t i = 0; i < m->caprm; i++)
 		free(m->rm[i].ext);
 	free(m->rm);
+	free(m->hd);
 	free(m);
 }
 
@@ -235,6 +254,7 @@ static const struct rmemo *route_memo(hs_net_model *m, const hs_route *r);
 static const int *rm_sl(const struct rmemo *q) { return q->ext ? q->ext : q->in; }
 static void alone_release(hs_net_model *m, int id);
 static void alone_join(hs_net_model *m, int id);
+static void hold_break(hs_net_model *m, int h);
 
 static void schedule_finish(hs_net_model *m)
 {
@@ -419,11 +439,16 @@ static int xstart(hs_net_model *m, const hs_route *r, double bytes, hs_net_done 
 	 * links but the twins tell whether this flow enters a set's links. A break may start flows, whose routes
 	 * may move the memos. */
 	const struct rmemo *q = route_memo(m, r);
-	for (int i = 0; i < q->nsl; i++)
-		if (m->ln[rm_sl(q)[i]].rsv >= 0) {
-			sym_break(m, m->ln[rm_sl(q)[i]].rsv);
-			q = route_memo(m, r);
-		}
+	for (int i = 0; i < q->nsl; i++) {
+		int g = m->ln[rm_sl(q)[i]].rsv;
+		if (g == -1)
+			continue;
+		if (g >= 0)
+			sym_break(m, g);
+		else
+			hold_break(m, -2 - g);
+		q = route_memo(m, r);
+	}
 	/* alone when no flow crosses its links; a flow timed alone there joins the solver first */
 	int alone = 1;
 	for (int i = 0; i < q->nsl; i++) {
@@ -492,7 +517,7 @@ static int sym_fits(const hs_net_model *m, const hs_netsym *s, const int *h, int
 			own += m->mm.fl[h[k]].nl;
 	for (int u = 0; u < s->orb_off[s->norb]; u++) {
 		int l = s->orb_link[u];
-		if (m->ln[l].rsv >= 0)
+		if (m->ln[l].rsv != -1)
 			return 0;
 		on += m->ln[l].nsolv;
 		if (m->ln[l].alone_on >= 0) {
@@ -524,7 +549,7 @@ static int sym_open_in(hs_net_model *m, const hs_netsym *s, int g, void (*broken
 	int nU = s->orb_off[s->norb];
 	for (int u = 0; u < nU; u++) {
 		int l = s->orb_link[u];
-		if (m->ln[l].rsv >= 0 ? m->ln[l].rsv != g : m->ln[l].nsolv > 0 || m->ln[l].alone_on >= 0)
+		if (m->ln[l].rsv != -1 ? m->ln[l].rsv != g : m->ln[l].nsolv > 0 || m->ln[l].alone_on >= 0)
 			return -1;
 	}
 	int joint = g >= 0;
@@ -628,6 +653,8 @@ static int sym_holder(const hs_net_model *m, const hs_netsym *s)
 	int g = -1;
 	for (int u = 0; u < s->orb_off[s->norb]; u++) {
 		int l = s->orb_link[u];
+		if (m->ln[l].rsv < -1)
+			return -1; /* held (a hold is no set to join) */
 		if (m->ln[l].rsv < 0 ? m->ln[l].nsolv > 0 || m->ln[l].alone_on >= 0 : g >= 0 && m->ln[l].rsv != g)
 			return -1;
 		if (m->ln[l].rsv >= 0)
@@ -800,6 +827,49 @@ static double sym_alone_rate(hs_net_model *m, int cs, int cls)
 	return alone_rate(m, k->hoff[cls + 1] - k->hoff[cls], k->hl + k->hoff[cls], k->hc + k->hoff[cls]);
 }
 
+/* ---- holds (see the top) ---- */
+
+static int hold(hs_net_model *m, const hs_route *r, double *rate, void (*broken)(void *ctx, uint64_t arg), void *ctx,
+		uint64_t arg)
+{
+	const struct rmemo *q = route_memo(m, r);
+	for (int i = 0; i < q->nsl; i++) {
+		const struct lnk *l = &m->ln[rm_sl(q)[i]];
+		if (l->rsv != -1 || l->nsolv > 0 || l->alone_on >= 0)
+			return -1;
+	}
+	int h = m->hd_free;
+	if (h >= 0)
+		m->hd_free = m->hd[h].next_free;
+	else {
+		hs_xgrow(&m->hd, &m->caphd, m->nhd + 1, sizeof *m->hd);
+		h = (int)m->nhd++;
+	}
+	m->hd[h] = (struct fhold){r, broken, ctx, arg, -2};
+	for (int i = 0; i < q->nsl; i++)
+		m->ln[rm_sl(q)[i]].rsv = -2 - h;
+	*rate = q->alone;
+	return h;
+}
+
+static void unhold(hs_net_model *m, int h)
+{
+	assert(h >= 0 && (size_t)h < m->nhd && m->hd[h].next_free == -2 && "a hold is released once");
+	const struct rmemo *q = route_memo(m, m->hd[h].r);
+	for (int i = 0; i < q->nsl; i++)
+		if (m->ln[rm_sl(q)[i]].rsv == -2 - h)
+			m->ln[rm_sl(q)[i]].rsv = -1;
+	m->hd[h].next_free = m->hd_free;
+	m->hd_free = h;
+}
+
+static void hold_break(hs_net_model *m, int h)
+{
+	struct fhold o = m->hd[h];
+	unhold(m, h);
+	o.broken(o.ctx, o.arg);
+}
+
 const hs_net_ops hs_net_flow = {"flow",	     create,	 destroy, start,    active,	    sym_open,
 				sym_start,   sym_close,	 sym_alone_rate, xstart, xpeek, xtake, sym_fits,
-				sym_open_joint, sym_holder};
+				sym_open_joint, sym_holder, hold, unhold};

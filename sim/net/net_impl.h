@@ -164,6 +164,17 @@ int hs_net_xpeek(const hs_net *n, int x, double *rem, hs_time *fin);
 void hs_net_xtake(hs_net *n, int x);
 /* Memo entry e's classes could open (hs_net_sym_reopen) once transfers x[0..nx) were taken. */
 int hs_net_sym_fits(const hs_net *n, const hs_symmemo *e, const int *x, int nx);
+/* Holds (the model's hold and unhold, sim/net/net.h): route r's links held for an owner that times its
+ * transfers there itself, *rate what a flow alone there gets; -1 where refused, symmetry is off or the model has
+ * none. broken(ctx, arg) when a flow enters (the hold is released). Counted in hs_net_sym_stats' holds. */
+int hs_net_hold(hs_net *n, const hs_route *r, double *rate, void (*broken)(void *ctx, uint64_t arg), void *ctx,
+		uint64_t arg);
+void hs_net_unhold(hs_net *n, int h);
+/* The accounting of transfers an owner times itself: `count` transfers of `bytes` each started (injected,
+ * transfers; a negative count takes back ones counted that never ran, or a cut's remainder that goes on as a
+ * transfer of its own), and `bytes` carried on r over [t0, t1] (what the transfer's done counts). */
+void hs_net_timed_started(hs_net *n, long count, double bytes);
+void hs_net_timed_carried(hs_net *n, const hs_route *r, hs_time t0, hs_time t1, double bytes);
 /* Call done(ctx, arg) from an engine event `delay` picoseconds from now. */
 void hs_net_later(hs_net *n, hs_time delay, hs_net_done done, void *ctx, uint64_t arg);
 

@@ -38,6 +38,7 @@
 #include "sim/base/alloc.h"
 #include "sim/coll/coll_flow.h"
 #include "sim/net/netcoll_impl.h"
+#include "sim/net/netcoll_ring_hops.h"
 
 /* NCCL's broadcast and reduce step: its Simple buffer (DEFAULT_BUFFSIZE 4 MiB, src/init.cc) over NCCL_STEPS = 8
  * (src/include/device.h), one step per chunk (BROADCAST_CHUNKSTEPS = REDUCE_CHUNKSTEPS = 1,
@@ -669,6 +670,27 @@ static hs_symmemo *find_classes(nc_run *r, rstate *s)
 	return e;
 }
 
+/* No classes: the hops alone on their links timed by the ring (sim/net/netcoll_ring_hops.c), which takes the
+ * ring's order, slices and routes; 1 when it runs the ring from here. */
+static int hops(nc_run *r, rstate *s)
+{
+	if (!r->net->symmetry)
+		return 0;
+	for (int c = 0; c < s->C; c++)
+		for (int i = 0; i < r->n; i++) {
+			size_t h = (size_t)c * r->n + i;
+			s->rt[h] = hs_netcoll_route_v(r, dev(r, s, c, i), dev(r, s, c, i + 1), nc_rail(r, c, s->C));
+			s->rtok[h] = 1;
+			if (!s->rt[h])
+				return 0;
+		}
+	if (!hs_ring_hops_start(r, s->C, s->k, s->Q, s->ord, s->slice, s->rt))
+		return 0;
+	free(s->rtok);
+	free(s);
+	return 1;
+}
+
 static void start(nc_run *r)
 {
 	hs_net *net = r->net;
@@ -737,6 +759,8 @@ static void start(nc_run *r)
 			s->cw = s->fold ? 1 : C;
 		}
 	}
+	if (!s->sym && !s->chain && hops(r, s))
+		return;
 	s->sent = hs_xcalloc((size_t)C * s->w, sizeof *s->sent);
 	s->recvd = hs_xcalloc((size_t)C * s->w, sizeof *s->recvd);
 	s->busy = hs_xcalloc((size_t)C * s->w, 1);

@@ -1,0 +1,396 @@
+/* A ring without symmetry classes whose hops time themselves where they are alone on their links.
+ *
+ * Under hashed ECMP a fat-tree bears no rotation of a ring (each hop's crossing goes up to its own hashed
+ * spine port), so no class forms and every slice of every hop would be a flow: a 16k-GPU Llama step's
+ * data-parallel rings are 35M transfers. Yet most hops never meet another flow: counted on an 8,192-GPU copy
+ * of that step, a 64-rank ring has 1 to 9 hops that share a link with another ring (two lanes' crossings
+ * hashed onto one spine port), and the other 55 to 63 are alone on their links for the whole collective.
+ *
+ * A hop alone on its links (no flow, set or hold there, and no other hop of this ring on them) is held
+ * (hs_net_hold: the model keeps every other flow off those links, and tells us first when one would enter)
+ * and timed here: its slices run at the rate a flow alone there gets, so slice q of rank x starts at
+ *     S(x, q) = max(A(x, q - 1), A(x - 1, q - k)),  A = S + d(x) + lat(x)
+ * (the ring's recurrence, netcoll_ring.c's top) with no flow and no event. The other hops (shared, or refused
+ * a hold) send their slices as flows. The recurrence is a dataflow: a slice's start is set once both of its
+ * inputs are known, in any order, so the timed hops run ahead of the clock along a run of alone hops until
+ * they need an arrival that a flow has not delivered yet, and a flow hop's start, known ahead, is an engine
+ * event at that instant. A ring with every hop alone is timed at its start in one pass and ends with one event.
+ *
+ * When a flow enters a held link at t (another ring's slice that the hash sent through the same port), the
+ * hop breaks, and with it whatever was set ahead of t: every slice of the ring that starts after t is taken
+ * back (its arrival, and a flow hop's pending start), the broken hop's slice in flight at t goes on as a flow
+ * with what it has left (rem = bytes - rate x elapsed, as the model cuts a flow), and the ring sets its
+ * slices again from the state at t, the broken hop's as flows from now on. Everything kept started by t and
+ * depends only on arrivals by t or on hops still alone, so the result is what every slice as a flow gives
+ * (tests: test_netsym.c, `ring_hops`, against --no-symmetry).
+ *
+ * Bytes reach the links (hs_net_timed_carried) once a timed slice has arrived, and a hop's hold is released
+ * at the ring's end, when its last timed slice has arrived. */
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/base/alloc.h"
+#include "sim/net/netcoll_impl.h"
+#include "sim/net/netcoll_ring_hops.h"
+
+/* A deque of times with absolute indices: element i (base <= i < base + len) at t[(off + i - base) & mask]. */
+typedef struct tq {
+	hs_time *t;
+	long base;
+	int off, len, cap;
+} tq;
+
+static long tq_end(const tq *q) { return q->base + q->len; }
+static hs_time tq_at(const tq *q, long i) { return q->t[(q->off + (int)(i - q->base)) & (q->cap - 1)]; }
+static hs_time tq_back(const tq *q) { return tq_at(q, tq_end(q) - 1); }
+static void tq_push(tq *q, hs_time t)
+{
+	if (q->len == q->cap) {
+		int cap = q->cap ? 2 * q->cap : 4;
+		hs_time *nt = hs_xmalloc((size_t)cap * sizeof *nt);
+		for (int i = 0; i < q->len; i++)
+			nt[i] = q->t[(q->off + i) & (q->cap - 1)];
+		free(q->t);
+		q->t = nt, q->off = 0, q->cap = cap;
+	}
+	q->t[(q->off + q->len++) & (q->cap - 1)] = t;
+}
+static void tq_pop_front(tq *q)
+{
+	q->off = (q->off + 1) & (q->cap - 1);
+	q->base++, q->len--;
+}
+
+typedef struct hops {
+	int C, n, k;
+	long Q;
+	int X;                /* C * n ranks: channel c's rank i is x = c * n + i, its hop to c * n + (i + 1) % n */
+	int *ord;             /* [X] devices */
+	double *slice;        /* [C] bytes per slice */
+	const hs_route **rt;  /* [X] hop x's route */
+	int *hold;            /* [X] its hold while the ring times it, -1: its slices are flows */
+	hs_time *dur, *lat;   /* [X] a timed hop's slice time alone, route latency */
+	double *rate;         /* [X] */
+	long *sent;           /* [X] slices whose start is set */
+	char *busy;           /* [X] a flow hop's slice (or its pending start) not yet arrived */
+	hs_time *tfree;       /* [X] its connection free: its last slice's arrival (timed, or a flow's, heard) */
+	hs_time *lastA;       /* [X] a timed hop's last accounted slice's arrival (the ring's start before any) */
+	tq *in;               /* [X] arrival times at x of its predecessor's slices, by slice number */
+	tq *own;              /* [X] start times of a timed hop's slices not yet accounted, by slice number */
+	hs_event_id *ev;      /* [X] a flow hop's pending start */
+	hs_time *evt;
+	int *work;            /* ranks to try */
+	size_t nwork, capwork;
+	long ndone;           /* ranks with all Q slices set */
+	hs_time t0;
+	hs_event_id end_ev;   /* the last timed arrival, once every slice is set */
+	int end_pending, ended, running;
+} hops;
+
+#define END_TAG ((uint64_t)1 << 62)
+
+static int succ(const hops *h, int x) { return x - x % h->n + (x % h->n + 1) % h->n; }
+static double slice_of(const hops *h, int x) { return h->slice[x / h->n]; }
+
+static void push(hops *h, int x)
+{
+	hs_xgrow(&h->work, &h->capwork, h->nwork + 1, sizeof *h->work);
+	h->work[h->nwork++] = x;
+}
+
+static void send_flow(nc_run *r, hops *h, int x, double bytes)
+{
+	hs_netcoll_send_route(r, h->rt[x], bytes, 0, (uint64_t)x);
+}
+
+/* A timed hop's slices that have arrived by now: their bytes onto the links. */
+static void account(nc_run *r, hops *h, int x, hs_time upto)
+{
+	tq *o = &h->own[x];
+	while (o->len) {
+		hs_time S = o->t[o->off], F = S + h->dur[x], A = F + h->lat[x];
+		if (A > upto)
+			break;
+		hs_net_timed_carried(r->net, h->rt[x], S, F, slice_of(h, x));
+		h->lastA[x] = A;
+		tq_pop_front(o);
+	}
+}
+
+/* The arrivals at x that no slice of x can need again: a slice that may be set again (a timed one not yet
+ * accounted, a flow hop's pending start) reads its predecessor's slice k before it. */
+static void prune_in(hops *h, int x)
+{
+	long first = h->hold[x] >= 0 ? h->own[x].base : h->sent[x] - (h->ev[x].seq != 0);
+	tq *in = &h->in[x];
+	while (in->len && in->base < first - h->k)
+		tq_pop_front(in);
+}
+
+static void end_event(hs_engine *eng, void *ctx, uint64_t arg);
+static void start_event(hs_engine *eng, void *ctx, uint64_t arg);
+
+/* Set every slice whose inputs are known (the worklist's ranks, and whatever that makes ready). */
+static void run(nc_run *r, hops *h)
+{
+	if (h->running)
+		return;
+	h->running = 1;
+	hs_engine *eng = r->net->eng;
+	hs_time now = hs_engine_now(eng);
+	while (h->nwork) {
+		int x = h->work[--h->nwork];
+		if (h->sent[x] >= h->Q || h->busy[x])
+			continue;
+		prune_in(h, x);
+		long q = h->sent[x];
+		hs_time S = h->tfree[x];
+		if (q >= h->k) {
+			tq *in = &h->in[x];
+			if (tq_end(in) <= q - h->k)
+				continue;
+			hs_time a = tq_at(in, q - h->k);
+			S = a > S ? a : S;
+		}
+		/* the inputs are arrivals heard now or timed ones set ahead, and an input known earlier waited on
+		 * one known now: never before now */
+		assert(S >= now);
+		if (S < now)
+			S = now;
+		h->ndone += ++h->sent[x] == h->Q;
+		if (h->hold[x] >= 0) {
+			account(r, h, x, now);
+			hs_time A = S + h->dur[x] + h->lat[x];
+			tq_push(&h->own[x], S);
+			h->tfree[x] = A;
+			tq_push(&h->in[succ(h, x)], A);
+			hs_net_timed_started(r->net, 1, slice_of(h, x));
+			push(h, succ(h, x));
+			push(h, x);
+			continue;
+		}
+		h->busy[x] = 1;
+		if (S > now) {
+			r->outstanding++; /* the start holds the run open */
+			h->evt[x] = S;
+			h->ev[x] = hs_engine_at(eng, S, start_event, r, (uint64_t)x);
+		} else
+			send_flow(r, h, x, slice_of(h, x));
+	}
+	h->running = 0;
+	if (h->ndone == h->X && !h->end_pending && !h->ended) {
+		hs_time end = now; /* the latest timed arrival (a broken hop's last may still be on the wire) */
+		for (int x = 0; x < h->X; x++)
+			if (h->tfree[x] > end)
+				end = h->tfree[x];
+		r->outstanding++;
+		h->end_pending = 1;
+		h->end_ev = hs_engine_at(eng, end, end_event, r, 0);
+	}
+}
+
+static void start_event(hs_engine *eng, void *ctx, uint64_t arg)
+{
+	(void)eng;
+	nc_run *r = ctx;
+	hops *h = r->st;
+	int x = (int)arg;
+	h->ev[x] = (hs_event_id){0, 0};
+	r->outstanding--; /* the flow below holds it from here */
+	send_flow(r, h, x, slice_of(h, x));
+}
+
+/* Every slice is set and the last timed one has arrived: the holds go back, and the flows still in flight
+ * end the run. */
+static void end_event(hs_engine *eng, void *ctx, uint64_t arg)
+{
+	(void)eng, (void)arg;
+	nc_run *r = ctx;
+	hops *h = r->st;
+	h->end_pending = 0;
+	h->ended = 1;
+	for (int x = 0; x < h->X; x++)
+		if (h->hold[x] >= 0) {
+			hs_net_unhold(r->net, h->hold[x]);
+			h->hold[x] = -1;
+		}
+	hs_netcoll_child_cb(r, END_TAG);
+}
+
+/* A flow entered hop b's links at t (the model released the hold): everything set ahead of t is taken back,
+ * b's slice in flight goes on as a flow, and the ring sets its slices again (see the top). */
+static void broken(void *ctx, uint64_t arg)
+{
+	nc_run *r = ctx;
+	hops *h = r->st;
+	int b = (int)arg;
+	hs_engine *eng = r->net->eng;
+	hs_time t = hs_engine_now(eng);
+	r->net->sst.holds_broken++;
+	if (h->end_pending) {
+		hs_engine_cancel(eng, h->end_ev);
+		h->end_pending = 0;
+		r->outstanding--;
+	}
+	for (int x = 0; x < h->X; x++) {
+		if (h->hold[x] >= 0) {
+			long u = 0;
+			tq *o = &h->own[x];
+			while (o->len && tq_back(o) > t)
+				o->len--, u++;
+			if (!u)
+				continue;
+			h->ndone -= h->sent[x] == h->Q;
+			h->sent[x] -= u;
+			assert(h->in[succ(h, x)].len >= u && "an arrival set ahead is never pruned");
+			h->in[succ(h, x)].len -= (int)u;
+			hs_net_timed_started(r->net, -u, slice_of(h, x));
+			h->tfree[x] = o->len ? tq_back(o) + h->dur[x] + h->lat[x] : h->lastA[x];
+		} else if (h->ev[x].seq && h->evt[x] > t) {
+			hs_engine_cancel(eng, h->ev[x]);
+			h->ev[x] = (hs_event_id){0, 0};
+			h->ndone -= h->sent[x] == h->Q;
+			h->sent[x]--;
+			h->busy[x] = 0;
+			r->outstanding--;
+		}
+	}
+	/* b from here: its slices as flows; one in flight at t (the last kept, S <= t < F) goes on with its rest */
+	tq *o = &h->own[b];
+	double bytes = slice_of(h, b), rem = -1;
+	if (o->len && tq_back(o) + h->dur[b] > t) {
+		hs_time S = tq_back(o);
+		rem = bytes - h->rate[b] * (double)(t - S);
+		if (rem < 0)
+			rem = 0;
+		o->len--;
+		h->in[succ(h, b)].len--;
+		hs_net_timed_carried(r->net, h->rt[b], S, t, bytes - rem);
+		hs_net_timed_started(r->net, -1, rem); /* the flow below counts its rest again */
+		h->busy[b] = 1;
+	}
+	account(r, h, b, HS_TIME_MAX); /* the rest have left by t: their arrivals stand */
+	h->hold[b] = -1;
+	for (int x = 0; x < h->X; x++)
+		push(h, x);
+	if (rem >= 0)
+		send_flow(r, h, b, rem);
+	run(r, h);
+}
+
+static void on_done(nc_run *r, uint64_t tag)
+{
+	hops *h = r->st;
+	if (tag == END_TAG)
+		return;
+	int x = (int)tag;
+	hs_time now = hs_engine_now(r->net->eng);
+	h->busy[x] = 0;
+	h->tfree[x] = now;
+	tq_push(&h->in[succ(h, x)], now);
+	push(h, succ(h, x));
+	push(h, x);
+	run(r, h);
+}
+
+static void sfree(nc_run *r)
+{
+	hops *h = r->st;
+	if (!h)
+		return;
+	for (int x = 0; x < h->X; x++) {
+		account(r, h, x, HS_TIME_MAX);
+		if (h->hold[x] >= 0)
+			hs_net_unhold(r->net, h->hold[x]);
+		free(h->in[x].t), free(h->own[x].t);
+	}
+	free(h->ord), free(h->slice), free(h->rt), free(h->hold), free(h->dur), free(h->lat), free(h->rate);
+	free(h->sent), free(h->busy), free(h->tfree), free(h->lastA), free(h->in), free(h->own), free(h->ev);
+	free(h->evt), free(h->work);
+	free(h);
+	r->st = NULL;
+}
+
+static void unused_start(nc_run *r) { (void)r; }
+
+static const nc_algo ring_hops = {"ring (hops timed alone)", unused_start, on_done, sfree, NULL};
+
+static int cmp_int2(const void *a, const void *b)
+{
+	const int *x = a, *y = b;
+	return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+int hs_ring_hops_start(nc_run *r, int C, int k, long Q, int *ord, double *slice, const hs_route **rt)
+{
+	int n = r->n, X = C * n;
+	if (!r->net->symmetry || !r->net->ops->hold || k < 1 || Q < 1)
+		return 0;
+	for (int c = 0; c < C; c++)
+		if (!(slice[c] > 0))
+			return 0;
+	for (int x = 0; x < X; x++)
+		if (!rt[x])
+			return 0;
+	/* hops of this ring that share a link are flows (each would break the other's hold) */
+	size_t np = 0;
+	for (int x = 0; x < X; x++)
+		np += (size_t)rt[x]->nl;
+	int *pl = hs_xmalloc((np ? np : 1) * 2 * sizeof *pl);
+	np = 0;
+	for (int x = 0; x < X; x++)
+		for (int i = 0; i < rt[x]->nl; i++)
+			pl[2 * np] = rt[x]->link[i], pl[2 * np + 1] = x, np++;
+	qsort(pl, np, 2 * sizeof *pl, cmp_int2);
+	char *shared = hs_xcalloc((size_t)X, 1);
+	for (size_t i = 1; i < np; i++)
+		if (pl[2 * i] == pl[2 * i - 2] && pl[2 * i + 1] != pl[2 * i - 1])
+			shared[pl[2 * i + 1]] = shared[pl[2 * i - 1]] = 1;
+	free(pl);
+	hops *h = hs_xcalloc(1, sizeof *h);
+	h->C = C, h->n = n, h->k = k, h->Q = Q, h->X = X;
+	h->ord = ord, h->slice = slice, h->rt = rt;
+	h->hold = hs_xmalloc((size_t)X * sizeof *h->hold);
+	h->dur = hs_xcalloc((size_t)X, sizeof *h->dur);
+	h->lat = hs_xcalloc((size_t)X, sizeof *h->lat);
+	h->rate = hs_xcalloc((size_t)X, sizeof *h->rate);
+	h->sent = hs_xcalloc((size_t)X, sizeof *h->sent);
+	h->busy = hs_xcalloc((size_t)X, 1);
+	h->tfree = hs_xmalloc((size_t)X * sizeof *h->tfree);
+	h->lastA = hs_xmalloc((size_t)X * sizeof *h->lastA);
+	h->in = hs_xcalloc((size_t)X, sizeof *h->in);
+	h->own = hs_xcalloc((size_t)X, sizeof *h->own);
+	h->ev = hs_xcalloc((size_t)X, sizeof *h->ev);
+	h->evt = hs_xcalloc((size_t)X, sizeof *h->evt);
+	h->t0 = hs_engine_now(r->net->eng);
+	int timed = 0;
+	for (int x = 0; x < X; x++) {
+		h->tfree[x] = h->lastA[x] = h->t0;
+		h->hold[x] = shared[x] ? -1 : hs_net_hold(r->net, rt[x], &h->rate[x], broken, r, (uint64_t)x);
+		if (h->hold[x] >= 0 && !(h->rate[x] > 0)) {
+			hs_net_unhold(r->net, h->hold[x]);
+			h->hold[x] = -1;
+		}
+		if (h->hold[x] < 0)
+			continue;
+		timed++;
+		h->dur[x] = hs_time_for(slice_of(h, x), h->rate[x]);
+		h->lat[x] = rt[x]->lat;
+	}
+	free(shared);
+	if (!timed) { /* every hop a flow: the plain ring, which owns ord, slice and rt still */
+		h->ord = NULL, h->slice = NULL, h->rt = NULL;
+		void *st = r->st;
+		r->st = h;
+		sfree(r);
+		r->st = st;
+		return 0;
+	}
+	r->st = h;
+	r->alg = &ring_hops;
+	for (int x = X - 1; x >= 0; x--)
+		push(h, x);
+	run(r, h);
+	return 1;
+}
