@@ -54,6 +54,7 @@ hs_net *hs_net_create(const hs_cluster *c, const char *model, hs_engine *eng, hs
 	n->ring_order = 1;
 	n->split = 1;
 	n->symmetry = 1;
+	n->ring_hops = 1;
 	n->free_head = -1;
 	n->link_bytes = hs_xcalloc((size_t)(hs_topo_nlinks(t) ? hs_topo_nlinks(t) : 1), sizeof *n->link_bytes);
 	if (!n->m) {
@@ -101,6 +102,7 @@ void hs_net_set_chunk(hs_net *n, double bytes) { n->chunk = bytes > 0 ? bytes : 
 void hs_net_set_window(hs_net *n, int slices) { n->window = slices > 0 ? slices : 0; }
 void hs_net_set_ring_order(hs_net *n, int on) { n->ring_order = on; }
 void hs_net_set_symmetry(hs_net *n, int on) { n->symmetry = on != 0; }
+void hs_net_set_ring_hops(hs_net *n, int on) { n->ring_hops = on != 0; }
 hs_net_sym_stat hs_net_sym_stats(const hs_net *n) { return n->sst; }
 void hs_net_set_split(hs_net *n, int on)
 {

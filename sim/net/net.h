@@ -145,6 +145,10 @@ void hs_net_set_split(hs_net *n, int proportional);
  * fabric's and its own symmetry runs one flow per class; off, every transfer is a flow. Results are the same
  * (to rounding); the cost is the number of classes. */
 void hs_net_set_symmetry(hs_net *n, int on);
+/* With symmetry on: a ring without classes times its hops alone on their links, and a ring whose classes
+ * timed themselves goes on that way when another flow breaks its set (sim/net/netcoll_ring_hops.c); on by
+ * default. Off, both go rank by rank as flows (what the classes' replay and re-form do; tests compare both). */
+void hs_net_set_ring_hops(hs_net *n, int on);
 
 typedef struct hs_net_sym_stat {
 	uint64_t sets;     /* class sets opened */

@@ -436,8 +436,8 @@ static int xstart(hs_net_model *m, const hs_route *r, double bytes, hs_net_done 
 		  uint64_t arg)
 {
 	/* A reserved twin's partner is reserved too (a route through one crosses the other, find_twins), so the
-	 * links but the twins tell whether this flow enters a set's links. A break may start flows, whose routes
-	 * may move the memos. */
+	 * links but the twins tell whether this flow enters a set's links or a hold. A break may start flows, whose
+	 * routes may move the memos. */
 	const struct rmemo *q = route_memo(m, r);
 	for (int i = 0; i < q->nsl; i++) {
 		int g = m->ln[rm_sl(q)[i]].rsv;
@@ -448,6 +448,8 @@ static int xstart(hs_net_model *m, const hs_route *r, double bytes, hs_net_done 
 		else
 			hold_break(m, -2 - g);
 		q = route_memo(m, r);
+		i = -1; /* from the first link again: an owner told of a break may hold links this flow crosses
+			 * (a ring whose set broke goes on with its hops held) */
 	}
 	/* alone when no flow crosses its links; a flow timed alone there joins the solver first */
 	int alone = 1;

@@ -56,6 +56,7 @@ struct hs_net {
 	uint64_t transfers;
 	/* symmetry classes */
 	int symmetry;          /* hs_net_set_symmetry */
+	int ring_hops;         /* hs_net_set_ring_hops */
 	hs_netsym_scratch sc;  /* sized on first use */
 	hs_net_sym_stat sst;
 	hs_symrun **runs;      /* [capruns] the open set of each model set id */

@@ -373,6 +373,7 @@ static void ana_arrive(hs_engine *eng, void *ctx, uint64_t arg)
 }
 
 static void expand(nc_run *r);
+static int ana_to_hops(nc_run *r);
 
 /* Other traffic enters the classes' links at t while the ring times them: the state at t, then rank by rank. */
 static void ana_break(nc_run *r)
@@ -415,6 +416,8 @@ static void sym_broken(void *ctx)
 	nc_run *r = ctx;
 	rstate *s = r->st;
 	if (s->ana) {
+		if (hs_engine_now(r->net->eng) < s->t_left && ana_to_hops(r))
+			return;
 		ana_break(r);
 		return;
 	}
@@ -673,12 +676,9 @@ static hs_symmemo *find_classes(nc_run *r, rstate *s)
 	return e;
 }
 
-/* No classes: the hops alone on their links timed by the ring (sim/net/netcoll_ring_hops.c), which takes the
- * ring's order, slices and routes; 1 when it runs the ring from here. */
-static int hops(nc_run *r, rstate *s)
+/* Every hop's route (0 where one is a send to oneself). */
+static int all_routes(nc_run *r, rstate *s)
 {
-	if (!r->net->symmetry)
-		return 0;
 	for (int c = 0; c < s->C; c++)
 		for (int i = 0; i < r->n; i++) {
 			size_t h = (size_t)c * r->n + i;
@@ -687,10 +687,46 @@ static int hops(nc_run *r, rstate *s)
 			if (!s->rt[h])
 				return 0;
 		}
-	if (!hs_ring_hops_start(r, s->C, s->k, s->Q, s->ord, s->slice, s->rt))
-		return 0;
+	return 1;
+}
+
+/* The ring's state, but its order, slices and routes where `handed` (sim/net/netcoll_ring_hops.c has them). */
+static void rs_free(rstate *s, int handed)
+{
+	free(s->rate), free(s->dur), free(s->lat);
+	free(s->sent), free(s->recvd), free(s->busy);
+	free(s->todo), free(s->xid), free(s->pend);
 	free(s->rtok);
+	if (!handed)
+		free(s->slice), free(s->ord), free(s->rt);
 	free(s);
+}
+
+/* No classes: the hops alone on their links timed by the ring (sim/net/netcoll_ring_hops.c), which takes the
+ * ring's order, slices and routes; 1 when it runs the ring from here. */
+static int hops(nc_run *r, rstate *s)
+{
+	if (!r->net->symmetry || !r->net->ring_hops || !all_routes(r, s) || !hs_ring_hops_start(r, s->C, s->k, s->Q, s->ord, s->slice, s->rt))
+		return 0;
+	rs_free(s, 1);
+	return 1;
+}
+
+/* A ring timing its classes (ana) whose set broke now, before anything of it was seen outside: on as a ring
+ * of hops timed from its start, where every hop can be held (the flow that broke the set then breaks only the
+ * hops it enters), instead of rank by rank. The classes' rate alone is their members' (each class alone on
+ * its links), so the timeline is the one the classes had. */
+static int ana_to_hops(nc_run *r)
+{
+	rstate *s = r->st;
+	if (!r->net->ring_hops || !all_routes(r, s) || !hs_ring_hops_resume(r, s->C, s->k, s->Q, s->ord, s->slice, s->rt, s->t0))
+		return 0;
+	hs_engine_cancel(r->net->eng, s->ev);
+	r->outstanding--; /* the classes' end, which the hops' own holds from here */
+	for (int x = 0; x < s->cw * s->p; x++)
+		hs_net_sym_started(r->net, s->sym, x, -s->Q, ana_slice(s, x));
+	hs_net_sym_close(r->net, s->sym);
+	rs_free(s, 1);
 	return 1;
 }
 
@@ -780,17 +816,7 @@ static void sfree(nc_run *r)
 	if (!s)
 		return;
 	hs_net_sym_close(r->net, s->sym);
-	free(s->rate), free(s->dur), free(s->lat);
-	free(s->slice);
-	free(s->sent);
-	free(s->recvd);
-	free(s->busy);
-	free(s->todo);
-	free(s->xid);
-	free(s->pend);
-	free(s->ord);
-	free(s->rt), free(s->rtok);
-	free(s);
+	rs_free(s, 0);
 }
 
 const nc_algo hs_nc_ring = {"ring", start, on_done, sfree, on_sent};

@@ -86,6 +86,8 @@ typedef struct hops {
 	hs_time t0;
 	hs_event_id end_ev;   /* the last timed arrival, once every slice is set */
 	int end_pending, ended, running;
+	int resuming;         /* run() sets slices from `clock` (a ring resumed from its start, all timed) */
+	hs_time clock;
 } hops;
 
 #define END_TAG ((uint64_t)1 << 62)
@@ -138,7 +140,7 @@ static void run(nc_run *r, hops *h)
 		return;
 	h->running = 1;
 	hs_engine *eng = r->net->eng;
-	hs_time now = hs_engine_now(eng);
+	hs_time now = h->resuming ? h->clock : hs_engine_now(eng), real = hs_engine_now(eng);
 	while (h->nwork) {
 		int x = h->work[--h->nwork];
 		if (h->sent[x] >= h->Q || h->busy[x])
@@ -160,7 +162,7 @@ static void run(nc_run *r, hops *h)
 			S = now;
 		h->ndone += ++h->sent[x] == h->Q;
 		if (h->hold[x] >= 0) {
-			account(r, h, x, now);
+			account(r, h, x, real);
 			hs_time A = S + h->dur[x] + h->lat[x];
 			tq_push(&h->own[x], S);
 			h->tfree[x] = A;
@@ -170,6 +172,7 @@ static void run(nc_run *r, hops *h)
 			push(h, x);
 			continue;
 		}
+		assert(!h->resuming && "a ring resumed from its start has every hop timed");
 		h->busy[x] = 1;
 		if (S > now) {
 			r->outstanding++; /* the start holds the run open */
@@ -180,7 +183,7 @@ static void run(nc_run *r, hops *h)
 	}
 	h->running = 0;
 	if (h->ndone == h->X && !h->end_pending && !h->ended) {
-		hs_time end = now; /* the latest timed arrival (a broken hop's last may still be on the wire) */
+		hs_time end = real; /* the latest timed arrival (a broken hop's last may still be on the wire) */
 		for (int x = 0; x < h->X; x++)
 			if (h->tfree[x] > end)
 				end = h->tfree[x];
@@ -322,7 +325,8 @@ static int cmp_int2(const void *a, const void *b)
 	return (x[0] > y[0]) - (x[0] < y[0]);
 }
 
-int hs_ring_hops_start(nc_run *r, int C, int k, long Q, int *ord, double *slice, const hs_route **rt)
+/* The ring's hops, held where they can be (all of them, or nothing taken, with `all`), from t0. */
+static int setup(nc_run *r, int C, int k, long Q, int *ord, double *slice, const hs_route **rt, hs_time t0, int all)
 {
 	int n = r->n, X = C * n;
 	if (!r->net->symmetry || !r->net->ops->hold || k < 1 || Q < 1)
@@ -363,7 +367,7 @@ int hs_ring_hops_start(nc_run *r, int C, int k, long Q, int *ord, double *slice,
 	h->own = hs_xcalloc((size_t)X, sizeof *h->own);
 	h->ev = hs_xcalloc((size_t)X, sizeof *h->ev);
 	h->evt = hs_xcalloc((size_t)X, sizeof *h->evt);
-	h->t0 = hs_engine_now(r->net->eng);
+	h->t0 = t0;
 	int timed = 0;
 	for (int x = 0; x < X; x++) {
 		h->tfree[x] = h->lastA[x] = h->t0;
@@ -379,7 +383,7 @@ int hs_ring_hops_start(nc_run *r, int C, int k, long Q, int *ord, double *slice,
 		h->lat[x] = rt[x]->lat;
 	}
 	free(shared);
-	if (!timed) { /* every hop a flow: the plain ring, which owns ord, slice and rt still */
+	if (!timed || (all && timed < X)) { /* the plain ring, which owns ord, slice and rt still */
 		h->ord = NULL, h->slice = NULL, h->rt = NULL;
 		void *st = r->st;
 		r->st = h;
@@ -391,6 +395,24 @@ int hs_ring_hops_start(nc_run *r, int C, int k, long Q, int *ord, double *slice,
 	r->alg = &ring_hops;
 	for (int x = X - 1; x >= 0; x--)
 		push(h, x);
+	return 1;
+}
+
+int hs_ring_hops_start(nc_run *r, int C, int k, long Q, int *ord, double *slice, const hs_route **rt)
+{
+	if (!setup(r, C, k, Q, ord, slice, rt, hs_engine_now(r->net->eng), 0))
+		return 0;
+	run(r, r->st);
+	return 1;
+}
+
+int hs_ring_hops_resume(nc_run *r, int C, int k, long Q, int *ord, double *slice, const hs_route **rt, hs_time t0)
+{
+	if (!setup(r, C, k, Q, ord, slice, rt, t0, 1))
+		return 0;
+	hops *h = r->st;
+	h->resuming = 1, h->clock = t0; /* every hop timed: the whole timeline from t0, as the classes had it */
 	run(r, h);
+	h->resuming = 0;
 	return 1;
 }

@@ -10,5 +10,9 @@
  * hop could be held: the run goes on as this ring (r->alg, r->st), which owns ord, slice and rt; 0 when none
  * could, or the model has no holds (nothing taken, nothing started). */
 int hs_ring_hops_start(nc_run *r, int C, int k, long Q, int *ord, double *slice, const hs_route **rt);
+/* The same for a ring that has run since t0 (< now) with nothing of it seen yet but by itself (a ring whose
+ * classes timed themselves, netcoll_ring.c `ana`, whose set another flow broke now): only where every hop can
+ * be held; the timeline is set from t0 and the flow that broke the set, entering, breaks the hops it enters. */
+int hs_ring_hops_resume(nc_run *r, int C, int k, long Q, int *ord, double *slice, const hs_route **rt, hs_time t0);
 
 #endif

@@ -63,6 +63,9 @@ typedef struct outcome {
 
 static hs_net *curnet;
 static const job *curjobs;
+/* hs_net_set_ring_hops in run(): the tests of the classes' replay and re-form turn it off, where a timed
+ * ring's broken set would go on as hops (sim/net/netcoll_ring_hops.c), and check the hops' path beside */
+static int hops_on = 1;
 static void start_job(hs_engine *eng, void *ctx, uint64_t arg)
 {
 	(void)eng, (void)ctx;
@@ -83,6 +86,7 @@ static outcome run(const hs_cluster *c, const job *jobs, int nj, int symmetry, i
 	curnet = hs_net_create(c, "flow", cur, &err);
 	ck_assert_msg(curnet != NULL, "%s", err.msg);
 	hs_net_set_symmetry(curnet, symmetry);
+	hs_net_set_ring_hops(curnet, hops_on);
 	hs_net_set_channels(curnet, channels);
 	curjobs = jobs;
 	for (int k = 0; k < nj; k++) {
@@ -367,7 +371,13 @@ START_TEST(break_midway)
 	hs_cluster *c = load(one_switch);
 	job j[2] = {ring(HS_COLL_ALL_REDUCE, 64, 64 * HS_MiB)};
 	j[1] = (job){HS_COLL_SENDRECV, HS_ALGO_RING, {5, 9}, -2, 4 * HS_MiB, 500};
-	hs_net_sym_stat st = compare("break mid-way", c, j, 2, 1);
+	/* with hops on the ring goes on with its hops timed, the two the send enters as flows */
+	hs_net_sym_stat st = compare("break mid-way, hops", c, j, 2, 1);
+	ck_assert_msg(st.sets == 1 && st.broken == 1 && st.holds == 64 && st.holds_broken == 2,
+		      "break, hops: %llu sets, %llu broken, %llu hops held, %llu broken", (unsigned long long)st.sets,
+		      (unsigned long long)st.broken, (unsigned long long)st.holds, (unsigned long long)st.holds_broken);
+	hops_on = 0;
+	st = compare("break mid-way", c, j, 2, 1);
 	ck_assert_msg(st.sets == 1 && st.broken == 1, "break: %llu sets, %llu broken", (unsigned long long)st.sets,
 		      (unsigned long long)st.broken);
 	/* the flows cut by the break were timed alone: what they had left comes from their start and rate */
@@ -377,9 +387,12 @@ START_TEST(break_midway)
 	for (int k = 0; k < 3; k++) {
 		static const double at[] = {0, 10.4, 1000.7};
 		j[1].t0_us = at[k];
-		st = compare("break at other times", c, j, 2, 1);
-		ck_assert(st.broken == 1);
+		for (hops_on = 0; hops_on < 2; hops_on++) {
+			st = compare("break at other times", c, j, 2, 1);
+			ck_assert(st.broken == 1);
+		}
 	}
+	hops_on = 1;
 	unload(c);
 }
 END_TEST
@@ -395,11 +408,12 @@ START_TEST(break_random)
 				 "       nic: {bandwidth: 400 Gb/s, per_node: 1, latency: 3 us}}\n"
 				 "  fabric: {kind: fat-tree, tiers: 2, radix: 8, latency: 1 us, ecmp: dmodk}\n";
 	uint64_t x = 0x9e3779b97f4a7c15ULL;
-	int midway = 0;
-	for (int w = 0; w < 2; w++) {
-		hs_cluster *c = load(w ? fat : one_switch);
+	int midway = 0, hopped = 0;
+	for (int w = 0; w < 4; w++) {
+		hops_on = w >= 2;
+		hs_cluster *c = load(w % 2 ? fat : one_switch);
 		for (int k = 0; k < 12; k++) {
-			int n = w ? 16 : 8 << (k % 3);
+			int n = w % 2 ? 16 : 8 << (k % 3);
 			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
 			double S = (double)(1 + (x >> 40) % 64) * HS_MiB;
 			job j[3] = {ring(k % 3 == 2 ? HS_COLL_ALL_GATHER : HS_COLL_ALL_REDUCE, n, S)};
@@ -417,10 +431,13 @@ START_TEST(break_random)
 			hs_net_sym_stat st = compare(what, c, j, 3, 1);
 			ck_assert_msg(st.sets == 1, "%s: %llu sets", what, (unsigned long long)st.sets);
 			midway += st.broken && st.alone > 0; /* broken after some slices ran as the ring timed them */
+			hopped += st.broken && st.holds > 0; /* on with its hops timed */
 		}
 		unload(c);
 	}
-	ck_assert_msg(midway >= 12, "%d of 24 rings broken mid-way while timing their classes", midway);
+	hops_on = 1;
+	ck_assert_msg(midway >= 12 && hopped >= 12, "%d of 24 rings broken mid-way while timing their classes, %d of 24 on as hops",
+		      midway, hopped);
 }
 END_TEST
 
@@ -523,6 +540,7 @@ END_TEST
  * bytes as per-flow all along, with the re-form counted and fewer flows than staying broken would take. */
 START_TEST(reform_after_break)
 {
+	hops_on = 0; /* the re-form, not the hops' path (which needs none) */
 	hs_cluster *c = load(one_switch);
 	job j[3] = {ring(HS_COLL_ALL_REDUCE, 64, 64 * HS_MiB)};
 	j[1] = (job){HS_COLL_SENDRECV, HS_ALGO_RING, {5, 9}, -2, 4 * HS_MiB, 500};
@@ -550,6 +568,7 @@ START_TEST(reform_after_break)
 		cur = hs_engine_create();
 		curnet = hs_net_create(c, "flow", cur, &err);
 		hs_net_set_symmetry(curnet, sym);
+		hs_net_set_ring_hops(curnet, hops_on);
 		hs_net_set_chunk(curnet, 1 * HS_MiB);
 		curjobs = k;
 		for (int q = 0; q < 2; q++) {
@@ -580,6 +599,7 @@ START_TEST(reform_after_break)
 	st = compare("rail-optimised, 8 channels, broken", c, b, 2, 8);
 	ck_assert_msg(st.broken == 1 && st.reformed == 0, "rails: %llu broken, %llu reformed", (unsigned long long)st.broken,
 		      (unsigned long long)st.reformed);
+	hops_on = 1;
 	unload(c);
 }
 END_TEST
