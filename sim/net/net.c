@@ -230,7 +230,7 @@ void hs_net_unhold(hs_net *n, int h) { n->ops->unhold(n->m, h); }
 
 void hs_net_timed_started(hs_net *n, long count, double bytes)
 {
-	n->injected += (double)count * bytes;
+	n->injected += bytes;
 	if (count >= 0)
 		n->transfers += (uint64_t)count;
 	else

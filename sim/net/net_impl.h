@@ -171,9 +171,9 @@ int hs_net_sym_fits(const hs_net *n, const hs_symmemo *e, const int *x, int nx);
 int hs_net_hold(hs_net *n, const hs_route *r, double *rate, void (*broken)(void *ctx, uint64_t arg), void *ctx,
 		uint64_t arg);
 void hs_net_unhold(hs_net *n, int h);
-/* The accounting of transfers an owner times itself: `count` transfers of `bytes` each started (injected,
- * transfers; a negative count takes back ones counted that never ran, or a cut's remainder that goes on as a
- * transfer of its own), and `bytes` carried on r over [t0, t1] (what the transfer's done counts). */
+/* The accounting of transfers an owner times itself: `count` transfers of `bytes` in all started (injected,
+ * transfers; negative, ones counted that never ran, or a cut's remainder that goes on as a transfer of its
+ * own), and `bytes` carried on r over [t0, t1] (what the transfer's done counts). */
 void hs_net_timed_started(hs_net *n, long count, double bytes);
 void hs_net_timed_carried(hs_net *n, const hs_route *r, hs_time t0, hs_time t1, double bytes);
 /* Call done(ctx, arg) from an engine event `delay` picoseconds from now. */

@@ -62,6 +62,24 @@ static void tq_pop_front(tq *q)
 	q->base++, q->len--;
 }
 
+/* Hop x's record: what setting one of its slices reads and writes, together (a 16k-GPU step sets 35M). */
+typedef struct hop {
+	hs_time tfree;        /* its connection free: its last slice's arrival (timed, or a flow's, heard) */
+	hs_time dl;           /* a timed slice's time alone plus the route latency (start to arrival) */
+	hs_time dur;          /* a timed slice's time alone */
+	long sent;            /* slices whose start is set */
+	long acc;             /* timed slices accounted (arrived), whose bytes reach the links at the end */
+	int succ;             /* the rank it sends to */
+	int hold;             /* its hold while the ring times it, -1: its slices are flows */
+	char busy;            /* a flow hop's slice (or its pending start) not yet arrived */
+	double slice;         /* bytes per slice (its channel's) */
+	tq in;                /* arrival times at x of its predecessor's slices, by slice number */
+	tq own;               /* start times of its timed slices not yet accounted, by slice number */
+	hs_time lastA;        /* its last accounted timed slice's arrival (the ring's start before any) */
+	double rate;
+	hs_event_id ev;       /* a flow hop's pending start */
+} hop;
+
 typedef struct hops {
 	int C, n, k;
 	long Q;
@@ -69,17 +87,7 @@ typedef struct hops {
 	int *ord;             /* [X] devices */
 	double *slice;        /* [C] bytes per slice */
 	const hs_route **rt;  /* [X] hop x's route */
-	int *hold;            /* [X] its hold while the ring times it, -1: its slices are flows */
-	hs_time *dur, *lat;   /* [X] a timed hop's slice time alone, route latency */
-	double *rate;         /* [X] */
-	long *sent;           /* [X] slices whose start is set */
-	char *busy;           /* [X] a flow hop's slice (or its pending start) not yet arrived */
-	hs_time *tfree;       /* [X] its connection free: its last slice's arrival (timed, or a flow's, heard) */
-	hs_time *lastA;       /* [X] a timed hop's last accounted slice's arrival (the ring's start before any) */
-	tq *in;               /* [X] arrival times at x of its predecessor's slices, by slice number */
-	tq *own;              /* [X] start times of a timed hop's slices not yet accounted, by slice number */
-	hs_event_id *ev;      /* [X] a flow hop's pending start */
-	hs_time *evt;
+	hop *hp;              /* [X] */
 	int *work;            /* ranks to try */
 	size_t nwork, capwork;
 	long ndone;           /* ranks with all Q slices set */
@@ -88,16 +96,16 @@ typedef struct hops {
 	int end_pending, ended, running;
 	int resuming;         /* run() sets slices from `clock` (a ring resumed from its start, all timed) */
 	hs_time clock;
+	int series;           /* the network keeps a timeline: each timed slice spread over its own interval */
 } hops;
 
 #define END_TAG ((uint64_t)1 << 62)
-
-static int succ(const hops *h, int x) { return x - x % h->n + (x % h->n + 1) % h->n; }
-static double slice_of(const hops *h, int x) { return h->slice[x / h->n]; }
+#define OWN_KEEP 64 /* a timed hop's log is accounted up to now once it holds this many slices */
 
 static void push(hops *h, int x)
 {
-	hs_xgrow(&h->work, &h->capwork, h->nwork + 1, sizeof *h->work);
+	if (h->nwork == h->capwork)
+		hs_xgrow(&h->work, &h->capwork, h->nwork + 1, sizeof *h->work);
 	h->work[h->nwork++] = x;
 }
 
@@ -106,26 +114,31 @@ static void send_flow(nc_run *r, hops *h, int x, double bytes)
 	hs_netcoll_send_route(r, h->rt[x], bytes, 0, (uint64_t)x);
 }
 
-/* A timed hop's slices that have arrived by now: their bytes onto the links. */
+/* A timed hop's slices that have arrived by `upto`: counted for the links (spread over their own interval
+ * where the network keeps a timeline, else added once at the end). */
 static void account(nc_run *r, hops *h, int x, hs_time upto)
 {
-	tq *o = &h->own[x];
+	hop *p = &h->hp[x];
+	tq *o = &p->own;
 	while (o->len) {
-		hs_time S = o->t[o->off], F = S + h->dur[x], A = F + h->lat[x];
+		hs_time S = o->t[o->off], A = S + p->dl;
 		if (A > upto)
 			break;
-		hs_net_timed_carried(r->net, h->rt[x], S, F, slice_of(h, x));
-		h->lastA[x] = A;
+		if (h->series)
+			hs_net_timed_carried(r->net, h->rt[x], S, S + p->dur, p->slice);
+		else
+			p->acc++;
+		p->lastA = A;
 		tq_pop_front(o);
 	}
 }
 
 /* The arrivals at x that no slice of x can need again: a slice that may be set again (a timed one not yet
  * accounted, a flow hop's pending start) reads its predecessor's slice k before it. */
-static void prune_in(hops *h, int x)
+static void prune_in(hops *h, hop *p)
 {
-	long first = h->hold[x] >= 0 ? h->own[x].base : h->sent[x] - (h->ev[x].seq != 0);
-	tq *in = &h->in[x];
+	long first = p->hold >= 0 ? p->own.base : p->sent - (p->ev.seq != 0);
+	tq *in = &p->in;
 	while (in->len && in->base < first - h->k)
 		tq_pop_front(in);
 }
@@ -141,15 +154,17 @@ static void run(nc_run *r, hops *h)
 	h->running = 1;
 	hs_engine *eng = r->net->eng;
 	hs_time now = h->resuming ? h->clock : hs_engine_now(eng), real = hs_engine_now(eng);
+	long timed = 0;
+	double tb = 0;
 	while (h->nwork) {
 		int x = h->work[--h->nwork];
-		if (h->sent[x] >= h->Q || h->busy[x])
+		hop *p = &h->hp[x];
+		if (p->sent >= h->Q || p->busy)
 			continue;
-		prune_in(h, x);
-		long q = h->sent[x];
-		hs_time S = h->tfree[x];
+		long q = p->sent;
+		hs_time S = p->tfree;
 		if (q >= h->k) {
-			tq *in = &h->in[x];
+			tq *in = &p->in;
 			if (tq_end(in) <= q - h->k)
 				continue;
 			hs_time a = tq_at(in, q - h->k);
@@ -160,33 +175,38 @@ static void run(nc_run *r, hops *h)
 		assert(S >= now);
 		if (S < now)
 			S = now;
-		h->ndone += ++h->sent[x] == h->Q;
-		if (h->hold[x] >= 0) {
+		/* the slices that have arrived leave the log now and then: reading its oldest at every slice was
+		 * a cache miss, 40% of a hashed 16k-GPU step */
+		if (p->hold >= 0 && p->own.len >= OWN_KEEP)
 			account(r, h, x, real);
-			hs_time A = S + h->dur[x] + h->lat[x];
-			tq_push(&h->own[x], S);
-			h->tfree[x] = A;
-			tq_push(&h->in[succ(h, x)], A);
-			hs_net_timed_started(r->net, 1, slice_of(h, x));
-			push(h, succ(h, x));
+		prune_in(h, p); /* before this slice counts: it may be set again, and reads input q - k */
+		h->ndone += ++p->sent == h->Q;
+		if (p->hold >= 0) {
+			hs_time A = S + p->dl;
+			tq_push(&p->own, S);
+			p->tfree = A;
+			tq_push(&h->hp[p->succ].in, A);
+			timed++, tb += p->slice;
+			push(h, p->succ);
 			push(h, x);
 			continue;
 		}
 		assert(!h->resuming && "a ring resumed from its start has every hop timed");
-		h->busy[x] = 1;
+		p->busy = 1;
 		if (S > now) {
 			r->outstanding++; /* the start holds the run open */
-			h->evt[x] = S;
-			h->ev[x] = hs_engine_at(eng, S, start_event, r, (uint64_t)x);
+			p->ev = hs_engine_at(eng, S, start_event, r, (uint64_t)x);
 		} else
-			send_flow(r, h, x, slice_of(h, x));
+			send_flow(r, h, x, p->slice);
 	}
 	h->running = 0;
+	if (timed) /* the transfers these timed slices stand for */
+		hs_net_timed_started(r->net, timed, tb);
 	if (h->ndone == h->X && !h->end_pending && !h->ended) {
 		hs_time end = real; /* the latest timed arrival (a broken hop's last may still be on the wire) */
 		for (int x = 0; x < h->X; x++)
-			if (h->tfree[x] > end)
-				end = h->tfree[x];
+			if (h->hp[x].tfree > end)
+				end = h->hp[x].tfree;
 		r->outstanding++;
 		h->end_pending = 1;
 		h->end_ev = hs_engine_at(eng, end, end_event, r, 0);
@@ -199,9 +219,9 @@ static void start_event(hs_engine *eng, void *ctx, uint64_t arg)
 	nc_run *r = ctx;
 	hops *h = r->st;
 	int x = (int)arg;
-	h->ev[x] = (hs_event_id){0, 0};
+	h->hp[x].ev = (hs_event_id){0, 0};
 	r->outstanding--; /* the flow below holds it from here */
-	send_flow(r, h, x, slice_of(h, x));
+	send_flow(r, h, x, h->hp[x].slice);
 }
 
 /* Every slice is set and the last timed one has arrived: the holds go back, and the flows still in flight
@@ -214,9 +234,9 @@ static void end_event(hs_engine *eng, void *ctx, uint64_t arg)
 	h->end_pending = 0;
 	h->ended = 1;
 	for (int x = 0; x < h->X; x++)
-		if (h->hold[x] >= 0) {
-			hs_net_unhold(r->net, h->hold[x]);
-			h->hold[x] = -1;
+		if (h->hp[x].hold >= 0) {
+			hs_net_unhold(r->net, h->hp[x].hold);
+			h->hp[x].hold = -1;
 		}
 	hs_netcoll_child_cb(r, END_TAG);
 }
@@ -237,44 +257,46 @@ static void broken(void *ctx, uint64_t arg)
 		r->outstanding--;
 	}
 	for (int x = 0; x < h->X; x++) {
-		if (h->hold[x] >= 0) {
+		hop *p = &h->hp[x];
+		if (p->hold >= 0) {
 			long u = 0;
-			tq *o = &h->own[x];
+			tq *o = &p->own;
 			while (o->len && tq_back(o) > t)
 				o->len--, u++;
 			if (!u)
 				continue;
-			h->ndone -= h->sent[x] == h->Q;
-			h->sent[x] -= u;
-			assert(h->in[succ(h, x)].len >= u && "an arrival set ahead is never pruned");
-			h->in[succ(h, x)].len -= (int)u;
-			hs_net_timed_started(r->net, -u, slice_of(h, x));
-			h->tfree[x] = o->len ? tq_back(o) + h->dur[x] + h->lat[x] : h->lastA[x];
-		} else if (h->ev[x].seq && h->evt[x] > t) {
-			hs_engine_cancel(eng, h->ev[x]);
-			h->ev[x] = (hs_event_id){0, 0};
-			h->ndone -= h->sent[x] == h->Q;
-			h->sent[x]--;
-			h->busy[x] = 0;
+			h->ndone -= p->sent == h->Q;
+			p->sent -= u;
+			assert(h->hp[p->succ].in.len >= u && "an arrival set ahead is never pruned");
+			h->hp[p->succ].in.len -= (int)u;
+			hs_net_timed_started(r->net, -u, -(double)u * p->slice);
+			p->tfree = o->len ? tq_back(o) + p->dl : p->lastA;
+		} else if (p->ev.seq && p->ev.t > t) {
+			hs_engine_cancel(eng, p->ev);
+			p->ev = (hs_event_id){0, 0};
+			h->ndone -= p->sent == h->Q;
+			p->sent--;
+			p->busy = 0;
 			r->outstanding--;
 		}
 	}
 	/* b from here: its slices as flows; one in flight at t (the last kept, S <= t < F) goes on with its rest */
-	tq *o = &h->own[b];
-	double bytes = slice_of(h, b), rem = -1;
-	if (o->len && tq_back(o) + h->dur[b] > t) {
+	hop *p = &h->hp[b];
+	tq *o = &p->own;
+	double bytes = p->slice, rem = -1;
+	if (o->len && tq_back(o) + p->dur > t) {
 		hs_time S = tq_back(o);
-		rem = bytes - h->rate[b] * (double)(t - S);
+		rem = bytes - p->rate * (double)(t - S);
 		if (rem < 0)
 			rem = 0;
 		o->len--;
-		h->in[succ(h, b)].len--;
+		h->hp[p->succ].in.len--;
 		hs_net_timed_carried(r->net, h->rt[b], S, t, bytes - rem);
-		hs_net_timed_started(r->net, -1, rem); /* the flow below counts its rest again */
-		h->busy[b] = 1;
+		hs_net_timed_started(r->net, -1, -rem); /* the flow below counts its rest again */
+		p->busy = 1;
 	}
 	account(r, h, b, HS_TIME_MAX); /* the rest have left by t: their arrivals stand */
-	h->hold[b] = -1;
+	p->hold = -1;
 	for (int x = 0; x < h->X; x++)
 		push(h, x);
 	if (rem >= 0)
@@ -289,10 +311,11 @@ static void on_done(nc_run *r, uint64_t tag)
 		return;
 	int x = (int)tag;
 	hs_time now = hs_engine_now(r->net->eng);
-	h->busy[x] = 0;
-	h->tfree[x] = now;
-	tq_push(&h->in[succ(h, x)], now);
-	push(h, succ(h, x));
+	hop *p = &h->hp[x];
+	p->busy = 0;
+	p->tfree = now;
+	tq_push(&h->hp[p->succ].in, now);
+	push(h, p->succ);
 	push(h, x);
 	run(r, h);
 }
@@ -303,14 +326,15 @@ static void sfree(nc_run *r)
 	if (!h)
 		return;
 	for (int x = 0; x < h->X; x++) {
+		hop *p = &h->hp[x];
 		account(r, h, x, HS_TIME_MAX);
-		if (h->hold[x] >= 0)
-			hs_net_unhold(r->net, h->hold[x]);
-		free(h->in[x].t), free(h->own[x].t);
+		if (p->acc)
+			hs_net_timed_carried(r->net, h->rt[x], h->t0, h->t0, (double)p->acc * p->slice);
+		if (p->hold >= 0)
+			hs_net_unhold(r->net, p->hold);
+		free(p->in.t), free(p->own.t);
 	}
-	free(h->ord), free(h->slice), free(h->rt), free(h->hold), free(h->dur), free(h->lat), free(h->rate);
-	free(h->sent), free(h->busy), free(h->tfree), free(h->lastA), free(h->in), free(h->own), free(h->ev);
-	free(h->evt), free(h->work);
+	free(h->ord), free(h->slice), free(h->rt), free(h->hp), free(h->work);
 	free(h);
 	r->st = NULL;
 }
@@ -355,32 +379,25 @@ static int setup(nc_run *r, int C, int k, long Q, int *ord, double *slice, const
 	hops *h = hs_xcalloc(1, sizeof *h);
 	h->C = C, h->n = n, h->k = k, h->Q = Q, h->X = X;
 	h->ord = ord, h->slice = slice, h->rt = rt;
-	h->hold = hs_xmalloc((size_t)X * sizeof *h->hold);
-	h->dur = hs_xcalloc((size_t)X, sizeof *h->dur);
-	h->lat = hs_xcalloc((size_t)X, sizeof *h->lat);
-	h->rate = hs_xcalloc((size_t)X, sizeof *h->rate);
-	h->sent = hs_xcalloc((size_t)X, sizeof *h->sent);
-	h->busy = hs_xcalloc((size_t)X, 1);
-	h->tfree = hs_xmalloc((size_t)X * sizeof *h->tfree);
-	h->lastA = hs_xmalloc((size_t)X * sizeof *h->lastA);
-	h->in = hs_xcalloc((size_t)X, sizeof *h->in);
-	h->own = hs_xcalloc((size_t)X, sizeof *h->own);
-	h->ev = hs_xcalloc((size_t)X, sizeof *h->ev);
-	h->evt = hs_xcalloc((size_t)X, sizeof *h->evt);
+	h->hp = hs_xcalloc((size_t)X, sizeof *h->hp);
 	h->t0 = t0;
+	h->series = r->net->series != NULL;
 	int timed = 0;
 	for (int x = 0; x < X; x++) {
-		h->tfree[x] = h->lastA[x] = h->t0;
-		h->hold[x] = shared[x] ? -1 : hs_net_hold(r->net, rt[x], &h->rate[x], broken, r, (uint64_t)x);
-		if (h->hold[x] >= 0 && !(h->rate[x] > 0)) {
-			hs_net_unhold(r->net, h->hold[x]);
-			h->hold[x] = -1;
+		hop *p = &h->hp[x];
+		p->tfree = p->lastA = t0;
+		p->succ = x - x % n + (x % n + 1) % n;
+		p->slice = slice[x / n];
+		p->hold = shared[x] ? -1 : hs_net_hold(r->net, rt[x], &p->rate, broken, r, (uint64_t)x);
+		if (p->hold >= 0 && !(p->rate > 0)) {
+			hs_net_unhold(r->net, p->hold);
+			p->hold = -1;
 		}
-		if (h->hold[x] < 0)
+		if (p->hold < 0)
 			continue;
 		timed++;
-		h->dur[x] = hs_time_for(slice_of(h, x), h->rate[x]);
-		h->lat[x] = rt[x]->lat;
+		p->dur = hs_time_for(p->slice, p->rate);
+		p->dl = p->dur + rt[x]->lat;
 	}
 	free(shared);
 	if (!timed || (all && timed < X)) { /* the plain ring, which owns ord, slice and rt still */
