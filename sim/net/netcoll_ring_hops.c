@@ -42,7 +42,11 @@ typedef struct tq {
 } tq;
 
 static long tq_end(const tq *q) { return q->base + q->len; }
-static hs_time tq_at(const tq *q, long i) { return q->t[(q->off + (int)(i - q->base)) & (q->cap - 1)]; }
+static hs_time tq_at(const tq *q, long i)
+{
+	assert(i >= q->base && i < q->base + q->len && "a time the deque holds");
+	return q->t[(q->off + (int)(i - q->base)) & (q->cap - 1)];
+}
 static hs_time tq_back(const tq *q) { return tq_at(q, tq_end(q) - 1); }
 static void tq_push(tq *q, hs_time t)
 {
