@@ -81,8 +81,7 @@ void hs_net_free(hs_net *n)
 	free(n->runs);
 	free(n->x);
 	free(n->link_bytes);
-	free(n->rbytes);
-	free(n->rroute);
+	free(n->rb);
 	free(n->rpend);
 	free(n->series);
 	free(n);
@@ -143,18 +142,16 @@ static void route_bytes(hs_net *n, const hs_route *r, double bytes)
 	size_t id = (size_t)r->id;
 	if (id >= n->caprb) {
 		size_t cap = n->caprb;
-		hs_xgrow(&n->rbytes, &n->caprb, id + 1, sizeof *n->rbytes);
-		n->rroute = hs_xrealloc(n->rroute, n->caprb * sizeof *n->rroute);
-		memset(n->rbytes + cap, 0, (n->caprb - cap) * sizeof *n->rbytes);
-		memset(n->rroute + cap, 0, (n->caprb - cap) * sizeof *n->rroute);
+		hs_xgrow(&n->rb, &n->caprb, id + 1, sizeof *n->rb);
+		memset(n->rb + cap, 0, (n->caprb - cap) * sizeof *n->rb);
 	}
-	if (!n->rroute[id]) {
-		n->rroute[id] = r;
+	if (!n->rb[id].r) {
+		n->rb[id].r = r;
 		if (n->npend == n->cappend)
 			hs_xgrow(&n->rpend, &n->cappend, n->npend + 1, sizeof *n->rpend);
 		n->rpend[n->npend++] = (int)id;
 	}
-	n->rbytes[id] += bytes;
+	n->rb[id].bytes += bytes;
 }
 
 /* The routes' pending bytes onto their links, in the order the routes were first used. */
@@ -162,11 +159,10 @@ static void fold(hs_net *n)
 {
 	for (size_t p = 0; p < n->npend; p++) {
 		int id = n->rpend[p];
-		const hs_route *r = n->rroute[id];
+		const hs_route *r = n->rb[id].r;
 		for (int i = 0; i < r->nl; i++)
-			n->link_bytes[r->link[i]] += n->rbytes[id] * r->coef[i];
-		n->rbytes[id] = 0;
-		n->rroute[id] = NULL;
+			n->link_bytes[r->link[i]] += n->rb[id].bytes * r->coef[i];
+		n->rb[id] = (struct hs_net_rb){NULL, 0};
 	}
 	n->npend = 0;
 }

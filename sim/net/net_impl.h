@@ -40,12 +40,14 @@ struct hs_net {
 	size_t nx, capx;
 	int free_head;
 	/* statistics */
-	double *link_bytes;    /* bytes each link carried, less what rbytes holds */
+	double *link_bytes;    /* bytes each link carried, less what rb holds */
 	/* bytes carried on each route since the last fold (by route id), folded into link_bytes when read: a
 	 * transfer's end adds to its route, not to each of its links (the links' records were a third of a
 	 * 16,384-GPU step's finishing cost, each a cache miss) */
-	double *rbytes;
-	const hs_route **rroute; /* [caprb] the route of a pending id, NULL when none is */
+	struct hs_net_rb {
+		const hs_route *r; /* the route of a pending id, NULL when none is */
+		double bytes;
+	} *rb;                   /* [caprb], one record per route: the check and the sum one cache line */
 	size_t caprb;
 	int *rpend;              /* ids with bytes pending */
 	size_t npend, cappend;

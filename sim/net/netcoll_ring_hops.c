@@ -24,8 +24,16 @@
  * depends only on arrivals by t or on hops still alone, so the result is what every slice as a flow gives
  * (tests: test_netsym.c, `ring_hops`, against --no-symmetry).
  *
- * Bytes reach the links (hs_net_timed_carried) once a timed slice has arrived, and a hop's hold is released
- * at the ring's end, when its last timed slice has arrived. */
+ * A broken hop stays a flow hop: at 16k GPUs a quarter of such hops' arrivals find their links free again, but
+ * a hold taken there would mostly be broken again by the next slice of the ring it shares a port with.
+ *
+ * A ring whose classes timed themselves (netcoll_ring.c `ana`) and whose set breaks goes on here
+ * (hs_ring_hops_resume): every hop held, its timeline set again from the ring's start, and the flow that broke
+ * the set breaks only the hops it enters.
+ *
+ * Timed slices' bytes reach the links (hs_net_timed_carried) when the ring is freed, each spread over its own
+ * interval where the network keeps a timeline; the holds are released once every slice is set and the last
+ * timed one has arrived. */
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
