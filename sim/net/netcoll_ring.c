@@ -63,6 +63,7 @@ typedef struct rstate {
 	int pump;       /* a pump is pending */
 	int *xid;       /* [C * n] while broken: a busy rank's transfer (hs_net_xfer's record), -1 */
 	int *pend;      /* [C * p] after a re-form: members of class still to arrive one by one, or NULL */
+	char *parr;     /* [C * n] with pend: the members among those that have arrived */
 	int *todo;      /* [ntodo] channel c's rank i as c * n + i */
 	size_t ntodo, captodo;
 	int *ord;       /* [C * n] channel c's ring: devices (hs_coll_ring_channel_order) */
@@ -183,9 +184,13 @@ static void on_done(nc_run *r, uint64_t tag)
 	int c = (int)(tag >> 32), i = (int)(tag & 0xffffffffu);
 	if (!cls && s->w < r->n) { /* a member's, sent before the classes formed again: the class's arrival once
 				    * the last of them is in (they arrive at one instant, reform checked it) */
+		s->parr[(size_t)c * r->n + i] = 1;
 		c = s->fold ? 0 : c, i %= s->p;
 		if (--s->pend[(size_t)c * s->p + i])
 			return;
+		for (int cc = c; cc < (s->fold ? s->C : c + 1); cc++) /* the class's arrival stands for them all */
+			for (int k = i; k < r->n; k += s->p)
+				s->parr[(size_t)cc * r->n + k] = 0;
 		cls = 1;
 	}
 	if (cls && s->w < r->n) { /* the classes hold: the representatives' ring */
@@ -443,8 +448,26 @@ static void expand(nc_run *r)
 		s->xid = hs_xmalloc((size_t)C * n * sizeof *s->xid);
 	for (size_t x = 0; x < (size_t)C * n; x++)
 		s->xid[x] = -1; /* the class transfers in flight are no member's (their cuts are) */
+	/* members of a re-formed class that arrived one by one before the last of them: their arrivals are in
+	 * (where the class's state, copied above, still waits for them) */
+	int narr = 0;
+	for (size_t x = 0; s->pend && x < (size_t)C * n; x++)
+		if (s->parr[x]) {
+			size_t c = x / (size_t)n, k = x % (size_t)n;
+			s->busy[x] = 0;
+			s->recvd[c * n + (k + 1) % n]++;
+			narr++;
+		}
 	free(s->pend);
 	s->pend = NULL;
+	for (size_t x = 0; narr && x < (size_t)C * n; x++)
+		if (s->parr[x]) {
+			int c = (int)(x / (size_t)n), k = (int)(x % (size_t)n);
+			kick(r, s, c, k);
+			kick(r, s, c, (k + 1) % n);
+		}
+	free(s->parr);
+	s->parr = NULL;
 }
 
 /* The pump, once the instant's arrivals are in: the classes form again where
@@ -462,10 +485,7 @@ static void expand(nc_run *r)
  * the representatives. */
 static int reform(nc_run *r, rstate *s)
 {
-	/* Not for channels with classes of their own (C > 1, not folded): there a re-form lost bytes (the
-	 * injected total and the links' bytes came out short, the times right; test_netsym ring_hops, two
-	 * channels on a hashed fat-tree, found it), cause not found yet, so such a ring stays rank by rank. */
-	if (!s->sym || s->sym->live || (s->C > 1 && !s->fold))
+	if (!s->sym || s->sym->live)
 		return 0;
 	int n = r->n, C = s->C, p = s->p, cw = s->fold ? 1 : C, more = 0;
 	for (int c = 0; c < C; c++)
@@ -526,6 +546,8 @@ static int reform(nc_run *r, rstate *s)
 	s->w = p;
 	s->cw = cw;
 	s->pend = hs_xcalloc((size_t)ncl, sizeof *s->pend);
+	free(s->parr);
+	s->parr = hs_xcalloc((size_t)C * n, 1);
 	for (int c = 0; c < cw; c++)
 		for (int i = 0; i < p; i++) {
 			int y = c * p + i;
@@ -695,7 +717,7 @@ static void rs_free(rstate *s, int handed)
 {
 	free(s->rate), free(s->dur), free(s->lat);
 	free(s->sent), free(s->recvd), free(s->busy);
-	free(s->todo), free(s->xid), free(s->pend);
+	free(s->todo), free(s->xid), free(s->pend), free(s->parr);
 	free(s->rtok);
 	if (!handed)
 		free(s->slice), free(s->ord), free(s->rt);
