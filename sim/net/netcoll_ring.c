@@ -728,7 +728,8 @@ static void rs_free(rstate *s, int handed)
  * ring's order, slices and routes; 1 when it runs the ring from here. */
 static int hops(nc_run *r, rstate *s)
 {
-	if (!r->net->symmetry || !r->net->ring_hops || !all_routes(r, s) || !hs_ring_hops_start(r, s->C, s->k, s->Q, s->ord, s->slice, s->rt))
+	if (!r->net->symmetry || !r->net->ring_hops || !all_routes(r, s) ||
+	    !hs_ring_hops_start(r, s->C, s->k, s->Q, s->ord, s->slice, s->rt))
 		return 0;
 	rs_free(s, 1);
 	return 1;
@@ -741,7 +742,8 @@ static int hops(nc_run *r, rstate *s)
 static int ana_to_hops(nc_run *r)
 {
 	rstate *s = r->st;
-	if (!r->net->ring_hops || !all_routes(r, s) || !hs_ring_hops_resume(r, s->C, s->k, s->Q, s->ord, s->slice, s->rt, s->t0))
+	if (!r->net->ring_hops || !all_routes(r, s) ||
+	    !hs_ring_hops_resume(r, s->C, s->k, s->Q, s->ord, s->slice, s->rt, s->t0))
 		return 0;
 	hs_engine_cancel(r->net->eng, s->ev);
 	r->outstanding--; /* the classes' end, which the hops' own holds from here */

@@ -462,75 +462,75 @@ START_TEST(ring_hops)
 	 * classes of their own once lost bytes there (a member that arrived before the last of its re-formed
 	 * class stayed busy when the set broke again, and its channel stalled) */
 	for (hops_on = 1; hops_on >= 0; hops_on--) {
-	uint64_t x = 0x2545f4914f6cdd1dULL;
-	for (int k = 0; k < 16; k++) {
-		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-		int n = 4 + (int)((x >> 35) % 13); /* nodes in each lane's ring */
-		double S = (double)(1 + (x >> 40) % 32) * HS_MiB;
-		enum hs_coll_op op = k % 3 == 2 ? HS_COLL_REDUCE_SCATTER : HS_COLL_ALL_REDUCE;
-		job j[4] = {ring(op, n, S), ring(op, n, S)};
-		for (int i = 0; i < n; i++)
-			j[0].ranks[i] = 2 * i, j[1].ranks[i] = 2 * i + 1;
-		double span_us = 2 * S / 50e3;
-		j[1].t0_us = k % 4 == 1 ? 0.3 * span_us : 0;
-		int nj = k % 4 == 3 ? 2 : 4;
-		for (int b = 2; b < nj; b++) { /* sends across the fat-tree, into the rings' NICs and spine ports */
+		uint64_t x = 0x2545f4914f6cdd1dULL;
+		for (int k = 0; k < 16; k++) {
 			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-			int a = (int)((x >> 33) % (uint64_t)(2 * n)), d = (int)((x >> 13) % (uint64_t)(2 * n - 1));
-			d = d >= a ? d + 1 : d;
-			j[b] = (job){HS_COLL_SENDRECV, HS_ALGO_RING, {a, d}, -2, (double)(1 + (x >> 50) % 8) * HS_MiB,
-				     (double)((x >> 20) % 1000) / 1000.0 * 1.2 * span_us};
-		}
-		for (int v = 0; v < 3; v++) { /* plain, 4 slices a step, two channels */
-			char what[96];
-			snprintf(what, sizeof what, "ring hops %d.%d (%d nodes a lane, %.0f MiB)", k, v, n, S / HS_MiB);
-			hs_err err;
-			hs_err_clear(&err);
-			outcome o[2];
-			for (int sym = 0; sym < 2; sym++) {
-				cur = hs_engine_create();
-				curnet = hs_net_create(c, "flow", cur, &err);
-				ck_assert_msg(curnet != NULL, "%s", err.msg);
-				hs_net_set_symmetry(curnet, sym);
-				hs_net_set_ring_hops(curnet, hops_on);
-				hs_net_set_channels(curnet, v == 2 ? 2 : 1);
-				hs_net_set_chunk(curnet, v == 1 ? S / n / 4 : 0);
-				curjobs = j;
-				for (int q = 0; q < nj; q++) {
-					done_at[q] = -1;
-					hs_engine_at(cur, hs_time_from_s(j[q].t0_us * 1e-6), start_job, NULL, (uint64_t)q);
-				}
-				hs_engine_run(cur, HS_TIME_MAX);
-				for (int q = 0; q < nj; q++)
-					o[sym].t[q] = done_at[q];
-				o[sym].injected = hs_net_bytes_injected(curnet);
-				o[sym].nlinks = hs_net_nlinks(curnet);
-				o[sym].link = malloc((size_t)o[sym].nlinks * sizeof *o[sym].link);
-				for (int l = 0; l < o[sym].nlinks; l++) {
-					hs_net_link_stat ls;
-					hs_net_link_stats(curnet, l, &ls, NULL, 0);
-					o[sym].link[l] = ls.bytes;
-				}
-				o[sym].st = hs_net_sym_stats(curnet);
-				hs_net_free(curnet);
-				hs_engine_destroy(cur);
+			int n = 4 + (int)((x >> 35) % 13); /* nodes in each lane's ring */
+			double S = (double)(1 + (x >> 40) % 32) * HS_MiB;
+			enum hs_coll_op op = k % 3 == 2 ? HS_COLL_REDUCE_SCATTER : HS_COLL_ALL_REDUCE;
+			job j[4] = {ring(op, n, S), ring(op, n, S)};
+			for (int i = 0; i < n; i++)
+				j[0].ranks[i] = 2 * i, j[1].ranks[i] = 2 * i + 1;
+			double span_us = 2 * S / 50e3;
+			j[1].t0_us = k % 4 == 1 ? 0.3 * span_us : 0;
+			int nj = k % 4 == 3 ? 2 : 4;
+			for (int b = 2; b < nj; b++) { /* sends across the fat-tree, into the rings' NICs and spine ports */
+				x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+				int a = (int)((x >> 33) % (uint64_t)(2 * n)), d = (int)((x >> 13) % (uint64_t)(2 * n - 1));
+				d = d >= a ? d + 1 : d;
+				j[b] = (job){HS_COLL_SENDRECV, HS_ALGO_RING, {a, d}, -2, (double)(1 + (x >> 50) % 8) * HS_MiB,
+					     (double)((x >> 20) % 1000) / 1000.0 * 1.2 * span_us};
 			}
-			for (int q = 0; q < nj; q++)
-				ck_assert_msg(o[0].t[q] > 0 && fabs(o[1].t[q] - o[0].t[q]) <= 1e-9 * o[0].t[q] + 1e-12,
-					      "%s: job %d done at %.15g s with symmetry (hops %s), %.15g s as flows", what, q, o[1].t[q], hops_on ? "on" : "off",
-					      o[0].t[q]);
-			for (int l = 0; l < o[0].nlinks; l++)
-				ck_assert_msg(fabs(o[1].link[l] - o[0].link[l]) <= 1e-9 * o[0].injected,
-					      "%s: link %d carried %.12g bytes with symmetry (hops %s), %.12g as flows", what, l,
-					      o[1].link[l], hops_on ? "on" : "off", o[0].link[l]);
-			ck_assert_msg(fabs(o[1].injected - o[0].injected) <= 1e-9 * o[0].injected, "%s: injected %.12g vs %.12g",
-				      what, o[1].injected, o[0].injected);
-			ck_assert(o[0].st.holds == 0 && (hops_on || o[1].st.holds == 0));
-			tot.holds += o[1].st.holds, tot.holds_broken += o[1].st.holds_broken;
-			reformed += o[1].st.reformed;
-			free(o[0].link), free(o[1].link);
+			for (int v = 0; v < 3; v++) { /* plain, 4 slices a step, two channels */
+				char what[96];
+				snprintf(what, sizeof what, "ring hops %d.%d (%d nodes a lane, %.0f MiB)", k, v, n, S / HS_MiB);
+				hs_err err;
+				hs_err_clear(&err);
+				outcome o[2];
+				for (int sym = 0; sym < 2; sym++) {
+					cur = hs_engine_create();
+					curnet = hs_net_create(c, "flow", cur, &err);
+					ck_assert_msg(curnet != NULL, "%s", err.msg);
+					hs_net_set_symmetry(curnet, sym);
+					hs_net_set_ring_hops(curnet, hops_on);
+					hs_net_set_channels(curnet, v == 2 ? 2 : 1);
+					hs_net_set_chunk(curnet, v == 1 ? S / n / 4 : 0);
+					curjobs = j;
+					for (int q = 0; q < nj; q++) {
+						done_at[q] = -1;
+						hs_engine_at(cur, hs_time_from_s(j[q].t0_us * 1e-6), start_job, NULL, (uint64_t)q);
+					}
+					hs_engine_run(cur, HS_TIME_MAX);
+					for (int q = 0; q < nj; q++)
+						o[sym].t[q] = done_at[q];
+					o[sym].injected = hs_net_bytes_injected(curnet);
+					o[sym].nlinks = hs_net_nlinks(curnet);
+					o[sym].link = malloc((size_t)o[sym].nlinks * sizeof *o[sym].link);
+					for (int l = 0; l < o[sym].nlinks; l++) {
+						hs_net_link_stat ls;
+						hs_net_link_stats(curnet, l, &ls, NULL, 0);
+						o[sym].link[l] = ls.bytes;
+					}
+					o[sym].st = hs_net_sym_stats(curnet);
+					hs_net_free(curnet);
+					hs_engine_destroy(cur);
+				}
+				for (int q = 0; q < nj; q++)
+					ck_assert_msg(o[0].t[q] > 0 && fabs(o[1].t[q] - o[0].t[q]) <= 1e-9 * o[0].t[q] + 1e-12,
+						      "%s: job %d done at %.15g s with symmetry (hops %s), %.15g s as flows", what, q, o[1].t[q], hops_on ? "on" : "off",
+						      o[0].t[q]);
+				for (int l = 0; l < o[0].nlinks; l++)
+					ck_assert_msg(fabs(o[1].link[l] - o[0].link[l]) <= 1e-9 * o[0].injected,
+						      "%s: link %d carried %.12g bytes with symmetry (hops %s), %.12g as flows", what, l,
+						      o[1].link[l], hops_on ? "on" : "off", o[0].link[l]);
+				ck_assert_msg(fabs(o[1].injected - o[0].injected) <= 1e-9 * o[0].injected, "%s: injected %.12g vs %.12g",
+					      what, o[1].injected, o[0].injected);
+				ck_assert(o[0].st.holds == 0 && (hops_on || o[1].st.holds == 0));
+				tot.holds += o[1].st.holds, tot.holds_broken += o[1].st.holds_broken;
+				reformed += o[1].st.reformed;
+				free(o[0].link), free(o[1].link);
+			}
 		}
-	}
 	}
 	hops_on = 1;
 	ck_assert_msg(reformed > 5, "%llu re-forms with the hops off", (unsigned long long)reformed);
