@@ -217,9 +217,22 @@ int hs_net_hold(hs_net *n, const hs_route *r, double *rate, void (*broken)(void 
 {
 	if (!n->symmetry || !n->ops->hold || !r)
 		return -1;
-	int h = n->ops->hold(n->m, r, rate, broken, ctx, arg);
+	int h = n->ops->hold(n->m, r, NULL, 0, rate, broken, ctx, arg);
 	n->sst.holds += h >= 0;
 	return h;
+}
+
+int hs_net_hold_links(hs_net *n, const int *links, int nlinks, void (*broken)(void *ctx, uint64_t arg), void *ctx,
+		      uint64_t arg)
+{
+	if (!n->symmetry || !n->ops->hold || !n->ops->solo || nlinks < 1)
+		return -1;
+	return n->ops->hold(n->m, NULL, links, nlinks, NULL, broken, ctx, arg);
+}
+
+int hs_net_solo(hs_net *n, const hs_route *const *r, int nr, double bytes, hs_time stop, hs_time *fin, double *rem)
+{
+	return n->ops->solo ? n->ops->solo(n->m, r, nr, bytes, stop, fin, rem) : -1;
 }
 
 void hs_net_unhold(hs_net *n, int h) { n->ops->unhold(n->m, h); }
@@ -358,6 +371,11 @@ static void memo_clear(hs_symmemo *e)
 	free(e->sym);
 	free((void *)e->routes);
 	free(e->key);
+	free(e->links);
+	for (hs_solo_tl *t = e->solo, *nx; t; t = nx) {
+		nx = t->next;
+		free(t->fin), free(t);
+	}
 	memset(e, 0, sizeof *e);
 }
 

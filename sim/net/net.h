@@ -82,12 +82,20 @@ typedef struct hs_net_ops {
 	int (*sym_open_joint)(hs_net_model *m, const struct hs_netsym *s, int with, void (*broken)(void *ctx), void *ctx);
 	int (*sym_holder)(const hs_net_model *m, const struct hs_netsym *s);
 	/* Holds (NULL in a model without them): an owner that times its transfers on route r itself holds r's
-	 * links, which must carry no flow, set or other hold (else -1); *rate is what a flow alone on them gets.
-	 * The first flow to enter a held link releases the hold and calls broken(ctx, arg) before it enters (the
-	 * owner starts as flows what it had in flight). unhold releases a hold not broken. */
-	int (*hold)(hs_net_model *m, const hs_route *r, double *rate, void (*broken)(void *ctx, uint64_t arg), void *ctx,
-		    uint64_t arg);
+	 * links, which must carry no flow, set or other hold (else -1); *rate (may be NULL) is what a flow alone on
+	 * them gets. With r NULL, the links are links[0..nlinks) (the owner's, until the hold is released). The
+	 * first flow to enter a held link releases the hold and calls broken(ctx, arg) before it enters (the owner
+	 * starts as flows what it had in flight). unhold releases a hold not broken. */
+	int (*hold)(hs_net_model *m, const hs_route *r, const int *links, int nlinks, double *rate,
+		    void (*broken)(void *ctx, uint64_t arg), void *ctx, uint64_t arg);
 	void (*unhold)(hs_net_model *m, int h);
+	/* Transfers alone on their links (NULL in a model that cannot time them so): nr transfers of `bytes`
+	 * each, started together on routes r[0..nr) with nothing else on their links, timed as the model would
+	 * time them: each one's finish (its last byte leaves), from their start, in fin[i]; with stop below
+	 * HS_TIME_MAX, only up to `stop`, a transfer still running then with fin[i] = HS_TIME_MAX and its bytes
+	 * left in rem[i]. Returns 0, or -1 (the caller carries them as flows). */
+	int (*solo)(hs_net_model *m, const hs_route *const *r, int nr, double bytes, hs_time stop, hs_time *fin,
+		    double *rem);
 } hs_net_ops;
 
 extern const hs_net_ops hs_net_analytical, hs_net_flow;
@@ -160,6 +168,8 @@ typedef struct hs_net_sym_stat {
 	uint64_t joint;    /* sets opened beside another on shared links, under its generators */
 	uint64_t holds;    /* hops of rings without classes timed by their ring (netcoll_ring_hops.c) */
 	uint64_t holds_broken; /* of those, hops another flow entered: their slices went on as flows */
+	uint64_t solo;     /* direct collectives without classes timed alone on their links (netcoll_solo.c) */
+	uint64_t solo_broken; /* of those, ones another flow entered: their transfers went on as flows */
 } hs_net_sym_stat;
 hs_net_sym_stat hs_net_sym_stats(const hs_net *n);
 

@@ -48,6 +48,7 @@
 #include "sim/net/maxmin.h"
 #include "sim/net/net.h"
 #include "sim/net/netsym.h"
+#include "sim/net/solo.h"
 
 #define RM_IN 9 /* a route memo's links in its record: a fat-tree route's 4 to 7 and a rail-optimised one's */
 
@@ -122,7 +123,9 @@ struct hs_net_model {
 	size_t caprm;
 	/* holds (see the top) */
 	struct fhold {
-		const hs_route *r;
+		const hs_route *r;  /* its route, or NULL: */
+		const int *links;   /* its links (the owner's) */
+		int nlinks;
 		void (*broken)(void *ctx, uint64_t arg);
 		void *ctx;
 		uint64_t arg;
@@ -831,15 +834,22 @@ static double sym_alone_rate(hs_net_model *m, int cs, int cls)
 
 /* ---- holds (see the top) ---- */
 
-static int hold(hs_net_model *m, const hs_route *r, double *rate, void (*broken)(void *ctx, uint64_t arg), void *ctx,
-		uint64_t arg)
+/* Whether link l may be held: no flow, set or hold on it (a twin carries no flow of its own: its partner tells). */
+static int holdable(const hs_net_model *m, int l)
 {
-	const struct rmemo *q = route_memo(m, r);
-	for (int i = 0; i < q->nsl; i++) {
-		const struct lnk *l = &m->ln[rm_sl(q)[i]];
-		if (l->rsv != -1 || l->nsolv > 0 || l->alone_on >= 0)
+	const struct lnk *k = &m->ln[l];
+	return m->mm.lk[l].twin >= 0 || (k->rsv == -1 && k->nsolv == 0 && k->alone_on < 0);
+}
+
+static int hold(hs_net_model *m, const hs_route *r, const int *links, int nlinks, double *rate,
+		void (*broken)(void *ctx, uint64_t arg), void *ctx, uint64_t arg)
+{
+	const struct rmemo *q = r ? route_memo(m, r) : NULL;
+	const int *ls = q ? rm_sl(q) : links;
+	int nl = q ? q->nsl : nlinks;
+	for (int i = 0; i < nl; i++)
+		if (!holdable(m, ls[i]))
 			return -1;
-	}
 	int h = m->hd_free;
 	if (h >= 0)
 		m->hd_free = m->hd[h].next_free;
@@ -847,22 +857,33 @@ static int hold(hs_net_model *m, const hs_route *r, double *rate, void (*broken)
 		hs_xgrow(&m->hd, &m->caphd, m->nhd + 1, sizeof *m->hd);
 		h = (int)m->nhd++;
 	}
-	m->hd[h] = (struct fhold){r, broken, ctx, arg, -2};
-	for (int i = 0; i < q->nsl; i++)
-		m->ln[rm_sl(q)[i]].rsv = -2 - h;
-	*rate = q->alone;
+	m->hd[h] = (struct fhold){r, q ? NULL : links, nlinks, broken, ctx, arg, -2};
+	for (int i = 0; i < nl; i++)
+		if (m->mm.lk[ls[i]].twin < 0)
+			m->ln[ls[i]].rsv = -2 - h;
+	if (rate)
+		*rate = q ? q->alone : 0;
 	return h;
 }
 
 static void unhold(hs_net_model *m, int h)
 {
 	assert(h >= 0 && (size_t)h < m->nhd && m->hd[h].next_free == -2 && "a hold is released once");
-	const struct rmemo *q = route_memo(m, m->hd[h].r);
-	for (int i = 0; i < q->nsl; i++)
-		if (m->ln[rm_sl(q)[i]].rsv == -2 - h)
-			m->ln[rm_sl(q)[i]].rsv = -1;
+	const struct fhold *o = &m->hd[h];
+	const struct rmemo *q = o->r ? route_memo(m, o->r) : NULL; /* made when the hold was taken: none moves */
+	const int *ls = q ? rm_sl(q) : o->links;
+	int nl = q ? q->nsl : o->nlinks;
+	for (int i = 0; i < nl; i++)
+		if (m->ln[ls[i]].rsv == -2 - h)
+			m->ln[ls[i]].rsv = -1;
 	m->hd[h].next_free = m->hd_free;
 	m->hd_free = h;
+}
+
+static int solo(hs_net_model *m, const hs_route *const *r, int nr, double bytes, hs_time stop, hs_time *fin,
+		double *rem)
+{
+	return hs_solo_run(&m->mm, r, nr, bytes, stop, fin, rem);
 }
 
 static void hold_break(hs_net_model *m, int h)
@@ -874,4 +895,4 @@ static void hold_break(hs_net_model *m, int h)
 
 const hs_net_ops hs_net_flow = {"flow",	     create,	 destroy, start,    active,	    sym_open,
 				sym_start,   sym_close,	 sym_alone_rate, xstart, xpeek, xtake, sym_fits,
-				sym_open_joint, sym_holder, hold, unhold};
+				sym_open_joint, sym_holder, hold, unhold, solo};

@@ -82,7 +82,20 @@ typedef struct hs_symmemo {
 	 * members, gdev[g] the image of dev[i] */
 	int ngen, ndev;
 	int **gmem, **gdev, *dev;
+	struct hs_solo_tl *solo;  /* timelines of its transfers alone on their links (netcoll_solo.c), or NULL */
+	int *links, nlinks;       /* every link of its routes, ascending (netcoll_solo.c's holds), or NULL */
 } hs_symmemo;
+
+/* The collective's transfers of `bytes` each timed alone on their links from their start (hs_net_solo), kept
+ * with its memo entry for the next time it runs so (netcoll_solo.c): fin[i] transfer i's finish, `last` the
+ * latest of them, `end` the last arrival (finish + route latency). Freed with the entry, never while in use. */
+typedef struct hs_solo_tl {
+	double bytes;
+	hs_time *fin;
+	hs_time last, end;
+	int refs;                 /* collectives running on it */
+	struct hs_solo_tl *next;
+} hs_solo_tl;
 
 #define HS_SYMMEMO_SLOTS 256
 
@@ -173,6 +186,14 @@ int hs_net_sym_fits(const hs_net *n, const hs_symmemo *e, const int *x, int nx);
 int hs_net_hold(hs_net *n, const hs_route *r, double *rate, void (*broken)(void *ctx, uint64_t arg), void *ctx,
 		uint64_t arg);
 void hs_net_unhold(hs_net *n, int h);
+/* Links links[0..nlinks) held for one owner (the model's hold; the array lasts until released), for transfers
+ * the model times alone there (hs_net_solo); -1 where refused, symmetry is off or the model has no holds or no
+ * solo. Released by hs_net_unhold; broken as hs_net_hold's. Counted by the caller. */
+int hs_net_hold_links(hs_net *n, const int *links, int nlinks, void (*broken)(void *ctx, uint64_t arg), void *ctx,
+		      uint64_t arg);
+/* The model's solo (sim/net/net.h): nr transfers of `bytes` started together on routes r[], alone on their
+ * links, timed from their start (up to stop); -1 where the model cannot. */
+int hs_net_solo(hs_net *n, const hs_route *const *r, int nr, double bytes, hs_time stop, hs_time *fin, double *rem);
 /* The accounting of transfers an owner times itself: `count` transfers of `bytes` in all started (injected,
  * transfers; negative, ones counted that never ran, or a cut's remainder that goes on as a transfer of its
  * own), and `bytes` carried on r over [t0, t1] (what the transfer's done counts). */

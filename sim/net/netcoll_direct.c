@@ -21,11 +21,13 @@
 
 #include "sim/base/alloc.h"
 #include "sim/net/netcoll_impl.h"
+#include "sim/net/netcoll_solo.h"
 
 typedef struct dstate {
 	int *got; /* [n] reduce-scatter pieces received (all-reduce) */
 	hs_symrun *sym; /* the pairs' classes, or NULL */
 	int *moff, *mem; /* the members of each class (CSR over classes), built at the first cut */
+	hs_solo_run *solo; /* timed alone on its links (netcoll_solo.c), or NULL */
 } dstate;
 
 #define CLS_BIT ((uint64_t)1 << 61) /* a class transfer: the low bits are its class */
@@ -105,10 +107,11 @@ static hs_symmemo *find_classes(nc_run *r)
 		     (i % q || i == 0 || hs_cluster_domain_of(c, r->rk[i]) != hs_cluster_domain_of(c, r->rk[i - 1]));
 	size_t M = (size_t)n * (n - 1);
 	const hs_route **rt = hs_xmalloc(M * sizeof *rt);
-	for (int i = 0; i < n && ok; i++)
-		for (int j = 0; j < n && ok; j++)
+	int routed = 1; /* every pair has a route (the pairs may then run timed alone, netcoll_solo.c) */
+	for (int i = 0; i < n && routed; i++)
+		for (int j = 0; j < n && routed; j++)
 			if (i != j && !(rt[member(n, i, j)] = pair_route(r, i, j)))
-				ok = 0;
+				routed = ok = 0;
 	/* candidates (see the head of the file), checked together: the routes' canonical orders are built once */
 	int *gen[1 + 2 * 64], G = 0, pass[1 + 2 * 64];
 	for (int kind = 0; ok && kind < 3; kind++)
@@ -124,10 +127,11 @@ static hs_symmemo *find_classes(nc_run *r)
 	hs_netsym *sym = G ? hs_net_sym_find_group(r->net, rt, (const int *const *)gen, G, (int)M, pass) : NULL;
 	for (int g = 0; g < G; g++)
 		free(gen[g]);
-	/* the routes stay with the memo without classes too: the pairs then start one by one on them (start),
-	 * where each asked the router's table (6% of a hashed-ECMP EP step); not for groups of over 256 ranks
-	 * (half a MiB of pointers each, in up to HS_SYMMEMO_SLOTS entries) */
-	if (!ok || (!sym && M > 256 * 255)) {
+	/* the routes stay with the memo without classes too (where the nodes are uneven as well): the pairs then
+	 * run timed alone on them (netcoll_solo.c) or start one by one (start), where each asked the router's
+	 * table (6% of a hashed-ECMP EP step); not for groups of over 256 ranks (half a MiB of pointers each, in
+	 * up to HS_SYMMEMO_SLOTS entries) */
+	if (!routed || (!sym && M > 256 * 255)) {
 		free(rt);
 		rt = NULL;
 	}
@@ -360,6 +364,8 @@ static void start(nc_run *r)
 		}
 		e = find_classes(r); /* joint_open's memo entry may have taken e's slot */
 	}
+	if (e && !e->sym && hs_solo_start(r, e, &s->solo))
+		return;
 	for (int i = 0; i < r->n; i++)
 		scatter(r, i, 1, e ? e->routes : NULL);
 }
@@ -380,6 +386,7 @@ static void sfree(nc_run *r)
 	if (s) {
 		hs_net_sym_close(r->net, s->sym);
 		free(s->got), free(s->moff), free(s->mem);
+		hs_solo_free(s->solo);
 	}
 	free(s);
 }

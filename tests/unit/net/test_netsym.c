@@ -12,6 +12,7 @@
 
 #include "config/yaml.h"
 #include "sim/base/sizes.h"
+#include "sim/coll/coll.h"
 #include "sim/coll/coll_flow.h"
 #include "sim/net/net.h"
 #include "topology/cluster.h"
@@ -134,8 +135,8 @@ static hs_net_sym_stat compare(const char *what, const hs_cluster *c, const job 
 			      "%s: link %d carried %.12g bytes with classes, %.12g without", what, l, a.link[l], b.link[l]);
 	ck_assert_msg(fabs(a.injected - b.injected) <= 1e-9 * b.injected, "%s: injected %.12g vs %.12g", what, a.injected,
 		      b.injected);
-	ck_assert_msg(b.st.sets == 0 && b.st.flows == 0 && b.st.holds == 0, "%s: classes formed or hops held with symmetry off",
-		      what);
+	ck_assert_msg(b.st.sets == 0 && b.st.flows == 0 && b.st.holds == 0 && b.st.solo == 0,
+		      "%s: classes formed, hops held or a collective timed alone with symmetry off", what);
 	free(a.link), free(b.link);
 	return a.st;
 }
@@ -508,6 +509,56 @@ START_TEST(ring_hops)
 }
 END_TEST
 
+/* Direct collectives without classes timed alone on their links (sim/net/netcoll_solo.c): a 2-tier fat-tree
+ * under the default hashed ECMP, where the pairs' spine paths collide unevenly and no class forms. Random
+ * cases: an all-to-all, all-gather or reduce-scatter over 4 to 16 ranks, the same collective again on the same
+ * group (after the first has ended: its timeline is reused; or while it runs: its hold is refused, and its
+ * flows break the first), and sends across the fabric at random times, which break runs mid-way. Every
+ * completion, every link's bytes and the injected total equal the per-flow run's (compare: 1e-9). */
+START_TEST(solo)
+{
+	hs_cluster *c = load("cluster:\n"
+			     "  groups:\n"
+			     "    - {nodes: 16, gpus_per_node: 2, gpu: H100-SXM-80GB,\n"
+			     "       scaleup: {kind: nvswitch, bandwidth: 450 GB/s, latency: 2 us},\n"
+			     "       nic: {bandwidth: 400 Gb/s, per_node: 2, latency: 3 us}}\n"
+			     "  fabric: {kind: fat-tree, tiers: 2, radix: 8, latency: 1 us}\n");
+	hs_net_sym_stat tot = {0};
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+	enum hs_coll_op ops[] = {HS_COLL_ALL_TO_ALL, HS_COLL_ALL_GATHER, HS_COLL_REDUCE_SCATTER};
+	for (int k = 0; k < 24; k++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		int n = 4 + (int)((x >> 35) % 13), stride = k % 2 ? 2 : 1;
+		double S = (double)(1 + (x >> 40) % 32) * HS_MiB, span_us = S / 50e3;
+		job j[4] = {ring(ops[k % 3], n, S)};
+		for (int i = 0; i < n; i++)
+			j[0].ranks[i] = i * stride;
+		j[0].algo = HS_ALGO_DIRECT;
+		j[1] = j[0];
+		j[1].t0_us = k % 4 == 1 ? 0.3 * span_us : 4 * span_us + 100;
+		int nj = k % 4 == 3 ? 2 : 4;
+		for (int b = 2; b < nj; b++) { /* sends into the group's NICs and spine ports */
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+			int a = (int)((x >> 33) % 32), d = (int)((x >> 13) % 31);
+			d = d >= a ? d + 1 : d;
+			j[b] = (job){HS_COLL_SENDRECV, HS_ALGO_RING, {a, d}, -2, (double)(1 + (x >> 50) % 8) * HS_MiB,
+				     (b == 3 ? j[1].t0_us : 0) + (double)((x >> 20) % 1000) / 1000.0 * 1.2 * span_us};
+		}
+		char what[96];
+		snprintf(what, sizeof what, "solo %d (%s, %d ranks, stride %d, %.0f MiB)", k, hs_coll_op_name(ops[k % 3]), n,
+			 stride, S / HS_MiB);
+		hs_net_sym_stat st = compare(what, c, j, nj, 1);
+		tot.solo += st.solo, tot.solo_broken += st.solo_broken, tot.sets += st.sets;
+	}
+	/* timed alone, and broken too (by the sends, by the second run) */
+	ck_assert_msg(tot.solo >= 30 && tot.solo_broken >= 12, "%llu collectives timed alone, %llu broken (%llu sets)",
+		      (unsigned long long)tot.solo, (unsigned long long)tot.solo_broken, (unsigned long long)tot.sets);
+	printf("solo: %llu direct collectives timed alone, %llu broken; %llu class sets\n", (unsigned long long)tot.solo,
+	       (unsigned long long)tot.solo_broken, (unsigned long long)tot.sets);
+	unload(c);
+}
+END_TEST
+
 /* Classes that form again (sim/net/netcoll_ring.c, reform): once the foreign send is gone and the ring's
  * ranks are back in step (a ring step waits on the predecessor's piece, so a delay spreads round the ring
  * and every rank ends up shifted by it alike), the pump finds every rank in its representative's state, the
@@ -863,6 +914,7 @@ static Suite *suite(void)
 	tcase_add_test(t, fat_tree_dmodk);
 	tcase_add_test(t, break_random);
 	tcase_add_test(t, ring_hops);
+	tcase_add_test(t, solo);
 	tcase_add_test(t, hd_classes);
 	suite_add_tcase(s, t);
 	return s;
