@@ -154,9 +154,33 @@ static void route_bytes(hs_net *n, const hs_route *r, double bytes)
 	n->rb[id].bytes += bytes;
 }
 
+/* Memo entry e's pairs' bytes from runs timed alone onto its routes. */
+static void solo_flush(hs_net *n, hs_symmemo *e)
+{
+	if (!(e->solo_bytes > 0))
+		return;
+	for (int m = 0; m < e->solo_m; m++)
+		route_bytes(n, e->routes[m], e->solo_bytes);
+	e->solo_bytes = 0;
+	n->solo_pending--;
+}
+
+void hs_net_solo_carried(hs_net *n, hs_symmemo *e, hs_time t0, const hs_time *fin, double bytes)
+{
+	if (n->series) {
+		for (int m = 0; m < e->solo_m; m++)
+			hs_net_timed_carried(n, e->routes[m], t0, t0 + fin[m], bytes);
+		return;
+	}
+	n->solo_pending += !(e->solo_bytes > 0);
+	e->solo_bytes += bytes;
+}
+
 /* The routes' pending bytes onto their links, in the order the routes were first used. */
 static void fold(hs_net *n)
 {
+	for (int k = 0; n->solo_pending && k < HS_SYMMEMO_SLOTS; k++)
+		solo_flush(n, &n->memo[k]);
 	for (size_t p = 0; p < n->npend; p++) {
 		int id = n->rpend[p];
 		const hs_route *r = n->rb[id].r;
@@ -407,6 +431,8 @@ hs_symmemo *hs_net_memo_put(hs_net *n, const int *key, int nkey, int value, hs_n
 		if (!x->refs && (!e || !x->key))
 			e = x;
 	}
+	if (e)
+		solo_flush(n, e); /* its runs' bytes onto the links before its routes go */
 	if (!e) { /* every slot in use by an open set: this one is not remembered */
 		if (sym)
 			hs_netsym_free(sym);

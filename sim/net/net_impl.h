@@ -64,6 +64,7 @@ struct hs_net {
 	hs_symrun **runs;      /* [capruns] the open set of each model set id */
 	int capruns;
 	struct hs_symmemo *memo; /* [HS_SYMMEMO_SLOTS], on first use */
+	int solo_pending;        /* entries with solo_bytes (hs_net_solo_carried) */
 };
 
 /* A memo of what a collective's classes were, by the caller's key (the ring: its ranks in order, channels and
@@ -84,6 +85,8 @@ typedef struct hs_symmemo {
 	int **gmem, **gdev, *dev;
 	struct hs_solo_tl *solo;  /* timelines of its transfers alone on their links (netcoll_solo.c), or NULL */
 	int *links, nlinks;       /* every link of its routes, ascending (netcoll_solo.c's holds), or NULL */
+	int solo_m;               /* the routes those runs carry on (their pairs) */
+	double solo_bytes;        /* bytes per pair that runs timed alone carried, not yet on the links */
 } hs_symmemo;
 
 /* The collective's transfers of `bytes` each timed alone on their links from their start (hs_net_solo), kept
@@ -191,6 +194,10 @@ void hs_net_unhold(hs_net *n, int h);
  * solo. Released by hs_net_unhold; broken as hs_net_hold's. Counted by the caller. */
 int hs_net_hold_links(hs_net *n, const int *links, int nlinks, void (*broken)(void *ctx, uint64_t arg), void *ctx,
 		      uint64_t arg);
+/* What a run timed alone (netcoll_solo.c) carried, from t0: `bytes` on each of memo entry e's routes, route m's
+ * over [t0, t0 + fin[m]] (the timeline's); kept per entry until the links' bytes are read (a 64-rank
+ * all-to-all is 4,032 routes a run), where no timeline of link use is kept. */
+void hs_net_solo_carried(hs_net *n, hs_symmemo *e, hs_time t0, const hs_time *fin, double bytes);
 /* The model's solo (sim/net/net.h): nr transfers of `bytes` started together on routes r[], alone on their
  * links, timed from their start (up to stop); -1 where the model cannot. */
 int hs_net_solo(hs_net *n, const hs_route *const *r, int nr, double bytes, hs_time stop, hs_time *fin, double *rem);

@@ -100,9 +100,7 @@ static void last_ev(hs_engine *eng, void *ctx, uint64_t arg)
 	nc_run *r = s->r;
 	hs_net_unhold(r->net, s->hold);
 	s->hold = -1;
-	double bytes = s->tl->bytes;
-	for (int m = 0, M = M_of(r); m < M; m++)
-		hs_net_timed_carried(r->net, s->e->routes[m], s->t0, s->t0 + s->tl->fin[m], bytes);
+	hs_net_solo_carried(r->net, s->e, s->t0, s->tl->fin, s->tl->bytes);
 	hs_time wait = s->tl->end - s->tl->last;
 	release(s);
 	if (wait)
@@ -168,6 +166,7 @@ int hs_solo_start(nc_run *r, hs_symmemo *e, hs_solo_run **out)
 			if (!u || e->links[k] != e->links[u - 1])
 				e->links[u++] = e->links[k];
 		e->nlinks = u;
+		e->solo_m = M;
 	}
 	hs_solo_run *s = hs_xcalloc(1, sizeof *s);
 	s->hold = hs_net_hold_links(net, e->links, e->nlinks, broken, s, 0);
