@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "sim/base/alloc.h"
+#include "sim/net/finq.h"
 
 /* A link heap entry carries its key, as the model's finish heap entries do: sifting compares within the heap
  * instead of reaching into links. */
@@ -613,4 +614,25 @@ size_t hs_maxmin_round(hs_maxmin *mm)
 		}
 	}
 	return mm->naff;
+}
+
+size_t hs_maxmin_recompute(hs_maxmin *mm, hs_finq *fq, hs_time now)
+{
+	size_t n, inf = 0;
+	while ((n = hs_maxmin_round(mm)) > 0)
+		for (size_t a = 0; a < n; a++) {
+			int id = mm->aff[a];
+			hs_maxmin_flow *f = &mm->fl[id];
+			f->rem -= f->old * (double)(now - f->t_upd);
+			if (f->rem < 0)
+				f->rem = 0;
+			f->t_upd = now;
+			if (!hs_maxmin_settle(mm, f, hs_finq_queued(fq, id)))
+				continue;
+			hs_time d = hs_time_for(f->rem, f->rate);
+			f->t_fin = d > HS_TIME_MAX - now ? HS_TIME_MAX : now + d;
+			inf += f->t_fin == HS_TIME_MAX;
+			hs_finq_set(fq, id, f->t_fin);
+		}
+	return inf;
 }

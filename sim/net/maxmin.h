@@ -15,7 +15,7 @@
  * their rates: single flows were found 12-25% off the exact solution, issue 22. `exact = 0` keeps that
  * solver, for the bench that prices exactness.)
  *
- * The model drives a recompute round by round:
+ * A recompute runs round by round (hs_maxmin_recompute, for the flow model and the solo runs alike):
  *
  *	while ((n = hs_maxmin_round(mm)) > 0)
  *		for (a = 0; a < n; a++)
@@ -169,6 +169,13 @@ void hs_maxmin_remove(hs_maxmin *mm, int id);
  * the caller then calls hs_maxmin_settle for each, in order, before the next round. Returns 0 when the
  * recompute is over (exact: after one round; no link is dirty; or the old propagation's rounds are spent). */
 size_t hs_maxmin_round(hs_maxmin *mm);
+
+struct hs_finq;
+/* A whole recompute at `now`: the rounds, and each flow of a round's set brought up to now at its old rate
+ * (rem, t_upd) and, where its rate moved (hs_maxmin_settle), its new finish time t_fin put in fq (the flow
+ * model's and a solo run's finish queue, sim/net/finq.h). Returns how many flows it left without a finite
+ * finish (t_fin HS_TIME_MAX: a rate too low for the bytes left). */
+size_t hs_maxmin_recompute(hs_maxmin *mm, struct hs_finq *fq, hs_time now);
 
 /* A flow's part of a link's load, in quanta, rounded to nearest (inline, where llrint is a call). */
 static inline int64_t hs_maxmin_part(const hs_maxmin_link *k, double rate, double coef)

@@ -277,23 +277,7 @@ static void schedule_finish(hs_net_model *m)
  * set A is first brought up to now at its rate before the round. */
 static void recompute(hs_net_model *m)
 {
-	hs_maxmin *mm = &m->mm;
-	hs_time now = hs_engine_now(m->eng);
-	size_t n;
-	while ((n = hs_maxmin_round(mm)) > 0)
-		for (size_t a = 0; a < n; a++) {
-			int id = mm->aff[a];
-			hs_maxmin_flow *f = &mm->fl[id];
-			f->rem -= f->old * (double)(now - f->t_upd);
-			if (f->rem < 0)
-				f->rem = 0;
-			f->t_upd = now;
-			if (!hs_maxmin_settle(mm, f, fh_queued(m, id)))
-				continue;
-			hs_time d = hs_time_for(f->rem, f->rate);
-			f->t_fin = d > HS_TIME_MAX - now ? HS_TIME_MAX : now + d;
-			fh_set(m, id);
-		}
+	hs_maxmin_recompute(&m->mm, &m->fq, hs_engine_now(m->eng));
 	schedule_finish(m);
 }
 

@@ -10,29 +10,6 @@
 #include "sim/net/finq.h"
 #include "sim/net/solo.h"
 
-/* One recompute at `now` (net_flow.c's recompute); -1 where a flow has no rate. */
-static int recompute(hs_maxmin *mm, hs_finq *fq, hs_time now)
-{
-	size_t n;
-	while ((n = hs_maxmin_round(mm)) > 0)
-		for (size_t a = 0; a < n; a++) {
-			int id = mm->aff[a];
-			hs_maxmin_flow *f = &mm->fl[id];
-			f->rem -= f->old * (double)(now - f->t_upd);
-			if (f->rem < 0)
-				f->rem = 0;
-			f->t_upd = now;
-			if (!hs_maxmin_settle(mm, f, hs_finq_queued(fq, id)))
-				continue;
-			hs_time d = hs_time_for(f->rem, f->rate);
-			if (d == HS_TIME_MAX || d > HS_TIME_MAX - now)
-				return -1;
-			f->t_fin = now + d;
-			hs_finq_set(fq, id, f->t_fin);
-		}
-	return 0;
-}
-
 int hs_solo_run(const hs_maxmin *g, const hs_route *const *r, int nr, double bytes, hs_time stop, hs_time *fin,
 		double *rem)
 {
@@ -72,7 +49,7 @@ int hs_solo_run(const hs_maxmin *g, const hs_route *const *r, int nr, double byt
 	free(hl), free(hc), free(lid), free(map);
 	hs_finq fq;
 	hs_finq_init(&fq);
-	int rc = recompute(&mm, &fq, 0);
+	int rc = hs_maxmin_recompute(&mm, &fq, 0) ? -1 : 0; /* -1: a flow without a finish */
 	while (!rc && !hs_finq_empty(&fq)) {
 		hs_time now = hs_finq_min_t(&fq);
 		if (now > stop)
@@ -83,7 +60,7 @@ int hs_solo_run(const hs_maxmin *g, const hs_route *const *r, int nr, double byt
 			hs_maxmin_remove(&mm, id);
 		}
 		if (mm.ndirty)
-			rc = recompute(&mm, &fq, now);
+			rc = hs_maxmin_recompute(&mm, &fq, now) ? -1 : 0;
 	}
 	if (!rc && rem)
 		for (int i = 0; i < nr; i++) {
