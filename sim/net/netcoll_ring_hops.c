@@ -27,6 +27,18 @@
  * A broken hop stays a flow hop: at 16k GPUs a quarter of such hops' arrivals find their links free again, but
  * a hold taken there would mostly be broken again by the next slice of the ring it shares a port with.
  *
+ * Runs. Set slice by slice, the timed hops are 2n(n - 1)Ck settings a ring, quadratic in its ranks (the term that
+ * separated a hashed 65k-GPU step from the 32k one). So where the network keeps no timeline, each channel's
+ * stretches of consecutive held hops are runs (sim/net/ring_run.h), timed by their closed form: O(1) per slice
+ * of the run's input instead of O(hops); a channel whose every hop is held is a cycle, timed whole at its start.
+ * A run's hops keep no per-slice state: its outputs go to the next (flow) hop's arrivals, its inputs are the
+ * previous flow hop's arrivals, and what a hop carried is the count of its slices set. A break at hop b splits
+ * the run (run_split): b's slices that left by t stand, the hops before b are a run on the same inputs and
+ * those after b a run on b's arrivals, each the same function of its inputs and t0 as before, so only the
+ * outputs that b's later slices feed are taken back; other runs' inputs (flow arrivals heard by t) are
+ * unchanged, so nothing of theirs is. Where the network keeps a timeline every timed slice is spread over its
+ * own interval, so the held hops go slice by slice as above.
+ *
  * A ring whose classes timed themselves (netcoll_ring.c `ana`) and whose set breaks goes on here
  * (hs_ring_hops_resume): every hop held, its timeline set again from the ring's start, and the flow that broke
  * the set breaks only the hops it enters.
@@ -41,6 +53,7 @@
 #include "sim/base/alloc.h"
 #include "sim/net/netcoll_impl.h"
 #include "sim/net/netcoll_ring_hops.h"
+#include "sim/net/ring_run.h"
 
 /* A deque of times with absolute indices: element i (base <= i < base + len) at t[(off + i - base) & mask]. */
 typedef struct tq {
@@ -90,7 +103,17 @@ typedef struct hop {
 	hs_time lastA;        /* its last accounted timed slice's arrival (the ring's start before any) */
 	double rate;
 	hs_event_id ev;       /* a flow hop's pending start */
+	int run;              /* the run it is timed in (-1: none) */
 } hop;
+
+/* Consecutive held hops of one channel timed by their closed form (sim/net/ring_run.h) while no flow has
+ * entered the ring's holds: a chain fed by the flow hop before it, or a whole channel, a cycle. */
+typedef struct hrun {
+	hs_ring_run *rr;
+	int first, m;         /* its first hop and how many (the channel's next ones, wrapping) */
+	int cyclic, done;
+	long counted;         /* slices set that the network has been told of (hs_net_timed_started) */
+} hrun;
 
 typedef struct hops {
 	int C, n, k;
@@ -109,6 +132,8 @@ typedef struct hops {
 	int resuming;         /* run() sets slices from `clock` (a ring resumed from its start, all timed) */
 	hs_time clock;
 	int series;           /* the network keeps a timeline: each timed slice spread over its own interval */
+	hrun *runs;           /* [nruns]: the held hops (none where series); a run split leaves rr NULL */
+	int nruns;
 } hops;
 
 #define END_TAG ((uint64_t)1 << 62)
@@ -155,6 +180,149 @@ static void prune_in(hops *h, hop *p)
 		tq_pop_front(in);
 }
 
+/* Hop j of a run that starts at hop x (the channel's next hops, wrapping). */
+static int run_hop(const hops *h, int x, int j) { return x - x % h->n + (x % h->n + j) % h->n; }
+
+/* Run u's outputs that its inputs determine, into the next hop's arrivals; returns the slices this set over
+ * its hops (and its hops' arrivals, once every slice is set). */
+static long run_advance(hops *h, hrun *u)
+{
+	hs_ring_run *rr = u->rr;
+	long ready = hs_ring_run_ready(rr);
+	int last = run_hop(h, u->first, u->m - 1), succ = h->hp[last].succ;
+	if (hs_ring_run_nout(rr) < ready) {
+		while (hs_ring_run_nout(rr) < ready) {
+			hs_time A = hs_ring_run_next(rr);
+			if (!u->cyclic)
+				tq_push(&h->hp[succ].in, A);
+		}
+		if (!u->cyclic)
+			push(h, succ);
+	}
+	long set = hs_ring_run_set(rr), dn = set - u->counted;
+	u->counted = set;
+	if (!u->done && set == (long)u->m * h->Q) {
+		u->done = 1;
+		h->ndone += u->m;
+		h->hp[last].tfree = hs_ring_run_last(rr); /* the end's candidate: the run's latest arrival */
+	}
+	return dn;
+}
+
+/* A run of hops [first, first + m) fed by the arrivals in[0, nin), into slot u; its outputs from `from` on
+ * into the arrivals `to` (NULL: none), the deque's first index `from`. Returns the slices it sets. */
+static long run_make(hops *h, hrun *u, int first, int m, const hs_time *in, long nin, tq *to, long from, int R)
+{
+	hs_time *d = hs_xmalloc((size_t)m * sizeof *d);
+	for (int j = 0; j < m; j++) {
+		hop *p = &h->hp[run_hop(h, first, j)];
+		d[j] = p->dl;
+		p->run = R;
+	}
+	*u = (hrun){.rr = hs_ring_run_create(m, h->k, h->Q, d, h->t0, 0), .first = first, .m = m};
+	free(d);
+	for (long q = 0; q < nin; q++)
+		hs_ring_run_input(u->rr, in[q]);
+	if (to)
+		to->base = from;
+	for (long q = 0, ready = hs_ring_run_ready(u->rr); q < ready; q++) {
+		hs_time A = hs_ring_run_next(u->rr);
+		if (to && q >= from)
+			tq_push(to, A);
+	}
+	u->counted = hs_ring_run_set(u->rr);
+	if (u->counted == (long)m * h->Q) {
+		u->done = 1;
+		h->ndone += m;
+		h->hp[run_hop(h, first, m - 1)].tfree = hs_ring_run_last(u->rr);
+	}
+	return u->counted;
+}
+
+/* A flow entered hop b's links at t, b in a run: the run splits there. b's slices that left by t stand (their
+ * arrivals), the one in flight at t goes on as a flow with its rest, the later ones are flows; the hops before b
+ * are a run on the same inputs, whose outputs b reads, and those after b a run on b's arrivals (a cycle's other
+ * hops one such run). Each is the same function of its inputs and t0 as before, so what they had set stands
+ * and only the outputs that b's later slices feed are taken back. Returns the bytes of b's slice in flight
+ * that are left (-1: none), which the caller sends. */
+static double run_split(nc_run *r, hops *h, int b, hs_time t)
+{
+	int R = h->hp[b].run;
+	hrun old = h->runs[R];
+	const hs_time *in = hs_ring_run_inputs(old.rr);
+	long nin = hs_ring_run_nin(old.rr);
+	int pos = (b % h->n - old.first % h->n + h->n) % h->n, m1 = pos, m2 = old.m - pos - 1;
+	hop *pb = &h->hp[b];
+	h->ndone -= old.done ? old.m : 0;
+	for (int j = 0; j < old.m; j++) {
+		hop *p = &h->hp[run_hop(h, old.first, j)];
+		p->tfree = h->t0;
+		p->run = -1;
+	}
+	/* b's arrivals: the prefix up to b as a run of its own on the same inputs */
+	hs_time *d = hs_xmalloc((size_t)(pos + 1) * sizeof *d);
+	for (int j = 0; j <= pos; j++)
+		d[j] = h->hp[run_hop(h, old.first, j)].dl;
+	hs_ring_run *pre = hs_ring_run_create(pos + 1, h->k, h->Q, d, h->t0, 0);
+	free(d);
+	long cb = hs_ring_run_set_at(old.rr, pos), kept = 0, sent = 0;
+	for (long q = 0; q < (old.cyclic ? h->Q : nin); q++)
+		hs_ring_run_input(pre, in[q]);
+	hs_time *ab = hs_xmalloc(((size_t)cb + 1) * sizeof *ab), Sf = 0;
+	double rem = -1;
+	for (long q = 0; q < cb; q++) {
+		hs_time A = hs_ring_run_next(pre), S = A - pb->dl;
+		if (S > t)
+			break; /* set ahead: taken back, a flow from now */
+		sent = q + 1;
+		if (S + pb->dur > t) { /* in flight at t: its rest goes on as a flow */
+			Sf = S;
+			rem = pb->slice - pb->rate * (double)(t - S);
+			rem = rem < 0 ? 0 : rem;
+			break;
+		}
+		ab[kept++] = A;
+	}
+	hs_ring_run_free(pre);
+	/* b from here: a flow hop */
+	pb->sent = sent;
+	pb->acc += kept;
+	pb->tfree = kept ? ab[kept - 1] : h->t0;
+	pb->busy = rem >= 0;
+	h->ndone += sent == h->Q;
+	if (rem >= 0) {
+		hs_net_timed_carried(r->net, h->rt[b], Sf, t, pb->slice - rem);
+		hs_net_timed_started(r->net, -1, -rem); /* the flow counts its rest again */
+	}
+	long from = sent - h->k > 0 ? sent - h->k : 0, set = sent;
+	h->runs[R].rr = NULL; /* the slot is free until a part of the run takes it */
+	if (old.cyclic) { /* the other hops: one run on b's arrivals, into b */
+		if (old.m > 1)
+			set += run_make(h, &h->runs[R], run_hop(h, b, 1), old.m - 1, ab, kept, &pb->in, from, R);
+	} else {
+		tq *out = &h->hp[h->hp[run_hop(h, old.first, old.m - 1)].succ].in;
+		long keep = kept; /* the outputs that stand: b's arrivals that stand, or the run after b's on them */
+		if (m1) { /* the hops before b: a run on the same inputs, into b */
+			set += run_make(h, &h->runs[R], old.first, m1, in, nin, &pb->in, from, R);
+		} else { /* b reads the run's inputs */
+			pb->in.base = from;
+			for (long q = from; q < nin; q++)
+				tq_push(&pb->in, in[q]);
+		}
+		if (m2) { /* the hops after b: a run on b's arrivals, whose outputs up to its ready ones stand */
+			int slot = m1 ? h->nruns++ : R;
+			set += run_make(h, &h->runs[slot], pb->succ, m2, ab, kept, NULL, 0, slot);
+			keep = hs_ring_run_nout(h->runs[slot].rr);
+		}
+		assert(tq_end(out) >= keep && keep >= out->base && "the outputs that stand were all set, none read");
+		out->len -= (int)(tq_end(out) - keep);
+	}
+	free(ab);
+	hs_ring_run_free(old.rr);
+	hs_net_timed_started(r->net, set - old.counted, (double)(set - old.counted) * pb->slice);
+	return rem;
+}
+
 static void end_event(hs_engine *eng, void *ctx, uint64_t arg);
 static void start_event(hs_engine *eng, void *ctx, uint64_t arg);
 
@@ -171,6 +339,13 @@ static void run(nc_run *r, hops *h)
 	while (h->nwork) {
 		int x = h->work[--h->nwork];
 		hop *p = &h->hp[x];
+		if (p->run >= 0) { /* a run's hops are set by their first's turn */
+			if (x == h->runs[p->run].first) {
+				long dn = run_advance(h, &h->runs[p->run]);
+				timed += dn, tb += (double)dn * p->slice;
+			}
+			continue;
+		}
 		if (p->sent >= h->Q || p->busy)
 			continue;
 		long q = p->sent;
@@ -263,6 +438,8 @@ static void broken(void *ctx, uint64_t arg)
 	hs_engine *eng = r->net->eng;
 	hs_time t = hs_engine_now(eng);
 	r->net->sst.holds_broken++;
+	int inrun = h->hp[b].run >= 0;
+	double rem = inrun ? run_split(r, h, b, t) : -1;
 	if (h->end_pending) {
 		hs_engine_cancel(eng, h->end_ev);
 		h->end_pending = 0;
@@ -295,8 +472,8 @@ static void broken(void *ctx, uint64_t arg)
 	/* b from here: its slices as flows; one in flight at t (the last kept, S <= t < F) goes on with its rest */
 	hop *p = &h->hp[b];
 	tq *o = &p->own;
-	double bytes = p->slice, rem = -1;
-	if (o->len && tq_back(o) + p->dur > t) {
+	double bytes = p->slice;
+	if (!inrun && o->len && tq_back(o) + p->dur > t) {
 		hs_time S = tq_back(o);
 		rem = bytes - p->rate * (double)(t - S);
 		if (rem < 0)
@@ -326,7 +503,10 @@ static void on_done(nc_run *r, uint64_t tag)
 	hop *p = &h->hp[x];
 	p->busy = 0;
 	p->tfree = now;
-	tq_push(&h->hp[p->succ].in, now);
+	if (h->hp[p->succ].run >= 0) /* the first hop of a run */
+		hs_ring_run_input(h->runs[h->hp[p->succ].run].rr, now);
+	else
+		tq_push(&h->hp[p->succ].in, now);
 	push(h, p->succ);
 	push(h, x);
 	run(r, h);
@@ -337,6 +517,15 @@ static void sfree(nc_run *r)
 	hops *h = r->st;
 	if (!h)
 		return;
+	for (int R = 0; R < h->nruns; R++) { /* a run's hops carried the slices it set */
+		hrun *u = &h->runs[R];
+		if (!u->rr)
+			continue;
+		for (int j = 0; j < u->m; j++)
+			h->hp[run_hop(h, u->first, j)].acc += hs_ring_run_set_at(u->rr, j);
+		hs_ring_run_free(u->rr);
+	}
+	free(h->runs);
 	for (int x = 0; x < h->X; x++) {
 		hop *p = &h->hp[x];
 		account(r, h, x, HS_TIME_MAX);
@@ -359,6 +548,40 @@ static int cmp_int2(const void *a, const void *b)
 {
 	const int *x = a, *y = b;
 	return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/* The held hops as runs: each channel's maximal stretches of them (the whole channel, a cycle, where every hop
+ * is held). */
+static void runs_form(hops *h)
+{
+	int n = h->n;
+	h->runs = hs_xmalloc((size_t)h->X * sizeof *h->runs);
+	hs_time *d = hs_xmalloc((size_t)n * sizeof *d);
+	for (int c = 0; c < h->C; c++) {
+		int nh = 0;
+		for (int i = 0; i < n; i++)
+			nh += h->hp[c * n + i].hold >= 0;
+		for (int i = 0; i < n && nh; i++) {
+			int x = c * n + i, cyclic = nh == n;
+			if (h->hp[x].hold < 0 || (!cyclic && h->hp[run_hop(h, x, n - 1)].hold >= 0))
+				continue; /* not held, or not a run's first */
+			int m = 0;
+			while (m < n && h->hp[run_hop(h, x, m)].hold >= 0)
+				m++;
+			hrun *u = &h->runs[h->nruns];
+			*u = (hrun){.first = x, .m = m, .cyclic = cyclic};
+			for (int j = 0; j < m; j++) {
+				hop *p = &h->hp[run_hop(h, x, j)];
+				d[j] = p->dl;
+				p->run = h->nruns;
+			}
+			u->rr = hs_ring_run_create(m, h->k, h->Q, d, h->t0, cyclic);
+			h->nruns++;
+			if (cyclic)
+				break;
+		}
+	}
+	free(d);
 }
 
 /* The ring's hops, held where they can be (all of them, or nothing taken, with `all`), from t0. */
@@ -400,6 +623,7 @@ static int setup(nc_run *r, int C, int k, long Q, int *ord, double *slice, const
 		p->tfree = p->lastA = t0;
 		p->succ = x - x % n + (x % n + 1) % n;
 		p->slice = slice[x / n];
+		p->run = -1;
 		p->hold = shared[x] ? -1 : hs_net_hold(r->net, rt[x], &p->rate, broken, r, (uint64_t)x);
 		if (p->hold >= 0 && !(p->rate > 0)) {
 			hs_net_unhold(r->net, p->hold);
@@ -422,6 +646,8 @@ static int setup(nc_run *r, int C, int k, long Q, int *ord, double *slice, const
 	}
 	r->st = h;
 	r->alg = &ring_hops;
+	if (!h->series)
+		runs_form(h);
 	for (int x = X - 1; x >= 0; x--)
 		push(h, x);
 	return 1;

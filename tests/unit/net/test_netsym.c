@@ -68,6 +68,9 @@ static const job *curjobs;
  * ring's broken set would go on as hops (sim/net/netcoll_ring_hops.c), and check the hops' path beside */
 static int hops_on = 1;
 static double chunk; /* hs_net_set_chunk in run(): 0, the slices of a step's piece whole */
+/* the network keeps a timeline of each link's bytes (hs_net_stats_timeline): timed ring hops go slice by slice
+ * instead of as runs of their closed form (sim/net/netcoll_ring_hops.c) */
+static int timeline;
 static void start_job(hs_engine *eng, void *ctx, uint64_t arg)
 {
 	(void)eng, (void)ctx;
@@ -91,6 +94,8 @@ static outcome run(const hs_cluster *c, const job *jobs, int nj, int symmetry, i
 	hs_net_set_ring_hops(curnet, hops_on);
 	hs_net_set_channels(curnet, channels);
 	hs_net_set_chunk(curnet, chunk);
+	if (timeline)
+		hs_net_stats_timeline(curnet, 1e-4, 64);
 	curjobs = jobs;
 	for (int k = 0; k < nj; k++) {
 		done_at[k] = -1;
@@ -450,7 +455,8 @@ END_TEST
  * crossing by its own NIC) share a spine port wherever the hash sends two crossings there. The hops alone on
  * their links are timed by the ring, the others are flows, and a send that enters a timed hop's links breaks
  * it: against the per-flow run, on random ring sizes and sizes, with the rings started apart, with sends at
- * random times, with 4 slices a step, and with two channels. */
+ * random times, with 4 slices a step, with two channels, and with a timeline (the hops slice by slice, not as
+ * runs). */
 START_TEST(ring_hops)
 {
 	static const char *fat = "cluster:\n"
@@ -485,13 +491,14 @@ START_TEST(ring_hops)
 				j[b] = (job){HS_COLL_SENDRECV, HS_ALGO_RING, {a, d}, -2, (double)(1 + (x >> 50) % 8) * HS_MiB,
 					     (double)((x >> 20) % 1000) / 1000.0 * 1.2 * span_us};
 			}
-			for (int v = 0; v < 3; v++) { /* plain, 4 slices a step, two channels */
+			for (int v = 0; v < 4; v++) { /* plain, 4 slices a step, two channels, with a timeline */
 				char what[96];
 				snprintf(what, sizeof what, "ring hops %d.%d (%d nodes a lane, %.0f MiB, hops %s)", k, v, n,
 					 S / HS_MiB, hops_on ? "on" : "off");
 				chunk = v == 1 ? S / n / 4 : 0;
+				timeline = v == 3;
 				hs_net_sym_stat st = compare(what, c, j, nj, v == 2 ? 2 : 1);
-				chunk = 0;
+				chunk = 0, timeline = 0;
 				ck_assert(hops_on || st.holds == 0);
 				tot.holds += st.holds, tot.holds_broken += st.holds_broken;
 				reformed += st.reformed;
