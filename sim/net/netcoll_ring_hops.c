@@ -11,41 +11,35 @@
  * and timed here: its slices run at the rate a flow alone there gets, so slice q of rank x starts at
  *     S(x, q) = max(A(x, q - 1), A(x - 1, q - k)),  A = S + d(x) + lat(x)
  * (the ring's recurrence, netcoll_ring.c's top) with no flow and no event. The other hops (shared, or refused
- * a hold) send their slices as flows. The recurrence is a dataflow: a slice's start is set once both of its
- * inputs are known, in any order, so the timed hops run ahead of the clock along a run of alone hops until
- * they need an arrival that a flow has not delivered yet, and a flow hop's start, known ahead, is an engine
- * event at that instant. A ring with every hop alone is timed at its start in one pass and ends with one event.
+ * a hold) send their slices as flows. Set slice by slice, the timed hops would be 2n(n - 1)Ck settings a ring,
+ * quadratic in its ranks (the term that separated a hashed 65k-GPU step from the 32k one), so each channel's
+ * stretches of consecutive held hops are runs (sim/net/ring_run.h), timed by their closed form: O(1) per slice
+ * of the run's input instead of O(hops). A run's inputs are the previous flow hop's arrivals, its outputs the
+ * next flow hop's; its hops keep no per-slice state. The ring is a dataflow: a run's outputs are set once its
+ * inputs are known, ahead of the clock, and a flow hop's start, known ahead, is an engine event at that
+ * instant. A channel whose every hop is held is a cycle, timed whole at its start; a ring with every hop alone
+ * ends with one event.
  *
  * When a flow enters a held link at t (another ring's slice that the hash sent through the same port), the
- * hop breaks, and with it whatever was set ahead of t: every slice of the ring that starts after t is taken
- * back (its arrival, and a flow hop's pending start), the broken hop's slice in flight at t goes on as a flow
- * with what it has left (rem = bytes - rate x elapsed, as the model cuts a flow), and the ring sets its
- * slices again from the state at t, the broken hop's as flows from now on. Everything kept started by t and
- * depends only on arrivals by t or on hops still alone, so the result is what every slice as a flow gives
- * (tests: test_netsym.c, `ring_hops`, against --no-symmetry).
+ * hop b breaks and its run splits (run_split): b's slices that left by t stand (their arrivals), the one in
+ * flight at t goes on as a flow with what it has left (rem = bytes - rate x elapsed, as the model cuts a flow),
+ * the later ones are flows; the hops before b become a run on the same inputs, feeding b, and those after b a
+ * run on b's arrivals. Each part is the same function of its inputs and t0 as before, so what it had set
+ * stands and only the outputs that b's later slices feed are taken back (with the flow hops' starts set ahead
+ * of t, set again); the other runs' inputs are flow arrivals already heard, so nothing of theirs changes. The
+ * result is what every slice as a flow gives (tests: test_netsym.c, `ring_hops`, against --no-symmetry).
  *
  * A broken hop stays a flow hop: at 16k GPUs a quarter of such hops' arrivals find their links free again, but
  * a hold taken there would mostly be broken again by the next slice of the ring it shares a port with.
- *
- * Runs. Set slice by slice, the timed hops are 2n(n - 1)Ck settings a ring, quadratic in its ranks (the term that
- * separated a hashed 65k-GPU step from the 32k one). So where the network keeps no timeline, each channel's
- * stretches of consecutive held hops are runs (sim/net/ring_run.h), timed by their closed form: O(1) per slice
- * of the run's input instead of O(hops); a channel whose every hop is held is a cycle, timed whole at its start.
- * A run's hops keep no per-slice state: its outputs go to the next (flow) hop's arrivals, its inputs are the
- * previous flow hop's arrivals, and what a hop carried is the count of its slices set. A break at hop b splits
- * the run (run_split): b's slices that left by t stand, the hops before b are a run on the same inputs and
- * those after b a run on b's arrivals, each the same function of its inputs and t0 as before, so only the
- * outputs that b's later slices feed are taken back; other runs' inputs (flow arrivals heard by t) are
- * unchanged, so nothing of theirs is. Where the network keeps a timeline every timed slice is spread over its
- * own interval, so the held hops go slice by slice as above.
  *
  * A ring whose classes timed themselves (netcoll_ring.c `ana`) and whose set breaks goes on here
  * (hs_ring_hops_resume): every hop held, its timeline set again from the ring's start, and the flow that broke
  * the set breaks only the hops it enters.
  *
- * Timed slices' bytes reach the links (hs_net_timed_carried) when the ring is freed, each spread over its own
- * interval where the network keeps a timeline; the holds are released once every slice is set and the last
- * timed one has arrived. */
+ * Timed slices' bytes reach the links (hs_net_timed_carried) when the ring is freed, or b's at its break: a
+ * count per hop, or, where the network keeps a timeline, each slice spread over its own interval (the run's
+ * recurrence replayed slice by slice once, run_emit); the holds are released once every slice is set and the
+ * last timed one has arrived. */
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +62,6 @@ static hs_time tq_at(const tq *q, long i)
 	assert(i >= q->base && i < q->base + q->len && "a time the deque holds");
 	return q->t[(q->off + (int)(i - q->base)) & (q->cap - 1)];
 }
-static hs_time tq_back(const tq *q) { return tq_at(q, tq_end(q) - 1); }
 static void tq_push(tq *q, hs_time t)
 {
 	if (q->len == q->cap) {
@@ -99,8 +92,6 @@ typedef struct hop {
 	char busy;            /* a flow hop's slice (or its pending start) not yet arrived */
 	double slice;         /* bytes per slice (its channel's) */
 	tq in;                /* arrival times at x of its predecessor's slices, by slice number */
-	tq own;               /* start times of its timed slices not yet accounted, by slice number */
-	hs_time lastA;        /* its last accounted timed slice's arrival (the ring's start before any) */
 	double rate;
 	hs_event_id ev;       /* a flow hop's pending start */
 	int run;              /* the run it is timed in (-1: none) */
@@ -137,7 +128,6 @@ typedef struct hops {
 } hops;
 
 #define END_TAG ((uint64_t)1 << 62)
-#define OWN_KEEP 64 /* a timed hop's log is accounted up to now once it holds this many slices */
 
 static void push(hops *h, int x)
 {
@@ -151,30 +141,11 @@ static void send_flow(nc_run *r, hops *h, int x, double bytes)
 	hs_netcoll_send_route(r, h->rt[x], bytes, 0, (uint64_t)x);
 }
 
-/* A timed hop's slices that have arrived by `upto`: counted for the links (spread over their own interval
- * where the network keeps a timeline, else added once at the end). */
-static void account(nc_run *r, hops *h, int x, hs_time upto)
-{
-	hop *p = &h->hp[x];
-	tq *o = &p->own;
-	while (o->len) {
-		hs_time S = o->t[o->off], A = S + p->dl;
-		if (A > upto)
-			break;
-		if (h->series)
-			hs_net_timed_carried(r->net, h->rt[x], S, S + p->dur, p->slice);
-		else
-			p->acc++;
-		p->lastA = A;
-		tq_pop_front(o);
-	}
-}
-
-/* The arrivals at x that no slice of x can need again: a slice that may be set again (a timed one not yet
- * accounted, a flow hop's pending start) reads its predecessor's slice k before it. */
+/* The arrivals at flow hop p that none of its slices can need again: a slice that may be set again (its
+ * pending start) reads its predecessor's slice k before it. */
 static void prune_in(hops *h, hop *p)
 {
-	long first = p->hold >= 0 ? p->own.base : p->sent - (p->ev.seq != 0);
+	long first = p->sent - (p->ev.seq != 0);
 	tq *in = &p->in;
 	while (in->len && in->base < first - h->k)
 		tq_pop_front(in);
@@ -207,6 +178,35 @@ static long run_advance(hops *h, hrun *u)
 		h->hp[last].tfree = hs_ring_run_last(rr); /* the end's candidate: the run's latest arrival */
 	}
 	return dn;
+}
+
+/* What run u's hops carried, the slices it set: each spread over its own interval where the network keeps a
+ * timeline (the recurrence again, slice by slice, once), else a count. */
+static void run_emit(nc_run *r, hops *h, hrun *u)
+{
+	if (!h->series) {
+		for (int j = 0; j < u->m; j++)
+			h->hp[run_hop(h, u->first, j)].acc += hs_ring_run_set_at(u->rr, j);
+		return;
+	}
+	hs_time *prev = hs_xmalloc((size_t)h->Q * sizeof *prev), *cur = hs_xmalloc((size_t)h->Q * sizeof *cur);
+	const hs_time *in = hs_ring_run_inputs(u->rr);
+	for (int j = 0; j < u->m; j++) {
+		int x = run_hop(h, u->first, j);
+		hop *p = &h->hp[x];
+		const hs_time *pa = j ? prev : in; /* the predecessor's arrivals (a cycle's first: its outputs) */
+		long c = hs_ring_run_set_at(u->rr, j);
+		for (long q = 0; q < c; q++) {
+			hs_time S = q ? cur[q - 1] : h->t0;
+			if (q >= h->k && pa[q - h->k] > S)
+				S = pa[q - h->k];
+			cur[q] = S + p->dl;
+			hs_net_timed_carried(r->net, h->rt[x], S, S + p->dur, p->slice);
+		}
+		hs_time *sw = prev;
+		prev = cur, cur = sw;
+	}
+	free(prev), free(cur);
 }
 
 /* A run of hops [first, first + m) fed by the arrivals in[0, nin), into slot u; its outputs from `from` on
@@ -282,11 +282,13 @@ static double run_split(nc_run *r, hops *h, int b, hs_time t)
 			break;
 		}
 		ab[kept++] = A;
+		if (h->series)
+			hs_net_timed_carried(r->net, h->rt[b], S, S + pb->dur, pb->slice);
 	}
 	hs_ring_run_free(pre);
 	/* b from here: a flow hop */
 	pb->sent = sent;
-	pb->acc += kept;
+	pb->acc += h->series ? 0 : kept;
 	pb->tfree = kept ? ab[kept - 1] : h->t0;
 	pb->busy = rem >= 0;
 	h->ndone += sent == h->Q;
@@ -362,23 +364,9 @@ static void run(nc_run *r, hops *h)
 		assert(S >= now);
 		if (S < now)
 			S = now;
-		/* the slices that have arrived leave the log now and then: reading its oldest at every slice was
-		 * a cache miss, 40% of a hashed 16k-GPU step */
-		if (p->hold >= 0 && p->own.len >= OWN_KEEP)
-			account(r, h, x, real);
+		assert(p->hold < 0 && !h->resuming && "every held hop is in a run; a resumed ring's are all held");
 		prune_in(h, p); /* before this slice counts: it may be set again, and reads input q - k */
 		h->ndone += ++p->sent == h->Q;
-		if (p->hold >= 0) {
-			hs_time A = S + p->dl;
-			tq_push(&p->own, S);
-			p->tfree = A;
-			tq_push(&h->hp[p->succ].in, A);
-			timed++, tb += p->slice;
-			push(h, p->succ);
-			push(h, x);
-			continue;
-		}
-		assert(!h->resuming && "a ring resumed from its start has every hop timed");
 		p->busy = 1;
 		if (S > now) {
 			r->outstanding++; /* the start holds the run open */
@@ -438,8 +426,8 @@ static void broken(void *ctx, uint64_t arg)
 	hs_engine *eng = r->net->eng;
 	hs_time t = hs_engine_now(eng);
 	r->net->sst.holds_broken++;
-	int inrun = h->hp[b].run >= 0;
-	double rem = inrun ? run_split(r, h, b, t) : -1;
+	assert(h->hp[b].run >= 0 && "a held hop is in a run");
+	double rem = run_split(r, h, b, t);
 	if (h->end_pending) {
 		hs_engine_cancel(eng, h->end_ev);
 		h->end_pending = 0;
@@ -447,20 +435,7 @@ static void broken(void *ctx, uint64_t arg)
 	}
 	for (int x = 0; x < h->X; x++) {
 		hop *p = &h->hp[x];
-		if (p->hold >= 0) {
-			long u = 0;
-			tq *o = &p->own;
-			while (o->len && tq_back(o) > t)
-				o->len--, u++;
-			if (!u)
-				continue;
-			h->ndone -= p->sent == h->Q;
-			p->sent -= u;
-			assert(h->hp[p->succ].in.len >= u && "an arrival set ahead is never pruned");
-			h->hp[p->succ].in.len -= (int)u;
-			hs_net_timed_started(r->net, -u, -(double)u * p->slice);
-			p->tfree = o->len ? tq_back(o) + p->dl : p->lastA;
-		} else if (p->ev.seq && p->ev.t > t) {
+		if (p->hold < 0 && p->ev.seq && p->ev.t > t) { /* a flow hop's start set ahead of t */
 			hs_engine_cancel(eng, p->ev);
 			p->ev = (hs_event_id){0, 0};
 			h->ndone -= p->sent == h->Q;
@@ -469,23 +444,8 @@ static void broken(void *ctx, uint64_t arg)
 			r->outstanding--;
 		}
 	}
-	/* b from here: its slices as flows; one in flight at t (the last kept, S <= t < F) goes on with its rest */
-	hop *p = &h->hp[b];
-	tq *o = &p->own;
-	double bytes = p->slice;
-	if (!inrun && o->len && tq_back(o) + p->dur > t) {
-		hs_time S = tq_back(o);
-		rem = bytes - p->rate * (double)(t - S);
-		if (rem < 0)
-			rem = 0;
-		o->len--;
-		h->hp[p->succ].in.len--;
-		hs_net_timed_carried(r->net, h->rt[b], S, t, bytes - rem);
-		hs_net_timed_started(r->net, -1, -rem); /* the flow below counts its rest again */
-		p->busy = 1;
-	}
-	account(r, h, b, HS_TIME_MAX); /* the rest have left by t: their arrivals stand */
-	p->hold = -1;
+	/* b from here: its slices as flows; the one in flight at t goes on with its rest */
+	h->hp[b].hold = -1;
 	for (int x = 0; x < h->X; x++)
 		push(h, x);
 	if (rem >= 0)
@@ -521,19 +481,17 @@ static void sfree(nc_run *r)
 		hrun *u = &h->runs[R];
 		if (!u->rr)
 			continue;
-		for (int j = 0; j < u->m; j++)
-			h->hp[run_hop(h, u->first, j)].acc += hs_ring_run_set_at(u->rr, j);
+		run_emit(r, h, u);
 		hs_ring_run_free(u->rr);
 	}
 	free(h->runs);
 	for (int x = 0; x < h->X; x++) {
 		hop *p = &h->hp[x];
-		account(r, h, x, HS_TIME_MAX);
 		if (p->acc)
 			hs_net_timed_carried(r->net, h->rt[x], h->t0, h->t0, (double)p->acc * p->slice);
 		if (p->hold >= 0)
 			hs_net_unhold(r->net, p->hold);
-		free(p->in.t), free(p->own.t);
+		free(p->in.t);
 	}
 	free(h->ord), free(h->slice), free(h->rt), free(h->hp), free(h->work);
 	free(h);
@@ -620,7 +578,7 @@ static int setup(nc_run *r, int C, int k, long Q, int *ord, double *slice, const
 	int timed = 0;
 	for (int x = 0; x < X; x++) {
 		hop *p = &h->hp[x];
-		p->tfree = p->lastA = t0;
+		p->tfree = t0;
 		p->succ = x - x % n + (x % n + 1) % n;
 		p->slice = slice[x / n];
 		p->run = -1;
@@ -646,8 +604,7 @@ static int setup(nc_run *r, int C, int k, long Q, int *ord, double *slice, const
 	}
 	r->st = h;
 	r->alg = &ring_hops;
-	if (!h->series)
-		runs_form(h);
+	runs_form(h);
 	for (int x = X - 1; x >= 0; x--)
 		push(h, x);
 	return 1;
