@@ -130,7 +130,7 @@ void hs_build_free(hs_build *b)
 	hs_graph_free(&b->graph);
 	free(b->ranges);
 	b->ranges = NULL;
-	b->nranges = 0;
+	b->nranges = b->capranges = 0;
 	free(b->stages);
 	b->stages = NULL;
 	hs_partition_free(&b->part);
@@ -398,7 +398,7 @@ static void store(struct ctx *c, uint32_t (*dst)[2], int idx)
 		dst[idx][1] = (uint32_t)(c->tmp.n - c->t0);
 		c->tmp = (hs_oplist){0}; /* the graph's again */
 		hs_build *b = c->b;
-		b->ranges = hs_xrealloc(b->ranges, (b->nranges + 1) * sizeof *b->ranges);
+		hs_xgrow(&b->ranges, &b->capranges, b->nranges + 1, sizeof *b->ranges);
 		b->ranges[b->nranges++] = (hs_op_range){dst[idx][0], dst[idx][1], dst[idx][0], c->groups, c->fp};
 		return;
 	}

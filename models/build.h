@@ -81,7 +81,7 @@ typedef struct hs_build {
 	/* [nranges] the (stage, chunk) op lists, in increasing `first`, so that whoever times ranges
 	 * (sim/exec/exec.c) times each distinct one once; none with HETSIM_BUILD_MEMO=0 */
 	hs_op_range *ranges;
-	size_t nranges;
+	size_t nranges, capranges;
 	hs_stage_info *stages; /* [pp] */
 	int pp;
 	double model_flops;    /* per step, whole cluster: 6 P T + attention (no recompute) */

@@ -55,7 +55,9 @@ void hs_oplist_clear(hs_oplist *l) { l->n = 0; }
 
 static void push(hs_oplist *l, const hs_op *op)
 {
-	hs_xgrow(&l->ops, &l->cap, l->n + 1, sizeof *l->ops);
+	/* a layer's list in a phase is 5 to 26 ops: room for 32 at once (growing from 8 was 1.4% of a sweep
+	 * point, bench_sweep) */
+	hs_xgrow(&l->ops, &l->cap, l->n + 1 > 32 ? l->n + 1 : 32, sizeof *l->ops);
 	l->ops[l->n++] = *op;
 }
 

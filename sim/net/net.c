@@ -261,6 +261,14 @@ int hs_net_solo(hs_net *n, const hs_route *const *r, int nr, double bytes, hs_ti
 
 void hs_net_unhold(hs_net *n, int h) { n->ops->unhold(n->m, h); }
 
+int hs_net_fill(hs_net *n, const hs_route *const *r, int k, double *rate)
+{
+	if (!n->ops->fill)
+		return -1;
+	n->ops->fill(n->m, r, k, rate);
+	return 0;
+}
+
 void hs_net_timed_started(hs_net *n, long count, double bytes)
 {
 	n->injected += bytes;

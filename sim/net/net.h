@@ -96,6 +96,10 @@ typedef struct hs_net_ops {
 	 * left in rem[i]. Returns 0, or -1 (the caller carries them as flows). */
 	int (*solo)(hs_net_model *m, const hs_route *const *r, int nr, double bytes, hs_time stop, hs_time *fin,
 		    double *rem);
+	/* The rates (bytes/ps) of n flows on routes r[0..n), rate[i] route i's, where nothing else is on their
+	 * links, as the model would rate them (a flow alone: hold's *rate): what an owner that times n transfers
+	 * at once on links it holds shares them by. NULL in a model without holds. */
+	void (*fill)(hs_net_model *m, const hs_route *const *r, int n, double *rate);
 } hs_net_ops;
 
 extern const hs_net_ops hs_net_analytical, hs_net_flow;
@@ -168,6 +172,10 @@ typedef struct hs_net_sym_stat {
 	uint64_t joint;    /* sets opened beside another on shared links, under its generators */
 	uint64_t holds;    /* hops of rings without classes timed by their ring (netcoll_ring_hops.c) */
 	uint64_t holds_broken; /* of those, hops another flow entered: their slices went on as flows */
+	uint64_t bundled;  /* hops of such rings timed by their ring in bundles, with the others on their route (each
+			    * bundle one hold; netcoll_ring_hops.c) */
+	uint64_t bundles_broken; /* bundles another flow entered: their slices went on as flows */
+	uint64_t bundles_reformed; /* broken bundles held again once their links were free */
 	uint64_t solo;     /* direct collectives without classes timed alone on their links (netcoll_solo.c) */
 	uint64_t solo_broken; /* of those, ones another flow entered: their transfers went on as flows */
 } hs_net_sym_stat;

@@ -85,4 +85,4 @@ static void start(hs_net_model *m, const hs_route *r, double bytes, hs_net_done 
 static size_t active(const hs_net_model *m) { return m->active; }
 
 /* no classes: without contention every transfer is timed alone, in constant time */
-const hs_net_ops hs_net_analytical = {"analytical", create, destroy, start, active, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+const hs_net_ops hs_net_analytical = {"analytical", create, destroy, start, active, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};

@@ -870,6 +870,73 @@ static int solo(hs_net_model *m, const hs_route *const *r, int nr, double bytes,
 	return hs_solo_run(&m->mm, r, nr, bytes, stop, fin, rem);
 }
 
+/* The max-min rates of n flows on routes r[0..n) with nothing else on their links, as the solver's fill rates
+ * them: each link's res = bw and w its flows' coefficients; the link of least (share res / w, id) pops and
+ * freezes its flows at its share (above 1e-15 of its bw), whose use comes off their other links still in the
+ * filling (w > 1e-12). Twins are left out, as the solver's flows leave them. n is a ring's bundle (a few
+ * flows on a few links): the links are found by a scan. */
+static void fill_alone(hs_net_model *m, const hs_route *const *r, int n, double *rate)
+{
+	struct fl_link {
+		int l;
+		double res, w;
+		char out;
+	};
+	size_t need = 0;
+	for (int i = 0; i < n; i++)
+		need += (size_t)r[i]->nl;
+	struct fl_link *L = hs_xmalloc((need ? need : 1) * sizeof *L);
+	int nl = 0;
+	for (int i = 0; i < n; i++)
+		for (int k = 0; k < r[i]->nl; k++) {
+			int l = r[i]->link[k], j = 0;
+			if (m->mm.lk[l].twin >= 0)
+				continue;
+			while (j < nl && L[j].l != l)
+				j++;
+			if (j == nl)
+				L[nl++] = (struct fl_link){l, m->mm.lk[l].bw, 0, 0};
+			L[j].w += r[i]->coef[k];
+		}
+	for (int i = 0; i < n; i++)
+		rate[i] = -1;
+	for (;;) {
+		int b = -1;
+		double x = 0;
+		for (int j = 0; j < nl; j++) {
+			if (L[j].out || L[j].w <= 1e-12)
+				continue;
+			double y = (L[j].res > 0 ? L[j].res : 0) / L[j].w;
+			if (b < 0 || y < x || (y == x && L[j].l < L[b].l))
+				b = j, x = y;
+		}
+		if (b < 0)
+			break;
+		L[b].out = 1;
+		double bw = m->mm.lk[L[b].l].bw;
+		for (int i = 0; i < n; i++) {
+			if (rate[i] >= 0)
+				continue;
+			int on = 0;
+			for (int k = 0; k < r[i]->nl && !on; k++)
+				on = r[i]->link[k] == L[b].l;
+			if (!on)
+				continue;
+			rate[i] = x > 1e-15 * bw ? x : 1e-15 * bw;
+			for (int k = 0; k < r[i]->nl; k++)
+				for (int j = 0; j < nl; j++)
+					if (L[j].l == r[i]->link[k] && j != b && !L[j].out && L[j].w > 1e-12) {
+						L[j].res -= x * r[i]->coef[k];
+						L[j].w -= r[i]->coef[k];
+					}
+		}
+	}
+	for (int i = 0; i < n; i++) /* on no link of the filling (every coefficient 0): as a flow alone there */
+		if (rate[i] < 0)
+			rate[i] = alone_rate(m, r[i]->nl, r[i]->link, r[i]->coef);
+	free(L);
+}
+
 static void hold_break(hs_net_model *m, int h)
 {
 	struct fhold o = m->hd[h];
@@ -879,4 +946,4 @@ static void hold_break(hs_net_model *m, int h)
 
 const hs_net_ops hs_net_flow = {"flow",	     create,	 destroy, start,    active,	    sym_open,
 				sym_start,   sym_close,	 sym_alone_rate, xstart, xpeek, xtake, sym_fits,
-				sym_open_joint, sym_holder, hold, unhold, solo};
+				sym_open_joint, sym_holder, hold, unhold, solo, fill_alone};

@@ -189,6 +189,9 @@ int hs_net_sym_fits(const hs_net *n, const hs_symmemo *e, const int *x, int nx);
 int hs_net_hold(hs_net *n, const hs_route *r, double *rate, void (*broken)(void *ctx, uint64_t arg), void *ctx,
 		uint64_t arg);
 void hs_net_unhold(hs_net *n, int h);
+/* The rates of k flows on routes r[0..k) with nothing else on their links (the model's fill): 0, or -1 in a
+ * model without. */
+int hs_net_fill(hs_net *n, const hs_route *const *r, int k, double *rate);
 /* Links links[0..nlinks) held for one owner (the model's hold; the array lasts until released), for transfers
  * the model times alone there (hs_net_solo); -1 where refused, symmetry is off or the model has no holds or no
  * solo. Released by hs_net_unhold; broken as hs_net_hold's. Counted by the caller. */

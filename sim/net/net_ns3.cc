@@ -508,7 +508,7 @@ static size_t active(const hs_net_model *m) { return m->active; }
 
 extern "C" {
 
-const hs_net_ops hs_net_ns3 = {"ns3", create, destroy, start, active, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+const hs_net_ops hs_net_ns3 = {"ns3", create, destroy, start, active, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 
 int hs_net_ns3_built(void) { return 1; }
 

@@ -516,6 +516,68 @@ START_TEST(ring_hops)
 }
 END_TEST
 
+/* Bundles (sim/net/netcoll_ring_hops.c): a ring over nodes of 4 GPUs on an NVSwitch, one channel per NIC, on
+ * a 2-tier fat-tree under hashed ECMP. Each channel enters a node at its NIC's GPU, so 3 of the 4 channels cross
+ * each pair of neighbouring GPUs' scale-up ports and the fourth reaches its rail's NIC through them: those hops
+ * share links with each other and with nothing else, are held together and timed by the ring, each slice at
+ * the rate max-min gives it beside the bundle's others in flight. Against the per-flow run on random ring
+ * sizes and sizes, alone, with sends between GPUs of a node and across the fabric at random times (which break
+ * bundles mid-way; a bundle is held again once its links are free), with 4 slices a step and with a timeline. */
+START_TEST(ring_bundles)
+{
+	hs_cluster *c = load("cluster:\n"
+			     "  groups:\n"
+			     "    - {nodes: 8, gpus_per_node: 4, gpu: H100-SXM-80GB,\n"
+			     "       scaleup: {kind: nvswitch, bandwidth: 449 GB/s, latency: 2 us},\n"
+			     "       nic: {bandwidth: 397 Gb/s, per_node: 4, latency: 3 us}}\n"
+			     "  fabric: {kind: fat-tree, tiers: 2, radix: 8, latency: 1 us}\n");
+	hs_net_sym_stat tot = {0};
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+	for (int k = 0; k < 12; k++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		int nodes = 2 + (int)((x >> 35) % 7), n = 4 * nodes;
+		/* sizes and bandwidths off round numbers: with 1 MiB slices at 25 GB/s a transfer takes a whole number
+		 * of picoseconds exactly, and the last bits of the rate, which the per-flow solver reaches by other
+		 * sums, decide which way its finish rounds; down a chain of transfers those picoseconds add up (13 ps
+		 * over a 225 us send seen on round figures) */
+		double S = (double)(1 + (x >> 40) % 24) * HS_MiB + 4099;
+		enum hs_coll_op op = k % 3 == 2 ? HS_COLL_REDUCE_SCATTER : HS_COLL_ALL_REDUCE;
+		job j[4] = {ring(op, n, S)};
+		double span_us = 2 * S / 4 / 50e3;
+		int nj = k % 4 == 0 ? 1 : 4;
+		for (int b = 1; b < nj; b++) { /* a send inside a node (its ports) or across the fabric */
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+			int a = (int)((x >> 33) % (uint64_t)n), d;
+			if (b == 1)
+				d = a - a % 4 + (a % 4 + 1 + (int)((x >> 13) % 3)) % 4;
+			else
+				d = (a + 4 * (1 + (int)((x >> 13) % (uint64_t)(nodes - 1)))) % n;
+			j[b] = (job){HS_COLL_SENDRECV, HS_ALGO_RING, {a, d}, -2, (double)(1 + (x >> 50) % 8) * HS_MiB,
+				     (double)((x >> 20) % 1000) / 1000.0 * 1.2 * span_us};
+		}
+		for (int v = 0; v < 3; v++) { /* plain, 4 slices a step, with a timeline */
+			char what[96];
+			snprintf(what, sizeof what, "ring bundles %d.%d (%d nodes, %.0f MiB, %d jobs)", k, v, nodes,
+				 S / HS_MiB, nj);
+			chunk = v == 1 ? S / n / 4 / 4 : 0;
+			timeline = v == 2;
+			hs_net_sym_stat st = compare(what, c, j, nj, 4);
+			chunk = 0, timeline = 0;
+			ck_assert_msg(st.bundled > 0, "%s: no hop bundled", what);
+			ck_assert_msg(nj > 1 || st.bundles_broken == 0, "%s: a bundle broken with nothing else running",
+				      what);
+			tot.bundled += st.bundled, tot.bundles_broken += st.bundles_broken;
+			tot.bundles_reformed += st.bundles_reformed;
+		}
+	}
+	ck_assert_msg(tot.bundles_broken > 5 && tot.bundles_reformed > 5, "%llu bundles broken, %llu held again",
+		      (unsigned long long)tot.bundles_broken, (unsigned long long)tot.bundles_reformed);
+	printf("ring bundles: %llu hops bundled, %llu bundles broken, %llu held again\n", (unsigned long long)tot.bundled,
+	       (unsigned long long)tot.bundles_broken, (unsigned long long)tot.bundles_reformed);
+	unload(c);
+}
+END_TEST
+
 /* Direct collectives without classes timed alone on their links (sim/net/netcoll_solo.c): a 2-tier fat-tree
  * under the default hashed ECMP, where the pairs' spine paths collide unevenly and no class forms. Random
  * cases: an all-to-all, all-gather or reduce-scatter over 4 to 16 ranks, the same collective again on the same
@@ -921,6 +983,7 @@ static Suite *suite(void)
 	tcase_add_test(t, fat_tree_dmodk);
 	tcase_add_test(t, break_random);
 	tcase_add_test(t, ring_hops);
+	tcase_add_test(t, ring_bundles);
 	tcase_add_test(t, solo);
 	tcase_add_test(t, hd_classes);
 	suite_add_tcase(s, t);
