@@ -20,7 +20,7 @@
  * is left is mostly the data-parallel rings' 3.86M hops (8 channels sharing every GPU's NVSwitch port, so no hop
  * can be held: docs/collectives.md).
  * Bundles (2026-12-03): a ring's hops that share links only with each other (a node's channels on its ports)
- * are held together and rated by the model's fill (sim/net/netcoll_ring_hops.c): 34.01 G -> 27.79 G
+ * are held together and rated by the model's fill (sim/net/ring_bundle.c): 34.01 G -> 27.79 G
  * instructions (callgrind), 3.8-3.9 s -> 2.7 s of CPU one at a time, the same step (docs/collectives.md,
  * "Bundles, built").
  * Prints the ratio hash / dmodk and whether each met the target (the issue's is the default routing's, hash);

@@ -35,7 +35,7 @@
  * Hops of this ring that share a link with each other and with nothing else (the 7 channels' hops between two
  * GPUs of a node and the eighth's crossing through the same ports to its rail's NIC) are a bundle: one hold over
  * their links, their slices in flight rated as max-min rates those flows alone (the model's fill, kept per set
- * in flight) and timed by events as the flow model times flows (see the bundles' section). A broken bundle is
+ * in flight) and timed by events as the flow model times flows (sim/net/ring_bundle.c). A broken bundle is
  * held again once its links are free.
  *
  * A ring whose classes timed themselves (netcoll_ring.c `ana`) and whose set breaks goes on here
@@ -47,22 +47,14 @@
  * recurrence replayed slice by slice once, run_emit); the holds are released once every slice is set and the
  * last timed one has arrived. */
 #include <assert.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim/base/alloc.h"
 #include "sim/net/netcoll_impl.h"
-#include "sim/net/maxmin.h"
 #include "sim/net/netcoll_ring_hops.h"
-#include "sim/net/ring_run.h"
+#include "sim/net/ring_hops_state.h"
 
-/* A deque of times with absolute indices: element i (base <= i < base + len) at t[(off + i - base) & mask]. */
-typedef struct tq {
-	hs_time *t;
-	long base;
-	int off, len, cap;
-} tq;
 
 static long tq_end(const tq *q) { return q->base + q->len; }
 static hs_time tq_at(const tq *q, long i)
@@ -88,90 +80,6 @@ static void tq_pop_front(tq *q)
 	q->base++, q->len--;
 }
 
-/* Hop x's record: what setting one of its slices reads and writes, together (a 16k-GPU step sets 35M). */
-typedef struct hop {
-	hs_time tfree;        /* its connection free: its last slice's arrival (timed, or a flow's, heard) */
-	hs_time dl;           /* a timed slice's time alone plus the route latency (start to arrival) */
-	hs_time dur;          /* a timed slice's time alone */
-	long sent;            /* slices whose start is set */
-	long acc;             /* timed slices accounted (arrived), whose bytes reach the links at the end */
-	int succ;             /* the rank it sends to */
-	int hold;             /* its hold while the ring times it, -1: its slices are flows */
-	char busy;            /* a flow hop's slice (or its pending start) not yet arrived */
-	double slice;         /* bytes per slice (its channel's) */
-	tq in;                /* arrival times at x of its predecessor's slices, by slice number */
-	double rate;
-	hs_event_id ev;       /* a flow hop's pending start */
-	int run;              /* the run it is timed in (-1: none) */
-	int bnd;              /* the bundle it is timed in (-1: none) */
-	int bpos;             /* its place among the bundle's members */
-	/* its slice in flight in its bundle: bytes, start, bytes left at bt_upd, rate since then (0: not rated
-	 * yet), finish at that rate (rated: bq) */
-	double bbytes, brem, brate;
-	hs_time bs, bt_upd, bfin;
-	char bq;
-} hop;
-
-/* Hops of one ring that share links with each other and with nothing else: the channels' hops between two
- * devices of a node cross the same pair of scale-up ports (7 of a node's 8 channels on each such pair, and the
- * eighth's node crossing, which reaches its rail's NIC through them). One hold keeps every other flow off
- * their links, and their slices in flight there share them as max-min shares those flows alone (the model's
- * fill, hs_net_fill). Timed here by events: a slice's start, the least finish, its arrival a route latency
- * later, as the flow model times flows (see the bundles' section below). */
-typedef struct bundle {
-	int hold;             /* -1: broken (until taken again) or released */
-	int done;             /* released: every member has sent every slice */
-	int nmem, nact;
-	int *mem;             /* [nmem] its hops */
-	int *act;             /* [nmem] those with a slice in flight, in the order they started */
-	int *links, nlinks;   /* every link of its hops' routes, ascending (the hold's) */
-	uint64_t *mask;       /* [nmem] the links of each member's route, as bits of links[] (all where > 64) */
-	const hs_route **rts; /* [nmem] scratch: the routes in flight */
-	double *rates;        /* [nmem] scratch: their rates */
-	/* the rates of the sets in flight met so far (a set: bits of the members' places; a bundle has at most 64
-	 * members), each nmem rates by place: a set recurs as the channels' slices come and go */
-	uint64_t *mkey;       /* [2^nmem] set kept (up to BDIRECT members), or [BMEMO] the set kept there, 0: empty */
-	double *mrate;        /* [2^nmem or BMEMO + 1][nmem], the last of BMEMO + 1 a scratch entry */
-	int nmemo;
-	int dirty;            /* a slice started and is not rated yet (rate_ev pending) */
-	hs_event_id fin_ev, rate_ev;
-	hs_time fin_at;
-} bundle;
-
-/* Consecutive held hops of one channel timed by their closed form (sim/net/ring_run.h) while no flow has
- * entered the ring's holds: a chain fed by the flow hop before it, or a whole channel, a cycle. */
-typedef struct hrun {
-	hs_ring_run *rr;
-	int first, m;         /* its first hop and how many (the channel's next ones, wrapping) */
-	int cyclic, done;
-	long counted;         /* slices set that the network has been told of (hs_net_timed_started) */
-} hrun;
-
-typedef struct hops {
-	int C, n, k;
-	long Q;
-	int X;                /* C * n ranks: channel c's rank i is x = c * n + i, its hop to c * n + (i + 1) % n */
-	int *ord;             /* [X] devices */
-	double *slice;        /* [C] bytes per slice */
-	const hs_route **rt;  /* [X] hop x's route */
-	hop *hp;              /* [X] */
-	int *work;            /* ranks to try */
-	size_t nwork, capwork;
-	long ndone;           /* ranks with all Q slices set */
-	hs_time t0;
-	hs_event_id end_ev;   /* the last timed arrival, once every slice is set */
-	int end_pending, ended, running;
-	int resuming;         /* run() sets slices from `clock` (a ring resumed from its start, all timed) */
-	hs_time clock;
-	int series;           /* the network keeps a timeline: each timed slice spread over its own interval */
-	hrun *runs;           /* [nruns]: the held hops (none where series); a run split leaves rr NULL */
-	int nruns;
-	bundle *bd;           /* [nbd] */
-	int nbd;
-} hops;
-
-#define END_TAG ((uint64_t)1 << 62)
-#define BUNDLE_TAG ((uint64_t)1 << 40) /* a broken hold's: bundle BUNDLE_TAG | b, else hop x's */
 
 static void push(hops *h, int x)
 {
@@ -180,254 +88,9 @@ static void push(hops *h, int x)
 	h->work[h->nwork++] = x;
 }
 
-static void send_flow(nc_run *r, hops *h, int x, double bytes)
+void hs_ring_hops_flow(nc_run *r, hops *h, int x, double bytes)
 {
 	hs_netcoll_send_route(r, h->rt[x], bytes, 0, (uint64_t)x);
-}
-
-/* ---- bundles ----
- *
- * The flow model rates a flow that starts on links no flow crosses at its start (alone); any other start
- * joins the recompute at the end of its instant, and a finish is followed by one at once; a recompute brings
- * each flow's bytes left up to now at the rate it had, and a flow whose rate moved by no more than
- * HS_MAXMIN_RATE_EPS keeps that rate and the finish set with it (hs_maxmin_settle). The bundle does the same,
- * on its own route: what the model would give its slices there, as no other flow is on it. */
-
-static void bundle_fin_event(hs_engine *eng, void *ctx, uint64_t arg);
-static void bundle_rate_event(hs_engine *eng, void *ctx, uint64_t arg);
-static void broken(void *ctx, uint64_t arg);
-
-/* The bundle's finish event at its least finish. */
-static void bundle_schedule(nc_run *r, hops *h, int b)
-{
-	bundle *B = &h->bd[b];
-	hs_engine *eng = r->net->eng;
-	hs_time m = HS_TIME_MAX;
-	for (int i = 0; i < B->nact; i++) {
-		const hop *p = &h->hp[B->act[i]];
-		if (p->bq && p->bfin < m)
-			m = p->bfin;
-	}
-	if (B->fin_ev.seq && B->fin_at == m)
-		return;
-	if (B->fin_ev.seq)
-		hs_engine_cancel(eng, B->fin_ev);
-	B->fin_ev = (hs_event_id){0, 0};
-	if (m < HS_TIME_MAX) {
-		B->fin_ev = hs_engine_at(eng, m, bundle_fin_event, r, (uint64_t)b);
-		B->fin_at = m;
-	}
-}
-
-#define BDIRECT 8  /* up to this many members, every set's rates have a place of their own (2^n of them) */
-#define BMEMO 256  /* more members: sets kept by hash (a power of 2), up to half full; the others filled each time */
-
-/* The rates of the members in set `key` (bits of their places), by place: the model's fill over their routes in
- * the order of their places, kept by set. */
-static const double *bundle_rates(nc_run *r, hops *h, bundle *B, uint64_t key)
-{
-	int direct = B->nmem <= BDIRECT;
-	size_t nent = direct ? (size_t)1 << B->nmem : BMEMO + 1;
-	if (!B->mkey) {
-		B->mkey = hs_xcalloc(direct ? nent : BMEMO, sizeof *B->mkey);
-		B->mrate = hs_xmalloc(nent * B->nmem * sizeof *B->mrate);
-	}
-	size_t j;
-	if (direct) {
-		j = (size_t)key;
-		if (B->mkey[j])
-			return B->mrate + j * B->nmem;
-		B->mkey[j] = 1;
-	} else {
-		j = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 56);
-		while (B->mkey[j] && B->mkey[j] != key)
-			j = (j + 1) & (BMEMO - 1);
-		if (B->mkey[j] == key)
-			return B->mrate + j * B->nmem;
-		if (2 * (B->nmemo + 1) > BMEMO)
-			j = BMEMO; /* full enough: the last entry is scratch, filled each time */
-		else
-			B->mkey[j] = key, B->nmemo++;
-	}
-	int n = 0;
-	for (int q = 0; q < B->nmem; q++)
-		if (key >> q & 1)
-			B->rts[n++] = h->rt[B->mem[q]];
-	hs_net_fill(r->net, B->rts, n, B->rates);
-	double *v = B->mrate + j * B->nmem;
-	n = 0;
-	for (int q = 0; q < B->nmem; q++)
-		if (key >> q & 1)
-			v[q] = B->rates[n++];
-	return v;
-}
-
-/* The recompute: every slice in flight up to now, at the rates max-min gives them from now. */
-static void bundle_rate(nc_run *r, hops *h, int b, hs_time now)
-{
-	bundle *B = &h->bd[b];
-	B->dirty = 0;
-	if (B->rate_ev.seq)
-		hs_engine_cancel(r->net->eng, B->rate_ev);
-	B->rate_ev = (hs_event_id){0, 0};
-	uint64_t key = 0;
-	for (int i = 0; i < B->nact; i++)
-		key |= (uint64_t)1 << h->hp[B->act[i]].bpos;
-	const double *v = B->nact ? bundle_rates(r, h, B, key) : NULL;
-	for (int i = 0; i < B->nact; i++) {
-		hop *p = &h->hp[B->act[i]];
-		double x = v[p->bpos];
-		if (p->bq) {
-			p->brem -= p->brate * (double)(now - p->bt_upd);
-			p->brem = p->brem < 0 ? 0 : p->brem;
-		}
-		p->bt_upd = now;
-		if (p->bq && fabs(x - p->brate) <= HS_MAXMIN_RATE_EPS * p->brate)
-			continue; /* the rate it had, and the finish set with it */
-		p->brate = x;
-		hs_time d = hs_time_for(p->brem, x);
-		p->bfin = d > HS_TIME_MAX - now ? HS_TIME_MAX : now + d;
-		p->bq = 1;
-	}
-	bundle_schedule(r, h, b);
-}
-
-static void bundle_rate_event(hs_engine *eng, void *ctx, uint64_t arg)
-{
-	nc_run *r = ctx;
-	hops *h = r->st;
-	h->bd[arg].rate_ev = (hs_event_id){0, 0};
-	if (h->bd[arg].dirty)
-		bundle_rate(r, h, (int)arg, hs_engine_now(eng));
-}
-
-/* Hop x's slice of `bytes` starts now in its bundle. */
-static void bundle_send(nc_run *r, hops *h, int x, double bytes)
-{
-	hop *p = &h->hp[x];
-	int b = p->bnd;
-	bundle *B = &h->bd[b];
-	hs_time now = hs_engine_now(r->net->eng);
-	p->bbytes = p->brem = bytes;
-	p->bs = p->bt_upd = now;
-	p->brate = 0;
-	p->bq = 0;
-	uint64_t busy = 0;
-	for (int i = 0; i < B->nact; i++)
-		busy |= B->mask[h->hp[B->act[i]].bpos];
-	B->act[B->nact++] = x;
-	r->outstanding++; /* until it arrives (bundle_arrive) */
-	hs_net_timed_started(r->net, 1, bytes);
-	if (!(busy & B->mask[p->bpos])) { /* no slice in flight on its links: rated at its start, alone */
-		p->brate = bundle_rates(r, h, B, (uint64_t)1 << p->bpos)[p->bpos];
-		hs_time d = hs_time_for(bytes, p->brate);
-		p->bfin = d > HS_TIME_MAX - now ? HS_TIME_MAX : now + d;
-		p->bq = 1;
-		bundle_schedule(r, h, b);
-	} else if (!B->dirty) {
-		B->dirty = 1;
-		B->rate_ev = hs_engine_at(r->net->eng, now, bundle_rate_event, r, (uint64_t)b);
-	}
-}
-
-static void bundle_arrive(hs_engine *eng, void *ctx, uint64_t arg)
-{
-	(void)eng;
-	hs_netcoll_child_cb(ctx, arg); /* as a flow's arrival: the ring hears of it, and may end */
-}
-
-/* Bundle b's hold goes back once none of its hops has a slice to send. */
-static void bundle_release(nc_run *r, hops *h, int b)
-{
-	bundle *B = &h->bd[b];
-	if (B->hold < 0 || B->nact)
-		return;
-	for (int i = 0; i < B->nmem; i++) {
-		const hop *p = &h->hp[B->mem[i]];
-		if (p->sent < h->Q || p->ev.seq)
-			return;
-	}
-	hs_net_unhold(r->net, B->hold);
-	B->hold = -1;
-	B->done = 1;
-}
-
-static void bundle_fin_event(hs_engine *eng, void *ctx, uint64_t arg)
-{
-	nc_run *r = ctx;
-	hops *h = r->st;
-	int b = (int)arg;
-	bundle *B = &h->bd[b];
-	hs_time now = hs_engine_now(eng);
-	B->fin_ev = (hs_event_id){0, 0};
-	int left = 0;
-	for (int i = 0; i < B->nact; i++) {
-		int x = B->act[i];
-		hop *p = &h->hp[x];
-		if (!p->bq || p->bfin > now) {
-			B->act[left++] = x;
-			continue;
-		}
-		/* its last byte has left: on the links over [start, now], as the model spreads a flow's */
-		hs_net_timed_carried(r->net, h->rt[x], p->bs, now, p->bbytes);
-		hs_engine_at(eng, now + h->rt[x]->lat, bundle_arrive, r, (uint64_t)x);
-	}
-	int gone = left < B->nact;
-	B->nact = left;
-	if (B->nact && (gone || B->dirty))
-		bundle_rate(r, h, b, now);
-	else
-		bundle_schedule(r, h, b);
-	bundle_release(r, h, b);
-}
-
-/* A flow entered bundle b's route at t (the model released the hold): each slice in flight goes on as a flow
- * with what it has left, and its hops' slices are flows from here. */
-static void bundle_break(nc_run *r, hops *h, int b)
-{
-	bundle *B = &h->bd[b];
-	hs_engine *eng = r->net->eng;
-	hs_time t = hs_engine_now(eng);
-	r->net->sst.bundles_broken++;
-	B->hold = -1;
-	if (B->fin_ev.seq)
-		hs_engine_cancel(eng, B->fin_ev);
-	if (B->rate_ev.seq)
-		hs_engine_cancel(eng, B->rate_ev);
-	B->fin_ev = B->rate_ev = (hs_event_id){0, 0};
-	B->dirty = 0;
-	int nact = B->nact;
-	B->nact = 0;
-	for (int i = 0; i < nact; i++) {
-		int x = B->act[i];
-		hop *p = &h->hp[x];
-		double rem = p->brem;
-		if (p->bq)
-			rem -= p->brate * (double)(t - p->bt_upd);
-		rem = rem < 0 ? 0 : rem;
-		hs_net_timed_carried(r->net, h->rt[x], p->bs, t, p->bbytes - rem);
-		hs_net_timed_started(r->net, -1, -rem); /* the flow counts its rest again */
-		r->outstanding--; /* the flow holds the ring open from here */
-		send_flow(r, h, x, rem);
-	}
-}
-
-/* Hop x's slice of `bytes` starts now: in its bundle, or as a flow. A broken bundle is taken again where its
- * links are free once more (the flow that broke it has left, and its own hops' flows too: a flow on a link
- * refuses the hold), so that traffic crossing a node's ports for a while (an expert all-to-all's pairs) does not
- * leave the ring's hops there flows to the end. */
-static void hop_send(nc_run *r, hops *h, int x, double bytes)
-{
-	int b = h->hp[x].bnd;
-	bundle *B = b >= 0 ? &h->bd[b] : NULL;
-	if (B && B->hold < 0 && !B->done) {
-		B->hold = hs_net_hold_links(r->net, B->links, B->nlinks, broken, r, BUNDLE_TAG | (uint64_t)b);
-		r->net->sst.bundles_reformed += B->hold >= 0;
-	}
-	if (B && B->hold >= 0)
-		bundle_send(r, h, x, bytes);
-	else
-		send_flow(r, h, x, bytes);
 }
 
 /* The arrivals at flow hop p that none of its slices can need again: a slice that may be set again (its
@@ -661,7 +324,7 @@ static void run(nc_run *r, hops *h)
 			r->outstanding++; /* the start holds the run open */
 			p->ev = hs_engine_at(eng, S, start_event, r, (uint64_t)x);
 		} else
-			hop_send(r, h, x, p->slice);
+			hs_ring_hop_send(r, h, x, p->slice);
 	}
 	h->running = 0;
 	if (timed) /* the transfers these timed slices stand for */
@@ -685,7 +348,7 @@ static void start_event(hs_engine *eng, void *ctx, uint64_t arg)
 	int x = (int)arg;
 	h->hp[x].ev = (hs_event_id){0, 0};
 	r->outstanding--; /* the flow below holds it from here */
-	hop_send(r, h, x, h->hp[x].slice);
+	hs_ring_hop_send(r, h, x, h->hp[x].slice);
 }
 
 /* Every slice is set and the last timed one has arrived: the holds go back, and the flows still in flight
@@ -703,18 +366,18 @@ static void end_event(hs_engine *eng, void *ctx, uint64_t arg)
 			h->hp[x].hold = -1;
 		}
 	for (int b = 0; b < h->nbd; b++) /* a bundle with a slice in flight keeps its hold until it finishes */
-		bundle_release(r, h, b);
+		hs_ring_bundle_release(r, h, b);
 	hs_netcoll_child_cb(r, END_TAG);
 }
 
 /* A flow entered hop b's links at t (the model released the hold): everything set ahead of t is taken back,
  * b's slice in flight goes on as a flow, and the ring sets its slices again (see the top). */
-static void broken(void *ctx, uint64_t arg)
+void hs_ring_hops_broken(void *ctx, uint64_t arg)
 {
 	nc_run *r = ctx;
 	hops *h = r->st;
 	if (arg & BUNDLE_TAG) {
-		bundle_break(r, h, (int)(arg & ~BUNDLE_TAG));
+		hs_ring_bundle_break(r, h, (int)(arg & ~BUNDLE_TAG));
 		return;
 	}
 	int b = (int)arg;
@@ -744,7 +407,7 @@ static void broken(void *ctx, uint64_t arg)
 	for (int x = 0; x < h->X; x++)
 		push(h, x);
 	if (rem >= 0)
-		send_flow(r, h, b, rem);
+		hs_ring_hops_flow(r, h, b, rem);
 	run(r, h);
 }
 
@@ -780,15 +443,7 @@ static void sfree(nc_run *r)
 		hs_ring_run_free(u->rr);
 	}
 	free(h->runs);
-	for (int b = 0; b < h->nbd; b++) {
-		bundle *B = &h->bd[b];
-		assert(!B->nact && !B->fin_ev.seq && !B->rate_ev.seq && "a bundle's slices have all arrived");
-		if (B->hold >= 0)
-			hs_net_unhold(r->net, B->hold);
-		free(B->mem), free(B->act), free(B->links), free(B->mask), free(B->rts), free(B->rates);
-		free(B->mkey), free(B->mrate);
-	}
-	free(h->bd);
+	hs_ring_bundles_free(r, h);
 	for (int x = 0; x < h->X; x++) {
 		hop *p = &h->hp[x];
 		if (p->acc)
@@ -853,73 +508,6 @@ static int uf_find(int *uf, int x)
 	return x;
 }
 
-static int cmp_int(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-	return (x > y) - (x < y);
-}
-
-/* The shared hops (shared[x]) as bundles, a component of them (uf: joined by the links they share) each, held
- * where its links can be; returns the hops bundled. */
-static int bundles_form(nc_run *r, hops *h, int *uf, const char *shared)
-{
-	int X = h->X, nb = 0;
-	int *cnt = hs_xcalloc((size_t)X, sizeof *cnt);
-	for (int x = 0; x < X; x++)
-		if (shared[x])
-			cnt[uf_find(uf, x)]++;
-	h->bd = hs_xmalloc((size_t)X / 2 * sizeof *h->bd + 1);
-	for (int c = 0; c < X; c++) {
-		if (cnt[c] < 2 || cnt[c] > 64) /* a set in flight is a word's bits */
-			continue;
-		bundle *B = &h->bd[h->nbd];
-		*B = (bundle){.hold = -1, .nmem = cnt[c]};
-		B->mem = hs_xmalloc((size_t)cnt[c] * sizeof *B->mem);
-		size_t nl = 0;
-		for (int x = c; x < X; x++)
-			if (shared[x] && uf_find(uf, x) == c) {
-				B->mem[B->nact++] = x;
-				nl += (size_t)h->rt[x]->nl;
-			}
-		B->nact = 0;
-		B->links = hs_xmalloc(nl * sizeof *B->links);
-		for (int i = 0; i < B->nmem; i++)
-			for (int k = 0; k < h->rt[B->mem[i]]->nl; k++)
-				B->links[B->nlinks++] = h->rt[B->mem[i]]->link[k];
-		qsort(B->links, (size_t)B->nlinks, sizeof *B->links, cmp_int);
-		int u = 0;
-		for (int i = 0; i < B->nlinks; i++)
-			if (!u || B->links[i] != B->links[u - 1])
-				B->links[u++] = B->links[i];
-		B->nlinks = u;
-		B->hold = hs_net_hold_links(r->net, B->links, B->nlinks, broken, r, BUNDLE_TAG | (uint64_t)h->nbd);
-		if (B->hold < 0) {
-			free(B->mem), free(B->links);
-			continue;
-		}
-		B->act = hs_xmalloc((size_t)B->nmem * sizeof *B->act);
-		B->mask = hs_xmalloc((size_t)B->nmem * sizeof *B->mask);
-		B->rts = hs_xmalloc((size_t)B->nmem * sizeof *B->rts);
-		B->rates = hs_xmalloc((size_t)B->nmem * sizeof *B->rates);
-		for (int i = 0; i < B->nmem; i++) {
-			hop *p = &h->hp[B->mem[i]];
-			const hs_route *rt = h->rt[B->mem[i]];
-			p->bnd = h->nbd;
-			p->bpos = i;
-			B->mask[i] = B->nlinks > 64 ? ~(uint64_t)0 : 0;
-			for (int k = 0; k < rt->nl && B->nlinks <= 64; k++) {
-				const int *at = bsearch(&rt->link[k], B->links, (size_t)B->nlinks, sizeof *B->links, cmp_int);
-				B->mask[i] |= (uint64_t)1 << (at - B->links);
-			}
-		}
-		nb += B->nmem;
-		h->nbd++;
-	}
-	free(cnt);
-	r->net->sst.bundled += (uint64_t)nb;
-	return nb;
-}
-
 /* The ring's hops, held where they can be (all of them, or nothing taken, with `all`), from t0. */
 static int setup(nc_run *r, int C, int k, long Q, int *ord, double *slice, const hs_route **rt, hs_time t0, int all)
 {
@@ -967,7 +555,7 @@ static int setup(nc_run *r, int C, int k, long Q, int *ord, double *slice, const
 		p->slice = slice[x / n];
 		p->run = -1;
 		p->bnd = -1;
-		p->hold = shared[x] ? -1 : hs_net_hold(r->net, rt[x], &p->rate, broken, r, (uint64_t)x);
+		p->hold = shared[x] ? -1 : hs_net_hold(r->net, rt[x], &p->rate, hs_ring_hops_broken, r, (uint64_t)x);
 		if (p->hold >= 0 && !(p->rate > 0)) {
 			hs_net_unhold(r->net, p->hold);
 			p->hold = -1;
@@ -978,8 +566,11 @@ static int setup(nc_run *r, int C, int k, long Q, int *ord, double *slice, const
 		p->dur = hs_time_for(p->slice, p->rate);
 		p->dl = p->dur + rt[x]->lat;
 	}
-	if (!all) /* a resumed ring's hops are timed from its start, ahead of the clock: no bundle can be */
-		timed += bundles_form(r, h, uf, shared);
+	if (!all) { /* a resumed ring's hops are timed from its start, ahead of the clock: no bundle can be */
+		for (int x = 0; x < X; x++)
+			uf[x] = uf_find(uf, x);
+		timed += hs_ring_bundles_form(r, h, uf, shared);
+	}
 	free(uf);
 	free(shared);
 	if (!timed || (all && timed < X)) { /* the plain ring, which owns ord, slice and rt still */
