@@ -487,3 +487,27 @@ const hs_route *hs_route_get(hs_router *r, int src, int dst, int rail, hs_err *e
 	rt->id = (int)r->used++;
 	return rt;
 }
+
+static int cmp_link(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+int *hs_routes_links(const hs_route *const *r, int n, int *nlinks)
+{
+	size_t cap = 0;
+	for (int m = 0; m < n; m++)
+		cap += (size_t)r[m]->nl;
+	int *l = hs_xmalloc((cap ? cap : 1) * sizeof *l), k = 0;
+	for (int m = 0; m < n; m++)
+		for (int i = 0; i < r[m]->nl; i++)
+			l[k++] = r[m]->link[i];
+	qsort(l, (size_t)k, sizeof *l, cmp_link);
+	int u = 0;
+	for (int i = 0; i < k; i++)
+		if (!u || l[i] != l[u - 1])
+			l[u++] = l[i];
+	*nlinks = u;
+	return l;
+}

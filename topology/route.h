@@ -47,5 +47,8 @@ void hs_router_set_proportional(hs_router *r, int on);
 const hs_route *hs_route_get(hs_router *r, int src, int dst, int rail, hs_err *err);
 /* Routes computed so far (the cache's size). */
 size_t hs_router_cached(const hs_router *r);
+/* Every link of routes r[0..n), ascending, each once: a new array (never NULL) of *nlinks (what a hold over a
+ * set of routes takes). */
+int *hs_routes_links(const hs_route *const *r, int n, int *nlinks);
 
 #endif

@@ -41,12 +41,6 @@ struct hs_solo_run {
 
 static int M_of(const nc_run *r) { return r->n * (r->n - 1); }
 
-static int cmp_int(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-	return (x > y) - (x < y);
-}
-
 /* e's timeline for `bytes` a pair, computed and kept where missing; NULL where the model cannot time them. */
 static hs_solo_tl *timeline(nc_run *r, hs_symmemo *e, double bytes)
 {
@@ -153,19 +147,7 @@ int hs_solo_start(nc_run *r, hs_symmemo *e, hs_solo_run **out)
 	if (!e || !e->routes || !(bytes > 0) || M < 2)
 		return 0;
 	if (!e->links) { /* the routes' links, once: the hold then reads one list, not every route's */
-		int cap = 0;
-		for (int m = 0; m < M; m++)
-			cap += e->routes[m]->nl;
-		e->links = hs_xmalloc((size_t)(cap ? cap : 1) * sizeof *e->links);
-		for (int m = 0; m < M; m++)
-			for (int k = 0; k < e->routes[m]->nl; k++)
-				e->links[e->nlinks++] = e->routes[m]->link[k];
-		qsort(e->links, (size_t)e->nlinks, sizeof *e->links, cmp_int);
-		int u = 0;
-		for (int k = 0; k < e->nlinks; k++)
-			if (!u || e->links[k] != e->links[u - 1])
-				e->links[u++] = e->links[k];
-		e->nlinks = u;
+		e->links = hs_routes_links(e->routes, M, &e->nlinks);
 		e->solo_m = M;
 	}
 	hs_solo_run *s = hs_xcalloc(1, sizeof *s);

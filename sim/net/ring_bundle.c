@@ -275,31 +275,21 @@ int hs_ring_bundles_form(nc_run *r, hops *h, const int *comp, const char *shared
 		bundle *B = &h->bd[h->nbd];
 		*B = (bundle){.hold = -1, .nmem = cnt[c]};
 		B->mem = hs_xmalloc((size_t)cnt[c] * sizeof *B->mem);
-		size_t nl = 0;
+		B->rts = hs_xmalloc((size_t)B->nmem * sizeof *B->rts);
 		for (int x = c; x < X; x++)
 			if (shared[x] && comp[x] == c) {
+				B->rts[B->nact] = h->rt[x];
 				B->mem[B->nact++] = x;
-				nl += (size_t)h->rt[x]->nl;
 			}
 		B->nact = 0;
-		B->links = hs_xmalloc(nl * sizeof *B->links);
-		for (int i = 0; i < B->nmem; i++)
-			for (int k = 0; k < h->rt[B->mem[i]]->nl; k++)
-				B->links[B->nlinks++] = h->rt[B->mem[i]]->link[k];
-		qsort(B->links, (size_t)B->nlinks, sizeof *B->links, cmp_int);
-		int u = 0;
-		for (int i = 0; i < B->nlinks; i++)
-			if (!u || B->links[i] != B->links[u - 1])
-				B->links[u++] = B->links[i];
-		B->nlinks = u;
+		B->links = hs_routes_links(B->rts, B->nmem, &B->nlinks);
 		B->hold = hs_net_hold_links(r->net, B->links, B->nlinks, hs_ring_hops_broken, r, BUNDLE_TAG | (uint64_t)h->nbd);
 		if (B->hold < 0) {
-			free(B->mem), free(B->links);
+			free(B->mem), free(B->links), free(B->rts);
 			continue;
 		}
 		B->act = hs_xmalloc((size_t)B->nmem * sizeof *B->act);
 		B->mask = hs_xmalloc((size_t)B->nmem * sizeof *B->mask);
-		B->rts = hs_xmalloc((size_t)B->nmem * sizeof *B->rts);
 		B->rates = hs_xmalloc((size_t)B->nmem * sizeof *B->rates);
 		for (int i = 0; i < B->nmem; i++) {
 			hop *p = &h->hp[B->mem[i]];
