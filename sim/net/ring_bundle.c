@@ -205,8 +205,8 @@ static void bundle_fin_event(hs_engine *eng, void *ctx, uint64_t arg)
 	hs_ring_bundle_release(r, h, b);
 }
 
-/* A flow entered bundle b's route at t (the model released the hold): each slice in flight goes on as a flow
- * with what it has left, and its hops' slices are flows from here. */
+/* A flow entered bundle b's links at t (the model released the hold): each slice in flight goes on as a flow
+ * with what it has left, and its hops' slices are flows until the bundle is held again (hs_ring_hop_send). */
 void hs_ring_bundle_break(nc_run *r, hops *h, int b)
 {
 	bundle *B = &h->bd[b];
@@ -253,7 +253,6 @@ void hs_ring_hop_send(nc_run *r, hops *h, int x, double bytes)
 	else
 		hs_ring_hops_flow(r, h, x, bytes);
 }
-
 
 static int cmp_int(const void *a, const void *b)
 {
