@@ -127,6 +127,8 @@ typedef struct hs_result {
 	int closed_form;     /* 1: timed in closed form on the task graph, 2: from the schedule's items (events is 0; no
 			      * timeline); 0: by the event run */
 	const char *event_why; /* with closed_form asked for and not taken: why (a static string); else NULL */
+	uint64_t items_walked, items_extrapolated; /* closed_form 2: the schedule's items timed one by one, and
+						    * those of a repeating stretch taken as shifted periods */
 } hs_result;
 
 /* Run one step of workload w's graph b with options o. Returns -1 with err on failure (a profile that cannot

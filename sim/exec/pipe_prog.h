@@ -22,7 +22,6 @@ enum { HS_PO_SENDS = 1, HS_PO_LAST_WEIGHT = 2 };
  * so that a stage's accounting reads it in order. The items it waits for come before it in the program. */
 typedef struct hs_pipe_op {
 	int32_t need;   /* the item whose send it waits for (a neighbour's), by stage; -1: none */
-	int32_t fwd;    /* a backward's own forward of the same (micro-batch, chunk), by stage; -1: none */
 	uint32_t at;    /* its own number by stage */
 	uint32_t needx; /* that send's (stage * pp + the stage it goes to): where its seconds are kept */
 	uint32_t sendx; /* the same of its own send (HS_PO_SENDS) */
@@ -33,6 +32,19 @@ typedef struct hs_pipe_op {
 	uint8_t kind;   /* enum hs_si_kind */
 	uint8_t flags;  /* HS_PO_*: it sends; it is its chunk's last weight-gradient item */
 } hs_pipe_op;
+
+/* A stretch of the program that repeats: `count` periods of `len` items from `start` (program order), each
+ * item of a period the item `len` before it with every number by stage moved on by its stage's `shift` (the
+ * items a stage runs per period). In a pipeline's steady state the walk's times then repeat too, shifted by
+ * the period's length in time, once the times they read repeat (pipe_step.c checks that and extrapolates).
+ * Only a stretch whose items, and the items after it, read no further back than one period is kept, so that
+ * one period's times and the stages' state at its end decide every period after. count 0: none. */
+typedef struct hs_pipe_period {
+	uint32_t start, len, count;
+	uint32_t *shift; /* [pp] a stage's items per period (0: it runs none) */
+	uint32_t *at0;   /* [pp] the number by stage of its first item in the first period */
+	uint8_t *sends;  /* [pp] its items of a period include a send */
+} hs_pipe_period;
 
 typedef struct hs_pipe_prog {
 	hs_pipe_op *op; /* [n] in the walk's order */
@@ -45,6 +57,7 @@ typedef struct hs_pipe_prog {
 	uint32_t *first_use;
 	size_t nfirst;
 	int stuck; /* items no order reaches (the schedule deadlocks): op holds those it does */
+	hs_pipe_period per;
 } hs_pipe_prog;
 
 /* The program of q's schedule over pp stages; NULL where it cannot say (more than 65,535 stages or chunks, or

@@ -183,6 +183,10 @@ struct walk {
 	/* [pp * v * 4][sliced] dur NONE until formed (a flag of its own was 1% of a point's instructions; a duration
 	 * of HS_TIME_MAX, which reads as NONE, is formed again each time, to the same value) */
 	struct inc (*inc)[2];
+	int periodic;    /* extrapolate a repeating stretch (hs_pipe_period) */
+	int skip;        /* it did: periods skip_j + 1 .. skip_j + skip_k * skip_c are periods skip_j - skip_c + 1 ..
+			  * skip_j, skip_k times over, shifted */
+	uint32_t skip_j, skip_c, skip_k;
 };
 
 /* Would a wait caused by a be charged as one caused by b? (closed_step.c's same_charge; the only collective
@@ -269,12 +273,17 @@ static void form(struct walk *w, const hs_pipe_op *o, unsigned lw)
 		send_time(w, o, &w->send_s[o->sendx]);
 }
 
-/* Time item o, as emit_item makes its tasks: 1 done, -1 a tie (the charge is the event run's order's). The
- * item that finalises its chunk's gradients runs as one compute task per bucket slice, each followed by its
- * reduction; the slices after the first wait for nothing but the stream. Its wait folds its dependencies as
- * dep() does, written out for the two it can have: the send it needs (which ends at t0 or after), then its
- * own forward, whose end ties only with a send's. */
-static inline int item(struct walk *w, const hs_pipe_op *o, unsigned lw)
+/* Time item o, as emit_item makes its tasks. The item that finalises its chunk's gradients runs as one compute task per bucket slice, each followed by its
+ * reduction; the slices after the first wait for nothing but the stream.
+ *
+ * A backward's task also waits for its own forward (emit_item's edge), which the walk leaves out: that
+ * forward ran earlier on the same stage's compute stream, so it has ended by the stream's free instant, and
+ * the start, max(ready, stream free), is the same with it or without it. Where the task waits (start past the
+ * stream's free instant) the latest dependency is the send, past the forward's end, so the charge is the
+ * send's; where it does not, nothing is charged; and a tie of the two would need the forward to end past the
+ * stream's free instant, so none stops the walk. (Leaving it out also keeps what an item reads to its
+ * neighbours' recent sends, which is what lets a repeating stretch be extrapolated after few periods.) */
+static inline void item(struct walk *w, const hs_pipe_op *o, unsigned lw)
 {
 	struct stage *st = &w->st[o->s];
 	hs_time ready = w->t0;
@@ -283,21 +292,9 @@ static inline int item(struct walk *w, const hs_pipe_op *o, unsigned lw)
 		ready = w->send[o->need] > ready ? w->send[o->need] : ready;
 		kind = HS_T_SEND;
 	}
-	int tie = 0;
-	if (o->fwd >= 0) {
-		hs_time e = w->rec[o->fwd].end;
-		if (kind == NOKIND || e > ready) {
-			ready = e > ready ? e : ready;
-			kind = HS_T_COMPUTE;
-		} else if (e == ready) {
-			tie = 1;
-		}
-	}
 	int nslices = slices(w, o, lw);
 	const struct inc *a = &w->inc[o->inc][nslices > 1];
 	hs_time start = ready > st->cfree ? ready : st->cfree;
-	if (tie && start > st->cfree)
-		return -1;
 	hs_time end = start + a->dur;
 	if (o->flags & lw) {
 		bucket(w, o, (int)(o->inc / 4), end);
@@ -317,15 +314,14 @@ static inline int item(struct walk *w, const hs_pipe_op *o, unsigned lw)
 		if (st->pfree > st->last_end)
 			st->last_end = st->pfree;
 	}
-	return 1;
 }
 
-/* Every item of the program in order: 0, or -1 at a tie. The items but a chunk's last weight item (where
+/* The program's items [from, to) in order. The items but a chunk's last weight item (where
  * gradients are reduced) as item() times them, with what they read in locals (through w, gcc -O2 reloaded it
  * at every item); those through item(). */
-static int walk_items(struct walk *w, unsigned lw)
+static void walk_range(struct walk *w, unsigned lw, size_t from, size_t to)
 {
-	const hs_pipe_op *o = w->p->op, *last = o + w->p->n;
+	const hs_pipe_op *o = w->p->op + from, *last = w->p->op + to;
 	struct rec *rec = w->rec;
 	hs_time *send = w->send;
 	const hs_time t0 = w->t0;
@@ -334,30 +330,18 @@ static int walk_items(struct walk *w, unsigned lw)
 	const struct inc(*inc)[2] = (const struct inc(*)[2])w->inc;
 	for (; o < last; o++) {
 		if (o->flags & lw) {
-			if (item(w, o, lw) < 0)
-				return -1;
+			item(w, o, lw);
 			continue;
 		}
 		struct stage *st = &sts[o->s];
 		hs_time ready = t0;
-		int kind = NOKIND, tie = 0;
+		int kind = NOKIND;
 		if (o->need >= 0) {
 			ready = send[o->need] > ready ? send[o->need] : ready;
 			kind = HS_T_SEND;
 		}
-		if (o->fwd >= 0) {
-			hs_time e = rec[o->fwd].end;
-			if (kind == NOKIND || e > ready) {
-				ready = e > ready ? e : ready;
-				kind = HS_T_COMPUTE;
-			} else if (e == ready) {
-				tie = 1;
-			}
-		}
 		const struct inc *a = &inc[o->inc][0];
 		hs_time cfree = st->cfree, start = ready > cfree ? ready : cfree;
-		if (tie && start > cfree)
-			return -1;
 		hs_time end = start + a->dur, last_end = st->last_end;
 		rec[o->at] = (struct rec){.start = start, .end = end, .a = a, .nslices = 1, .cause = (int8_t)kind};
 		st->cfree = end;
@@ -370,7 +354,113 @@ static int walk_items(struct walk *w, unsigned lw)
 		}
 		st->last_end = last_end;
 	}
-	return 0;
+}
+
+/* The stages' last_end at the end of each of the last MAXC + 1 periods, and the longest cycle of periods
+ * looked for: a steady state's times may repeat every c periods, not every period (with uneven stages or a
+ * slow network, a stage's p2p stream takes turns with its neighbours'); six were seen. */
+enum { MAXC = 8 };
+
+/* Did period j of the repeating stretch (hs_pipe_period) end every item and every send of period j - c one
+ * length of time later (into *dt)? What period j + 1 reads is then shifted too from what period j + 1 - c read:
+ * its stages' streams are free at their last items' ends, and it waits for sends of period j. What each stage
+ * has seen last (last_end, kept per period in ring) must have moved on by as much, as the periods skipped move
+ * it on. */
+static int shifted(const struct walk *w, uint32_t j, uint32_t c, const hs_time *ring, hs_time *dt)
+{
+	const hs_pipe_period *pe = &w->p->per;
+	const hs_pipe_op *op = w->p->op;
+	size_t lo = pe->start + (size_t)j * pe->len, hi = lo + pe->len, back = (size_t)c * pe->len;
+	hs_time d = w->rec[op[lo].at].end - w->rec[op[lo - back].at].end;
+	for (size_t i = lo; i < hi; i++) {
+		uint32_t a = op[i].at, b = op[i - back].at;
+		if (w->rec[a].end - w->rec[b].end != d || (op[i].flags & HS_PO_SENDS && w->send[a] - w->send[b] != d))
+			return 0;
+	}
+	const hs_time *now = ring + (size_t)(j % (MAXC + 1)) * w->pp, *then = ring + (size_t)((j - c) % (MAXC + 1)) * w->pp;
+	for (int s = 0; s < w->pp; s++)
+		if (pe->shift[s] && now[s] - then[s] != d)
+			return 0;
+	*dt = d;
+	return 1;
+}
+
+/* Periods j - c + 1 .. j repeat every c periods, dt later each time: the next k cycles of c periods are those
+ * shifted. The last period they end with is written (what the items after read: hs_pipe_period), each stage's
+ * state is moved on, and w->skip set for the accounting. */
+static void extrapolate(struct walk *w, uint32_t j, uint32_t c, uint32_t k, hs_time dt)
+{
+	const hs_pipe_period *pe = &w->p->per;
+	const hs_pipe_op *op = w->p->op;
+	hs_time by = (hs_time)k * dt;
+	size_t back = (size_t)k * c * pe->len, lo = pe->start + (size_t)(j + 1) * pe->len + back - pe->len;
+	for (size_t i = lo; i < lo + pe->len; i++) {
+		struct rec r = w->rec[op[i - back].at];
+		r.start += by;
+		r.end += by;
+		w->rec[op[i].at] = r;
+		if (op[i].flags & HS_PO_SENDS)
+			w->send[op[i].at] = w->send[op[i - back].at] + by;
+	}
+	for (int s = 0; s < w->pp; s++) {
+		struct stage *st = &w->st[s];
+		if (!pe->shift[s])
+			continue;
+		st->cfree += by;
+		st->last_end += by;
+		if (pe->sends[s])
+			st->pfree += by;
+	}
+	w->skip = 1;
+	w->skip_j = j;
+	w->skip_c = c;
+	w->skip_k = k;
+}
+
+/* Every item of the program in order. Where the program repeats (hs_pipe_period) and the times of c periods
+ * are those of the c before, shifted by one length of time, with every stage's state (max-plus recurrences
+ * with integer durations become periodic after a transient, and their cycles can span several periods), the
+ * cycles after are that shift on: what an item reads is its stage's state and the sends of the period before,
+ * so each period is the one c before shifted, and only the last skipped, which the items after read, is
+ * written. */
+static void walk_items(struct walk *w, unsigned lw)
+{
+	const hs_pipe_period *pe = &w->p->per;
+	if (!pe->count || !w->periodic) {
+		walk_range(w, lw, 0, w->p->n);
+		return;
+	}
+	size_t lo = pe->start + pe->len;
+	walk_range(w, lw, 0, lo);
+	hs_time *ring = hs_xmalloc((size_t)(MAXC + 1) * w->pp * sizeof *ring);
+	for (int s = 0; s < w->pp; s++)
+		ring[s] = w->st[s].last_end;
+	uint32_t run[MAXC + 1] = {0};
+	hs_time len_of[MAXC + 1] = {0};
+	size_t resume = pe->start + (size_t)pe->count * pe->len; /* where the walk goes on after the stretch */
+	for (uint32_t j = 1; j < pe->count && !w->skip; j++, lo += pe->len) {
+		walk_range(w, lw, lo, lo + pe->len);
+		hs_time *now = ring + (size_t)(j % (MAXC + 1)) * w->pp;
+		for (int s = 0; s < w->pp; s++)
+			now[s] = w->st[s].last_end;
+		for (uint32_t c = 1; c <= MAXC && c <= j; c++) {
+			hs_time d = 0;
+			if (!shifted(w, j, c, ring, &d)) {
+				run[c] = 0;
+				continue;
+			}
+			run[c] = run[c] && d == len_of[c] ? run[c] + 1 : 1;
+			len_of[c] = d;
+			uint32_t k = (pe->count - 1 - j) / c;
+			if (run[c] >= c && k) {
+				extrapolate(w, j, c, k, d);
+				resume = pe->start + (size_t)(j + 1 + k * c) * pe->len;
+				break;
+			}
+		}
+	}
+	free(ring);
+	walk_range(w, lw, resume, w->p->n);
 }
 
 /* The seconds of the wait from `idle` to `start`: the difference of the two instants' seconds
@@ -380,24 +470,49 @@ static double gap_s(const struct walk *w, hs_time start, hs_time idle)
 	return hs_exec_step_s(w->x, start) - hs_exec_step_s(w->x, idle);
 }
 
-/* Stage s's items' compute tasks added to its rep's result in order (hs_exec_add_compute, then the wait's
- * charge, task by task). */
+/* Stage s's items numbered [lo, hi) by stage added to a in order (hs_exec_add_compute, then the wait's
+ * charge, task by task); *idle: the end of the last compute task before them. */
+static void account_range(const struct walk *w, struct sums *a, hs_time *idle, uint32_t lo, uint32_t hi)
+{
+	const hs_pipe_prog *p = w->p;
+	for (uint32_t k = lo; k < hi; k++) {
+		const struct rec *r = &w->rec[k];
+		sums_add(a, r->a);
+		if (r->start > *idle) /* no wait, no gap to charge (it would be 0) */
+			charge(a, r->cause,
+			       r->cause == HS_T_SEND ? w->send_s[p->op[p->byat[k]].needx].s : 0, gap_s(w, r->start, *idle));
+		if (r->nslices > 1) /* a chunk's last weight item: its other slices */
+			for (int sl = 1; sl < r->nslices; sl++)
+				sums_add(a, r->a);
+		*idle = r->end;
+	}
+}
+
+/* Stage s's items' compute tasks added to its rep's result in order. Where the walk extrapolated (w->skip),
+ * what the skipped cycles add is what the cycle before them added: its sums, taken once per cycle (to 1e-13
+ * of adding every task's, as the cycles' waits are the same integer picoseconds at other instants). */
 static void account(struct walk *w, int s)
 {
 	const hs_pipe_prog *p = w->p;
+	const hs_pipe_period *pe = &p->per;
 	struct sums a;
 	sums_load(&a, w->st[s].r->res);
 	hs_time idle = w->t0; /* the end of the last compute task */
-	for (uint32_t k = p->first[s]; k < p->first[s + 1]; k++) {
-		const struct rec *r = &w->rec[k];
-		sums_add(&a, r->a);
-		if (r->start > idle) /* no wait, no gap to charge (it would be 0) */
-			charge(&a, r->cause,
-			       r->cause == HS_T_SEND ? w->send_s[p->op[p->byat[k]].needx].s : 0, gap_s(w, r->start, idle));
-		if (r->nslices > 1) /* a chunk's last weight item: its other slices */
-			for (int sl = 1; sl < r->nslices; sl++)
-				sums_add(&a, r->a);
-		idle = r->end;
+	if (!w->skip || !pe->shift[s]) {
+		account_range(w, &a, &idle, p->first[s], p->first[s + 1]);
+	} else {
+		uint32_t sh = pe->shift[s], j0 = pe->at0[s] + (w->skip_j + 1 - w->skip_c) * sh,
+			 j1 = pe->at0[s] + (w->skip_j + 1) * sh, past = j1 + w->skip_k * w->skip_c * sh;
+		account_range(w, &a, &idle, p->first[s], j0);
+		struct sums d = {0};
+		account_range(w, &d, &idle, j0, j1);
+		double times = (double)w->skip_k + 1;
+		pair m = {times, times};
+		for (int i = 0; i < NPAIR; i++)
+			a.v[i] += d.v[i] * m;
+		a.bubble += d.bubble * times;
+		idle = w->rec[past - 1].end;
+		account_range(w, &a, &idle, past, p->first[s + 1]);
 	}
 	sums_store(w->st[s].r->res, &a);
 }
@@ -442,6 +557,13 @@ static int finish(struct walk *w, int s)
 	return 0;
 }
 
+/* HETSIM_PIPE_PERIODIC=0 walks every item (the tests compare the two). */
+static int periodic_on(void)
+{
+	const char *e = getenv("HETSIM_PIPE_PERIODIC");
+	return !e || strcmp(e, "0") != 0;
+}
+
 int hs_exec_items_ok(const hs_workload *w, const hs_simopts *o)
 {
 	if (o->fidelity != HS_FID_ANALYTICAL || o->record_links || o->record_inlayer || !o->closed_form)
@@ -472,7 +594,7 @@ const char *hs_exec_pipe_step(struct ex *x, hs_result *out)
 		hs_pipe_prog_free(own);
 		return "the schedule deadlocks"; /* the build would have refused it first */
 	}
-	struct walk w = {.x = x, .q = q, .p = prog, .pp = pp, .t0 = hs_engine_now(x->eng)};
+	struct walk w = {.x = x, .q = q, .p = prog, .pp = pp, .t0 = hs_engine_now(x->eng), .periodic = periodic_on()};
 	x->step_start = w.t0;
 	size_t nk = (size_t)pp * v * 4;
 	/* the arrays in one block each (ten allocations a stage were 2% of a sweep point); each item's ends are
@@ -508,7 +630,8 @@ const char *hs_exec_pipe_step(struct ex *x, hs_result *out)
 	unsigned lw = q->reduce ? HS_PO_LAST_WEIGHT : 0;
 	for (size_t i = 0; i < prog->nfirst; i++)
 		form(&w, &prog->op[prog->first_use[i]], lw);
-	tie = walk_items(&w, lw) < 0;
+	walk_items(&w, lw);
+	uint64_t extra = w.skip ? (uint64_t)w.skip_k * w.skip_c * prog->per.len : 0, all = prog->n;
 	for (int s = 0; s < pp && !tie; s++) {
 		account(&w, s);
 		tie = finish(&w, s) < 0;
@@ -525,7 +648,10 @@ const char *hs_exec_pipe_step(struct ex *x, hs_result *out)
 	free(w.inc);
 	free(w.st);
 	hs_pipe_prog_free(own);
-	if (!why)
+	if (!why) {
 		hs_exec_account_step(x, 0, out);
+		out->items_walked = all - extra;
+		out->items_extrapolated = extra;
+	}
 	return why;
 }

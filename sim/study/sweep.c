@@ -515,6 +515,8 @@ int hs_sweep_eval(const hs_sweep *sw, size_t i, hs_sweep_row *row, hs_profile_ca
 	sb_put(&b, r->closed_form ? ",closed-form" : ",event");
 	row->closed = r->closed_form != 0;
 	row->items = r->closed_form == 2;
+	row->items_walked = r->items_walked;
+	row->items_extrapolated = r->items_extrapolated;
 	hs_sim_free(&sim);
 	row->text = b.s;
 	row->ok = 1;

@@ -88,6 +88,7 @@ typedef struct hs_sweep_row {
 	int ok;
 	int closed;   /* ok and timed in closed form (for counts; the row's path column says it too) */
 	int items;    /* ... from the schedule's items, without a task graph (sim/exec/pipe_step.c) */
+	uint64_t items_walked, items_extrapolated; /* of those items: hs_result's */
 } hs_sweep_row;
 
 /* Run point i. Returns -1 for errors that make the whole sweep wrong; a point that cannot run is a row with its
