@@ -190,12 +190,12 @@ static enum hs_time_class op_class(const hs_op *o)
 	}
 }
 
-/* The two queues of hs_ops_time: `host` is when the host has issued the last op, `dev` when the device is
- * free, both from the list's start. */
-struct queues {
-	double host, dev;
-};
-
+/* The two queues of hs_ops_time are carried as one number, the lag: the instant the host has issued the last
+ * op minus the instant the device is free (negative: the host runs ahead). Issuing op o adds its issue cost;
+ * where the lag is then positive the device waits for the host (that wait is host time, and the lag becomes
+ * 0); running it for t takes t off. Only the difference of the two queues matters, and as one small number it
+ * is exact where the two instants were large ones, and it makes a layer's run a function of the lag it starts
+ * with alone (ops_time extrapolates repeated layers by it). */
 double hs_op_issue_s(const hs_op_env *e, const hs_op *o)
 {
 	return o->kind == HS_OP_GEMM ? e->host_gemm_s : e->host_kernel_s;
@@ -209,17 +209,19 @@ static void add_kernel(hs_ops_cost *c, const hs_op *o, double t)
 	c->flops += o->flops;
 }
 
-/* Kernel o of time t runs once issued and once the device is free. */
-static void run_kernel(const hs_op_env *e, struct queues *q, const hs_op *o, double t, hs_ops_cost *c)
+/* Issue an op of issue cost `issue` at lag *lag: the device's wait for the host, if any, added to c as host
+ * time. 1 where it waited. */
+static inline int issue_op(double *lag, double issue, hs_ops_cost *c)
 {
-	q->host += hs_op_issue_s(e, o);
-	if (q->host > q->dev) {
-		c->cls[HS_TC_HOST] += q->host - q->dev;
-		c->comp += q->host - q->dev;
-		q->dev = q->host;
+	double l = *lag + issue;
+	if (l > 0) {
+		c->cls[HS_TC_HOST] += l;
+		c->comp += l;
+		*lag = 0;
+		return 1;
 	}
-	q->dev += t;
-	add_kernel(c, o, t);
+	*lag = l;
+	return 0;
 }
 
 /* The ops of a list already timed, so that a (stage, chunk) list, which is L copies of its layers' ops, looks
@@ -293,53 +295,159 @@ static inline double reuse_time(struct reuse *r, const hs_op_env *e, size_t i, i
 	return t;
 }
 
+/* Does the loop below take op x as the partner of the overlapping collective before it (so that x cannot start
+ * a window of its own)? */
+static int partner(const hs_op_env *e, const hs_op *ops, size_t x)
+{
+	const hs_op *o = &ops[x - 1];
+	return x > 0 && o->kind == HS_OP_COMM && o->overlap && e->grp_n[o->group] > 1 && ops[x].kind != HS_OP_COMM;
+}
+
+/* A window of ops[from, to) run as ops_time's loop runs it, from lag `lag`, the ops' times taken from the
+ * reuse ring: what it adds (into t, from zero), and each step of the lag in order (an issue cost added, then a
+ * time taken off), so that copies of it that never wait move the lag by the same float operations. */
+struct window {
+	hs_ops_cost t;
+	double step[2 * REUSE_WINDOW][2];
+	size_t nstep;
+	double time[REUSE_WINDOW]; /* the ops' times and collective flags, in window order */
+	int comm[REUSE_WINDOW];
+};
+
+static void run_window(const hs_op_env *e, const hs_op *ops, size_t from, size_t to, const struct reuse *r,
+		       double lag, struct window *w)
+{
+	memset(&w->t, 0, sizeof w->t);
+	w->nstep = 0;
+	for (size_t y = from; y < to; y++) {
+		w->time[y - from] = r->t[y & (REUSE_WINDOW - 1)];
+		w->comm[y - from] = r->comm[y & (REUSE_WINDOW - 1)];
+	}
+	for (size_t y = from; y < to; y++) {
+		const hs_op *o = &ops[y];
+		double t = w->time[y - from], busy = t, issue = hs_op_issue_s(e, o);
+		int is_comm = w->comm[y - from];
+		if (o->kind == HS_OP_COMM && (!is_comm || e->grp_n[o->group] <= 1))
+			continue;
+		if (!is_comm) {
+			issue_op(&lag, issue, &w->t);
+			lag -= t;
+			add_kernel(&w->t, o, t);
+		} else {
+			if (o->overlap && y + 1 < to && ops[y + 1].kind != HS_OP_COMM) {
+				double t2 = w->time[++y - from];
+				add_kernel(&w->t, &ops[y], t2);
+				w->t.comm[o->group] += t > t2 ? t - t2 : 0;
+				busy = t > t2 ? t : t2;
+			} else {
+				w->t.comm[o->group] += t;
+			}
+			issue_op(&lag, issue, &w->t);
+			lag -= busy;
+		}
+		w->step[w->nstep][0] = issue;
+		w->step[w->nstep++][1] = busy;
+	}
+}
+
 static void ops_time(const hs_op_env *e, const hs_op *ops, size_t n, double *lag, hs_ops_cost *c, uint32_t *same)
 {
 	/* a fresh list: its first op was issued while earlier work ran */
-	struct queues q = {.host = lag && !isnan(*lag) ? *lag : n ? -hs_op_issue_s(e, &ops[0]) : 0};
+	double q = lag && !isnan(*lag) ? *lag : n ? -hs_op_issue_s(e, &ops[0]) : 0;
 	double comp0 = c->comp, comm0 = 0; /* for c->rec: what this call adds before each collective */
 	for (int k = 0; k < HS_GROUP_COUNT; k++)
 		comm0 += c->comm[k];
 	struct reuse r = {.ops = ops, .n = n, .fresh_comm = e->coll_time != NULL, .same = same};
+	int layers = !c->rec && !r.fresh_comm;
+	double lags[REUSE_WINDOW]; /* the lag before each of the last REUSE_WINDOW ops */
+	size_t waited = SIZE_MAX;  /* the last op where the device waited for the host */
+	size_t fresh = 0;          /* ops from here on were run one by one (lags[] holds theirs) */
 	for (size_t i = 0; i < n; i++) {
 		const hs_op *o = &ops[i];
+		size_t d = r.d;
 		int is_comm;
 		double t = reuse_time(&r, e, i, &is_comm);
+		lags[i & (REUSE_WINDOW - 1)] = q;
+		if (layers && d && d == r.d && i >= fresh + d && r.run_end >= i + d && i + d <= n && !partner(e, ops, i - d) &&
+		    (q == lags[(i - d) & (REUSE_WINDOW - 1)] ||
+		     ((waited == SIZE_MAX || waited < i - d) && q <= lags[(i - d) & (REUSE_WINDOW - 1)]))) {
+			/* op i starts a copy of ops[i - d, i): the copies from here on, as many as repeat */
+			size_t m = 1;
+			while (i + (m + 1) * d <= n && memcmp(ops + i + m * d, ops + i, d * sizeof *ops) == 0)
+				m++;
+			if (partner(e, ops, i + m * d))
+				m--;
+			if (m) {
+				struct window w;
+				double l0 = lags[(i - d) & (REUSE_WINDOW - 1)];
+				run_window(e, ops, i - d, i, &r, l0, &w);
+				double k = (double)m;
+				c->comp += w.t.comp * k;
+				c->comp2 += w.t.comp2 * k;
+				c->flops += w.t.flops * k;
+				for (int g = 0; g < HS_GROUP_COUNT; g++)
+					c->comm[g] += w.t.comm[g] * k;
+				for (int g = 0; g < HS_TC_COUNT; g++)
+					c->cls[g] += w.t.cls[g] * k;
+				size_t end = i + m * d;
+				if (q != l0) { /* no waits: the lag moves by the same steps, copy after copy */
+					for (size_t x = 0; x < m; x++)
+						for (size_t y = 0; y < w.nstep; y++)
+							q = (q + w.step[y][0]) - w.step[y][1];
+				} else {
+					waited = end - 1; /* the copies wait where the first did */
+				}
+				/* the ring of times as if each op had been run, and the repeats */
+				for (size_t y = end - (m * d < REUSE_WINDOW ? m * d : REUSE_WINDOW); y < end; y++) {
+					r.t[y & (REUSE_WINDOW - 1)] = w.time[(y - i) % d];
+					r.comm[y & (REUSE_WINDOW - 1)] = w.comm[(y - i) % d];
+				}
+				for (size_t y = i; same && y < end; y++)
+					same[y] = (uint32_t)(y - d);
+				if (r.run_end < end)
+					r.run_end = end;
+				fresh = end;
+				i = end - 1;
+				continue;
+			}
+		}
 		if (o->kind == HS_OP_COMM && (!is_comm || e->grp_n[o->group] <= 1))
 			continue; /* a collective over a group of one */
 		if (!is_comm) {
-			run_kernel(e, &q, o, t, c);
+			if (issue_op(&q, hs_op_issue_s(e, o), c))
+				waited = i;
+			q -= t;
+			add_kernel(c, o, t);
 			continue;
 		}
 		/* a collective: the host issues it and goes on issuing what follows while the device waits */
-		q.host += hs_op_issue_s(e, o);
+		double held = q + hs_op_issue_s(e, o);
 		if (c->rec) {
 			/* it starts once the host has issued it and the device is free, as below */
-			double held = q.host > q.dev ? q.host - q.dev : 0, comm = -comm0;
+			double comm = -comm0;
 			for (int k = 0; k < HS_GROUP_COUNT; k++)
 				comm += c->comm[k];
 			hs_xgrow(&c->rec->v, &c->rec->cap, c->rec->n + 1, sizeof *c->rec->v);
-			c->rec->v[c->rec->n++] = (hs_ops_slot){(uint32_t)i, c->comp - comp0 + held, comm, t};
+			c->rec->v[c->rec->n++] = (hs_ops_slot){(uint32_t)i, c->comp - comp0 + (held > 0 ? held : 0), comm, t};
 		}
 		double busy = t;
 		if (o->overlap && i + 1 < n && ops[i + 1].kind != HS_OP_COMM) {
 			/* the transfer hides behind the next kernel, issued with it */
 			double t2 = reuse_time(&r, e, ++i, &is_comm);
+			lags[i & (REUSE_WINDOW - 1)] = q;
 			add_kernel(c, &ops[i], t2);
 			c->comm[o->group] += t > t2 ? t - t2 : 0;
 			busy = t > t2 ? t : t2;
 		} else {
 			c->comm[o->group] += t;
 		}
-		if (q.host > q.dev) { /* a host that is behind holds the collective back too */
-			c->cls[HS_TC_HOST] += q.host - q.dev;
-			c->comp += q.host - q.dev;
-			q.dev = q.host;
-		}
-		q.dev += busy;
+		/* a host that is behind holds the collective back too */
+		if (issue_op(&q, hs_op_issue_s(e, o), c))
+			waited = i;
+		q -= busy;
 	}
 	if (lag)
-		*lag = q.host - q.dev;
+		*lag = q;
 }
 
 void hs_ops_time_from(const hs_op_env *e, const hs_op *ops, size_t n, double *lag, hs_ops_cost *c)

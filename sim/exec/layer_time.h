@@ -92,7 +92,9 @@ typedef struct hs_ops_cost {
  * runs). A collective blocks the device for its time (comm[group]); the host issues it like a kernel and
  * goes on issuing what follows meanwhile. A COMM op with `overlap` runs beside the next op: the pair takes
  * the longer of the two, and only the transfer's excess over that op counts as communication. The total time
- * is c->comp + sum(c->comm). */
+ * is c->comp + sum(c->comm). The copies of a repeated layer whose runs no longer depend on where the host is
+ * (the same lag at their start, or no wait for the host and a host further ahead) are added as that many
+ * times one copy's sums: within about 1e-15 of adding every op's terms (tests/unit/exec/test_ops_layers.c). */
 void hs_ops_time(const hs_op_env *e, const hs_op *ops, size_t n, hs_ops_cost *c);
 /* What the host takes to issue op o (a kernel or a collective). */
 double hs_op_issue_s(const hs_op_env *e, const hs_op *o);
