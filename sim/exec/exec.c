@@ -42,6 +42,10 @@ void hs_exec_rep_env(struct ex *x, struct rep *r, hs_op_env *e)
 	*e = (hs_op_env){.prof = r->prof, .dev = r->dev, .cluster = x->s->cluster, .coll_algo = x->s->coll_algo,
 			 .memo = x->opmemo};
 	hs_op_env_host(e, x->s->train->recipe);
+	if (r->kkey) {
+		e->kmemo = hs_range_cache_kernels(x->rcache);
+		e->kkey = r->kkey;
+	}
 	for (int k = 0; k < HS_GROUP_COUNT; k++) {
 		e->grp[k] = r->grp[k];
 		e->grp_n[k] = r->grp_n[k];
@@ -528,6 +532,12 @@ static int setup_reps(struct ex *x, const hs_build *b, hs_result *out)
 		r->prof = i > 0 && x->reps[i - 1].dev == r->dev ? x->reps[i - 1].prof : profile_for(x, r->dev);
 		if (!r->prof)
 			return -1;
+		/* the kernels' times kept across the thread's steps, where it keeps op-range costs */
+		r->kkey = !x->rcache                             ? NULL
+			  : i > 0 && x->reps[i - 1].dev == r->dev ? x->reps[i - 1].kkey
+								  : hs_range_cache_kernel_key(x->rcache, r->dev,
+											      x->s->train->recipe ? x->s->train->recipe->aten_kernels
+														  : hs_recipe_default()->aten_kernels);
 		rep_groups(x, i);
 		if (s->var->nrules) {
 			const hs_parallel *p = s->par;

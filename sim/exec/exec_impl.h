@@ -82,6 +82,7 @@ struct seg {
 struct rep {
 	const hs_device_type *dev;
 	const hs_profile *prof;
+	const void *kkey;    /* its device's key in the thread's kernel memo (hs_range_cache_kernel_key), or NULL */
 	int ngroup;          /* node group of its device (memo key) */
 	uint32_t *queue[HS_S_COUNT];
 	size_t qn[HS_S_COUNT], qcap[HS_S_COUNT], qpos[HS_S_COUNT];

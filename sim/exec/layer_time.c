@@ -96,6 +96,10 @@ double hs_op_time(const hs_op_env *e, const hs_op *o, int *is_comm)
 	const void *kp = comm ? (const void *)e->cgrp[o->group] : (const void *)e->prof;
 	const void *kd = comm ? (const void *)e->cluster : (const void *)e->dev;
 	hs_op_memo *m = e->memo;
+	if (!comm && e->kmemo) { /* kept across steps: the device by its key, which outlives the step's */
+		m = e->kmemo;
+		kd = e->kkey;
+	}
 	if (2 * (m->n + 1) > m->nslot)
 		memo_rehash(m, m->nslot ? 2 * m->nslot : 256);
 	uint64_t h = kernel_hash(kp, kd, o);

@@ -36,6 +36,10 @@ typedef struct hs_op_env {
 	/* optional: kernel times already computed (a model's layers repeat the same shapes), keyed by the op's
 	 * shape and the device; NULL: none */
 	struct hs_op_memo *memo;
+	/* optional: kernels' (not collectives') times kept across steps, keyed by the profile and kkey in place of
+	 * the device (sim/exec/range_cache.h, hs_range_cache_kernel_key); NULL: the kernels go in memo */
+	struct hs_op_memo *kmemo;
+	const void *kkey;
 	/* optional: times a collective in place of the closed forms (packet fidelity: sim/exec/comm_packet.c runs
 	 * a collective inside one scale-up domain on the packet fabric model); seconds, or a negative number for
 	 * "not mine: use the closed form". NULL: the closed forms. */

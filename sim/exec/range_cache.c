@@ -57,6 +57,12 @@ struct grp_entry {
 	hs_coll_grp g;
 };
 
+/* A kernel memo key (hs_range_cache_kernel_key): the device type's bytes and the memory factors. */
+struct dev_key {
+	hs_device_type dev;
+	int mem_factors;
+};
+
 struct hs_range_cache {
 	struct entry *e;
 	size_t n, cap;
@@ -76,6 +82,9 @@ struct hs_range_cache {
 	size_t nge, cap_ge;
 	uint32_t *gslot;      /* [ngslot] open addressing over ge: index + 1, 0 empty */
 	size_t ngslot;
+	hs_op_memo *kernels;
+	struct dev_key *devs[HS_RANGE_CACHE_DEVS];
+	size_t ndevs;
 };
 
 static void *make(void) { return hs_xcalloc(1, sizeof(hs_range_cache)); }
@@ -98,7 +107,33 @@ static void drop(void *p)
 		free(rc->ge[i].ranks);
 	free(rc->ge);
 	free(rc->gslot);
+	hs_op_memo_free(rc->kernels);
+	for (size_t i = 0; i < rc->ndevs; i++)
+		free(rc->devs[i]);
 	free(rc);
+}
+
+hs_op_memo *hs_range_cache_kernels(hs_range_cache *rc)
+{
+	if (rc && !rc->kernels)
+		rc->kernels = hs_op_memo_create();
+	return rc ? rc->kernels : NULL;
+}
+
+const void *hs_range_cache_kernel_key(hs_range_cache *rc, const hs_device_type *dev, int mem_factors)
+{
+	if (!rc)
+		return NULL;
+	for (size_t i = 0; i < rc->ndevs; i++)
+		if (rc->devs[i]->mem_factors == mem_factors && memcmp(&rc->devs[i]->dev, dev, sizeof *dev) == 0)
+			return rc->devs[i];
+	if (rc->ndevs == HS_RANGE_CACHE_DEVS)
+		return NULL;
+	struct dev_key *k = hs_xcalloc(1, sizeof *k);
+	memcpy(&k->dev, dev, sizeof *dev);
+	k->mem_factors = mem_factors;
+	rc->devs[rc->ndevs++] = k;
+	return k;
 }
 
 hs_sched_cache *hs_range_cache_sched(hs_range_cache *rc)

@@ -35,6 +35,14 @@ hs_range_cache *hs_range_cache_of(hs_profile_cache *pc);
 int hs_range_cache_cost(hs_range_cache *rc, const hs_op_env *e, const hs_op *ops, size_t n, const uint64_t *fp,
 			unsigned groups, hs_ops_cost *c, int *netcomm);
 
+/* Kernels' times kept across the thread's steps (hs_op_env.kmemo), and the key of a device and memory-factor
+ * setting there: a copy of *dev and mem_factors kept in rc, the same pointer for equal bytes, so that the memo
+ * never names a device type a step has freed (a sweep whose axes touch the cluster makes one per point).
+ * NULL where rc is, or where rc holds HS_RANGE_CACHE_DEVS keys already (the kernels are then the step's). */
+#define HS_RANGE_CACHE_DEVS 64
+struct hs_op_memo *hs_range_cache_kernels(hs_range_cache *rc);
+const void *hs_range_cache_kernel_key(hs_range_cache *rc, const hs_device_type *dev, int mem_factors);
+
 /* The schedules kept beside it (models/sched_cache.h), made on first use; NULL where rc is. */
 hs_sched_cache *hs_range_cache_sched(hs_range_cache *rc);
 /* The walk programs of those schedules (pipe_prog.h), made on first use; NULL where rc is. */
