@@ -6,6 +6,7 @@
  *    field for field, as a fresh cache and as no cache, cold and warm, and a warm cache is hit;
  *  - the cache compares the ops themselves: a range that shares another's fingerprint but not its ops is
  *    timed, never given the other's cost;
+ *  - so do the kernels' times kept across steps, on another device type and another recipe too;
  *  - a group's summary kept by cluster id (hs_range_cache_grp_init) is hs_coll_grp_init's byte for byte, and
  *    the same ranks on a cluster of another id get that cluster's summary. */
 #include <check.h>
@@ -49,6 +50,10 @@ static const char *const cases[] = {
 	"training.precision=fp8",
 	"parallelism.schedule=zb-v",     /* a V: stage 0 holds the first and the last chunk */
 	"parallelism.schedule=dualpipe",
+	/* another device type and another recipe's memory-bound kernels on the same shapes: the kernels' times
+	 * kept across steps are keyed by the device's bytes and the recipe's factors */
+	"cluster.groups[0].gpu=A100-SXM-80GB",
+	"training.recipe=pytorch-amp",
 };
 
 static int run(const char *c, int symmetry, hs_profile_cache *cache, hs_sim *sim)
