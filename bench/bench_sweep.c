@@ -26,11 +26,12 @@
  * --collect-atstart=yes instead, the total is the load and one pass over the whole space, rejected points
  * included (the toggles then turn collection off for the second pass).
  *
- * Figures (2026-12-03, evening): 0.68 M instructions per simulated point (166.6 M over 244) with the item
- * walk's repeating stretches (69% of the items taken as shifted periods) against 0.79 M (193.0 M) before; on the
- * AMD EPYC VM of that session, which runs the same instructions at about 55% of the Xeon's speed below, 8,770-
- * 9,570 simulated configurations per second against 8,280-8,870 for the binary before, in the same runs (docs/
- * outputs.md, "Repeating stretches"). Before (2026-12-03, sweep-speed3): 0.80 M instructions per simulated point (194.7 M over 244) against
+ * Figures (2026-12-03, evening): 0.645 M instructions per simulated point (157.4 M over 244) with the item
+ * walk's repeating stretches (69% of the items taken as shifted periods), op lists' repeated layers taken as one
+ * copy's sums and kernels' times kept across steps, against 0.79 M (193.0 M) before; on the AMD EPYC VM of that
+ * session, which runs the same work at about 55% of the Xeon's speed below, 9,200-9,400 simulated configurations
+ * per second against 8,490-8,660 for the binary before (dadc060), in alternating runs (docs/outputs.md,
+ * "Repeating stretches and repeated layers"). Before (2026-12-03, sweep-speed3): 0.80 M instructions per simulated point (194.7 M over 244) against
  * 1.24 M (303.4 M) before that branch, 1.42 M before sweep-speed2, 1.57 M before sweep-speed and 3.61 M at
  * 81a72a0; the pass over the space 0.35 G against 0.51 G, 0.55 G, 0.59 G and 1.30 G. On this 2-core machine, two
  * runs of each binary back to back: 15,390-15,570 simulated configurations per second on the item walk (11,220-
