@@ -228,6 +228,29 @@ static inline int issue_op(double *lag, double issue, hs_ops_cost *c)
 	return 0;
 }
 
+/* Op o of time t run at lag *lag, into c: a kernel, or a collective (is_comm), beside the next kernel `next` of
+ * time t2 where it overlaps one (NULL: none; that kernel is issued with it). 1 where the device waited for the
+ * host; *busy: the time the device took, after the issue. */
+static inline int run_op(const hs_op_env *e, const hs_op *o, double t, int is_comm, const hs_op *next, double t2,
+			 double *lag, hs_ops_cost *c, double *busy)
+{
+	double issue = hs_op_issue_s(e, o);
+	*busy = t;
+	if (is_comm && next) { /* the transfer hides behind the next kernel */
+		add_kernel(c, next, t2);
+		c->comm[o->group] += t > t2 ? t - t2 : 0;
+		*busy = t > t2 ? t : t2;
+	} else if (is_comm) {
+		c->comm[o->group] += t;
+	}
+	/* a host that is behind holds a collective back too */
+	int waited = issue_op(lag, issue, c);
+	*lag -= *busy;
+	if (!is_comm)
+		add_kernel(c, o, t);
+	return waited;
+}
+
 /* The ops of a list already timed, so that a (stage, chunk) list, which is L copies of its layers' ops, looks
  * each op up once rather than L times (the memo's hash and compare were 7% of a sweep point, bench_sweep
  * 2026-12). hs_op_time is a function of e, which the list shares, and of the op: an op equal byte for byte to
@@ -328,32 +351,28 @@ static void run_window(const hs_op_env *e, const hs_op *ops, size_t from, size_t
 		w->comm[y - from] = r->comm[y & (REUSE_WINDOW - 1)];
 	}
 	for (size_t y = from; y < to; y++) {
-		const hs_op *o = &ops[y];
-		double t = w->time[y - from], busy = t, issue = hs_op_issue_s(e, o);
+		const hs_op *o = &ops[y], *next = NULL;
+		double t = w->time[y - from], t2 = 0, busy;
 		int is_comm = w->comm[y - from];
 		if (o->kind == HS_OP_COMM && (!is_comm || e->grp_n[o->group] <= 1))
 			continue;
-		if (!is_comm) {
-			issue_op(&lag, issue, &w->t);
-			lag -= t;
-			add_kernel(&w->t, o, t);
-		} else {
-			if (o->overlap && y + 1 < to && ops[y + 1].kind != HS_OP_COMM) {
-				double t2 = w->time[++y - from];
-				add_kernel(&w->t, &ops[y], t2);
-				w->t.comm[o->group] += t > t2 ? t - t2 : 0;
-				busy = t > t2 ? t : t2;
-			} else {
-				w->t.comm[o->group] += t;
-			}
-			issue_op(&lag, issue, &w->t);
-			lag -= busy;
+		if (is_comm && o->overlap && y + 1 < to && ops[y + 1].kind != HS_OP_COMM) {
+			next = &ops[++y];
+			t2 = w->time[y - from];
 		}
-		w->step[w->nstep][0] = issue;
+		run_op(e, o, t, is_comm, next, t2, &lag, &w->t, &busy);
+		w->step[w->nstep][0] = hs_op_issue_s(e, o);
 		w->step[w->nstep++][1] = busy;
 	}
 }
 
+/* ops[0..n-1] timed from lag *lag (NULL or NAN: a fresh list) into c, op by op (run_op), each op's time looked up
+ * once per list (struct reuse). A list of L copies of a layer runs each copy from the lag the copy before left:
+ * where two consecutive copies start at the same lag, or the earlier ran without the device waiting for the host
+ * and the later starts lower (the host further ahead: a lower lag stays lower op by op, so it never waits either,
+ * and what a copy adds no longer depends on its lag), every copy after adds what the earlier added, and is taken
+ * as that many times its sums, the lag carried on by the same steps (about 1e-15 of adding every op's terms).
+ * A list that records its collectives (c->rec), or whose collectives a packet model times, runs op by op. */
 static void ops_time(const hs_op_env *e, const hs_op *ops, size_t n, double *lag, hs_ops_cost *c, uint32_t *same)
 {
 	/* a fresh list: its first op was issued while earlier work ran */
@@ -417,38 +436,28 @@ static void ops_time(const hs_op_env *e, const hs_op *ops, size_t n, double *lag
 		}
 		if (o->kind == HS_OP_COMM && (!is_comm || e->grp_n[o->group] <= 1))
 			continue; /* a collective over a group of one */
-		if (!is_comm) {
-			if (issue_op(&q, hs_op_issue_s(e, o), c))
-				waited = i;
-			q -= t;
-			add_kernel(c, o, t);
-			continue;
+		const hs_op *next = NULL;
+		double t2 = 0, busy;
+		int op_comm = is_comm;
+		if (is_comm) {
+			/* a collective: the host issues it and goes on issuing what follows while the device waits */
+			if (c->rec) {
+				/* it starts once the host has issued it and the device is free, as run_op runs it */
+				double held = q + hs_op_issue_s(e, o), comm = -comm0;
+				for (int k = 0; k < HS_GROUP_COUNT; k++)
+					comm += c->comm[k];
+				hs_xgrow(&c->rec->v, &c->rec->cap, c->rec->n + 1, sizeof *c->rec->v);
+				c->rec->v[c->rec->n++] =
+					(hs_ops_slot){(uint32_t)i, c->comp - comp0 + (held > 0 ? held : 0), comm, t};
+			}
+			if (o->overlap && i + 1 < n && ops[i + 1].kind != HS_OP_COMM) { /* issued with it */
+				t2 = reuse_time(&r, e, ++i, &is_comm);
+				lags[i & (REUSE_WINDOW - 1)] = q;
+				next = &ops[i];
+			}
 		}
-		/* a collective: the host issues it and goes on issuing what follows while the device waits */
-		double held = q + hs_op_issue_s(e, o);
-		if (c->rec) {
-			/* it starts once the host has issued it and the device is free, as below */
-			double comm = -comm0;
-			for (int k = 0; k < HS_GROUP_COUNT; k++)
-				comm += c->comm[k];
-			hs_xgrow(&c->rec->v, &c->rec->cap, c->rec->n + 1, sizeof *c->rec->v);
-			c->rec->v[c->rec->n++] = (hs_ops_slot){(uint32_t)i, c->comp - comp0 + (held > 0 ? held : 0), comm, t};
-		}
-		double busy = t;
-		if (o->overlap && i + 1 < n && ops[i + 1].kind != HS_OP_COMM) {
-			/* the transfer hides behind the next kernel, issued with it */
-			double t2 = reuse_time(&r, e, ++i, &is_comm);
-			lags[i & (REUSE_WINDOW - 1)] = q;
-			add_kernel(c, &ops[i], t2);
-			c->comm[o->group] += t > t2 ? t - t2 : 0;
-			busy = t > t2 ? t : t2;
-		} else {
-			c->comm[o->group] += t;
-		}
-		/* a host that is behind holds the collective back too */
-		if (issue_op(&q, hs_op_issue_s(e, o), c))
+		if (run_op(e, o, t, op_comm, next, t2, &q, c, &busy))
 			waited = i;
-		q -= busy;
 	}
 	if (lag)
 		*lag = q;
