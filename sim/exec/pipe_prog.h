@@ -2,8 +2,8 @@
  * them, each with its dependencies resolved to the indices of the items it waits for, so that the walk does
  * per item the arithmetic of its recurrence and nothing else.
  *
- * Which item waits for which, and the order the walk takes them in (the stages round-robin, each as far as
- * what its next item needs exists), follow from the schedule alone (its kind, pp, chunks, micro-batches, the
+ * Which item waits for which, and the order the walk takes them in (the stages round-robin, one item each per
+ * round where what it needs exists, so that a steady state repeats with the fewest items: hs_pipe_period), follow from the schedule alone (its kind, pp, chunks, micro-batches, the
  * model chunks and where each runs), not from any duration: a sweep's points that share a schedule share its
  * program. hs_pipe_progs keeps them across a thread's steps, beside the schedules they are made from
  * (range_cache.h), keyed by the schedule's items themselves (the schedule cache's, which live as long). */

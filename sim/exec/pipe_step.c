@@ -8,8 +8,10 @@
  * chunk waits for the previous chunk's send of that micro-batch, a backward for the next chunk's send and its own
  * forward; finish_rep adds the optimizer after the last compute and every reduction, and ZeRO 1-2's all-gather
  * of the updated parameters. A rep's tasks of one stream run in the order they are made, which is the order of
- * its items, and the stages advance round-robin while what an item needs exists, as the build walks them, so
- * one pass over the items evaluates the recurrence: O(items), no task stored. That order and which item each
+ * its items, and the stages advance round-robin, an item each where what it needs exists (any order that takes
+ * an item after what it waits for gives the same times), so one pass over the items evaluates the recurrence:
+ * O(items), no task stored, and fewer where the program repeats (walk_items takes a steady state's cycles as
+ * shifted copies). That order and which item each
  * waits for depend on the schedule alone: pipe_prog.c finds them once per schedule (kept across a thread's
  * steps), and the walk does per item the recurrence's arithmetic (about 60 instructions), then adds each
  * stage's tasks to its rep's sums in order (about 30).
